@@ -1,0 +1,59 @@
+"""The Split Mind rules engine: pure, deterministic, no I/O.
+
+Everything the service does with a game goes through these functions:
+:func:`new_game`, :func:`legal_actions`, :func:`apply`, :func:`seat_view`.
+"""
+
+from .cards import DECK, ELIXIRS, SUITS, is_elixir, sort_cards
+from .engine import (
+    SEATS,
+    ActionError,
+    DealError,
+    RuleError,
+    Seat,
+    State,
+    apply,
+    choices,
+    legal_actions,
+    new_game,
+    other,
+    parse_action,
+    summary,
+    to_act,
+)
+from .labels import card_label, effect_label, seat_label, suit_label
+from .match import return_match, shadow_score
+from .scenario import ScenarioError, export, run
+from .view import seat_view
+
+__all__ = [
+    "DECK",
+    "ELIXIRS",
+    "SEATS",
+    "SUITS",
+    "ActionError",
+    "DealError",
+    "RuleError",
+    "ScenarioError",
+    "Seat",
+    "State",
+    "apply",
+    "card_label",
+    "choices",
+    "effect_label",
+    "export",
+    "is_elixir",
+    "legal_actions",
+    "new_game",
+    "other",
+    "parse_action",
+    "return_match",
+    "run",
+    "seat_label",
+    "seat_view",
+    "shadow_score",
+    "sort_cards",
+    "suit_label",
+    "summary",
+    "to_act",
+]

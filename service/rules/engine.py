@@ -1,0 +1,531 @@
+"""The Split Mind rules: a game state as plain data, its legal actions and how they apply.
+
+A state is a JSON-serialisable ``dict``; :func:`apply` never changes the state
+it is given and returns a new one. Nested values (history entries, deals,
+transfers, table entries) are never changed in place once created, so copies
+may share them.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import combinations
+from typing import Any, Literal
+
+from .cards import (
+    ASIDE_SIZE,
+    DECK,
+    DECK_SET,
+    HAND_SIZE,
+    SUITS,
+    is_card,
+    is_elixir,
+    plural,
+    sort_cards,
+    strength,
+    suit_of,
+)
+
+Seat = Literal["keeper", "shadow"]
+State = dict[str, Any]
+Action = dict[str, Any]
+
+SEATS: tuple[Seat, Seat] = ("keeper", "shadow")
+ROUNDS = 3
+TRICKS_PER_ROUND = 10
+TRACK_LENGTH = 10
+HALFWAY = 5
+SWAP_SIZE = 2
+ACTION_KINDS = ("exchange", "play", "swap")
+EFFECTS = {"H": "reset", "D": "swap", "C": "steal"}
+
+
+class RuleError(Exception):
+    """An action that breaks a rule; ``message`` says which and what is allowed.
+
+    ``code`` names the rule for translations and ``params`` fills its message.
+    """
+
+    def __init__(self, code: str, message: str, **params: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.params = params
+
+
+class ActionError(ValueError):
+    """An action that is not an action at all: wrong shape, unknown seat or card."""
+
+
+class DealError(ValueError):
+    """A deal that is not a 10/10/5 split of the 25 cards, or a round with no deal and no seed."""
+
+
+def other(seat: Seat) -> Seat:
+    """The opponent of ``seat``."""
+    return "shadow" if seat == "keeper" else "keeper"
+
+
+def title(seat: Seat) -> str:
+    """A seat's name as a player reads it."""
+    return seat.capitalize()
+
+
+# --- dealing -----------------------------------------------------------------
+
+
+def check_deal(deal: object) -> dict[str, list[str]]:
+    """Validate one round's deal and return it as fresh lists, or raise :class:`DealError`."""
+    if not isinstance(deal, dict) or set(deal) != {"keeper", "shadow", "aside"}:
+        raise DealError('a deal is {"keeper": [10 cards], "shadow": [10 cards], "aside": [5 cards]}')
+    sizes = {"keeper": HAND_SIZE, "shadow": HAND_SIZE, "aside": ASIDE_SIZE}
+    seen: list[str] = []
+    for part, size in sizes.items():
+        cards = deal[part]
+        if not isinstance(cards, list) or len(cards) != size:
+            raise DealError(f"a deal gives {size} cards to {part}")
+        for card in cards:
+            if not is_card(card):
+                raise DealError(f"unknown card {card!r} in the deal")
+        seen.extend(cards)
+    if set(seen) != DECK_SET:
+        missing = sort_cards(list(DECK_SET - set(seen)))
+        raise DealError(f"a deal uses each of the 25 cards once; missing {', '.join(missing)}")
+    return {part: list(deal[part]) for part in sizes}
+
+
+def seeded_deal(seed: int, round_number: int) -> dict[str, list[str]]:
+    """The deal for ``round_number`` of a game with ``seed``: the same on every machine."""
+    cards = list(DECK)
+    random.Random(f"split-mind:{seed}:{round_number}").shuffle(cards)
+    return {
+        "keeper": cards[:HAND_SIZE],
+        "shadow": cards[HAND_SIZE : 2 * HAND_SIZE],
+        "aside": cards[2 * HAND_SIZE :],
+    }
+
+
+def new_game(*, seed: int | None = None, deals: list[Any] | None = None) -> State:
+    """A game at the exchange of round 1, dealt from ``deals`` first, then from ``seed``."""
+    recorded = [check_deal(deal) for deal in deals or []]
+    if len(recorded) > ROUNDS:
+        raise DealError(f"a game has at most {ROUNDS} deals")
+    if not recorded and seed is None:
+        raise DealError("a game needs a deal or a seed")
+    state: State = {
+        "seed": seed,
+        "deals": recorded,
+        "round": 0,
+        "phase": "exchange",
+        "track": 0,
+        "trick": 1,
+        "leader": "keeper",
+        "hands": {"keeper": [], "shadow": []},
+        "aside": [],
+        "pending": {"keeper": None, "shadow": None},
+        "table": [],
+        "suit_order": [],
+        "tricks": {"keeper": 0, "shadow": 0},
+        "rounds": [],
+        "history": [],
+        "transfers": [],
+        "winner": None,
+    }
+    _start_round(state, 1)
+    return state
+
+
+def _start_round(state: State, number: int) -> None:
+    if len(state["deals"]) < number:
+        if state["seed"] is None:
+            raise DealError(f"round {number} has no deal and the scenario has no seed")
+        state["deals"].append(seeded_deal(state["seed"], number))
+    deal = state["deals"][number - 1]
+    state["round"] = number
+    state["phase"] = "exchange"
+    state["trick"] = 1
+    state["leader"] = "keeper" if number == 1 or state["track"] < HALFWAY else "shadow"
+    state["hands"] = {"keeper": list(deal["keeper"]), "shadow": list(deal["shadow"])}
+    state["aside"] = list(deal["aside"])
+    state["pending"] = {"keeper": None, "shadow": None}
+    state["table"] = []
+    state["suit_order"] = []
+    state["tricks"] = {"keeper": 0, "shadow": 0}
+
+
+# --- questions about a state ---------------------------------------------------
+
+
+def to_act(state: State) -> list[Seat]:
+    """The seats that owe an action now, keeper first."""
+    phase = state["phase"]
+    if phase == "over":
+        return []
+    if phase == "play":
+        table = state["table"]
+        return [state["leader"] if not table else other(state["leader"])]
+    return [seat for seat in SEATS if state["pending"][seat] is None]
+
+
+def choice_size(state: State) -> int:
+    """How many cards each seat gives in the current exchange or swap."""
+    if state["phase"] == "exchange":
+        return state["round"]
+    return min(SWAP_SIZE, len(state["hands"]["keeper"]) + len(state["pending"]["keeper"] or ()))
+
+
+def must_give_elixir(state: State, seat: Seat) -> bool:
+    """Whether the seat's exchange must include an elixir (it was dealt two or more)."""
+    if state["phase"] != "exchange":
+        return False
+    held = state["hands"][seat] + (state["pending"][seat] or [])
+    return sum(1 for card in held if is_elixir(card)) >= 2
+
+
+def legal_plays(state: State, seat: Seat) -> list[Action]:
+    """Every legal ``play`` action for ``seat``; empty when it is not the seat's play."""
+    if state["phase"] != "play" or seat not in to_act(state):
+        return []
+    hand = sort_cards(state["hands"][seat])
+    if not state["table"]:
+        plays: list[Action] = []
+        for card in hand:
+            if is_elixir(card):
+                plays.extend({"play": card, "name": suit} for suit in SUITS)
+            else:
+                plays.append({"play": card})
+        return plays
+    return [{"play": card} for card in _followable(state["table"][0], hand)]
+
+
+def _followable(lead: dict[str, str], hand: list[str]) -> list[str]:
+    if is_elixir(lead["card"]):
+        named = [card for card in hand if suit_of(card) == lead["name"]]
+        return named or hand
+    suit = suit_of(lead["card"])
+    allowed = [card for card in hand if suit_of(card) == suit or is_elixir(card)]
+    if any(suit_of(card) == suit for card in allowed):
+        return allowed
+    return hand
+
+
+def legal_actions(state: State, seat: Seat) -> list[Action] | dict[str, Any]:
+    """What ``seat`` may do now.
+
+    In the play phase, every legal ``play`` action. In an exchange or swap the
+    seat picks cards: ``{"choose": n, "must_include_elixir": bool}``. Empty
+    when the seat owes nothing.
+    """
+    if seat not in to_act(state):
+        return []
+    if state["phase"] == "play":
+        return legal_plays(state, seat)
+    return {"choose": choice_size(state), "must_include_elixir": must_give_elixir(state, seat)}
+
+
+# --- applying an action --------------------------------------------------------
+
+
+def _clone(state: State) -> State:
+    copy = dict(state)
+    copy["hands"] = {"keeper": list(state["hands"]["keeper"]), "shadow": list(state["hands"]["shadow"])}
+    copy["pending"] = dict(state["pending"])
+    copy["tricks"] = dict(state["tricks"])
+    for key in ("deals", "aside", "table", "suit_order", "rounds", "history", "transfers"):
+        copy[key] = list(state[key])
+    return copy
+
+
+def parse_action(action: object) -> tuple[str, Action]:
+    """Check an action's shape and cards; return its kind and the action.
+
+    Raises :class:`ActionError` for anything that is not an action in the
+    replay notation (whether it is legal is :func:`apply`'s question).
+    """
+    if not isinstance(action, dict):
+        raise ActionError("an action is an object such as {\"play\": \"4S\", \"name\": \"H\"}")
+    kinds = [kind for kind in ACTION_KINDS if kind in action]
+    if len(kinds) != 1:
+        raise ActionError('an action has exactly one of "exchange", "play" or "swap"')
+    kind = kinds[0]
+    allowed_keys = {kind, "seat", "name"} if kind == "play" else {kind, "seat"}
+    extra = sorted(set(action) - allowed_keys)
+    if extra:
+        raise ActionError(f"unexpected key {extra[0]!r} in a {kind} action")
+    value = action[kind]
+    if kind == "play":
+        if not is_card(value):
+            raise ActionError(f"unknown card {value!r}")
+        if "name" in action and action["name"] not in SUITS:
+            raise ActionError(f"a named suit is H, D or C, not {action['name']!r}")
+    else:
+        if not isinstance(value, list):
+            raise ActionError(f'"{kind}" takes a list of cards')
+        for card in value:
+            if not is_card(card):
+                raise ActionError(f"unknown card {card!r}")
+    return kind, action
+
+
+def apply(state: State, seat: Seat, action: Action) -> State:
+    """The state after ``seat`` takes ``action``; raises :class:`RuleError` if it is illegal."""
+    if seat not in SEATS:
+        raise ActionError(f"a seat is keeper or shadow, not {seat!r}")
+    kind, action = parse_action(action)
+    if state["phase"] == "over":
+        raise RuleError("game_over", "The game is over: no more moves.")
+    if kind != state["phase"]:
+        raise RuleError(
+            "wrong_phase",
+            f"This is the {state['phase']} phase: {_phase_hint(state, seat)}",
+            phase=state["phase"],
+        )
+    if seat not in to_act(state):
+        raise RuleError("not_your_turn", _not_your_turn(state, seat), phase=state["phase"])
+    new = _clone(state)
+    if kind == "play":
+        _play(new, seat, action["play"], action.get("name"))
+    else:
+        _choose(new, seat, kind, action[kind])
+    return new
+
+
+def _phase_hint(state: State, seat: Seat) -> str:
+    if seat not in to_act(state):
+        return _not_your_turn(state, seat)
+    if state["phase"] == "play":
+        return "play a card."
+    return f"give {choice_size(state)} card{'s' if choice_size(state) > 1 else ''}."
+
+
+def _not_your_turn(state: State, seat: Seat) -> str:
+    if state["phase"] == "play":
+        return f"It is not your turn: the {title(other(seat))} plays next."
+    return f"You have already chosen your cards for this {state['phase']}; waiting for the {title(other(seat))}."
+
+
+def _choose(state: State, seat: Seat, kind: str, cards: list[str]) -> None:
+    size = choice_size(state)
+    noun = "card" if size == 1 else "cards"
+    where = f"the round {state['round']} exchange" if kind == "exchange" else "the swap"
+    if len(cards) != size or len(set(cards)) != len(cards):
+        raise RuleError("choose_count", f"Give exactly {size} different {noun} in {where}.", size=size)
+    hand = state["hands"][seat]
+    for card in cards:
+        if card not in hand:
+            raise RuleError("not_held", f"You do not hold {card}.", card=card)
+    if kind == "exchange" and must_give_elixir(state, seat) and not any(map(is_elixir, cards)):
+        held = sum(1 for card in hand if is_elixir(card))
+        raise RuleError(
+            "exchange_elixir",
+            f"You hold {held} elixirs: give at least one of them in the exchange.",
+            held=held,
+        )
+    state["hands"][seat] = [card for card in hand if card not in cards]
+    state["pending"][seat] = list(cards)
+    if state["pending"][other(seat)] is not None:
+        _resolve_choices(state, kind)
+
+
+def _resolve_choices(state: State, kind: str) -> None:
+    given = state["pending"]
+    state["hands"]["keeper"].extend(given["shadow"])
+    state["hands"]["shadow"].extend(given["keeper"])
+    state["transfers"].append(
+        {
+            "round": state["round"],
+            "kind": kind,
+            "after_trick": state["trick"] - 1,
+            "keeper": given["keeper"],
+            "shadow": given["shadow"],
+        }
+    )
+    state["pending"] = {"keeper": None, "shadow": None}
+    state["phase"] = "play"
+
+
+def _play(state: State, seat: Seat, card: str, name: str | None) -> None:
+    hand = state["hands"][seat]
+    if card not in hand:
+        raise RuleError("not_held", f"You do not hold {card}.", card=card)
+    table = state["table"]
+    if not table:
+        if is_elixir(card) and name is None:
+            raise RuleError("name_required", "Leading an elixir, name a suit: H, D or C.")
+        if not is_elixir(card) and name is not None:
+            raise RuleError("name_not_allowed", "Name a suit only when leading an elixir.")
+    else:
+        if name is not None:
+            raise RuleError("name_not_allowed", "Name a suit only when leading an elixir.")
+        _check_follow(table[0], hand, card)
+    hand.remove(card)
+    entry = {"seat": seat, "card": card}
+    if name is not None:
+        entry["name"] = name
+    table.append(entry)
+    if not is_elixir(card):
+        _rank_suit(state["suit_order"], suit_of(card))
+    if len(table) == 2:
+        _resolve_trick(state)
+
+
+def _check_follow(lead: dict[str, str], hand: list[str], card: str) -> None:
+    if is_elixir(lead["card"]):
+        named = lead["name"]
+        if suit_of(card) != named and any(suit_of(held) == named for held in hand):
+            raise RuleError(
+                "follow_named",
+                f"{plural(named).capitalize()} were named and you hold one: play a {plural(named)[:-1]}"
+                + (" (an elixir may not answer here)." if is_elixir(card) else "."),
+                suit=named,
+            )
+        return
+    suit = suit_of(lead["card"])
+    if suit_of(card) != suit and not is_elixir(card) and any(suit_of(held) == suit for held in hand):
+        word = plural(suit)
+        raise RuleError(
+            "follow_suit",
+            f"You hold {word}: follow with a {word[:-1]} or play an elixir.",
+            suit=suit,
+        )
+
+
+def _rank_suit(order: list[str], suit: str) -> None:
+    """Give a newly played suit its place: weakest, then middle; the third is then strongest."""
+    if suit in order or len(order) == len(SUITS):
+        return
+    order.append(suit)
+    if len(order) == len(SUITS) - 1:
+        order.extend(s for s in SUITS if s not in order)
+
+
+def _resolve_trick(state: State) -> None:
+    lead, follow = state["table"]
+    lead_card, follow_card = lead["card"], follow["card"]
+    effect: str | None = None
+    elixirs = is_elixir(lead_card) + is_elixir(follow_card)
+    if elixirs == 2:
+        effect = "none"
+        lead_wins = strength(lead_card) > strength(follow_card)
+    elif elixirs == 1:
+        colour = follow_card if is_elixir(lead_card) else lead_card
+        effect = EFFECTS[suit_of(colour)]
+        lead_wins = strength(lead_card) > strength(follow_card)
+    elif suit_of(lead_card) == suit_of(follow_card):
+        lead_wins = strength(lead_card) > strength(follow_card)
+    else:
+        order = state["suit_order"]
+        lead_wins = order.index(suit_of(lead_card)) > order.index(suit_of(follow_card))
+    winner: Seat = lead["seat"] if lead_wins else follow["seat"]
+    loser = other(winner)
+    tricks = state["tricks"]
+    tricks[winner] += 1
+    outcome = ""
+    if effect == "steal":
+        if tricks[loser]:
+            tricks[loser] -= 1
+            tricks[winner] += 1
+            outcome = "took"
+        else:
+            outcome = "nothing"
+    elif effect == "reset":
+        state["suit_order"] = []
+    swap_size = min(SWAP_SIZE, len(state["hands"]["keeper"]))
+    if effect == "swap":
+        outcome = str(swap_size)
+    entry = {
+        "round": state["round"],
+        "trick": state["trick"],
+        "leader": lead["seat"],
+        "cards": [dict(lead), dict(follow)],
+        "winner": winner,
+        "effect": effect,
+        "outcome": outcome,
+    }
+    entry["text"] = describe_effect(entry)
+    state["history"].append(entry)
+    state["leader"] = winner
+    state["table"] = []
+    state["trick"] += 1
+    if effect == "swap" and swap_size:
+        state["phase"] = "swap"
+    elif state["trick"] > TRICKS_PER_ROUND:
+        _end_round(state)
+
+
+def _end_round(state: State) -> None:
+    tricks = state["tricks"]
+    moved = abs(tricks["keeper"] - tricks["shadow"])
+    state["rounds"].append({"keeper": tricks["keeper"], "shadow": tricks["shadow"], "moved": moved})
+    state["track"] = min(TRACK_LENGTH, state["track"] + moved)
+    if state["track"] >= TRACK_LENGTH:
+        _finish(state, "shadow")
+    elif state["round"] == ROUNDS:
+        _finish(state, "keeper")
+    else:
+        _start_round(state, state["round"] + 1)
+
+
+def _finish(state: State, winner: Seat) -> None:
+    state["winner"] = winner
+    state["phase"] = "over"
+    state["leader"] = None
+
+
+def describe_effect(entry: dict[str, Any], names: dict[str, str] | None = None) -> str:
+    """What a trick's elixir did, in words: ``"Steal: Shadow took a trick from Keeper"``.
+
+    ``names`` maps seats to the names of the chosen look; empty text for a trick
+    without an elixir.
+    """
+    names = names or {"keeper": "Keeper", "shadow": "Shadow"}
+    effect = entry["effect"]
+    winner = names[entry["winner"]]
+    loser = names[other(entry["winner"])]
+    if effect == "steal":
+        if entry["outcome"] == "took":
+            return f"Steal: {winner} took a trick from {loser}"
+        return f"Steal: {loser} had no trick to take"
+    if effect == "swap":
+        count = int(entry["outcome"])
+        if not count:
+            return "Swap: no cards left to give"
+        return f"Swap: each gave {count} card{'s' if count > 1 else ''}"
+    if effect == "reset":
+        return "Reset: suit order cleared"
+    if effect == "none":
+        return "Two elixirs: no effect"
+    return ""
+
+
+# --- the whole state, as the replay command prints it ---------------------------
+
+
+def summary(state: State) -> dict[str, Any]:
+    """The state in the replay output format of RULES.md (hands included: not for players)."""
+    return {
+        "round": state["round"],
+        "phase": state["phase"],
+        "to_act": to_act(state),
+        "track": state["track"],
+        "tricks": dict(state["tricks"]),
+        "suit_order": list(state["suit_order"]),
+        "leader": state["leader"],
+        "table": [dict(entry) for entry in state["table"]],
+        "hands": {seat: sorted(state["hands"][seat]) for seat in SEATS},
+        "rounds": [dict(entry) for entry in state["rounds"]],
+        "winner": state["winner"],
+    }
+
+
+def choices(state: State, seat: Seat) -> list[list[str]]:
+    """Every legal card set for ``seat`` in the current exchange or swap (for tests and tools)."""
+    legal = legal_actions(state, seat)
+    if not isinstance(legal, dict):
+        return []
+    hand = sort_cards(state["hands"][seat])
+    return [
+        list(combo)
+        for combo in combinations(hand, legal["choose"])
+        if not legal["must_include_elixir"] or any(map(is_elixir, combo))
+    ]
