@@ -33,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"not a valid scenario: {exc}", file=sys.stderr)
         return 2
     if outcome.error is not None:
-        print(json.dumps({"error": {"index": outcome.error_index, "message": outcome.error.message}}))
+        print(
+            json.dumps({"error": {"index": outcome.error_index, "message": outcome.error.message}})
+        )
         return 1
     print(json.dumps(summary(outcome.state)))
     return 0

@@ -1,7 +1,7 @@
 """The Split Mind rules: a game state as plain data, its legal actions and how they apply.
 
-A state is a JSON-serialisable ``dict``; :func:`apply` never changes the state
-it is given and returns a new one. Nested values (history entries, deals,
+A state is a JSON-serialisable ``dict`` whose hands are kept in display order;
+:func:`apply` never changes the state it is given and returns a new one. Nested values (history entries, deals,
 transfers, table entries) are never changed in place once created, so copies
 may share them.
 """
@@ -16,7 +16,9 @@ from .cards import (
     ASIDE_SIZE,
     DECK,
     DECK_SET,
+    ELIXIR,
     HAND_SIZE,
+    SUIT_WORDS,
     SUITS,
     is_card,
     is_elixir,
@@ -77,7 +79,9 @@ def title(seat: Seat) -> str:
 def check_deal(deal: object) -> dict[str, list[str]]:
     """Validate one round's deal and return it as fresh lists, or raise :class:`DealError`."""
     if not isinstance(deal, dict) or set(deal) != {"keeper", "shadow", "aside"}:
-        raise DealError('a deal is {"keeper": [10 cards], "shadow": [10 cards], "aside": [5 cards]}')
+        raise DealError(
+            'a deal is {"keeper": [10 cards], "shadow": [10 cards], "aside": [5 cards]}'
+        )
     sizes = {"keeper": HAND_SIZE, "shadow": HAND_SIZE, "aside": ASIDE_SIZE}
     seen: list[str] = []
     for part, size in sizes.items():
@@ -139,13 +143,13 @@ def _start_round(state: State, number: int) -> None:
     if len(state["deals"]) < number:
         if state["seed"] is None:
             raise DealError(f"round {number} has no deal and the scenario has no seed")
-        state["deals"].append(seeded_deal(state["seed"], number))
+        state["deals"] = [*state["deals"], seeded_deal(state["seed"], number)]
     deal = state["deals"][number - 1]
     state["round"] = number
     state["phase"] = "exchange"
     state["trick"] = 1
     state["leader"] = "keeper" if number == 1 or state["track"] < HALFWAY else "shadow"
-    state["hands"] = {"keeper": list(deal["keeper"]), "shadow": list(deal["shadow"])}
+    state["hands"] = {"keeper": sort_cards(deal["keeper"]), "shadow": sort_cards(deal["shadow"])}
     state["aside"] = list(deal["aside"])
     state["pending"] = {"keeper": None, "shadow": None}
     state["table"] = []
@@ -186,12 +190,20 @@ def legal_plays(state: State, seat: Seat) -> list[Action]:
     """Every legal ``play`` action for ``seat``; empty when it is not the seat's play."""
     if state["phase"] != "play" or seat not in to_act(state):
         return []
-    hand = sort_cards(state["hands"][seat])
+    return _plays(state, seat)
+
+
+def _plays(state: State, seat: Seat) -> list[Action]:
+    hand = state["hands"][seat]
     if not state["table"]:
         plays: list[Action] = []
         for card in hand:
-            if is_elixir(card):
-                plays.extend({"play": card, "name": suit} for suit in SUITS)
+            if card[1] == ELIXIR:
+                plays += [
+                    {"play": card, "name": "H"},
+                    {"play": card, "name": "D"},
+                    {"play": card, "name": "C"},
+                ]
             else:
                 plays.append({"play": card})
         return plays
@@ -199,27 +211,28 @@ def legal_plays(state: State, seat: Seat) -> list[Action]:
 
 
 def _followable(lead: dict[str, str], hand: list[str]) -> list[str]:
-    if is_elixir(lead["card"]):
-        named = [card for card in hand if suit_of(card) == lead["name"]]
-        return named or hand
-    suit = suit_of(lead["card"])
-    allowed = [card for card in hand if suit_of(card) == suit or is_elixir(card)]
-    if any(suit_of(card) == suit for card in allowed):
-        return allowed
+    if lead["card"][1] == ELIXIR:
+        named = lead["name"]
+        return [card for card in hand if card[1] == named] or hand
+    suit = lead["card"][1]
+    if any(card[1] == suit for card in hand):
+        return [card for card in hand if card[1] == suit or card[1] == ELIXIR]
     return hand
 
 
-def legal_actions(state: State, seat: Seat) -> list[Action] | dict[str, Any]:
+def legal_actions(
+    state: State, seat: Seat, acting: list[Seat] | None = None
+) -> list[Action] | dict[str, Any]:
     """What ``seat`` may do now.
 
     In the play phase, every legal ``play`` action. In an exchange or swap the
     seat picks cards: ``{"choose": n, "must_include_elixir": bool}``. Empty
-    when the seat owes nothing.
+    when the seat owes nothing. ``acting`` is :func:`to_act`, when the caller has it.
     """
-    if seat not in to_act(state):
+    if seat not in (to_act(state) if acting is None else acting):
         return []
     if state["phase"] == "play":
-        return legal_plays(state, seat)
+        return _plays(state, seat)
     return {"choose": choice_size(state), "must_include_elixir": must_give_elixir(state, seat)}
 
 
@@ -228,11 +241,15 @@ def legal_actions(state: State, seat: Seat) -> list[Action] | dict[str, Any]:
 
 def _clone(state: State) -> State:
     copy = dict(state)
-    copy["hands"] = {"keeper": list(state["hands"]["keeper"]), "shadow": list(state["hands"]["shadow"])}
+    copy["hands"] = {
+        "keeper": list(state["hands"]["keeper"]),
+        "shadow": list(state["hands"]["shadow"]),
+    }
     copy["pending"] = dict(state["pending"])
     copy["tricks"] = dict(state["tricks"])
-    for key in ("deals", "aside", "table", "suit_order", "rounds", "history", "transfers"):
-        copy[key] = list(state[key])
+    copy["table"] = list(state["table"])
+    copy["suit_order"] = list(state["suit_order"])
+    # deals, aside, rounds, history and transfers are replaced, never changed in place.
     return copy
 
 
@@ -243,15 +260,14 @@ def parse_action(action: object) -> tuple[str, Action]:
     replay notation (whether it is legal is :func:`apply`'s question).
     """
     if not isinstance(action, dict):
-        raise ActionError("an action is an object such as {\"play\": \"4S\", \"name\": \"H\"}")
+        raise ActionError('an action is an object such as {"play": "4S", "name": "H"}')
     kinds = [kind for kind in ACTION_KINDS if kind in action]
     if len(kinds) != 1:
         raise ActionError('an action has exactly one of "exchange", "play" or "swap"')
     kind = kinds[0]
-    allowed_keys = {kind, "seat", "name"} if kind == "play" else {kind, "seat"}
-    extra = sorted(set(action) - allowed_keys)
-    if extra:
-        raise ActionError(f"unexpected key {extra[0]!r} in a {kind} action")
+    for key in action:
+        if key != kind and key != "seat" and (key != "name" or kind != "play"):
+            raise ActionError(f"unexpected key {key!r} in a {kind} action")
     value = action[kind]
     if kind == "play":
         if not is_card(value):
@@ -301,7 +317,10 @@ def _phase_hint(state: State, seat: Seat) -> str:
 def _not_your_turn(state: State, seat: Seat) -> str:
     if state["phase"] == "play":
         return f"It is not your turn: the {title(other(seat))} plays next."
-    return f"You have already chosen your cards for this {state['phase']}; waiting for the {title(other(seat))}."
+    return (
+        f"You have already chosen your cards for this {state['phase']}; "
+        f"waiting for the {title(other(seat))}."
+    )
 
 
 def _choose(state: State, seat: Seat, kind: str, cards: list[str]) -> None:
@@ -309,7 +328,9 @@ def _choose(state: State, seat: Seat, kind: str, cards: list[str]) -> None:
     noun = "card" if size == 1 else "cards"
     where = f"the round {state['round']} exchange" if kind == "exchange" else "the swap"
     if len(cards) != size or len(set(cards)) != len(cards):
-        raise RuleError("choose_count", f"Give exactly {size} different {noun} in {where}.", size=size)
+        raise RuleError(
+            "choose_count", f"Give exactly {size} different {noun} in {where}.", size=size
+        )
     hand = state["hands"][seat]
     for card in cards:
         if card not in hand:
@@ -329,17 +350,17 @@ def _choose(state: State, seat: Seat, kind: str, cards: list[str]) -> None:
 
 def _resolve_choices(state: State, kind: str) -> None:
     given = state["pending"]
-    state["hands"]["keeper"].extend(given["shadow"])
-    state["hands"]["shadow"].extend(given["keeper"])
-    state["transfers"].append(
-        {
-            "round": state["round"],
-            "kind": kind,
-            "after_trick": state["trick"] - 1,
-            "keeper": given["keeper"],
-            "shadow": given["shadow"],
-        }
-    )
+    hands = state["hands"]
+    hands["keeper"] = sort_cards(hands["keeper"] + given["shadow"])
+    hands["shadow"] = sort_cards(hands["shadow"] + given["keeper"])
+    transfer = {
+        "round": state["round"],
+        "kind": kind,
+        "after_trick": state["trick"] - 1,
+        "keeper": given["keeper"],
+        "shadow": given["shadow"],
+    }
+    state["transfers"] = [*state["transfers"], transfer]
     state["pending"] = {"keeper": None, "shadow": None}
     state["phase"] = "play"
 
@@ -375,17 +396,21 @@ def _check_follow(lead: dict[str, str], hand: list[str], card: str) -> None:
         if suit_of(card) != named and any(suit_of(held) == named for held in hand):
             raise RuleError(
                 "follow_named",
-                f"{plural(named).capitalize()} were named and you hold one: play a {plural(named)[:-1]}"
+                f"{plural(named).capitalize()} were named and you hold one: "
+                f"play a {SUIT_WORDS[named]}"
                 + (" (an elixir may not answer here)." if is_elixir(card) else "."),
                 suit=named,
             )
         return
     suit = suit_of(lead["card"])
-    if suit_of(card) != suit and not is_elixir(card) and any(suit_of(held) == suit for held in hand):
-        word = plural(suit)
+    if (
+        suit_of(card) != suit
+        and not is_elixir(card)
+        and any(suit_of(held) == suit for held in hand)
+    ):
         raise RuleError(
             "follow_suit",
-            f"You hold {word}: follow with a {word[:-1]} or play an elixir.",
+            f"You hold {plural(suit)}: follow with a {SUIT_WORDS[suit]} or play an elixir.",
             suit=suit,
         )
 
@@ -443,7 +468,7 @@ def _resolve_trick(state: State) -> None:
         "outcome": outcome,
     }
     entry["text"] = describe_effect(entry)
-    state["history"].append(entry)
+    state["history"] = [*state["history"], entry]
     state["leader"] = winner
     state["table"] = []
     state["trick"] += 1
@@ -456,7 +481,8 @@ def _resolve_trick(state: State) -> None:
 def _end_round(state: State) -> None:
     tricks = state["tricks"]
     moved = abs(tricks["keeper"] - tricks["shadow"])
-    state["rounds"].append({"keeper": tricks["keeper"], "shadow": tricks["shadow"], "moved": moved})
+    result = {"keeper": tricks["keeper"], "shadow": tricks["shadow"], "moved": moved}
+    state["rounds"] = [*state["rounds"], result]
     state["track"] = min(TRACK_LENGTH, state["track"] + moved)
     if state["track"] >= TRACK_LENGTH:
         _finish(state, "shadow")
@@ -523,7 +549,7 @@ def choices(state: State, seat: Seat) -> list[list[str]]:
     legal = legal_actions(state, seat)
     if not isinstance(legal, dict):
         return []
-    hand = sort_cards(state["hands"][seat])
+    hand = state["hands"][seat]
     return [
         list(combo)
         for combo in combinations(hand, legal["choose"])

@@ -34,7 +34,10 @@ def look(name: str) -> dict[str, Any]:
 
 
 def card_label(card: str, look_name: str = "standard") -> str:
-    """A card as a player reads it: ``4♥`` or ``♠4`` in the standard look, ``red 4`` or ``potion 4+`` in the classic one."""
+    """A card as a player reads it.
+
+    ``4♥`` or ``♠4`` in the standard look, ``red 4`` or ``potion 4+`` in the classic one.
+    """
     rank, suit = card[0], suit_of(card)
     if look_name == "classic":
         return f"potion {rank}+" if is_elixir(card) else f"{LOOKS['classic']['suits'][suit]} {rank}"

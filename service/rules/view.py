@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cards import sort_cards
 from .engine import Seat, State, legal_actions, other, to_act
 
 
@@ -13,7 +12,10 @@ def seat_view(state: State, seat: Seat) -> dict[str, Any]:
 
     Holds the seat's own hand and pending choice, the opponent's card count and
     everything public. Never the opponent's hand or pending choice, the cards
-    set aside, the seed or the deals.
+    set aside, the seed or the deals. Entries of ``table``, ``rounds``,
+    ``history`` and ``transfers`` are shared with the state: read them, do not
+    change them. Every card the opponent gave in an exchange or swap is a card
+    this seat received, so both sides of a transfer are the seat's to see.
     """
     acting = to_act(state)
     opponent = other(seat)
@@ -25,28 +27,26 @@ def seat_view(state: State, seat: Seat) -> dict[str, Any]:
         "your_turn": seat in acting,
         "to_act": acting,
         "leader": state["leader"],
-        "hand": sort_cards(state["hands"][seat]),
+        "hand": list(state["hands"][seat]),
         "pending": state["pending"][seat],
         "opponent_cards": len(state["hands"][opponent]),
         "opponent_chosen": state["phase"] in ("exchange", "swap") and opponent not in acting,
-        "table": [dict(entry) for entry in state["table"]],
+        "table": list(state["table"]),
         "suit_order": list(state["suit_order"]),
         "tricks": dict(state["tricks"]),
         "track": state["track"],
-        "rounds": [dict(entry) for entry in state["rounds"]],
+        "rounds": list(state["rounds"]),
         "history": list(state["history"]),
-        "transfers": [_transfer(entry, seat) for entry in state["transfers"]],
+        "transfers": [
+            {
+                "round": entry["round"],
+                "kind": entry["kind"],
+                "after_trick": entry["after_trick"],
+                "gave": entry[seat],
+                "received": entry[opponent],
+            }
+            for entry in state["transfers"]
+        ],
         "winner": state["winner"],
-        "legal": legal_actions(state, seat),
-    }
-
-
-def _transfer(entry: dict[str, Any], seat: Seat) -> dict[str, Any]:
-    # In a two-seat exchange every card the opponent gave is a card this seat received.
-    return {
-        "round": entry["round"],
-        "kind": entry["kind"],
-        "after_trick": entry["after_trick"],
-        "gave": list(entry[seat]),
-        "received": list(entry[other(seat)]),
+        "legal": legal_actions(state, seat, acting),
     }
