@@ -1,9 +1,9 @@
 """The Split Mind rules: a game state as plain data, its legal actions and how they apply.
 
 A state is a JSON-serialisable ``dict`` whose hands are kept in display order;
-:func:`apply` never changes the state it is given and returns a new one. Nested values (history entries, deals,
-transfers, table entries) are never changed in place once created, so copies
-may share them.
+:func:`apply` never changes the state it is given and returns a new one.
+Nested values (history entries, deals, transfers, table entries) are never
+changed in place once created, so copies may share them.
 """
 
 from __future__ import annotations
