@@ -1,0 +1,42 @@
+# Two commands: `make run` serves a playable service on its embedded defaults
+# (SQLite and a local mailbox); `make test` runs the whole test suite.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+FLASK := $(BIN)/flask --app service
+HOST ?= 127.0.0.1
+PORT ?= 5000
+
+.PHONY: run test lint bench browser clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(FLASK) db upgrade
+	$(FLASK) serve --host $(HOST) --port $(PORT)
+
+test: $(STAMP) browser
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+# Under CI=true the browser tests are required: install Debian's Chromium when missing.
+browser:
+	@if [ "$$CI" = "true" ] && ! command -v chromium >/dev/null 2>&1; then \
+		echo "Installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+lint: $(STAMP)
+	$(BIN)/ruff check service tests bench
+	$(BIN)/ruff format --check service tests bench
+
+bench: $(STAMP)
+	$(BIN)/python bench/engine.py
+
+clean:
+	rm -rf $(VENV) instance .pytest_cache tests/artifacts

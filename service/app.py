@@ -1,0 +1,44 @@
+"""The application factory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from .config import load_config
+from .extensions import csrf, db, migrate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
+    """The application factory; ``test_config`` overrides settings (tests only)."""
+    app = Flask(
+        "service",
+        instance_path=(test_config or {}).get("instance_path"),
+        instance_relative_config=True,
+        template_folder=str(ROOT / "templates"),
+    )
+    load_config(app, test_config)
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(ROOT / "migrations"))
+    csrf.init_app(app)
+
+    from . import cli, errors, security, templating
+    from .api import bp as api_bp
+    from .players import bp as players_bp
+
+    app.register_blueprint(players_bp)
+    app.register_blueprint(api_bp)
+    # Player links carry their credential in the URL, not a cookie: no CSRF to guard against.
+    csrf.exempt(api_bp)
+    csrf.exempt(players_bp)
+    errors.init_app(app)
+    security.init_app(app)
+    templating.init_app(app)
+    cli.init_app(app)
+    return app

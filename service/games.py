@@ -1,0 +1,343 @@
+"""The game service: the one place where games are created and moves are applied.
+
+The pages, the JSON API, the command line, the admin dashboard and the
+deadline sweep all call these functions; each call is one transaction.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from email_validator import EmailNotValidError, validate_email
+from flask import current_app
+from sqlalchemy import select
+from sqlalchemy.orm.exc import StaleDataError
+
+from .links import new_link_key
+from .models import Event, Game, Match, Player, db, utcnow
+from .rules import (
+    ActionError,
+    RuleError,
+    State,
+    apply,
+    export,
+    new_game,
+    return_match,
+    seat_view,
+    to_act,
+)
+from .rules.labels import LOOKS
+
+
+class MoveError(Exception):
+    """A move the service refuses; ``status`` is its HTTP status, ``code`` a stable name."""
+
+    status = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code
+
+
+class BadMove(MoveError):
+    """The request does not hold a well-formed move."""
+
+    status = 400
+    code = "malformed"
+
+
+class StaleVersion(MoveError):
+    """The move was made against an older version of the game: nothing applied."""
+
+    status = 409
+    code = "stale"
+
+
+class GameClosed(MoveError):
+    """The game no longer takes moves (finished, timed out, abandoned or cancelled)."""
+
+    status = 409
+    code = "closed"
+
+
+class IllegalMove(MoveError):
+    """A move the rules forbid; the message says which rule and what is allowed."""
+
+    status = 422
+    code = "illegal"
+
+    def __init__(self, error: RuleError) -> None:
+        super().__init__(error.message, "illegal")
+        self.rule = error.code
+        self.params = error.params
+
+
+class InvalidGame(ValueError):
+    """Game settings that cannot make a game (bad address, same player twice...)."""
+
+
+@dataclass(frozen=True)
+class Seating:
+    """Who sits in a seat when a game is created."""
+
+    email: str
+    name: str
+    language: str | None = None
+
+
+def clean_email(address: str) -> str:
+    """A normalised email address, or :class:`InvalidGame` saying why it is not one."""
+    try:
+        return validate_email(address, check_deliverability=False).normalized.lower()
+    except EmailNotValidError as exc:
+        raise InvalidGame(f"{address!r} is not an email address: {exc}") from None
+
+
+def clean_name(name: str, fallback: str) -> str:
+    """A display name on one line, at most 80 characters (no control characters)."""
+    printable = "".join(ch if ch.isprintable() else " " for ch in name)
+    return " ".join(printable.split())[:80] or fallback
+
+
+def create_game(
+    keeper: Seating,
+    shadow: Seating,
+    *,
+    seed: int | None = None,
+    look: str = "standard",
+    days_per_move: int | None = None,
+    match: Match | None = None,
+    match_game: int | None = None,
+    commit: bool = True,
+) -> Game:
+    """Deal a new game, seat both players with fresh links, and queue the invitations."""
+    if look not in LOOKS:
+        raise InvalidGame(f"unknown look {look!r}; choose {' or '.join(LOOKS)}")
+    seats = {"keeper": keeper, "shadow": shadow}
+    emails = {seat: clean_email(seating.email) for seat, seating in seats.items()}
+    if emails["keeper"] == emails["shadow"]:
+        raise InvalidGame("the Keeper and the Shadow need two different email addresses")
+    if days_per_move is None:
+        days_per_move = current_app.config["DEFAULT_DAYS_PER_MOVE"]
+    if days_per_move < 0:
+        raise InvalidGame("days per move cannot be negative")
+    state = new_game(seed=secrets.randbits(63) if seed is None else seed)
+    game = Game(
+        status="active",
+        state=state,
+        version=0,
+        look=look,
+        days_per_move=days_per_move or None,
+        match=match,
+        match_game=match_game,
+    )
+    for seat, seating in seats.items():
+        game.players.append(
+            Player(
+                seat=seat,
+                email=emails[seat],
+                name=clean_name(seating.name, seat.capitalize()),
+                link_key=new_link_key(),
+                language=seating.language,
+            )
+        )
+    _refresh(game, previous=[], mover=None)
+    game.events.append(Event(kind="created", version=0, note=f"seed {state['seed']}"))
+    db.session.add(game)
+    db.session.flush()
+    if commit:
+        db.session.commit()
+    return game
+
+
+def create_match(keeper: Seating, shadow: Seating, **options: Any) -> Game:
+    """Start a return match: this first game, and a second with roles swapped once it ends."""
+    match = Match()
+    db.session.add(match)
+    return create_game(keeper, shadow, match=match, match_game=1, **options)
+
+
+def apply_move(player_id: int, version: object, action: object) -> Game:
+    """Apply one player's move under a row lock on its game, with its event row.
+
+    ``version`` is the game version the player saw; ``action`` is in the replay
+    notation without the seat. Raises a :class:`MoveError` and changes nothing
+    when the move is malformed, stale, illegal or the game is closed.
+    """
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise BadMove('"version" must be the integer version of the game you saw')
+    try:
+        game, player = _lock(player_id)
+        if game.status != "active":
+            raise GameClosed(f"This game is {describe_status(game.status)}: it takes no more moves.")
+        if version != game.version:
+            raise StaleVersion(
+                f"The game has moved on (version {game.version}, you sent {version}): "
+                "reload it and make your move again."
+            )
+        action = _own_action(action, player.seat)
+        try:
+            state = apply(game.state, player.seat, action)
+        except ActionError as exc:
+            raise BadMove(str(exc)) from None
+        except RuleError as exc:
+            raise IllegalMove(exc) from None
+        _record(game, player.seat, action, state)
+        player.history_mark = len(state["history"])
+        db.session.commit()
+    except StaleDataError:
+        db.session.rollback()
+        raise StaleVersion("Another move was applied at the same moment: reload and try again.")
+    except BaseException:
+        db.session.rollback()
+        raise
+    return game
+
+
+def _lock(player_id: int) -> tuple[Game, Player]:
+    """The player's game, locked for update until the transaction ends."""
+    player = db.session.get(Player, player_id)
+    if player is None:
+        raise BadMove("no such player")
+    game = db.session.scalars(
+        select(Game).where(Game.id == player.game_id).with_for_update().execution_options(
+            populate_existing=True
+        )
+    ).one()
+    return game, player
+
+
+def _own_action(action: object, seat: str) -> dict[str, Any]:
+    if not isinstance(action, dict):
+        raise BadMove('a move is an object such as {"play": "4S", "name": "H"}')
+    if action.get("seat", seat) != seat:
+        raise BadMove(f"this link plays for the {seat}, not the {action['seat']}")
+    return {key: value for key, value in action.items() if key != "seat"}
+
+
+def _record(game: Game, seat: str | None, action: dict[str, Any] | None, state: State) -> None:
+    """Store a new engine state, its event row and the emails it causes."""
+    previous = to_act(game.state)
+    game.state = state
+    game.version += 1
+    game.events.append(Event(kind="move", seat=seat, action=action, version=game.version))
+    _refresh(game, previous=previous, mover=seat)
+    if game.status == "finished" and game.match_id is not None and game.match_game == 1:
+        _start_second_game(game)
+
+
+def _refresh(game: Game, *, previous: list[str], mover: str | None) -> None:
+    """Derive the indexed columns (who owes a move, deadline, status) from the state."""
+    state = game.state
+    now = utcnow()
+    acting = to_act(state)
+    game.updated_at = now
+    game.to_act = "both" if len(acting) == 2 else (acting[0] if acting else "")
+    if state["phase"] == "over":
+        game.status = "finished"
+        game.winner = state["winner"]
+        game.finished_at = now
+        game.deadline = None
+        return
+    # The second half of an exchange or swap keeps the deadline both seats were given.
+    still_waiting = bool(acting) and set(acting) <= set(previous) - {mover}
+    if not still_waiting:
+        game.deadline = now + timedelta(days=game.days_per_move) if game.days_per_move else None
+        game.reminded = False
+
+
+def _start_second_game(first: Game) -> Game:
+    """Deal the return match's second game, with the roles swapped."""
+    keeper, shadow = first.player("keeper"), first.player("shadow")
+    return create_game(
+        Seating(shadow.email, shadow.name, shadow.language),
+        Seating(keeper.email, keeper.name, keeper.language),
+        look=first.look,
+        days_per_move=first.days_per_move or 0,
+        match=first.match,
+        match_game=2,
+        commit=False,
+    )
+
+
+STATUS_WORDS = {
+    "waiting": "waiting for its players",
+    "active": "in play",
+    "finished": "over",
+    "timed_out": "over: a player ran out of time",
+    "abandoned": "abandoned: neither player moved in time",
+    "cancelled": "cancelled",
+}
+
+
+def describe_status(status: str) -> str:
+    """A game status in words."""
+    return STATUS_WORDS.get(status, status)
+
+
+def match_summary(game: Game) -> dict[str, Any] | None:
+    """The return match's score, by player email, for a game that belongs to one."""
+    if game.match is None:
+        return None
+    games = {g.match_game: g for g in game.match.games}
+    first = games.get(1)
+    if first is None:
+        return None
+    second = games.get(2)
+    result = return_match(first.state, second.state if second else None)
+    # "first" is the Keeper of game 1, who is the Shadow of game 2.
+    names = {"first": first.player("keeper"), "second": first.player("shadow")}
+    winner = result["winner"]
+    return {
+        "game": game.match_game,
+        "scores": {names[p].email: result["scores"][p] for p in names},
+        "players": {names[p].email: names[p].name for p in names},
+        "over": result["over"],
+        "winner": names[winner].email if winner else None,
+        "draw": result["over"] and winner is None,
+    }
+
+
+def player_view(player: Player) -> dict[str, Any]:
+    """The seat view of the engine, plus what the service knows: version, names, deadline."""
+    game = player.game
+    view = seat_view(game.state, player.seat)
+    open_game = game.status == "active"
+    if not open_game:
+        view.update(your_turn=False, to_act=[], legal=[])
+    opponent = game.player("shadow" if player.seat == "keeper" else "keeper")
+    view.update(
+        game=game.id,
+        version=game.version,
+        status=game.status,
+        winner=game.winner,
+        look=game.look,
+        you=player.name,
+        opponent=opponent.name,
+        names={p.seat: p.name for p in game.players},
+        deadline=_iso(game.deadline) if open_game else None,
+        since=game.state["history"][player.history_mark :],
+        match=match_summary(game),
+    )
+    return view
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat(timespec="seconds") if moment else None
+
+
+def export_game(game: Game) -> dict[str, Any]:
+    """The game as a replay scenario: its deals, seed and every move in order."""
+    actions = [
+        {"seat": event.seat, **(event.action or {})}
+        for event in db.session.scalars(
+            select(Event).where(Event.game_id == game.id, Event.kind == "move").order_by(Event.id)
+        )
+    ]
+    return export(game.state, actions)

@@ -1,0 +1,60 @@
+"""Signed player links: ``/play/<token>``.
+
+A token signs the player's id and the player's ``link_key``, a random value of
+256 bits kept in the database. The signature stops forgery; the key lets a
+link be rotated (a new key) or revoked (no key) without touching the others.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+
+from flask import current_app
+from itsdangerous import BadSignature, URLSafeSerializer
+
+from .models import Player, db
+
+SALT = "splitmind.play-link"
+
+
+def new_link_key() -> str:
+    """A fresh random link key (256 bits)."""
+    return secrets.token_urlsafe(32)
+
+
+def _serializer() -> URLSafeSerializer:
+    return URLSafeSerializer(current_app.config["SECRET_KEY"], salt=SALT)
+
+
+def token_for(player: Player) -> str:
+    """The token in the player's link; the player must have a live link key."""
+    if player.link_key is None:
+        raise ValueError("the player's link is revoked")
+    return _serializer().dumps([player.id, player.link_key])
+
+
+def player_url(player: Player, path: str = "/play/") -> str:
+    """The player's full link, built from ``BASE_URL`` (never from the request)."""
+    return f"{current_app.config['BASE_URL']}{path}{token_for(player)}"
+
+
+def player_for(token: str) -> Player | None:
+    """The player a token belongs to, or ``None`` for a tampered, unknown or revoked link."""
+    try:
+        payload = _serializer().loads(token)
+    except BadSignature:
+        return None
+    if not (
+        isinstance(payload, list)
+        and len(payload) == 2
+        and isinstance(payload[0], int)
+        and isinstance(payload[1], str)
+    ):
+        return None
+    player = db.session.get(Player, payload[0])
+    if player is None or player.link_key is None:
+        return None
+    if not hmac.compare_digest(player.link_key.encode(), payload[1].encode()):
+        return None
+    return player

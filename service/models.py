@@ -1,0 +1,164 @@
+"""The database: games with their engine state, players and their links, the event log."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, MetaData, String, Text, TypeDecorator
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware, in UTC."""
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp stored in UTC and always read back timezone-aware, on SQLite too."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("timestamps must be timezone-aware")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+JSONDocument = JSON().with_variant(JSONB(), "postgresql")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(
+        naming_convention={
+            "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+            "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+            "ck": "ck_%(table_name)s_%(constraint_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+            "pk": "pk_%(table_name)s",
+        }
+    )
+
+
+db = SQLAlchemy(model_class=Base)
+
+GAME_STATUSES = ("waiting", "active", "finished", "timed_out", "abandoned", "cancelled")
+OPEN_STATUSES = ("waiting", "active")
+
+
+class Match(db.Model):
+    """A return match: two games with the roles swapped."""
+
+    __tablename__ = "matches"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    games: Mapped[list[Game]] = relationship(back_populates="match", order_by="Game.match_game")
+
+
+class Game(db.Model):
+    """One game of Split Mind: its engine state and where it stands.
+
+    ``version`` counts the actions applied; a move names the version it was
+    made against, and the ORM refuses to write over a newer one.
+    """
+
+    __tablename__ = "games"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    state: Mapped[dict[str, Any]] = mapped_column(JSONDocument)
+    version: Mapped[int] = mapped_column(default=0)
+    look: Mapped[str] = mapped_column(String(16), default="standard")
+    # Seats that owe an action: "keeper", "shadow", "both" or "" (none).
+    to_act: Mapped[str] = mapped_column(String(8), default="")
+    days_per_move: Mapped[int | None]
+    deadline: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    reminded: Mapped[bool] = mapped_column(default=False)
+    winner: Mapped[str | None] = mapped_column(String(8))
+    match_id: Mapped[int | None] = mapped_column(ForeignKey("matches.id"))
+    match_game: Mapped[int | None]
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    match: Mapped[Match | None] = relationship(back_populates="games")
+    players: Mapped[list[Player]] = relationship(
+        back_populates="game", order_by="Player.seat", cascade="all, delete-orphan"
+    )
+    events: Mapped[list[Event]] = relationship(
+        back_populates="game", order_by="Event.id", cascade="all, delete-orphan"
+    )
+
+    __mapper_args__ = {"version_id_col": version, "version_id_generator": False}
+    __table_args__ = (
+        Index(None, "status", "updated_at"),
+        Index(None, "status", "deadline"),
+        Index(None, "status", "to_act"),
+        Index(None, "updated_at"),
+        Index(None, "match_id"),
+    )
+
+    def player(self, seat: str) -> Player:
+        """The player in ``seat``."""
+        return next(player for player in self.players if player.seat == seat)
+
+
+class Player(db.Model):
+    """A seat in a game, held by an email address, reached through a signed link.
+
+    ``link_key`` is the random half of the link: rotating it kills the old link,
+    clearing it revokes the seat's link altogether.
+    """
+
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seat: Mapped[str] = mapped_column(String(8))
+    email: Mapped[str] = mapped_column(String(254))
+    name: Mapped[str] = mapped_column(String(80))
+    link_key: Mapped[str | None] = mapped_column(String(64))
+    notify: Mapped[bool] = mapped_column(default=True)
+    language: Mapped[str | None] = mapped_column(String(8))
+    # How many tricks of the history the player had seen when they last moved.
+    history_mark: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    game: Mapped[Game] = relationship(back_populates="players")
+
+    __table_args__ = (
+        Index(None, "game_id", "seat", unique=True),
+        Index(None, "email"),
+    )
+
+
+class Event(db.Model):
+    """One entry of a game's append-only log: a move, a timeout, an admin's action."""
+
+    __tablename__ = "events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(24))
+    seat: Mapped[str | None] = mapped_column(String(8))
+    action: Mapped[dict[str, Any] | None] = mapped_column(JSONDocument)
+    version: Mapped[int]
+    actor: Mapped[str | None] = mapped_column(String(80))
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    game: Mapped[Game] = relationship(back_populates="events")
+
+    __table_args__ = (Index(None, "game_id", "id"),)

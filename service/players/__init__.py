@@ -1,0 +1,7 @@
+"""The player's move page: ``/play/<token>``."""
+
+from flask import Blueprint
+
+bp = Blueprint("players", __name__)
+
+from . import views  # noqa: E402,F401

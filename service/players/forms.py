@@ -1,0 +1,52 @@
+"""The move form: turns what the page posts into an action in the replay notation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask_wtf import FlaskForm
+from wtforms import HiddenField, IntegerField, SelectMultipleField, StringField
+from wtforms.validators import InputRequired
+
+from ..rules import DECK, SUITS
+
+KINDS = ("exchange", "play", "swap")
+
+
+class MoveForm(FlaskForm):
+    """One move. A play is a single button, ``4H`` or ``4S:H`` (an elixir naming hearts).
+
+    Player links carry their own credential in the URL, not in a cookie, so a
+    cross-site request cannot borrow it: the form needs no CSRF token, and a
+    page left open for days still submits.
+    """
+
+    class Meta:
+        csrf = False
+
+    version = IntegerField(validators=[InputRequired("The form lost its game version.")])
+    kind = HiddenField(validators=[InputRequired("The form lost its move type.")])
+    cards = SelectMultipleField(choices=[(card, card) for card in DECK])
+    play = StringField()
+
+    def action(self) -> dict[str, Any] | None:
+        """The action, or ``None`` with the reason in ``self.problem``."""
+        self.problem = ""
+        kind = self.kind.data
+        if kind not in KINDS:
+            self.problem = "Unknown move type."
+            return None
+        if kind != "play":
+            return {kind: list(self.cards.data or [])}
+        card, _, name = (self.play.data or "").partition(":")
+        if card not in DECK or (name and name not in SUITS):
+            self.problem = "Pick a card to play."
+            return None
+        return {"play": card, "name": name} if name else {"play": card}
+
+    def first_error(self) -> str:
+        """The first validation message, for the page."""
+        for errors in self.errors.values():
+            if errors:
+                return str(errors[0])
+        return "The move could not be read."

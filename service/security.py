@@ -1,0 +1,25 @@
+"""Security headers on every response of the service."""
+
+from __future__ import annotations
+
+from flask import Flask, Response, request
+
+CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
+PRIVATE_PREFIXES = ("/play/", "/api/play/", "/admin", "/mailbox")
+
+
+def init_app(app: Flask) -> None:
+    """Add the headers after every request."""
+
+    @app.after_request
+    def secure_headers(response: Response) -> Response:
+        headers = response.headers
+        headers.setdefault("Content-Security-Policy", CSP)
+        headers.setdefault("Referrer-Policy", "same-origin")
+        headers.setdefault("X-Content-Type-Options", "nosniff")
+        headers.setdefault("X-Frame-Options", "DENY")
+        if request.is_secure or app.config["BASE_URL"].startswith("https://"):
+            headers.setdefault("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+        if request.path.startswith(PRIVATE_PREFIXES):
+            headers["Cache-Control"] = "no-store"
+        return response

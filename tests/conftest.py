@@ -1,0 +1,196 @@
+"""Fixtures: an app on a fresh SQLite file or on a fresh PostgreSQL database, and games.
+
+PostgreSQL is the one at ``TEST_POSTGRES_URL`` (default: the local server,
+role root, database test), where each test worker creates a database of its
+own and drops it at the end. Under ``CI=true`` a missing PostgreSQL fails the
+run; elsewhere the PostgreSQL half of the suite is skipped with a message.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from psycopg import sql
+
+from service import create_app
+from service.games import Seating, create_game
+from service.links import token_for
+from service.models import Game, db
+
+POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql://root@127.0.0.1:5432/test")
+IN_CI = os.environ.get("CI", "").lower() == "true"
+BASE_URL = "http://splitmind.test"
+
+
+def base_config(database_url: str, instance: Path) -> dict[str, Any]:
+    """Settings for a test app: no real mail server, fixed secret, a test address."""
+    return {
+        "DATABASE_URL": database_url,
+        "SECRET_KEY": "test-secret-key",
+        "BASE_URL": BASE_URL,
+        "SPLITMIND_ENV": "development",
+        "TESTING": True,
+        "instance_path": str(instance),
+    }
+
+
+def _migrate(app: Flask) -> None:
+    from flask_migrate import upgrade
+
+    with app.app_context():
+        upgrade()
+
+
+def _postgres_available() -> str | None:
+    try:
+        with psycopg.connect(POSTGRES_URL, connect_timeout=3):
+            return None
+    except psycopg.OperationalError as exc:
+        return str(exc).strip().splitlines()[0]
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """The URL of the PostgreSQL server's maintenance database; fails under CI if unreachable."""
+    problem = _postgres_available()
+    if problem:
+        message = f"PostgreSQL is not reachable at {POSTGRES_URL}: {problem}"
+        if IN_CI:
+            pytest.fail(message + " (required when CI=true)", pytrace=False)
+        pytest.skip(message + "; start it or set TEST_POSTGRES_URL")
+    return POSTGRES_URL
+
+
+@pytest.fixture(scope="session")
+def postgres_database(postgres_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A migrated PostgreSQL database of this test worker's own, dropped at the end."""
+    name = f"splitmind_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = postgres_server.rsplit("/", 1)[0] + "/" + name
+    instance = tmp_path_factory.mktemp("pg-instance")
+    app = create_app(base_config(url, instance))
+    _migrate(app)
+    with app.app_context():
+        db.engine.dispose()
+    try:
+        yield url
+    finally:
+        with psycopg.connect(postgres_server, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated SQLite file that each test copies."""
+    folder = tmp_path_factory.mktemp("sqlite-template")
+    path = folder / "template.sqlite"
+    _migrate(create_app(base_config(f"sqlite:///{path}", folder)))
+    return path
+
+
+def _truncate(app: Flask) -> None:
+    with app.app_context():
+        db.session.remove()
+        tables = ", ".join(f'"{table.name}"' for table in db.metadata.sorted_tables)
+        with db.engine.begin() as conn:
+            conn.exec_driver_sql(f"TRUNCATE {tables} RESTART IDENTITY CASCADE")
+        db.engine.dispose()
+
+
+def _make_app(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path, extra: dict[str, Any]
+) -> Iterator[Flask]:
+    if backend == "postgres":
+        url = request.getfixturevalue("postgres_database")
+    else:
+        template = request.getfixturevalue("sqlite_template")
+        path = tmp_path / "game.sqlite"
+        shutil.copy(template, path)
+        url = f"sqlite:///{path}"
+    app = create_app({**base_config(url, tmp_path / "instance"), **extra})
+    try:
+        yield app
+    finally:
+        if backend == "postgres":
+            _truncate(app)
+        else:
+            with app.app_context():
+                db.session.remove()
+                db.engine.dispose()
+
+
+@pytest.fixture
+def app_config() -> dict[str, Any]:
+    """Extra settings a test module may override."""
+    return {}
+
+
+@pytest.fixture(params=["postgres", "sqlite"])
+def app(request: pytest.FixtureRequest, tmp_path: Path, app_config: dict[str, Any]) -> Iterator[Flask]:
+    """The app, once on PostgreSQL and once on SQLite."""
+    yield from _make_app(request.param, request, tmp_path, app_config)
+
+
+@pytest.fixture
+def pg_app(request: pytest.FixtureRequest, tmp_path: Path, app_config: dict[str, Any]) -> Iterator[Flask]:
+    """The app on PostgreSQL only (row locks, concurrency)."""
+    yield from _make_app("postgres", request, tmp_path, app_config)
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app: Flask):  # noqa: ANN201
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def ctx(app: Flask) -> Iterator[Flask]:
+    """An application context for tests that call the service layer directly."""
+    with app.app_context():
+        yield app
+
+
+@pytest.fixture
+def make_game(app: Flask) -> Callable[..., dict[str, Any]]:
+    """Create a game; returns its id and each seat's token."""
+
+    def make(seed: int = 7, **options: Any) -> dict[str, Any]:
+        with app.app_context():
+            game = create_game(
+                Seating("kim@example.com", options.pop("keeper_name", "Kim")),
+                Seating("sam@example.com", options.pop("shadow_name", "Sam")),
+                seed=seed,
+                **options,
+            )
+            return {
+                "id": game.id,
+                "keeper": token_for(game.player("keeper")),
+                "shadow": token_for(game.player("shadow")),
+            }
+
+    return make
+
+
+def load_game(app: Flask, game_id: int) -> Game:
+    """A fresh copy of the game row, detached from any session."""
+    with app.app_context():
+        game = db.session.get(Game, game_id)
+        assert game is not None
+        db.session.expunge(game)
+        return game

@@ -1,0 +1,183 @@
+"""The JSON API: whole games, and every kind of bad request answered precisely."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from service.rules import SEATS
+
+from .conftest import load_game
+from .helpers import pick_action
+
+VIEW_KEYS = {
+    "seat", "round", "phase", "version", "your_turn", "to_act", "hand", "opponent_cards",
+    "table", "suit_order", "tricks", "track", "rounds", "history", "winner", "legal",
+}  # fmt: skip
+
+
+def view(client: FlaskClient, token: str) -> dict[str, Any]:
+    response = client.get(f"/api/play/{token}")
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return response.get_json()
+
+
+def post(client: FlaskClient, token: str, body: Any) -> Any:
+    return client.post(f"/api/play/{token}", json=body)
+
+
+def play_to_end(client: FlaskClient, tokens: dict[str, str], seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    for _ in range(200):
+        views = {seat: view(client, tokens[seat]) for seat in SEATS}
+        if views["keeper"]["phase"] == "over":
+            return views["keeper"]
+        seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
+        body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
+        response = post(client, tokens[seat], body)
+        assert response.status_code == 200, response.get_json()
+        assert response.get_json()["version"] == body["version"] + 1
+    raise AssertionError("the game did not end in 200 moves")
+
+
+def test_a_whole_game_through_the_api(app, client, make_game) -> None:
+    game = make_game(seed=11)
+    final = play_to_end(client, game, seed=3)
+    assert final["phase"] == "over"
+    assert final["status"] == "finished"
+    assert final["winner"] in SEATS
+    assert final["legal"] == [] and final["your_turn"] is False
+    stored = load_game(app, game["id"])
+    assert stored.status == "finished" and stored.winner == final["winner"]
+    assert stored.version == final["version"]
+
+
+def test_view_has_the_documented_keys(client, make_game) -> None:
+    game = make_game()
+    data = view(client, game["keeper"])
+    assert VIEW_KEYS <= set(data)
+    assert data["seat"] == "keeper" and data["phase"] == "exchange"
+    assert data["legal"] == {"choose": 1, "must_include_elixir": data["legal"]["must_include_elixir"]}
+    assert len(data["hand"]) == 10 and data["opponent_cards"] == 10
+
+
+def test_legal_plays_are_listed_in_the_play_phase(client, make_game) -> None:
+    game = make_game(seed=4)
+    rng = random.Random(1)
+    for seat in SEATS:
+        v = view(client, game[seat])
+        assert post(client, game[seat], {"version": v["version"], **pick_action(v, rng)}).status_code == 200
+    keeper = view(client, game["keeper"])
+    assert keeper["phase"] == "play" and keeper["your_turn"]
+    for move in keeper["legal"]:
+        assert set(move) <= {"play", "name"} and move["play"] in keeper["hand"]
+        assert ("name" in move) == move["play"].endswith("S")
+    assert view(client, game["shadow"])["legal"] == []
+
+
+def test_stale_version_gets_409_and_changes_nothing(app, client, make_game) -> None:
+    game = make_game()
+    v = view(client, game["keeper"])
+    before = load_game(app, game["id"])
+    response = post(client, game["keeper"], {"version": v["version"] + 5, "exchange": v["hand"][:1]})
+    assert response.status_code == 409
+    assert response.get_json()["error"]["code"] == "stale"
+    after = load_game(app, game["id"])
+    assert (after.version, after.state) == (before.version, before.state)
+
+
+def test_double_submit_applies_once(app, client, make_game) -> None:
+    game = make_game()
+    v = view(client, game["keeper"])
+    body = {"version": v["version"], **pick_action(v, random.Random(2))}
+    assert post(client, game["keeper"], body).status_code == 200
+    second = post(client, game["keeper"], body)
+    assert second.status_code == 409
+    assert load_game(app, game["id"]).version == 1
+
+
+def test_illegal_move_gets_422_with_the_rule(app, client, make_game) -> None:
+    game = make_game()
+    v = view(client, game["keeper"])
+    too_many = v["hand"][:2]
+    response = post(client, game["keeper"], {"version": 0, "exchange": too_many})
+    assert response.status_code == 422
+    assert response.get_json()["error"]["message"] == (
+        "Give exactly 1 different card in the round 1 exchange."
+    )
+    response = post(client, game["keeper"], {"version": 0, "play": v["hand"][0]})
+    assert response.status_code == 422
+    assert "exchange phase" in response.get_json()["error"]["message"]
+    assert load_game(app, game["id"]).version == 0
+
+
+def test_card_not_held_is_refused(client, make_game) -> None:
+    game = make_game()
+    hand = view(client, game["keeper"])["hand"]
+    other = next(card for card in ("1H", "2H", "3H", "4H", "5H", "6H", "7H") if card not in hand)
+    response = post(client, game["keeper"], {"version": 0, "exchange": [other]})
+    assert response.status_code == 422
+    assert response.get_json()["error"]["message"] == f"You do not hold {other}."
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "not json",
+        [1, 2],
+        {"exchange": ["1H"]},
+        {"version": "0", "exchange": ["1H"]},
+        {"version": 0},
+        {"version": 0, "exchange": ["1H"], "play": "1H"},
+        {"version": 0, "exchange": "1H"},
+        {"version": 0, "exchange": ["9Z"]},
+        {"version": 0, "play": "4S", "name": "X"},
+        {"version": 0, "exchange": ["1H"], "seat": "shadow"},
+        {"version": 0, "exchange": ["1H"], "extra": 1},
+    ],
+)
+def test_malformed_bodies_get_400(app, client, make_game, body: Any) -> None:
+    game = make_game()
+    if isinstance(body, str):
+        response = client.post(
+            f"/api/play/{game['keeper']}", data=body, content_type="application/json"
+        )
+    else:
+        response = post(client, game["keeper"], body)
+    assert response.status_code == 400
+    error = response.get_json()["error"]
+    assert error["code"] == "malformed" and error["message"]
+    assert load_game(app, game["id"]).version == 0
+
+
+def test_bad_links_get_404(client, make_game) -> None:
+    game = make_game()
+    token = game["keeper"]
+    for bad in (token[:-2] + ("aa" if not token.endswith("aa") else "bb"), "nonsense", token + "x"):
+        assert client.get(f"/api/play/{bad}").status_code == 404
+        response = post(client, bad, {"version": 0, "exchange": ["1H"]})
+        assert response.status_code == 404
+        assert response.get_json() == {
+            "error": {"code": "not_found", "message": "There is nothing at this address."}
+        }
+
+
+def test_moves_after_the_game_ended_are_refused(app, client, make_game) -> None:
+    game = make_game(seed=5)
+    final = play_to_end(client, game, seed=8)
+    response = post(client, game["keeper"], {"version": final["version"], "play": "1H"})
+    assert response.status_code == 409
+    assert response.get_json()["error"]["code"] == "closed"
+
+
+def test_openapi_document_describes_the_api(client) -> None:
+    doc = client.get("/api/openapi.json").get_json()
+    assert doc["openapi"].startswith("3.")
+    operations = doc["paths"]["/api/play/{token}"]
+    assert set(operations) >= {"get", "post"}
+    assert set(operations["post"]["responses"]) == {"200", "400", "404", "409", "422"}
+    required = set(doc["components"]["schemas"]["View"]["required"])
+    assert VIEW_KEYS <= required
