@@ -175,8 +175,10 @@ def apply_move(player_id: int, version: object, action: object) -> Game:
     try:
         game, player = _lock(player_id)
         if game.status != "active":
-            raise GameClosed(f"This game is {describe_status(game.status)}: it takes no more moves.")
-        if version != game.version:
+            raise GameClosed(
+                f"This game is {describe_status(game.status)}: it takes no more moves."
+            )
+        if version != game.version and not _opponent_chose_since(game, player.seat, version):
             raise StaleVersion(
                 f"The game has moved on (version {game.version}, you sent {version}): "
                 "reload it and make your move again."
@@ -193,7 +195,9 @@ def apply_move(player_id: int, version: object, action: object) -> Game:
         db.session.commit()
     except StaleDataError:
         db.session.rollback()
-        raise StaleVersion("Another move was applied at the same moment: reload and try again.")
+        raise StaleVersion(
+            "Another move was applied at the same moment: reload and try again."
+        ) from None
     except BaseException:
         db.session.rollback()
         raise
@@ -206,11 +210,29 @@ def _lock(player_id: int) -> tuple[Game, Player]:
     if player is None:
         raise BadMove("no such player")
     game = db.session.scalars(
-        select(Game).where(Game.id == player.game_id).with_for_update().execution_options(
-            populate_existing=True
-        )
+        select(Game)
+        .where(Game.id == player.game_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
     ).one()
     return game, player
+
+
+def _opponent_chose_since(game: Game, seat: str, version: int) -> bool:
+    """Whether the only change since ``version`` is the opponent's half of this exchange or swap.
+
+    Both halves of a simultaneous choice are made against the same version and
+    may arrive in either order; the second one is not stale.
+    """
+    state = game.state
+    if game.version != version + 1 or state["phase"] not in ("exchange", "swap"):
+        return False
+    if seat not in to_act(state):
+        return False
+    last = db.session.scalars(
+        select(Event).where(Event.game_id == game.id).order_by(Event.id.desc()).limit(1)
+    ).first()
+    return last is not None and last.kind == "move" and last.seat not in (None, seat)
 
 
 def _own_action(action: object, seat: str) -> dict[str, Any]:

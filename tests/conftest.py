@@ -71,7 +71,9 @@ def postgres_server() -> str:
 
 
 @pytest.fixture(scope="session")
-def postgres_database(postgres_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_database(
+    postgres_server: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """A migrated PostgreSQL database of this test worker's own, dropped at the end."""
     name = f"splitmind_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(postgres_server, autocommit=True) as conn:
@@ -138,13 +140,17 @@ def app_config() -> dict[str, Any]:
 
 
 @pytest.fixture(params=["postgres", "sqlite"])
-def app(request: pytest.FixtureRequest, tmp_path: Path, app_config: dict[str, Any]) -> Iterator[Flask]:
+def app(
+    request: pytest.FixtureRequest, tmp_path: Path, app_config: dict[str, Any]
+) -> Iterator[Flask]:
     """The app, once on PostgreSQL and once on SQLite."""
     yield from _make_app(request.param, request, tmp_path, app_config)
 
 
 @pytest.fixture
-def pg_app(request: pytest.FixtureRequest, tmp_path: Path, app_config: dict[str, Any]) -> Iterator[Flask]:
+def pg_app(
+    request: pytest.FixtureRequest, tmp_path: Path, app_config: dict[str, Any]
+) -> Iterator[Flask]:
     """The app on PostgreSQL only (row locks, concurrency)."""
     yield from _make_app("postgres", request, tmp_path, app_config)
 

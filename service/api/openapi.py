@@ -137,7 +137,14 @@ def _schemas() -> dict[str, Any]:
                 "phase": {"type": "string", "enum": ["exchange", "play", "swap", "over"]},
                 "status": {
                     "type": "string",
-                    "enum": ["waiting", "active", "finished", "timed_out", "abandoned", "cancelled"],
+                    "enum": [
+                        "waiting",
+                        "active",
+                        "finished",
+                        "timed_out",
+                        "abandoned",
+                        "cancelled",
+                    ],
                 },
                 "version": {"type": "integer"},
                 "your_turn": {"type": "boolean"},
@@ -182,7 +189,9 @@ def _schemas() -> dict[str, Any]:
                     },
                 },
                 "winner": {"oneOf": [SEAT, {"type": "null"}]},
-                "deadline": {"oneOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]},
+                "deadline": {
+                    "oneOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]
+                },
                 "legal": {
                     "description": (
                         "In the play phase every legal move, as {play} or {play, name}; "

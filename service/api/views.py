@@ -28,7 +28,7 @@ def move(token: str):  # noqa: ANN201
         return error_response(404, "not_found", "There is nothing at this address.")
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
-        return error_response(400, "malformed", "Send a JSON object: {\"version\": V, ...move}.")
+        return error_response(400, "malformed", 'Send a JSON object: {"version": V, ...move}.')
     action = {key: value for key, value in body.items() if key != "version"}
     try:
         games.apply_move(player.id, body.get("version"), action)

@@ -26,7 +26,7 @@ class MoveForm(FlaskForm):
 
     version = IntegerField(validators=[InputRequired("The form lost its game version.")])
     kind = HiddenField(validators=[InputRequired("The form lost its move type.")])
-    cards = SelectMultipleField(choices=[(card, card) for card in DECK])
+    cards = SelectMultipleField(choices=list(DECK))
     play = StringField()
 
     def action(self) -> dict[str, Any] | None:

@@ -1,0 +1,111 @@
+"""Moves under contention, on PostgreSQL: row locks make every move apply exactly once."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from service.games import Seating, create_game
+from service.links import token_for
+from service.models import Event, Game, db
+
+from .helpers import pick_action
+
+pytestmark = pytest.mark.postgres
+
+
+def at_once(calls: list[Callable[[], Any]]) -> list[Any]:
+    """Run the calls in threads released together; return their results in order."""
+    barrier = threading.Barrier(len(calls))
+    results: list[Any] = [None] * len(calls)
+
+    def run(index: int) -> None:
+        barrier.wait()
+        results[index] = calls[index]()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return results
+
+
+def new_game(app: Flask, seed: int) -> dict[str, Any]:
+    with app.app_context():
+        game = create_game(
+            Seating("kim@example.com", "Kim"), Seating("sam@example.com", "Sam"), seed=seed
+        )
+        return {"id": game.id, **{p.seat: token_for(p) for p in game.players}}
+
+
+def post(app: Flask, token: str, body: dict[str, Any]) -> int:
+    with app.test_client() as client:
+        return client.post(f"/api/play/{token}", json=body).status_code
+
+
+def test_twenty_identical_posts_apply_one_move(pg_app: Flask) -> None:
+    game = new_game(pg_app, seed=1)
+    view = pg_app.test_client().get(f"/api/play/{game['keeper']}").get_json()
+    body = {"version": 0, **pick_action(view, random.Random(1))}
+    statuses = at_once([lambda: post(pg_app, game["keeper"], body) for _ in range(20)])
+    assert Counter(statuses) == {200: 1, 409: 19}
+    with pg_app.app_context():
+        stored = db.session.get(Game, game["id"])
+        assert stored.version == 1
+        assert len([e for e in stored.events if e.kind == "move"]) == 1
+        assert len(stored.state["hands"]["keeper"]) == 9
+
+
+def test_both_halves_of_an_exchange_at_the_same_instant_resolve_once(pg_app: Flask) -> None:
+    client = pg_app.test_client()
+    for round_number in range(50):
+        game = new_game(pg_app, seed=100 + round_number)
+        rng = random.Random(round_number)
+        bodies = {}
+        for seat in ("keeper", "shadow"):
+            view = client.get(f"/api/play/{game[seat]}").get_json()
+            bodies[seat] = {"version": 0, **pick_action(view, rng)}
+        calls = [
+            lambda token=game[seat], body=bodies[seat]: post(pg_app, token, body) for seat in bodies
+        ]
+        statuses = at_once(calls)
+        assert statuses == [200, 200]
+        with pg_app.app_context():
+            stored = db.session.get(Game, game["id"])
+            state = stored.state
+            assert stored.version == 2 and state["phase"] == "play"
+            assert len(state["transfers"]) == 1
+            assert [len(state["hands"][s]) for s in ("keeper", "shadow")] == [10, 10]
+            assert state["hands"]["keeper"].count(bodies["shadow"]["exchange"][0]) == 1
+            moves = db.session.query(Event).filter_by(game_id=game["id"], kind="move").count()
+            assert moves == 2
+
+
+def test_stale_version_under_contention_leaves_the_game_as_it_was(pg_app: Flask) -> None:
+    game = new_game(pg_app, seed=3)
+    client = pg_app.test_client()
+    rng = random.Random(3)
+    for seat in ("keeper", "shadow"):
+        view = client.get(f"/api/play/{game[seat]}").get_json()
+        assert (
+            client.post(
+                f"/api/play/{game[seat]}",
+                json={"version": view["version"], **pick_action(view, rng)},
+            ).status_code
+            == 200
+        )
+    keeper = client.get(f"/api/play/{game['keeper']}").get_json()
+    with pg_app.app_context():
+        before = db.session.get(Game, game["id"]).state
+    response = client.post(f"/api/play/{game['keeper']}", json={"version": 0, **keeper["legal"][0]})
+    assert response.status_code == 409
+    with pg_app.app_context():
+        stored = db.session.get(Game, game["id"])
+        assert stored.version == 2 and stored.state == before

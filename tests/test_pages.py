@@ -1,0 +1,161 @@
+"""The move page: whole games played by posting its forms, and precise refusals."""
+
+from __future__ import annotations
+
+import random
+
+from flask.testing import FlaskClient
+
+from service.rules import SEATS
+
+from .conftest import load_game
+from .helpers import MoveForm, error_text, form_data, pick_action
+
+
+def page(client: FlaskClient, token: str) -> str:
+    response = client.get(f"/play/{token}")
+    assert response.status_code == 200
+    return response.get_data(as_text=True)
+
+
+def api_view(client: FlaskClient, token: str) -> dict:
+    return client.get(f"/api/play/{token}").get_json()
+
+
+def test_a_whole_game_through_the_pages(app, client, make_game) -> None:
+    game = make_game(seed=21)
+    rng = random.Random(5)
+    for _ in range(200):
+        views = {seat: api_view(client, game[seat]) for seat in SEATS}
+        if views["keeper"]["phase"] == "over":
+            break
+        seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
+        form = MoveForm(page(client, game[seat]))
+        action = pick_action(views[seat], rng)
+        response = client.post(f"/play/{game[seat]}", data=form_data(form, action))
+        assert response.status_code == 303, error_text(response.get_data(as_text=True))
+        assert response.headers["Location"].endswith(f"/play/{game[seat]}")
+    else:
+        raise AssertionError("the game did not end")
+    final = page(client, game["keeper"])
+    winner = load_game(app, game["id"]).winner
+    assert f"Game over: the {winner.capitalize()} wins." in final
+    assert MoveForm(final).plays == [] and MoveForm(final).checkboxes == []
+
+
+def test_only_legal_cards_are_offered(client, make_game) -> None:
+    game = make_game(seed=9)
+    rng = random.Random(4)
+    for seat in SEATS:
+        view = api_view(client, game[seat])
+        client.post(
+            f"/api/play/{game[seat]}", json={"version": view["version"], **pick_action(view, rng)}
+        )
+    # Keeper leads, then the Shadow's page offers only the cards the rules allow.
+    keeper = api_view(client, game["keeper"])
+    lead = next(move for move in keeper["legal"] if "name" not in move)
+    client.post(f"/api/play/{game['keeper']}", json={"version": keeper["version"], **lead})
+    shadow = api_view(client, game["shadow"])
+    form = MoveForm(page(client, game["shadow"]))
+    assert sorted(form.plays) == sorted(move["play"] for move in shadow["legal"])
+    assert len(form.plays) + len(form.disabled) == len(shadow["hand"])
+
+
+def test_elixir_leads_offer_a_named_suit(client, make_game) -> None:
+    # Seed 3 deals the Keeper an elixir after the exchange below (checked, not assumed).
+    for seed in range(40):
+        game = make_game(seed=seed)
+        keeper = api_view(client, game["keeper"])
+        elixirs = [card for card in keeper["hand"] if card.endswith("S")]
+        if len(elixirs) != 1:
+            continue
+        give = next(card for card in keeper["hand"] if not card.endswith("S"))
+        client.post(f"/api/play/{game['keeper']}", json={"version": 0, "exchange": [give]})
+        shadow = api_view(client, game["shadow"])
+        rng = random.Random(seed)
+        client.post(f"/api/play/{game['shadow']}", json={"version": 1, **pick_action(shadow, rng)})
+        form = MoveForm(page(client, game["keeper"]))
+        assert {f"{elixirs[0]}:{suit}" for suit in "HDC"} <= set(form.plays)
+        response = client.post(
+            f"/play/{game['keeper']}", data={**form.hidden, "play": f"{elixirs[0]}:D"}
+        )
+        assert response.status_code == 303
+        table = api_view(client, game["shadow"])["table"]
+        assert table == [{"seat": "keeper", "card": elixirs[0], "name": "D"}]
+        return
+    raise AssertionError("no seed in range dealt the Keeper exactly one elixir")
+
+
+def test_illegal_submission_re_renders_with_the_rule(app, client, make_game) -> None:
+    game = make_game()
+    form = MoveForm(page(client, game["keeper"]))
+    response = client.post(
+        f"/play/{game['keeper']}", data={**form.hidden, "cards": form.checkboxes[:2]}
+    )
+    assert response.status_code == 422
+    assert error_text(response.get_data(as_text=True)) == (
+        "Give exactly 1 different card in the round 1 exchange."
+    )
+    assert load_game(app, game["id"]).version == 0
+
+
+def test_stale_submission_re_renders_and_changes_nothing(app, client, make_game) -> None:
+    game = make_game()
+    old = MoveForm(page(client, game["keeper"]))
+    shadow = api_view(client, game["shadow"])
+    client.post(
+        f"/api/play/{game['shadow']}", json={"version": 0, **pick_action(shadow, random.Random(1))}
+    )
+    before = load_game(app, game["id"])
+    response = client.post(
+        f"/play/{game['keeper']}", data={**old.hidden, "cards": old.checkboxes[:1]}
+    )
+    assert response.status_code == 409
+    assert "The game has moved on" in error_text(response.get_data(as_text=True))
+    after = load_game(app, game["id"])
+    assert (after.version, after.state) == (before.version, before.state)
+    # The re-rendered page carries the new version, so the player can simply try again.
+    assert MoveForm(response.get_data(as_text=True)).hidden["version"] == str(after.version)
+
+
+def test_malformed_form_gets_400(app, client, make_game) -> None:
+    game = make_game()
+    for data in ({}, {"version": "x", "kind": "exchange"}, {"version": "0", "kind": "dance"},
+                 {"version": "0", "kind": "play", "play": "9Z"},
+                 {"version": "0", "kind": "exchange", "cards": ["9Z"]}):  # fmt: skip
+        response = client.post(f"/play/{game['keeper']}", data=data)
+        assert response.status_code == 400, data
+        assert error_text(response.get_data(as_text=True))
+    assert load_game(app, game["id"]).version == 0
+
+
+def test_bad_links_get_a_plain_404(client, make_game) -> None:
+    game = make_game()
+    for bad in ("x", game["keeper"][:-3] + "abc", game["keeper"] + "."):
+        response = client.get(f"/play/{bad}")
+        assert response.status_code == 404
+        body = response.get_data(as_text=True)
+        assert "There is nothing at this address." in body
+        assert "Kim" not in body and "Game" not in body
+        assert client.post(f"/play/{bad}", data={"version": "0"}).status_code == 404
+
+
+def test_waiting_player_sees_what_the_opponent_owes(client, make_game) -> None:
+    game = make_game()
+    keeper = api_view(client, game["keeper"])
+    client.post(
+        f"/api/play/{game['keeper']}", json={"version": 0, **pick_action(keeper, random.Random(3))}
+    )
+    html = page(client, game["keeper"])
+    assert "Waiting for Sam to" in html and "choose the cards to give you" in html
+    assert "You are giving" in html
+
+
+def test_page_is_phone_ready_and_uncached(client, make_game) -> None:
+    game = make_game()
+    response = client.get(f"/play/{game['keeper']}")
+    html = response.get_data(as_text=True)
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
+    assert "<script" not in html  # works without JavaScript
+    assert response.headers["Cache-Control"] == "no-store"
+    assert "default-src 'self'" in response.headers["Content-Security-Policy"]

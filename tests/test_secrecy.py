@@ -1,0 +1,130 @@
+"""Canary: with every hidden card known, nothing a player can fetch names one of them."""
+
+from __future__ import annotations
+
+import random
+
+from flask.testing import FlaskClient
+
+from service.rules import SEATS, other
+
+from .conftest import load_game
+from .helpers import MoveForm, pick_action
+from .secrecy import hidden_cards, leaks
+
+
+def responses(client: FlaskClient, token: str, view: dict) -> list[str]:
+    """Everything the player can obtain now: pages, JSON, and the errors of bad requests.
+
+    Every probe is refused (stale, illegal or malformed), so none changes the game.
+    """
+    own = view["hand"][0] if view["hand"] else "1H"
+    bodies = [
+        client.get(f"/play/{token}"),
+        client.get(f"/api/play/{token}"),
+        client.post(f"/api/play/{token}", json={"version": view["version"] - 1, "play": own}),
+        client.post(f"/api/play/{token}", json={"version": view["version"], "swap": [own] * 5}),
+        client.post(f"/api/play/{token}", json={"version": view["version"], "exchange": [own] * 4}),
+        client.post(f"/api/play/{token}", data="{", content_type="application/json"),
+        client.post(
+            f"/play/{token}", data={"version": view["version"] - 1, "kind": "play", "play": own}
+        ),
+        client.post(
+            f"/play/{token}", data={"version": view["version"], "kind": "swap", "cards": [own]}
+        ),
+        client.post(f"/play/{token}", data={"version": "x"}),
+        client.get(f"/play/{token}x"),
+        client.get(f"/api/play/{token}x"),
+    ]
+    return [response.get_data(as_text=True) for response in bodies]
+
+
+def test_no_response_names_a_hidden_card(app, client, make_game) -> None:
+    game = make_game(seed=2024)
+    rng = random.Random(99)
+    tokens = (game["keeper"], game["shadow"])
+    checked = 0
+    while True:
+        state = load_game(app, game["id"]).state
+        views = {seat: client.get(f"/api/play/{game[seat]}").get_json() for seat in SEATS}
+        if state["phase"] == "over":
+            break
+        for seat in SEATS:
+            secret = hidden_cards(state, seat)
+            for probe, body in enumerate(responses(client, game[seat], views[seat])):
+                found = leaks(body, secret, tokens)
+                assert not found, f"{seat} sees {found} in probe {probe}:\n{body}"
+                checked += 1
+        assert load_game(app, game["id"]).state == state  # the probes changed nothing
+        seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
+        body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
+        assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
+    assert checked > 500
+
+
+def test_the_canary_catches_a_leak(app, client, make_game) -> None:
+    """The checker itself: the opponent's hand, written any way, is found."""
+    game = make_game(seed=1)
+    state = load_game(app, game["id"]).state
+    secret = hidden_cards(state, "keeper")
+    card = sorted(state["hands"][other("keeper")])[0]
+    from service.rules import card_label
+
+    assert leaks(f"<span>{card_label(card)}</span>", secret)
+    assert leaks(f'{{"hand": ["{card}"]}}', secret)
+    page = client.get(f"/play/{game['keeper']}").get_data(as_text=True)
+    assert MoveForm(page).checkboxes  # the page under test does show the player's own cards
+    assert not leaks(page, secret, (game["keeper"],))
+
+
+def _with_state(app, game_id: int, state: dict) -> None:
+    from service.models import Game, db
+
+    with app.app_context():
+        game = db.session.get(Game, game_id)
+        game.state = state
+        db.session.commit()
+
+
+def test_responses_do_not_depend_on_hidden_cards(app, client, make_game) -> None:
+    """Swap a card of the opponent's hand with one set aside: the player sees no difference."""
+    from service.rules import sort_cards
+
+    game = make_game(seed=31)
+    rng = random.Random(31)
+    compared = 0
+    for step in range(300):
+        state = load_game(app, game["id"]).state
+        if state["phase"] == "over":
+            break
+        views = {seat: client.get(f"/api/play/{game[seat]}").get_json() for seat in SEATS}
+        if step % 4 == 0:
+            for seat in SEATS:
+                opponent = other(seat)
+                given = {card for t in state["transfers"] for card in t[seat]}
+                movable = sorted(set(state["hands"][opponent]) - given)
+                if not movable:
+                    continue
+                held, aside = rng.choice(movable), rng.choice(state["aside"])
+                twin = {
+                    **state,
+                    "hands": {
+                        seat: state["hands"][seat],
+                        opponent: sort_cards(
+                            [aside if c == held else c for c in state["hands"][opponent]]
+                        ),
+                    },
+                    "aside": [held if c == aside else c for c in state["aside"]],
+                }
+                original = responses(client, game[seat], views[seat])
+                _with_state(app, game["id"], twin)
+                swapped = responses(client, game[seat], views[seat])
+                _with_state(app, game["id"], state)
+                assert swapped == original, (
+                    f"{seat}'s responses reveal where {held} and {aside} are"
+                )
+                compared += 1
+        seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
+        body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
+        assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
+    assert compared > 20
