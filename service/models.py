@@ -6,7 +6,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, MetaData, String, Text, TypeDecorator
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    ForeignKey,
+    Index,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -162,3 +172,82 @@ class Event(db.Model):
     game: Mapped[Game] = relationship(back_populates="events")
 
     __table_args__ = (Index(None, "game_id", "id"),)
+
+
+MAIL_STATUSES = ("queued", "sent", "failed", "skipped")
+
+
+class OutboxMessage(db.Model):
+    """An email, rendered and queued in the same transaction as the change that causes it.
+
+    The mail worker delivers it; ``message_id`` stays the same across retries so
+    a message sent twice after a crash is recognisably one message.
+    """
+
+    __tablename__ = "outbox"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(24))
+    status: Mapped[str] = mapped_column(String(12), default="queued")
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"))
+    player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id", ondelete="SET NULL"))
+    recipient: Mapped[str] = mapped_column(String(254))
+    subject: Mapped[str] = mapped_column(String(255))
+    text_body: Mapped[str] = mapped_column(Text)
+    html_body: Mapped[str] = mapped_column(Text)
+    headers: Mapped[dict[str, Any]] = mapped_column(JSONDocument, default=dict)
+    message_id: Mapped[str] = mapped_column(String(255), unique=True)
+    attempts: Mapped[int] = mapped_column(default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    __table_args__ = (
+        Index(None, "status", "next_attempt_at"),
+        Index(None, "game_id"),
+        Index(None, "recipient"),
+        # At most one unsent turn email per player: a newer turn replaces it.
+        Index(
+            "uq_outbox_queued_turn",
+            "player_id",
+            unique=True,
+            sqlite_where=text("kind = 'turn' AND status = 'queued'"),
+            postgresql_where=text("kind = 'turn' AND status = 'queued'"),
+        ),
+    )
+
+
+class Address(db.Model):
+    """What an email address has told us: confirmed, declined an invitation, unsubscribed."""
+
+    __tablename__ = "addresses"
+
+    email: Mapped[str] = mapped_column(String(254), primary_key=True)
+    confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    declined_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    unsubscribed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class Invitation(db.Model):
+    """A game asked for on the public page, waiting for its creator and then its opponent."""
+
+    __tablename__ = "invitations"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    status: Mapped[str] = mapped_column(String(16), default="unconfirmed")
+    creator_email: Mapped[str] = mapped_column(String(254))
+    creator_name: Mapped[str] = mapped_column(String(80))
+    opponent_email: Mapped[str] = mapped_column(String(254))
+    opponent_name: Mapped[str] = mapped_column(String(80))
+    creator_role: Mapped[str] = mapped_column(String(8))
+    match: Mapped[bool] = mapped_column(default=False)
+    days_per_move: Mapped[int | None]
+    look: Mapped[str] = mapped_column(String(16), default="standard")
+    language: Mapped[str | None] = mapped_column(String(8))
+    key: Mapped[str] = mapped_column(String(64))
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    __table_args__ = (Index(None, "creator_email"), Index(None, "opponent_email"))
