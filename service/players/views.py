@@ -7,6 +7,7 @@ from flask import abort, redirect, render_template, url_for
 from .. import games
 from ..links import player_for
 from ..models import Player
+from ..playerview import player_view
 from . import bp
 from .forms import MoveForm
 
@@ -47,7 +48,7 @@ def _refused(player: Player, token: str, message: str, status: int):  # noqa: AN
 
 
 def _page(player: Player, token: str) -> dict:
-    return {"view": games.player_view(player), "token": token, "player": player}
+    return {"view": player_view(player), "token": token, "player": player}
 
 
 @bp.get("/")
