@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask
 
 from .config import load_config
-from .extensions import csrf, db, migrate
+from .extensions import csrf, db, limiter, migrate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,13 +27,20 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     db.init_app(app)
     migrate.init_app(app, db, directory=str(ROOT / "migrations"))
     csrf.init_app(app)
+    limiter.init_app(app)
 
     from . import cli, errors, security, templating
     from .api import bp as api_bp
+    from .invites import bp as invites_bp
+    from .mail import worker
+    from .mailbox import bp as mailbox_bp
     from .players import bp as players_bp
 
     app.register_blueprint(players_bp)
     app.register_blueprint(api_bp)
+    app.register_blueprint(invites_bp)
+    if app.config["LOCAL_MAILBOX"]:
+        app.register_blueprint(mailbox_bp)
     # Player links carry their credential in the URL, not a cookie: no CSRF to guard against.
     csrf.exempt(api_bp)
     csrf.exempt(players_bp)
@@ -41,4 +48,5 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     security.init_app(app)
     templating.init_app(app)
     cli.init_app(app)
+    worker.init_app(app)
     return app

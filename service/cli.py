@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import click
-from flask import Flask
+from flask import Flask, current_app
 from flask.cli import AppGroup
 
-from . import games
+from . import deadlines, games
 from .links import player_url
+from .mail import worker
 from .models import Game, db
+from .playerview import describe_status
 
 games_cli = AppGroup("games", help="Create and inspect games.")
 
@@ -71,7 +74,7 @@ def show(game_id: int) -> None:
     """Print a summary of the game."""
     game = _game(game_id)
     state = game.state
-    click.echo(f"Game {game.id}: {games.describe_status(game.status)} (version {game.version})")
+    click.echo(f"Game {game.id}: {describe_status(game.status)} (version {game.version})")
     for player in game.players:
         link = "link revoked" if player.link_key is None else "link live"
         click.echo(f"  {player.seat:<7} {player.name} <{player.email}> ({link})")
@@ -92,6 +95,50 @@ def show(game_id: int) -> None:
         )
 
 
+mail_cli = AppGroup("mail", help="Deliver queued email.")
+
+
+@mail_cli.command("worker")
+@click.option("--once", is_flag=True, help="Drain the queue and exit.")
+@click.option("--poll", type=float, default=2.0, show_default=True, help="Seconds between polls.")
+def mail_worker(once: bool, poll: float) -> None:
+    """Deliver queued email until stopped; also runs the deadline sweep every minute."""
+    worker.run(once=once, poll=poll, sweep=None if once else deadlines.sweep)
+
+
+@click.command("tick")
+def tick() -> None:
+    """Run the deadline sweep once (for cron): reminders and timeouts."""
+    result = deadlines.sweep()
+    click.echo(f"reminded {len(result.reminded)} game(s), timed out {len(result.expired)} game(s)")
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True, type=int)
+def serve(host: str, port: int) -> None:
+    """Development server with the mail worker in a background thread."""
+    app = current_app._get_current_object()
+    stop = threading.Event()
+
+    def work() -> None:
+        with app.app_context():
+            worker.run(poll=1.0, sweep=deadlines.sweep, should_stop=stop.is_set)
+
+    thread = threading.Thread(target=work, name="mail-worker", daemon=True)
+    thread.start()
+    if app.config["LOCAL_MAILBOX"]:
+        click.echo(f"Emails go to the local mailbox: {app.config['BASE_URL']}/mailbox")
+    try:
+        app.run(host=host, port=port, use_reloader=False, threaded=True)
+    finally:
+        stop.set()
+        thread.join(5)
+
+
 def init_app(app: Flask) -> None:
     """Register the command groups."""
     app.cli.add_command(games_cli)
+    app.cli.add_command(mail_cli)
+    app.cli.add_command(tick)
+    app.cli.add_command(serve)

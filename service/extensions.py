@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
 from flask_migrate import Migrate
 from flask_wtf.csrf import CSRFProtect
 from sqlalchemy import JSON
@@ -25,5 +27,7 @@ def render_type(kind: str, obj: Any, context: Any) -> str | bool:
 
 migrate = Migrate(render_as_batch=True, compare_type=True, render_item=render_type)
 csrf = CSRFProtect()
+# Storage comes from RATELIMIT_STORAGE_URI, so several web processes can share counts.
+limiter = Limiter(key_func=get_remote_address)
 
-__all__ = ["csrf", "db", "migrate"]
+__all__ = ["csrf", "db", "limiter", "migrate"]

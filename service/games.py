@@ -16,8 +16,11 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.orm.exc import StaleDataError
 
+from . import notify
 from .links import new_link_key
 from .models import Event, Game, Match, Player, db, utcnow
+from .playerview import describe_status
+from .playerview import player_view as player_view  # the view pages and emails render
 from .rules import (
     ActionError,
     RuleError,
@@ -25,8 +28,7 @@ from .rules import (
     apply,
     export,
     new_game,
-    return_match,
-    seat_view,
+    other,
     to_act,
 )
 from .rules.labels import LOOKS
@@ -114,9 +116,14 @@ def create_game(
     days_per_move: int | None = None,
     match: Match | None = None,
     match_game: int | None = None,
+    waiting: bool = False,
     commit: bool = True,
 ) -> Game:
-    """Deal a new game, seat both players with fresh links, and queue the invitations."""
+    """Deal a new game, seat both players with fresh links, and queue the invitations.
+
+    A ``waiting`` game is dealt but not started: no emails, no deadline, until
+    :func:`start_waiting_game` (the public page waits for the opponent to accept).
+    """
     if look not in LOOKS:
         raise InvalidGame(f"unknown look {look!r}; choose {' or '.join(LOOKS)}")
     seats = {"keeper": keeper, "shadow": shadow}
@@ -129,7 +136,7 @@ def create_game(
         raise InvalidGame("days per move cannot be negative")
     state = new_game(seed=secrets.randbits(63) if seed is None else seed)
     game = Game(
-        status="active",
+        status="waiting" if waiting else "active",
         state=state,
         version=0,
         look=look,
@@ -147,13 +154,41 @@ def create_game(
                 language=seating.language,
             )
         )
-    _refresh(game, previous=[], mover=None)
-    game.events.append(Event(kind="created", version=0, note=f"seed {state['seed']}"))
+    game.events.add(Event(kind="created", version=0, note=f"seed {state['seed']}"))
     db.session.add(game)
+    if not waiting:
+        _start(game)
     db.session.flush()
     if commit:
         db.session.commit()
     return game
+
+
+def _start(game: Game) -> None:
+    game.status = "active"
+    _refresh(game, previous=[], mover=None)
+    db.session.flush()
+    notify.game_started(game)
+
+
+def start_waiting_game(game_id: int, *, commit: bool = True) -> Game:
+    """Start a game that waited for its players: deadlines run and invitations go out."""
+    game = lock_game(game_id)
+    if game.status != "waiting":
+        raise GameClosed(f"This game is {describe_status(game.status)}.")
+    _start(game)
+    game.events.add(Event(kind="started", version=game.version))
+    if commit:
+        db.session.commit()
+    return game
+
+
+def drop_waiting_game(game_id: int, reason: str) -> None:
+    """Cancel a game that never started (in the caller's transaction)."""
+    game = lock_game(game_id)
+    if game.status == "waiting":
+        _close(game, "cancelled", None)
+        game.events.add(Event(kind="cancelled", version=game.version, note=reason))
 
 
 def create_match(keeper: Seating, shadow: Seating, **options: Any) -> Game:
@@ -209,13 +244,20 @@ def _lock(player_id: int) -> tuple[Game, Player]:
     player = db.session.get(Player, player_id)
     if player is None:
         raise BadMove("no such player")
+    return lock_game(player.game_id), player
+
+
+def lock_game(game_id: int) -> Game:
+    """The game, re-read and locked for update until the transaction ends."""
     game = db.session.scalars(
         select(Game)
-        .where(Game.id == player.game_id)
+        .where(Game.id == game_id)
         .with_for_update()
         .execution_options(populate_existing=True)
-    ).one()
-    return game, player
+    ).one_or_none()
+    if game is None:
+        raise InvalidGame(f"no game {game_id}")
+    return game
 
 
 def _opponent_chose_since(game: Game, seat: str, version: int) -> bool:
@@ -245,11 +287,12 @@ def _own_action(action: object, seat: str) -> dict[str, Any]:
 
 def _record(game: Game, seat: str | None, action: dict[str, Any] | None, state: State) -> None:
     """Store a new engine state, its event row and the emails it causes."""
-    previous = to_act(game.state)
+    before = game.state
     game.state = state
     game.version += 1
-    game.events.append(Event(kind="move", seat=seat, action=action, version=game.version))
-    _refresh(game, previous=previous, mover=seat)
+    game.events.add(Event(kind="move", seat=seat, action=action, version=game.version))
+    _refresh(game, previous=to_act(before), mover=seat)
+    notify.moved(game, before, seat)
     if game.status == "finished" and game.match_id is not None and game.match_game == 1:
         _start_second_game(game)
 
@@ -288,70 +331,143 @@ def _start_second_game(first: Game) -> Game:
     )
 
 
-STATUS_WORDS = {
-    "waiting": "waiting for its players",
-    "active": "in play",
-    "finished": "over",
-    "timed_out": "over: a player ran out of time",
-    "abandoned": "abandoned: neither player moved in time",
-    "cancelled": "cancelled",
-}
-
-
-def describe_status(status: str) -> str:
-    """A game status in words."""
-    return STATUS_WORDS.get(status, status)
-
-
-def match_summary(game: Game) -> dict[str, Any] | None:
-    """The return match's score, by player email, for a game that belongs to one."""
-    if game.match is None:
-        return None
-    games = {g.match_game: g for g in game.match.games}
-    first = games.get(1)
-    if first is None:
-        return None
-    second = games.get(2)
-    result = return_match(first.state, second.state if second else None)
-    # "first" is the Keeper of game 1, who is the Shadow of game 2.
-    names = {"first": first.player("keeper"), "second": first.player("shadow")}
-    winner = result["winner"]
-    return {
-        "game": game.match_game,
-        "scores": {names[p].email: result["scores"][p] for p in names},
-        "players": {names[p].email: names[p].name for p in names},
-        "over": result["over"],
-        "winner": names[winner].email if winner else None,
-        "draw": result["over"] and winner is None,
-    }
-
-
-def player_view(player: Player) -> dict[str, Any]:
-    """The seat view of the engine, plus what the service knows: version, names, deadline."""
-    game = player.game
-    view = seat_view(game.state, player.seat)
-    open_game = game.status == "active"
-    if not open_game:
-        view.update(your_turn=False, to_act=[], legal=[])
-    opponent = game.player("shadow" if player.seat == "keeper" else "keeper")
-    view.update(
-        game=game.id,
-        version=game.version,
-        status=game.status,
-        winner=game.winner,
+def rematch(game_id: int, requested_by: str) -> Game:
+    """A new game between the same players, roles swapped; asking twice gives the same game."""
+    game = lock_game(game_id)
+    if game.status in ("waiting", "active"):
+        raise GameClosed("This game is still in play.")
+    earlier = db.session.scalars(
+        select(Event).where(Event.game_id == game.id, Event.kind == "rematch")
+    ).first()
+    if earlier is not None and earlier.note:
+        db.session.rollback()
+        return db.session.get(Game, int(earlier.note))
+    keeper, shadow = game.player("keeper"), game.player("shadow")
+    new = create_game(
+        Seating(shadow.email, shadow.name, shadow.language),
+        Seating(keeper.email, keeper.name, keeper.language),
         look=game.look,
-        you=player.name,
-        opponent=opponent.name,
-        names={p.seat: p.name for p in game.players},
-        deadline=_iso(game.deadline) if open_game else None,
-        since=game.state["history"][player.history_mark :],
-        match=match_summary(game),
+        days_per_move=game.days_per_move or 0,
+        commit=False,
     )
-    return view
+    game.events.add(
+        Event(kind="rematch", version=game.version, seat=requested_by, note=str(new.id))
+    )
+    db.session.commit()
+    return new
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat(timespec="seconds") if moment else None
+def _admin_event(game: Game, actor: str, note: str, kind: str = "admin") -> None:
+    game.events.add(Event(kind=kind, version=game.version, actor=actor, note=note))
+
+
+def _close(game: Game, status: str, winner: str | None) -> None:
+    now = utcnow()
+    game.status = status
+    game.winner = winner
+    game.to_act = ""
+    game.deadline = None
+    game.finished_at = now
+    game.updated_at = now
+
+
+def _open_game(game_id: int) -> Game:
+    game = lock_game(game_id)
+    if game.status != "active":
+        raise GameClosed(f"This game is {describe_status(game.status)}.")
+    return game
+
+
+def cancel_game(game_id: int, actor: str) -> Game:
+    """Cancel a game in play; both players are told."""
+    game = _open_game(game_id)
+    _close(game, "cancelled", None)
+    _admin_event(game, actor, "cancelled the game")
+    notify.ended(game)
+    db.session.commit()
+    return game
+
+
+def declare_forfeit(game_id: int, seat: str, actor: str) -> Game:
+    """Record that ``seat`` forfeits: the other seat wins; both players are told."""
+    if seat not in ("keeper", "shadow"):
+        raise InvalidGame(f"a seat is keeper or shadow, not {seat!r}")
+    game = _open_game(game_id)
+    _close(game, "finished", other(seat))
+    _admin_event(game, actor, f"declared a forfeit by the {seat}", kind="forfeit")
+    notify.ended(game)
+    db.session.commit()
+    return game
+
+
+def extend_deadline(game_id: int, days: int, actor: str) -> Game:
+    """Give the player(s) who owe a move ``days`` more days (from now if already late)."""
+    if not 1 <= days <= 60:
+        raise InvalidGame("extend a deadline by 1 to 60 days")
+    game = _open_game(game_id)
+    start = max(game.deadline or utcnow(), utcnow())
+    game.deadline = start + timedelta(days=days)
+    game.reminded = False
+    _admin_event(game, actor, f"extended the deadline by {days} day{'s' if days > 1 else ''}")
+    db.session.commit()
+    return game
+
+
+def rotate_link(player_id: int, actor: str) -> Player:
+    """Give the player a new link; the old one stops working at once."""
+    player = db.session.get(Player, player_id)
+    if player is None:
+        raise InvalidGame(f"no player {player_id}")
+    lock_game(player.game_id)
+    player.link_key = new_link_key()
+    _admin_event(player.game, actor, f"rotated the {player.seat}'s link")
+    db.session.commit()
+    return player
+
+
+def resend_link(player_id: int, actor: str) -> Player:
+    """Email the player their link again."""
+    player = db.session.get(Player, player_id)
+    if player is None:
+        raise InvalidGame(f"no player {player_id}")
+    lock_game(player.game_id)
+    notify.link(player)
+    _admin_event(player.game, actor, f"resent the {player.seat}'s link")
+    db.session.commit()
+    return player
+
+
+def expire(game_id: int, now: datetime) -> Game | None:
+    """Apply a passed deadline: the late player loses; if both were late, the game is abandoned.
+
+    Returns ``None`` when the game is not (or no longer) past its deadline.
+    """
+    game = lock_game(game_id)
+    if game.status != "active" or game.deadline is None or game.deadline > now:
+        db.session.rollback()
+        return None
+    late = to_act(game.state)
+    if len(late) == 2:
+        _close(game, "abandoned", None)
+        _admin_event(game, "deadline", "neither player chose in time", kind="timeout")
+    else:
+        _close(game, "timed_out", other(late[0]))
+        _admin_event(game, "deadline", f"the {late[0]} ran out of time", kind="timeout")
+    notify.ended(game)
+    db.session.commit()
+    return game
+
+
+def remind(game_id: int, now: datetime) -> Game | None:
+    """Remind whoever owes a move that their deadline is near (once per deadline)."""
+    game = lock_game(game_id)
+    if game.status != "active" or game.reminded or game.deadline is None or game.deadline <= now:
+        db.session.rollback()
+        return None
+    game.reminded = True
+    notify.reminder(game)
+    db.session.commit()
+    return game
 
 
 def export_game(game: Game) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, WriteOnlyMapped, mapped_column, relationship
 
 
 def utcnow() -> datetime:
@@ -107,7 +107,8 @@ class Game(db.Model):
     players: Mapped[list[Player]] = relationship(
         back_populates="game", order_by="Player.seat", cascade="all, delete-orphan"
     )
-    events: Mapped[list[Event]] = relationship(
+    # Written to, never loaded whole: a game's log is read with an explicit query.
+    events: WriteOnlyMapped[Event] = relationship(
         back_populates="game", order_by="Event.id", cascade="all, delete-orphan"
     )
 

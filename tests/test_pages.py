@@ -101,21 +101,48 @@ def test_illegal_submission_re_renders_with_the_rule(app, client, make_game) -> 
 
 def test_stale_submission_re_renders_and_changes_nothing(app, client, make_game) -> None:
     game = make_game()
+    rng = random.Random(1)
+    for seat in SEATS:
+        view = api_view(client, game[seat])
+        client.post(
+            f"/api/play/{game[seat]}", json={"version": view["version"], **pick_action(view, rng)}
+        )
     old = MoveForm(page(client, game["keeper"]))
-    shadow = api_view(client, game["shadow"])
-    client.post(
-        f"/api/play/{game['shadow']}", json={"version": 0, **pick_action(shadow, random.Random(1))}
+    lead = old.plays[0]
+    assert (
+        client.post(f"/play/{game['keeper']}", data={**old.hidden, "play": lead}).status_code == 303
     )
     before = load_game(app, game["id"])
-    response = client.post(
-        f"/play/{game['keeper']}", data={**old.hidden, "cards": old.checkboxes[:1]}
-    )
+    # The same form again, e.g. a second tap or the back button: stale, nothing applied.
+    response = client.post(f"/play/{game['keeper']}", data={**old.hidden, "play": old.plays[-1]})
     assert response.status_code == 409
     assert "The game has moved on" in error_text(response.get_data(as_text=True))
     after = load_game(app, game["id"])
     assert (after.version, after.state) == (before.version, before.state)
     # The re-rendered page carries the new version, so the player can simply try again.
     assert MoveForm(response.get_data(as_text=True)).hidden["version"] == str(after.version)
+
+
+def test_second_half_of_an_exchange_is_not_stale(app, client, make_game) -> None:
+    """Both players load the exchange at the same version; either may choose first."""
+    game = make_game()
+    keeper_form = MoveForm(page(client, game["keeper"]))
+    shadow = api_view(client, game["shadow"])
+    response = client.post(
+        f"/api/play/{game['shadow']}", json={"version": 0, **pick_action(shadow, random.Random(1))}
+    )
+    assert response.status_code == 200
+    response = client.post(
+        f"/play/{game['keeper']}", data={**keeper_form.hidden, "cards": keeper_form.checkboxes[:1]}
+    )
+    if response.status_code == 422:  # the deal forces an elixir: give one
+        elixir = next(card for card in keeper_form.checkboxes if card.endswith("S"))
+        response = client.post(
+            f"/play/{game['keeper']}", data={**keeper_form.hidden, "cards": [elixir]}
+        )
+    assert response.status_code == 303
+    state = load_game(app, game["id"]).state
+    assert state["phase"] == "play" and len(state["transfers"]) == 1
 
 
 def test_malformed_form_gets_400(app, client, make_game) -> None:

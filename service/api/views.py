@@ -7,6 +7,7 @@ from flask import jsonify, request
 from .. import games
 from ..errors import error_response
 from ..links import player_for
+from ..playerview import player_view
 from . import bp
 from .openapi import document
 
@@ -17,7 +18,7 @@ def view(token: str):  # noqa: ANN201
     player = player_for(token)
     if player is None:
         return error_response(404, "not_found", "There is nothing at this address.")
-    return jsonify(games.player_view(player))
+    return jsonify(player_view(player))
 
 
 @bp.post("/play/<token>")
@@ -34,7 +35,7 @@ def move(token: str):  # noqa: ANN201
         games.apply_move(player.id, body.get("version"), action)
     except games.MoveError as exc:
         return error_response(exc.status, exc.code, exc.message)
-    return jsonify(games.player_view(player))
+    return jsonify(player_view(player))
 
 
 @bp.get("/openapi.json")

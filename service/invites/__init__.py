@@ -1,0 +1,8 @@
+"""Pages reached from emails and the front page: start a game, confirm, accept or decline,
+stop notifications, ask for a rematch. Every change is a POST behind a confirm button."""
+
+from flask import Blueprint
+
+bp = Blueprint("invites", __name__)
+
+from . import views  # noqa: E402,F401

@@ -1,0 +1,116 @@
+"""Start a game, answer an invitation, stop notifications, ask for a rematch.
+
+GET shows a page with a button; only the POST behind it changes anything
+(mail scanners open every link they see).
+"""
+
+from __future__ import annotations
+
+from flask import abort, redirect, render_template, request
+
+from .. import games, invitations
+from ..extensions import csrf, limiter
+from ..links import player_for, token_for
+from ..mail import compose
+from ..models import Address, Player, db, utcnow
+from . import bp
+from .forms import NewGameForm
+
+
+def _creator_address() -> str:
+    return (request.form.get("email") or "").strip().lower()
+
+
+def _opponent_address() -> str:
+    return (request.form.get("opponent_email") or "").strip().lower()
+
+
+@bp.route("/new", methods=["GET", "POST"])
+@limiter.limit("10 per hour", methods=["POST"])
+@limiter.limit("5 per day", key_func=_creator_address, methods=["POST"])
+@limiter.limit("3 per day", key_func=_opponent_address, methods=["POST"])
+def new_game():  # noqa: ANN201
+    """The public new-game form; a valid request emails the creator a confirm link."""
+    form = NewGameForm()
+    error = None
+    if form.validate_on_submit():
+        try:
+            invitations.request_game(
+                invitations.Request(
+                    name=form.name.data,
+                    email=form.email.data,
+                    opponent_name=form.opponent_name.data,
+                    opponent_email=form.opponent_email.data,
+                    role=form.role.data,
+                    match=form.format.data == "match",
+                    days_per_move=form.days.data,
+                    look=form.look.data,
+                )
+            )
+        except (invitations.InvitationError, games.InvalidGame) as exc:
+            error = str(exc)
+        else:
+            return render_template("invites/sent.html", email=form.email.data)
+    status = 400 if request.method == "POST" else 200
+    return render_template("invites/new.html", form=form, error=error), status
+
+
+@bp.route("/invitations/<token>", methods=["GET", "POST"])
+@csrf.exempt
+def invitation(token: str):  # noqa: ANN201
+    """Confirm your address (creator) or accept/decline (opponent)."""
+    found = invitations.from_token(token)
+    if found is None:
+        abort(404)
+    invite, stage = found
+    if request.method == "POST":
+        if stage == "confirm":
+            invitations.confirm(invite)
+        else:
+            answer = request.form.get("answer")
+            if answer not in ("accept", "decline"):
+                abort(400, "Answer accept or decline.")
+            game = invitations.respond(invite, answer == "accept")
+            if game is not None and game.status == "active":
+                player = next(p for p in game.players if p.email == invite.opponent_email)
+                return redirect(f"/play/{token_for(player)}", code=303)
+    return render_template("invites/invitation.html", invitation=invite, stage=stage)
+
+
+def _unsubscribing_player(token: str) -> Player:
+    player_id = compose.unsubscribed_player_id(token)
+    player = db.session.get(Player, player_id) if player_id is not None else None
+    if player is None:
+        abort(404)
+    return player
+
+
+@bp.route("/unsubscribe/<token>", methods=["GET", "POST"])
+@csrf.exempt
+def unsubscribe(token: str):  # noqa: ANN201
+    """Stop emails about one game: a confirm button, or a one-click POST (RFC 8058)."""
+    player = _unsubscribing_player(token)
+    if request.method == "POST":
+        player.notify = False
+        address = db.session.get(Address, player.email) or Address(email=player.email)
+        address.unsubscribed_at = address.unsubscribed_at or utcnow()
+        db.session.add(address)
+        db.session.commit()
+    return render_template("invites/unsubscribe.html", player=player, done=not player.notify)
+
+
+@bp.route("/rematch/<token>", methods=["GET", "POST"])
+@csrf.exempt
+def rematch(token: str):  # noqa: ANN201
+    """Offer, then start, a new game against the same opponent with roles swapped."""
+    player = player_for(token)
+    if player is None:
+        abort(404)
+    game = player.game
+    if game.status in ("waiting", "active"):
+        return render_template("invites/rematch.html", player=player, open_game=True), 409
+    if request.method == "POST":
+        new = games.rematch(game.id, requested_by=player.seat)
+        mine = next(p for p in new.players if p.email == player.email)
+        return redirect(f"/play/{token_for(mine)}", code=303)
+    return render_template("invites/rematch.html", player=player, open_game=False)

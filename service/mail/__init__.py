@@ -1,0 +1,9 @@
+"""Email: a transactional outbox, its composer and its worker.
+
+Emails are rendered and queued as rows in the same transaction as the change
+that causes them (:func:`queue`); the worker delivers them after the commit.
+"""
+
+from .outbox import queue, requeue
+
+__all__ = ["queue", "requeue"]

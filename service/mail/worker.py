@@ -1,0 +1,229 @@
+"""The mail worker: deliver queued emails, one row lock at a time.
+
+Each message is claimed with ``SELECT ... FOR UPDATE SKIP LOCKED`` (so workers
+on several machines split the queue), sent while its row stays locked, and
+marked sent in the same transaction. A worker killed after the SMTP reply but
+before its commit leaves the row queued: the next worker sends it once more,
+with the same Message-ID. An SMTP server or database that is down delays the
+queue; it loses nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from flask import current_app
+from flask_mail import Connection, Mail, Message
+from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from ..models import Game, OutboxMessage, Player, db, utcnow
+from ..rules import to_act
+
+log = logging.getLogger(__name__)
+
+# Seconds to wait after each temporary failure (4xx): growing, then give up.
+RETRY_DELAYS = (60, 300, 900, 3600, 4 * 3600, 12 * 3600)
+MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+
+
+class TimeoutConnection(Connection):
+    """A Flask-Mail connection whose socket gives up after ``MAIL_TIMEOUT`` seconds."""
+
+    def configure_host(self) -> smtplib.SMTP:
+        timeout = current_app.config["MAIL_TIMEOUT"]
+        mail = self.mail
+        host: smtplib.SMTP
+        if mail.use_ssl:
+            host = smtplib.SMTP_SSL(mail.server, mail.port, timeout=timeout)
+        else:
+            host = smtplib.SMTP(mail.server, mail.port, timeout=timeout)
+        if mail.use_tls:
+            host.starttls()
+        if mail.username and mail.password:
+            host.login(mail.username, mail.password)
+        return host
+
+
+class Transport:
+    """Where messages go: an SMTP server through Flask-Mail, or the local mailbox.
+
+    The SMTP connection is opened on first use and kept for the next messages.
+    """
+
+    def __init__(self) -> None:
+        self.local = current_app.config["LOCAL_MAILBOX"]
+        self.connection: TimeoutConnection | None = None
+
+    def send(self, message: OutboxMessage) -> None:
+        """Deliver one message; raises ``smtplib`` or socket errors on failure."""
+        if self.local:
+            return  # the local mailbox page reads sent messages from the outbox
+        mail = Message(
+            subject=message.subject,
+            recipients=[message.recipient],
+            body=message.text_body,
+            html=message.html_body,
+            extra_headers=dict(message.headers or {}),
+        )
+        mail.msgId = message.message_id
+        if self.connection is None:
+            connection = TimeoutConnection(current_app.extensions["mail"])
+            self.connection = connection.__enter__()
+        try:
+            self.connection.send(mail)
+        except Exception:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the SMTP connection, if any (quietly: it may be broken)."""
+        if self.connection is not None and self.connection.host is not None:
+            try:
+                self.connection.host.quit()
+            except (smtplib.SMTPException, OSError):
+                self.connection.host.close()
+        self.connection = None
+
+
+def _due(now: datetime):  # noqa: ANN202 - a SQLAlchemy select
+    return (
+        select(OutboxMessage)
+        .where(OutboxMessage.status == "queued", OutboxMessage.next_attempt_at <= now)
+        .order_by(OutboxMessage.next_attempt_at, OutboxMessage.id)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+    )
+
+
+def _still_wanted(message: OutboxMessage) -> bool:
+    """Whether a turn email still matters: the player owes a move in a game in play."""
+    if message.kind != "turn" or message.player_id is None:
+        return True
+    player = db.session.get(Player, message.player_id)
+    if player is None or not player.notify:
+        return False
+    game = db.session.get(Game, player.game_id)
+    return game is not None and game.status == "active" and player.seat in to_act(game.state)
+
+
+def deliver_one(transport: Transport) -> bool:
+    """Claim and deliver the next due message. Returns False when none is due.
+
+    Connection failures (no SMTP server) leave the message as it was and are
+    raised, so the caller can wait before trying again.
+    """
+    now = utcnow()
+    message = db.session.scalars(_due(now)).first()
+    if message is None:
+        db.session.rollback()
+        return False
+    if not _still_wanted(message):
+        message.status = "skipped"
+        db.session.commit()
+        return True
+    try:
+        transport.send(message)
+    except smtplib.SMTPResponseException as exc:
+        _failed_attempt(message, exc.smtp_code, exc.smtp_error, now)
+    except smtplib.SMTPRecipientsRefused as exc:
+        code, reply = next(iter(exc.recipients.values()))
+        _failed_attempt(message, code, reply, now)
+    except (smtplib.SMTPException, OSError):
+        db.session.rollback()  # the server is unreachable: the message waits, unchanged
+        raise
+    else:
+        message.attempts += 1
+        message.status = "sent"
+        message.sent_at = utcnow()
+        message.last_error = None
+    db.session.commit()
+    return True
+
+
+def _failed_attempt(message: OutboxMessage, code: int, reply: bytes | str, now: datetime) -> None:
+    text = reply.decode(errors="replace") if isinstance(reply, bytes) else str(reply)
+    message.attempts += 1
+    message.last_error = f"{code} {text}"[:1000]
+    if 400 <= code < 500 and message.attempts < MAX_ATTEMPTS:
+        message.next_attempt_at = now + timedelta(seconds=retry_delay(message.attempts))
+    else:
+        message.status = "failed"
+    log.warning("mail %s to %s: %s %s", message.id, message.recipient, code, text)
+
+
+def retry_delay(attempts: int) -> float:
+    """Seconds to wait after the ``attempts``-th temporary failure (``MAIL_RETRY_SCALE`` scales)."""
+    base = RETRY_DELAYS[min(attempts, len(RETRY_DELAYS)) - 1]
+    return base * current_app.config.get("MAIL_RETRY_SCALE", 1.0)
+
+
+def drain(transport: Transport | None = None) -> int:
+    """Deliver every message that is due now; returns how many were handled."""
+    own = transport is None
+    transport = transport or Transport()
+    handled = 0
+    try:
+        while deliver_one(transport):
+            handled += 1
+    finally:
+        if own:
+            transport.close()
+    return handled
+
+
+def run(
+    *,
+    once: bool = False,
+    poll: float = 2.0,
+    sweep_every: float = 60.0,
+    sweep: Callable[[], object] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> None:
+    """The worker loop: drain the queue, run the deadline sweep now and then, wait, repeat.
+
+    With ``once``, drain the queue and return. Database and SMTP outages are
+    logged and waited out with a growing pause.
+    """
+    transport = Transport()
+    pause = poll
+    last_sweep = 0.0
+    try:
+        while not should_stop():
+            try:
+                if sweep is not None and time.monotonic() - last_sweep >= sweep_every:
+                    sweep()
+                    last_sweep = time.monotonic()
+                drain(transport)
+                pause = poll
+            except (OperationalError, DBAPIError) as exc:
+                db.session.rollback()
+                log.warning("database unavailable, waiting %.0fs: %s", pause, exc.orig)
+                pause = min(pause * 2, 60)
+            except (TimeoutError, smtplib.SMTPException, OSError) as exc:
+                log.warning("SMTP server unavailable, waiting %.0fs: %s", pause, exc)
+                pause = min(pause * 2, 60)
+                if once:
+                    raise
+            else:
+                if once:
+                    return
+            _sleep(pause, should_stop)
+    finally:
+        transport.close()
+        db.session.remove()
+
+
+def _sleep(seconds: float, should_stop: Callable[[], bool]) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and not should_stop():
+        time.sleep(min(0.2, end - time.monotonic()))
+
+
+def init_app(app) -> None:  # noqa: ANN001
+    """Bind Flask-Mail to the app."""
+    Mail(app)

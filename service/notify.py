@@ -1,0 +1,109 @@
+"""Which emails a change to a game causes. Called inside the change's transaction.
+
+- A new game: each player learns their role, the opponent and their link.
+- A move: "your move" to each seat that now owes one and did not just move
+  (a player who wins a trick and leads the next is not emailed); at the end
+  of a round both hear how far the track moved; at the end, the result.
+- A reminder before a deadline, and the end by timeout, forfeit or cancel.
+
+A player who stopped notifications for a game gets none for it, except a link
+an admin resends on request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app
+
+from .links import player_url, token_for
+from .mail import compose, queue
+from .models import Game, Player
+from .playerview import player_view
+from .rules import State, to_act
+
+
+def _context(player: Player) -> dict[str, Any]:
+    game = player.game
+    view = player_view(player)
+    opponent = game.player("shadow" if player.seat == "keeper" else "keeper")
+    base = current_app.config["BASE_URL"]
+    unsubscribe = f"{base}/unsubscribe/{compose.unsubscribe_token(player)}"
+    return {
+        "player": player,
+        "opponent": opponent,
+        "game": game,
+        "view": view,
+        "look": game.look,
+        "role": compose.role_label(player.seat, game.look),
+        "opponent_role": compose.role_label(opponent.seat, game.look),
+        "link": player_url(player) if player.link_key else None,
+        "unsubscribe": unsubscribe,
+        "situation": compose.situation(view),
+        "last_trick": compose.last_trick(view),
+    }
+
+
+def _send(player: Player, kind: str, template: str, *, always: bool = False, **extra: Any) -> None:
+    if not player.notify and not always:
+        return
+    context = {**_context(player), **extra}
+    headers = {
+        "List-Unsubscribe": f"<{context['unsubscribe']}>",
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+    }
+    queue(
+        compose.render(template, **context),
+        kind=kind,
+        recipient=player.email,
+        game=player.game,
+        player=player,
+        headers=headers,
+    )
+
+
+def _rematch_url(game: Game, player: Player) -> str | None:
+    # The first game of a return match is followed by the second, not by a rematch.
+    if game.match_game == 1 or game.status == "cancelled" or not player.link_key:
+        return None
+    return f"{current_app.config['BASE_URL']}/rematch/{token_for(player)}"
+
+
+def game_started(game: Game) -> None:
+    """Invite both players to a new game."""
+    for player in game.players:
+        _send(player, "invitation", "invitation")
+
+
+def moved(game: Game, before: State, mover: str | None) -> None:
+    """Tell the players what a move changed, and who owes the next one."""
+    state = game.state
+    if state["phase"] == "over":
+        for player in game.players:
+            _send(player, "over", "game_over", rematch=_rematch_url(game, player))
+        return
+    if len(state["rounds"]) > len(before["rounds"]):
+        for player in game.players:
+            _send(player, "round", "round_end", result=state["rounds"][-1])
+        return
+    previous = to_act(before)
+    for seat in to_act(state):
+        if seat != mover and seat not in previous:
+            _send(game.player(seat), "turn", "turn")
+
+
+def ended(game: Game) -> None:
+    """Tell both players a game ended other than by play: timeout, forfeit, cancel."""
+    for player in game.players:
+        _send(player, "ended", "game_ended", rematch=_rematch_url(game, player))
+
+
+def reminder(game: Game) -> None:
+    """Remind whoever owes a move that the deadline is near."""
+    for seat in to_act(game.state):
+        _send(game.player(seat), "reminder", "reminder")
+
+
+def link(player: Player) -> None:
+    """Send a player their link again (an admin asked)."""
+    _send(player, "link", "link", always=True)
