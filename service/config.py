@@ -67,6 +67,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         MAIL_DEFAULT_SENDER=env["MAIL_DEFAULT_SENDER"],
         MAIL_TIMEOUT=float(env["MAIL_TIMEOUT"]),
         LOCAL_MAILBOX=not production and not env.get("MAIL_SERVER"),
+        MAIL_SUPPRESS_SEND=False,  # the worker decides: SMTP or the local mailbox
         RATELIMIT_STORAGE_URI=env["RATELIMIT_STORAGE_URI"],
         DEFAULT_DAYS_PER_MOVE=int(env["DEFAULT_DAYS_PER_MOVE"]),
         SESSION_COOKIE_HTTPONLY=True,

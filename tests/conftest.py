@@ -26,6 +26,8 @@ from service.games import Seating, create_game
 from service.links import token_for
 from service.models import Game, db
 
+from .smtp import SMTPServer
+
 POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql://root@127.0.0.1:5432/test")
 IN_CI = os.environ.get("CI", "").lower() == "true"
 BASE_URL = "http://splitmind.test"
@@ -200,3 +202,39 @@ def load_game(app: Flask, game_id: int) -> Game:
         assert game is not None
         db.session.expunge(game)
         return game
+
+
+STARTED_SMTP: set[tuple[str, int]] = set()
+
+
+@pytest.fixture(autouse=True)
+def only_our_smtp_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any test that would talk to an SMTP server the tests did not start."""
+    import smtplib
+
+    connect = smtplib.SMTP.connect
+
+    def guarded(self: smtplib.SMTP, host: str = "localhost", port: int = 0, *args: Any) -> Any:
+        if (host, port) not in STARTED_SMTP:
+            pytest.fail(f"a test tried to reach the SMTP server {host}:{port}", pytrace=False)
+        return connect(self, host, port, *args)
+
+    monkeypatch.setattr(smtplib.SMTP, "connect", guarded)
+
+
+@pytest.fixture
+def smtp_server() -> Iterator[SMTPServer]:
+    """A real SMTP server (aiosmtpd) for this test."""
+    server = SMTPServer().start()
+    STARTED_SMTP.add(("127.0.0.1", server.port))
+    try:
+        yield server
+    finally:
+        server.stop()
+        STARTED_SMTP.discard(("127.0.0.1", server.port))
+
+
+@pytest.fixture
+def mail_config(smtp_server: SMTPServer) -> dict[str, Any]:
+    """Settings that send through the test's SMTP server, retrying at once."""
+    return {"MAIL_SERVER": "127.0.0.1", "MAIL_PORT": str(smtp_server.port), "MAIL_RETRY_SCALE": 0}

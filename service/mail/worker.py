@@ -15,8 +15,9 @@ import smtplib
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from email import charset
 
-from flask import current_app
+from flask import Flask, current_app
 from flask_mail import Connection, Mail, Message
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -224,6 +225,9 @@ def _sleep(seconds: float, should_stop: Callable[[], bool]) -> None:
         time.sleep(min(0.2, end - time.monotonic()))
 
 
-def init_app(app) -> None:  # noqa: ANN001
-    """Bind Flask-Mail to the app."""
+def init_app(app: Flask) -> None:
+    """Bind Flask-Mail to the app, with bodies that respect SMTP's line length."""
     Mail(app)
+    # Flask-Mail sends UTF-8 bodies unencoded, so an HTML line over 998 bytes is
+    # refused by a strict server (RFC 5321): quoted-printable wraps them.
+    charset.add_charset("utf-8", charset.SHORTEST, charset.QP, "utf-8")

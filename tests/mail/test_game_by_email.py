@@ -1,0 +1,149 @@
+"""A whole game played by following only the links in the emails, and what the emails say."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service.rules import SEATS
+
+from ..conftest import BASE_URL, load_game
+from ..helpers import MoveForm, form_data, pick_action
+from ..secrecy import hidden_cards, leaks
+
+EMAILS = {"keeper": "kim@example.com", "shadow": "sam@example.com"}
+
+
+def token_from(link: str) -> str:
+    assert link.startswith(f"{BASE_URL}/play/"), link
+    return link.rsplit("/", 1)[1]
+
+
+def test_a_whole_game_by_email_links(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    game_id = make_game(seed=404)["id"]
+    deliver()
+    links: dict[str, str] = {}
+    for seat in SEATS:
+        (invitation,) = smtp_server.handler.to(EMAILS[seat])
+        assert "Split Mind" in invitation.message["Subject"]
+        links[seat] = invitation.links("/play/")[0]
+    rng = random.Random(404)
+    seen = len(smtp_server.received)
+    turn_emails = 0
+    for _ in range(300):
+        state = load_game(app, game_id).state
+        if state["phase"] == "over":
+            break
+        # Every email since the last move: no hidden card, and a link that is the seat's own.
+        for received in smtp_server.received[seen:]:
+            seat = next(s for s in SEATS if EMAILS[s] in received.envelope_to)
+            tokens = tuple(token_from(link) for link in links.values())
+            body = received.text + received.html + str(received.message["Subject"])
+            assert not leaks(body, hidden_cards(state, seat), tokens), body
+            for link in received.links("/play/"):
+                assert token_from(link) == token_from(links[seat])
+            turn_emails += received.message["Subject"].endswith("your move")
+        seen = len(smtp_server.received)
+        views = {s: client.get(f"/api/play/{token_from(links[s])}").get_json() for s in SEATS}
+        seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
+        token = token_from(links[seat])
+        page = client.get(f"/play/{token}").get_data(as_text=True)
+        response = client.post(
+            f"/play/{token}", data=form_data(MoveForm(page), pick_action(views[seat], rng))
+        )
+        assert response.status_code == 303
+        deliver()
+    final = load_game(app, game_id)
+    assert final.status == "finished"
+    assert turn_emails > 10
+    for seat in SEATS:
+        last = smtp_server.handler.to(EMAILS[seat])[-1]
+        assert last.message["Subject"].endswith("game over")
+        assert f"the {final.winner.capitalize()} wins" in last.text
+        assert last.links("/rematch/")
+
+
+def test_every_email_is_well_formed(app: Flask, make_game, smtp_server, deliver) -> None:
+    make_game(seed=5)
+    deliver()
+    assert len(smtp_server.received) == 2
+    ids = set()
+    for received in smtp_server.received:
+        message = received.message
+        assert message.get_body(preferencelist=("plain",)) and message.get_body(
+            preferencelist=("html",)
+        )
+        assert message["From"] and message["To"] and message["Date"]
+        ids.add(message["Message-ID"])
+        unsubscribe = message["List-Unsubscribe"].strip()
+        assert re.fullmatch(rf"<{re.escape(BASE_URL)}/unsubscribe/[^>]+>", unsubscribe)
+        assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+        assert "Round 1, the exchange: choose 1 card to give" in received.text
+    assert len(ids) == 2
+
+
+def _move(client: FlaskClient, game: dict, rng: random.Random) -> tuple[str, dict]:
+    """Make one random legal move; returns the mover and their view before it."""
+    views = {s: client.get(f"/api/play/{game[s]}").get_json() for s in SEATS}
+    seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
+    body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
+    assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
+    return seat, views[seat]
+
+
+def test_turn_emails_are_coalesced(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    """Never two unsent turn emails per player; none once the player has moved."""
+    from service.models import OutboxMessage, db
+
+    game = make_game(seed=8)
+    deliver()
+    smtp_server.received.clear()
+    rng = random.Random(8)
+    for _ in range(30):
+        _move(client, game, rng)
+        with app.app_context():
+            waiting = db.session.scalars(
+                db.select(OutboxMessage.player_id).where(
+                    OutboxMessage.kind == "turn", OutboxMessage.status == "queued"
+                )
+            ).all()
+        assert len(waiting) == len(set(waiting)) and len(waiting) <= 2
+    deliver()  # the worker comes late: only emails to players who still owe a move go out
+    views = {s: client.get(f"/api/play/{game[s]}").get_json() for s in SEATS}
+    turn_mail = [m for m in smtp_server.received if m.message["Subject"].endswith("your move")]
+    for received in turn_mail:
+        seat = next(s for s in SEATS if received.envelope_to == [EMAILS[s]])
+        assert views[seat]["your_turn"], "a turn email went to a player who owed nothing"
+    with app.app_context():
+        skipped = db.session.scalar(
+            db.select(db.func.count()).where(OutboxMessage.status == "skipped")
+        )
+    assert skipped >= 1
+
+
+def test_no_email_to_a_player_who_keeps_the_move(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    """Winning a trick and leading the next, or swapping after one's own play: no email."""
+    game = make_game(seed=12)
+    deliver()
+    rng = random.Random(12)
+    kept = 0
+    for _ in range(300):
+        before = {s: len(smtp_server.handler.to(EMAILS[s])) for s in SEATS}
+        seat, view = _move(client, game, rng)
+        deliver()
+        after = client.get(f"/api/play/{game[seat]}").get_json()
+        if after["phase"] == "over":
+            break
+        if after["your_turn"] and after["round"] == view["round"]:
+            assert len(smtp_server.handler.to(EMAILS[seat])) == before[seat]
+            kept += 1
+    assert kept >= 5

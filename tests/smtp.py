@@ -1,0 +1,93 @@
+"""A real SMTP server for tests: aiosmtpd in a background thread, with scripted replies."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import re
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from typing import Any
+
+from aiosmtpd.controller import Controller
+
+
+@dataclass
+class Received:
+    """One message as the server stored it."""
+
+    envelope_to: list[str]
+    message: EmailMessage
+
+    @property
+    def text(self) -> str:
+        part = self.message.get_body(preferencelist=("plain",))
+        return part.get_content() if part else ""
+
+    @property
+    def html(self) -> str:
+        part = self.message.get_body(preferencelist=("html",))
+        return part.get_content() if part else ""
+
+    def links(self, path: str) -> list[str]:
+        """Every link in the text body whose path starts with ``path``."""
+        return re.findall(rf"https?://[^\s<>\"]+{re.escape(path)}[^\s<>\"]+", self.text)
+
+
+@dataclass
+class Handler:
+    """Stores what it receives; ``replies`` scripts a reply per DATA (default 250)."""
+
+    received: list[Received] = field(default_factory=list)
+    replies: list[str] = field(default_factory=list)
+    on_data: Callable[[Received], None] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        with self.lock:
+            if self.replies:
+                reply = self.replies.pop(0)
+                if not reply.startswith("250"):
+                    return reply
+            message = email.message_from_bytes(
+                envelope.original_content, policy=email.policy.default
+            )
+            item = Received(list(envelope.rcpt_tos), message)  # type: ignore[arg-type]
+            self.received.append(item)
+        if self.on_data:
+            self.on_data(item)
+        return "250 Message accepted for delivery"
+
+    def to(self, address: str) -> list[Received]:
+        """Messages received for one address, oldest first."""
+        with self.lock:
+            return [item for item in self.received if address in item.envelope_to]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class SMTPServer:
+    """aiosmtpd on 127.0.0.1 at a free port, started and stopped by the tests."""
+
+    def __init__(self) -> None:
+        self.handler = Handler()
+        self.port = free_port()
+        self.controller = Controller(self.handler, hostname="127.0.0.1", port=self.port)
+
+    def start(self) -> SMTPServer:
+        self.controller.start()
+        return self
+
+    def stop(self) -> None:
+        self.controller.stop()
+
+    @property
+    def received(self) -> list[Received]:
+        return self.handler.received
