@@ -1,0 +1,315 @@
+"""The mail worker against a real SMTP server: retries, failures, parallel workers, crashes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from flask import Flask
+
+from service.games import Seating, create_game
+from service.mail import requeue
+from service.mail.worker import MAX_ATTEMPTS, drain
+from service.models import OutboxMessage, db
+
+from ..conftest import base_config
+from ..smtp import SMTPServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def queue_games(app: Flask, count: int) -> None:
+    """Create games: each queues two invitation emails."""
+    with app.app_context():
+        for n in range(count):
+            create_game(
+                Seating(f"k{n}@example.com", f"K{n}"), Seating(f"s{n}@example.com", f"S{n}")
+            )
+
+
+def outbox(app: Flask) -> list[OutboxMessage]:
+    with app.app_context():
+        rows = db.session.scalars(db.select(OutboxMessage).order_by(OutboxMessage.id)).all()
+        db.session.expunge_all()
+        return list(rows)
+
+
+def test_temporary_failures_are_retried_then_delivered(app: Flask, smtp_server: SMTPServer) -> None:
+    smtp_server.handler.replies = ["451 4.3.0 Try again later", "451 4.3.0 Try again later"]
+    queue_games(app, 1)
+    with app.app_context():
+        drain()
+    rows = outbox(app)
+    assert {m.status for m in rows} == {"sent"}
+    assert sum(m.attempts for m in rows) == 4  # two 451 replies, then two deliveries
+    assert all(m.last_error is None for m in rows)
+    assert len(smtp_server.received) == 2
+
+
+def test_growing_delays_between_retries(app: Flask, smtp_server: SMTPServer) -> None:
+    app.config["MAIL_RETRY_SCALE"] = 1.0
+    smtp_server.handler.replies = ["451 Try again later"]
+    queue_games(app, 1)
+    with app.app_context():
+        drain()
+    retried = next(m for m in outbox(app) if m.status == "queued")
+    assert retried.attempts == 1 and "451" in retried.last_error
+    wait = (retried.next_attempt_at - retried.created_at).total_seconds()
+    assert 55 < wait < 120
+    from service.mail.worker import retry_delay
+
+    with app.app_context():
+        delays = [retry_delay(n) for n in range(1, MAX_ATTEMPTS)]
+    assert delays == sorted(delays) and len(set(delays)) == len(delays)
+
+
+def test_permanent_failure_is_marked_failed_and_can_be_requeued(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    smtp_server.handler.replies = ["550 5.1.1 No such user"]
+    queue_games(app, 1)
+    with app.app_context():
+        drain()
+    failed = [m for m in outbox(app) if m.status == "failed"]
+    assert len(failed) == 1 and failed[0].last_error.startswith("550")
+    assert len(smtp_server.received) == 1
+    with app.app_context():
+        requeue(failed[0].id)
+        drain()
+    assert {m.status for m in outbox(app)} == {"sent"}
+    assert len(smtp_server.received) == 2
+
+
+def test_too_many_temporary_failures_end_as_failed(app: Flask, smtp_server: SMTPServer) -> None:
+    smtp_server.handler.replies = ["451 busy"] * (2 * MAX_ATTEMPTS)
+    with app.app_context():
+        create_game(Seating("a@example.com", "A"), Seating("b@example.com", "B"))
+        drain()
+    rows = outbox(app)
+    assert [(m.status, m.attempts) for m in rows] == [("failed", MAX_ATTEMPTS)] * 2
+    assert smtp_server.received == []
+
+
+def test_smtp_server_down_delays_and_loses_nothing(app: Flask, smtp_server: SMTPServer) -> None:
+    port = smtp_server.port
+    smtp_server.stop()
+    queue_games(app, 2)
+    with app.app_context(), pytest.raises(OSError):
+        drain()
+    assert {m.status for m in outbox(app)} == {"queued"}
+    assert {m.attempts for m in outbox(app)} == {0}
+    smtp_server.controller = type(smtp_server.controller)(
+        smtp_server.handler, hostname="127.0.0.1", port=port
+    )
+    smtp_server.start()
+    with app.app_context():
+        assert drain() == 4
+    assert len(smtp_server.received) == 4
+
+
+def worker_env(database_url: str, smtp_port: int, instance: Path) -> dict[str, str]:
+    config = base_config(database_url, instance)
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "SECRET_KEY": config["SECRET_KEY"],
+        "BASE_URL": config["BASE_URL"],
+        "MAIL_SERVER": "127.0.0.1",
+        "MAIL_PORT": str(smtp_port),
+        "PYTHONPATH": str(ROOT),
+    }
+
+
+def start_worker(env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "flask", "--app", "service", "mail", "worker", "--once"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+@pytest.mark.postgres
+def test_three_workers_deliver_each_message_exactly_once(
+    pg_app: Flask, postgres_database: str, smtp_server: SMTPServer, tmp_path: Path
+) -> None:
+    queue_games(pg_app, 40)
+    original = smtp_server.handler.handle_DATA
+
+    async def slow(server: Any, session: Any, envelope: Any) -> str:
+        import asyncio
+
+        await asyncio.sleep(0.01)
+        return await original(server, session, envelope)
+
+    smtp_server.handler.handle_DATA = slow  # type: ignore[method-assign]
+    env = worker_env(postgres_database, smtp_server.port, tmp_path)
+    workers = [start_worker(env) for _ in range(3)]
+    for worker in workers:
+        _, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err.decode()
+    ids = Counter(r.message["Message-ID"] for r in smtp_server.received)
+    assert len(ids) == 80 and set(ids.values()) == {1}
+    rows = outbox(pg_app)
+    assert {m.status for m in rows} == {"sent"} and {m.attempts for m in rows} == {1}
+    assert {m.message_id for m in rows} == set(ids)
+
+
+@pytest.mark.postgres
+def test_a_worker_killed_before_its_commit_sends_once_more_with_the_same_id(
+    pg_app: Flask, postgres_database: str, smtp_server: SMTPServer, tmp_path: Path
+) -> None:
+    queue_games(pg_app, 1)
+    env = worker_env(postgres_database, smtp_server.port, tmp_path)
+    # Hold a SHARE lock on the outbox: the worker may claim (FOR UPDATE) and send,
+    # but its UPDATE waits, so it is killed after the SMTP reply and before its commit.
+    with psycopg.connect(postgres_database) as blocker:
+        blocker.execute("LOCK TABLE outbox IN SHARE MODE")
+        worker = start_worker(env)
+        deadline = time.monotonic() + 30
+        while not smtp_server.received and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(smtp_server.received) == 1
+        time.sleep(0.3)
+        worker.send_signal(signal.SIGKILL)
+        worker.communicate(timeout=10)
+        blocker.rollback()
+    for _ in range(20):  # the killed worker's lock goes when the server notices
+        second = start_worker(env)
+        _, err = second.communicate(timeout=60)
+        assert second.returncode == 0, err.decode()
+        if all(m.status == "sent" for m in outbox(pg_app)):
+            break
+        time.sleep(0.2)
+    rows = outbox(pg_app)
+    assert {m.status for m in rows} == {"sent"}
+    ids = Counter(r.message["Message-ID"] for r in smtp_server.received)
+    assert sorted(ids.values()) == [1, 2]
+    assert set(ids) == {m.message_id for m in rows}
+
+
+class Proxy:
+    """A TCP proxy to PostgreSQL that can be cut, as if the database restarted."""
+
+    def __init__(self, target_port: int) -> None:
+        import socket
+
+        self.target_port = target_port
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.listener.listen()
+        self.connections: list[Any] = []
+        self.up = threading.Event()
+        self.up.set()
+        self.stopped = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+
+        while not self.stopped:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if not self.up.is_set():
+                client.close()
+                continue
+            server = socket.create_connection(("127.0.0.1", self.target_port))
+            self.connections += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: Any, sink: Any) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+
+    def cut(self) -> None:
+        """Drop every connection and refuse new ones."""
+        self.up.clear()
+        for sock in self.connections:
+            try:
+                sock.shutdown(2)
+            except OSError:
+                pass
+        self.connections.clear()
+
+    def restore(self) -> None:
+        self.up.set()
+
+    def close(self) -> None:
+        self.stopped = True
+        self.cut()
+        self.listener.close()
+
+
+@pytest.mark.postgres
+def test_database_restarting_under_the_worker_loses_nothing(
+    pg_app: Flask, postgres_database: str, smtp_server: SMTPServer, tmp_path: Path
+) -> None:
+    from service import create_app
+    from service.mail import worker as mail_worker
+
+    target = int(postgres_database.rsplit(":", 1)[1].split("/")[0])
+    proxy = Proxy(target)
+    proxied = postgres_database.replace(f":{target}/", f":{proxy.port}/")
+    config = {
+        **base_config(proxied, tmp_path),
+        "MAIL_SERVER": "127.0.0.1",
+        "MAIL_PORT": str(smtp_server.port),
+        "MAIL_RETRY_SCALE": 0,
+    }
+    worker_app = create_app(config)
+    stop = threading.Event()
+
+    def run() -> None:
+        with worker_app.app_context():
+            mail_worker.run(poll=0.1, should_stop=stop.is_set)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        queue_games(pg_app, 3)
+        _wait_for(lambda: len(smtp_server.received) == 6)
+        proxy.cut()
+        queue_games(pg_app, 3)  # written straight to the database while the worker is cut off
+        time.sleep(1.5)
+        proxy.restore()
+        _wait_for(lambda: len(smtp_server.received) == 12, seconds=60)
+    finally:
+        stop.set()
+        thread.join(10)
+        proxy.close()
+        with worker_app.app_context():
+            db.engine.dispose()
+    ids = Counter(r.message["Message-ID"] for r in smtp_server.received)
+    assert len(ids) == 12 and set(ids.values()) == {1}
+    assert {m.status for m in outbox(pg_app)} == {"sent"}
+
+
+def _wait_for(condition: Any, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
