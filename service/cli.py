@@ -7,7 +7,7 @@ import threading
 
 import click
 from flask import Flask, current_app
-from flask.cli import AppGroup
+from flask.cli import AppGroup, with_appcontext
 
 from . import deadlines, games
 from .links import player_url
@@ -107,6 +107,7 @@ def mail_worker(once: bool, poll: float) -> None:
 
 
 @click.command("tick")
+@with_appcontext
 def tick() -> None:
     """Run the deadline sweep once (for cron): reminders and timeouts."""
     result = deadlines.sweep()
@@ -116,6 +117,7 @@ def tick() -> None:
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=5000, show_default=True, type=int)
+@with_appcontext
 def serve(host: str, port: int) -> None:
     """Development server with the mail worker in a background thread."""
     app = current_app._get_current_object()

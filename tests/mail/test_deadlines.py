@@ -1,0 +1,147 @@
+"""The deadline sweep: a reminder once, a timeout once, abandoned games, finished games untouched."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service.deadlines import sweep
+from service.models import Event, Game, db, utcnow
+from service.rules import SEATS
+
+from ..helpers import pick_action
+from .test_game_by_email import EMAILS
+
+
+def subjects(smtp_server, seat: str) -> list[str]:  # noqa: ANN001
+    return [str(m.message["Subject"]) for m in smtp_server.handler.to(EMAILS[seat])]
+
+
+def move(client: FlaskClient, token: str, rng: random.Random) -> None:
+    view = client.get(f"/api/play/{token}").get_json()
+    body = {"version": view["version"], **pick_action(view, rng)}
+    assert client.post(f"/api/play/{token}", json=body).status_code == 200
+
+
+def test_reminder_once_then_timeout_once(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    game = make_game(seed=3, days_per_move=3)
+    rng = random.Random(3)
+    for seat in SEATS:
+        move(client, game[seat], rng)  # the exchange: now the Keeper leads
+    deliver()
+    with app.app_context():
+        deadline = db.session.get(Game, game["id"]).deadline
+        assert deadline is not None and timedelta(days=2.9) < deadline - utcnow() <= timedelta(
+            days=3
+        )
+        assert sweep(deadline - timedelta(hours=30)).reminded == []
+        assert sweep(deadline - timedelta(hours=23)).reminded == [game["id"]]
+        assert sweep(deadline - timedelta(hours=2)).reminded == []
+    deliver()
+    assert sum("one day left" in s for s in subjects(smtp_server, "keeper")) == 1
+    assert not any("one day left" in s for s in subjects(smtp_server, "shadow"))
+    with app.app_context():
+        result = sweep(deadline + timedelta(seconds=1))
+        assert result.expired == [game["id"]]
+        assert sweep(deadline + timedelta(days=1)).expired == []
+        stored = db.session.get(Game, game["id"])
+        assert (stored.status, stored.winner, stored.to_act) == ("timed_out", "shadow", "")
+        log = db.session.scalars(
+            db.select(Event).where(Event.game_id == game["id"], Event.kind == "timeout")
+        ).all()
+        assert len(log) == 1 and log[0].note == "the keeper ran out of time"
+    deliver()
+    for seat in SEATS:
+        assert sum("ended by timeout" in s for s in subjects(smtp_server, seat)) == 1
+    keeper_mail = smtp_server.handler.to(EMAILS["keeper"])[-1].text
+    assert "You ran out of time" in keeper_mail
+    # The late player's link now shows the result and refuses moves.
+    view = client.get(f"/api/play/{game['keeper']}").get_json()
+    assert view["status"] == "timed_out" and view["winner"] == "shadow" and view["legal"] == []
+    response = client.post(
+        f"/api/play/{game['keeper']}", json={"version": view["version"], "play": "1H"}
+    )
+    assert response.status_code == 409
+
+
+def test_both_late_in_a_simultaneous_phase_abandons_the_game(
+    app: Flask, make_game, smtp_server, deliver
+) -> None:
+    game = make_game(seed=4, days_per_move=1)
+    with app.app_context():
+        deadline = db.session.get(Game, game["id"]).deadline
+        assert sweep(deadline + timedelta(minutes=1)).expired == [game["id"]]
+        stored = db.session.get(Game, game["id"])
+        assert stored.status == "abandoned" and stored.winner is None
+    deliver()
+    for seat in SEATS:
+        last = smtp_server.handler.to(EMAILS[seat])[-1]
+        assert "abandoned" in str(last.message["Subject"])
+        assert "Neither of you chose in time" in last.text
+
+
+def test_one_half_chosen_then_the_other_late_times_out(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=6, days_per_move=2)
+    move(client, game["shadow"], random.Random(6))
+    with app.app_context():
+        stored = db.session.get(Game, game["id"])
+        sweep(stored.deadline + timedelta(seconds=1))
+        stored = db.session.get(Game, game["id"])
+        assert (stored.status, stored.winner) == ("timed_out", "shadow")
+
+
+def test_the_second_half_keeps_the_first_deadline(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=6, days_per_move=2)
+    with app.app_context():
+        first = db.session.get(Game, game["id"]).deadline
+    move(client, game["shadow"], random.Random(6))
+    with app.app_context():
+        assert db.session.get(Game, game["id"]).deadline == first
+
+
+def test_no_deadline_means_no_reminder_or_timeout(app: Flask, make_game) -> None:
+    game = make_game(seed=2, days_per_move=0)
+    with app.app_context():
+        stored = db.session.get(Game, game["id"])
+        assert stored.deadline is None
+        result = sweep(utcnow() + timedelta(days=400))
+        assert result.reminded == [] and result.expired == []
+
+
+def test_finished_games_are_left_alone(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    from ..test_api import play_to_end
+
+    game = make_game(seed=15, days_per_move=1)
+    play_to_end(client, game, seed=15)
+    deliver()
+    before = len(smtp_server.received)
+    with app.app_context():
+        result = sweep(utcnow() + timedelta(days=30))
+        assert result.reminded == [] and result.expired == []
+        assert db.session.get(Game, game["id"]).status == "finished"
+    deliver()
+    assert len(smtp_server.received) == before
+
+
+def test_tick_command_runs_the_sweep(app: Flask, make_game) -> None:
+    game = make_game(seed=4, days_per_move=1)
+    with app.app_context():
+        stored = db.session.get(Game, game["id"])
+        stored.deadline = utcnow() - timedelta(minutes=5)
+        db.session.commit()
+    result = app.test_cli_runner().invoke(args=["tick"])
+    assert result.exit_code == 0
+    assert "timed out 1 game(s)" in result.output
+    with app.app_context():
+        assert db.session.get(Game, game["id"]).status == "abandoned"
