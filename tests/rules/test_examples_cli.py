@@ -154,11 +154,12 @@ def test_bad_json_exits_2() -> None:
     assert "JSON" in result.stderr
 
 
-def test_missing_file_exits_2(tmp_path: Path) -> None:
-    missing = tmp_path / "missing.json"
-    result = replay([str(missing)])
+@pytest.mark.parametrize("name", ["missing.json", "a-directory"])
+def test_unreadable_file_exits_2(tmp_path: Path, name: str) -> None:
+    (tmp_path / "a-directory").mkdir()
+    result = replay([str(tmp_path / name)])
     assert_bad_input(result)
-    assert "missing.json" in result.stderr
+    assert name in result.stderr
 
 
 @pytest.mark.parametrize("args", [[], ["-", "-"]], ids=["no arguments", "two arguments"])
