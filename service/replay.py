@@ -21,14 +21,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         text = sys.stdin.read() if args[0] == "-" else _read(args[0])
-        scenario = json.loads(text)
-        outcome = run(scenario)
     except (OSError, UnicodeDecodeError) as exc:
         print(f"cannot read {args[0]}: {exc}", file=sys.stderr)
         return 2
-    except (json.JSONDecodeError, RecursionError) as exc:
+    try:
+        scenario = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # not JSON, or a number too long to read
         print(f"bad JSON: {exc}", file=sys.stderr)
         return 2
+    try:
+        outcome = run(scenario)
     except ScenarioError as exc:
         print(f"not a valid scenario: {exc}", file=sys.stderr)
         return 2

@@ -293,7 +293,7 @@ def apply(state: State, seat: Seat, action: Action) -> State:
     if kind != state["phase"]:
         raise RuleError(
             "wrong_phase",
-            f"This is the {state['phase']} phase: {_phase_hint(state, seat)}",
+            f"This is the {state['phase']} phase. {_phase_hint(state, seat)}",
             phase=state["phase"],
         )
     if seat not in to_act(state):
@@ -310,8 +310,8 @@ def _phase_hint(state: State, seat: Seat) -> str:
     if seat not in to_act(state):
         return _not_your_turn(state, seat)
     if state["phase"] == "play":
-        return "play a card."
-    return f"give {choice_size(state)} card{'s' if choice_size(state) > 1 else ''}."
+        return "Play a card."
+    return f"Give {choice_size(state)} card{'s' if choice_size(state) > 1 else ''}."
 
 
 def _not_your_turn(state: State, seat: Seat) -> str:

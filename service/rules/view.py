@@ -28,7 +28,7 @@ def seat_view(state: State, seat: Seat) -> dict[str, Any]:
         "to_act": acting,
         "leader": state["leader"],
         "hand": list(state["hands"][seat]),
-        "pending": state["pending"][seat],
+        "pending": list(state["pending"][seat]) if state["pending"][seat] else None,
         "opponent_cards": len(state["hands"][opponent]),
         "opponent_chosen": state["phase"] in ("exchange", "swap") and opponent not in acting,
         "table": list(state["table"]),

@@ -407,11 +407,11 @@ def test_not_your_turn() -> None:
 def test_wrong_phase() -> None:
     state = new_game(deals=[PLAIN])
     message = refused(state, "keeper", {"play": "1H"}, "wrong_phase")
-    assert message == "This is the exchange phase: give 1 card."
+    assert message == "This is the exchange phase. Give 1 card."
     assert "exchange phase" in refused(state, "shadow", {"swap": ["4D", "5D"]}, "wrong_phase")
     state = playing(*SUIT_ORDER)
     message = refused(state, "keeper", {"exchange": ["6D"]}, "wrong_phase")
-    assert message == "This is the play phase: play a card."
+    assert message == "This is the play phase. Play a card."
     assert "play phase" in refused(state, "keeper", {"swap": ["6D", "1D"]}, "wrong_phase")
 
 

@@ -1,0 +1,119 @@
+"""Every email template, rendered for a known game and compared with its saved snapshot.
+
+Run with ``UPDATE_SNAPSHOTS=1`` to rewrite the snapshots after a deliberate change.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import time_machine
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from service import games
+from service.deadlines import sweep
+from service.models import Game, OutboxMessage, db
+
+from ..helpers import pick_action
+from .test_invitations import ask, last_link
+
+SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots" / "email"
+NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
+KINDS = (
+    "invitation", "turn", "round", "over", "reminder", "ended", "link",
+    "confirm_address", "invite_opponent", "declined",
+)  # fmt: skip
+
+
+def normalise(text: str) -> str:
+    """Links carry random keys: replace them with a placeholder."""
+    return re.sub(r"/(play|unsubscribe|rematch|invitations)/[A-Za-z0-9_.\-]+", r"/\1/TOKEN", text)
+
+
+def first_of_each_kind(app: Flask) -> dict[str, OutboxMessage]:
+    with app.app_context():
+        rows = db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)).all()
+        db.session.expunge_all()
+    found: dict[str, OutboxMessage] = {}
+    for row in rows:
+        found.setdefault(row.kind, row)
+    return found
+
+
+def play(client: FlaskClient, game: dict, rng: random.Random, until) -> None:  # noqa: ANN001
+    for _ in range(300):
+        views = {s: client.get(f"/api/play/{game[s]}").get_json() for s in ("keeper", "shadow")}
+        if until(views["keeper"]):
+            return
+        seat = rng.choice([s for s in views if views[s]["your_turn"]])
+        body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
+        assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
+
+
+@pytest.fixture
+def emails(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> dict[str, OutboxMessage]:
+    """One email of each kind, from games played at a fixed time with fixed seeds."""
+    with time_machine.travel(NOW, tick=False):
+        first = make_game(seed=101, days_per_move=3)
+        play(client, first, random.Random(1), lambda v: v["phase"] == "over")
+        second = make_game(seed=102, days_per_move=3)
+        with app.app_context():
+            deadline = db.session.get(Game, second["id"]).deadline
+            sweep(deadline - timedelta(hours=12))
+            sweep(deadline + timedelta(hours=1))
+            games.resend_link(db.session.get(Game, first["id"]).player("keeper").id, "admin")
+        ask(client)
+        deliver()
+        client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
+        deliver()
+        client.post(
+            last_link(smtp_server, "bob@example.com", "/invitations/"), data={"answer": "decline"}
+        )
+        deliver()
+    return first_of_each_kind(app)
+
+
+def test_each_template_matches_its_snapshot(emails: dict[str, OutboxMessage]) -> None:
+    assert set(KINDS) <= set(emails), f"missing kinds: {set(KINDS) - set(emails)}"
+    update = os.environ.get("UPDATE_SNAPSHOTS") == "1"
+    for kind in KINDS:
+        message = emails[kind]
+        rendered = {
+            "txt": f"Subject: {message.subject}\nTo: {message.recipient}\n\n{normalise(message.text_body)}",
+            "html": normalise(message.html_body),
+        }
+        for suffix, text in rendered.items():
+            path = SNAPSHOTS / f"{kind}.{suffix}"
+            if update or not path.exists():
+                assert update, f"no snapshot {path.name}: run with UPDATE_SNAPSHOTS=1"
+                path.write_text(text)
+            assert text == path.read_text(), f"{path.name} differs from its snapshot"
+
+
+def test_names_cannot_inject_headers(app: Flask, smtp_server, deliver) -> None:
+    with app.app_context():
+        games.create_game(
+            games.Seating("kim@example.com", "Eve\r\nBcc: evil@example.com"),
+            games.Seating("sam@example.com", "Sam\nSubject: free money"),
+        )
+    deliver()
+    assert all(
+        m.envelope_to in (["kim@example.com"], ["sam@example.com"]) for m in smtp_server.received
+    )
+    for received in smtp_server.received:
+        headers = {key.lower() for key in received.message.keys()}
+        assert "bcc" not in headers
+        subjects = received.message.get_all("Subject")
+        assert len(subjects) == 1 and "\n" not in str(subjects[0])
+    with app.app_context():
+        names = db.session.scalars(select(Game)).one().players
+        assert {p.name for p in names} == {"Eve Bcc: evil@example.com", "Sam Subject: free money"}
