@@ -27,7 +27,11 @@ def describe_status(status: str) -> str:
 
 
 def match_summary(game: Game) -> dict[str, Any] | None:
-    """The return match's score, by player email, for a game that belongs to one."""
+    """The return match's score, by player email, for a game that belongs to one.
+
+    A game of the match that ends other than by play (a timeout, a forfeit, an
+    abandoned or cancelled game) ends the match: its winner, if any, wins it.
+    """
     if game.match is None:
         return None
     games = {g.match_game: g for g in game.match.games}
@@ -37,16 +41,26 @@ def match_summary(game: Game) -> dict[str, Any] | None:
     second = games.get(2)
     result = return_match(first.state, second.state if second else None)
     # "first" is the Keeper of game 1, who is the Shadow of game 2.
-    names = {"first": first.player("keeper"), "second": first.player("shadow")}
-    winner = result["winner"]
+    players = {"first": first.player("keeper"), "second": first.player("shadow")}
+    winner = players[result["winner"]].email if result["winner"] else None
+    over = result["over"]
+    cut_short = next((g for g in (first, second) if g is not None and _ended_early(g)), None)
+    if cut_short is not None:
+        over = True
+        winner = cut_short.player(cut_short.winner).email if cut_short.winner else None
     return {
         "game": game.match_game,
-        "scores": {names[p].email: result["scores"][p] for p in names},
-        "players": {names[p].email: names[p].name for p in names},
-        "over": result["over"],
-        "winner": names[winner].email if winner else None,
-        "draw": result["over"] and winner is None,
+        "scores": {players[p].email: result["scores"][p] for p in players},
+        "players": {players[p].email: players[p].name for p in players},
+        "over": over,
+        "winner": winner,
+        "draw": over and winner is None,
+        "ended_early": cut_short is not None,
     }
+
+
+def _ended_early(game: Game) -> bool:
+    return game.status not in ("waiting", "active") and game.state["phase"] != "over"
 
 
 def player_view(player: Player) -> dict[str, Any]:

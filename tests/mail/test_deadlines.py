@@ -1,4 +1,4 @@
-"""The deadline sweep: a reminder once, a timeout once, abandoned games, finished games untouched."""
+"""The deadline sweep: a reminder once, a timeout once, abandoned games, finished ones untouched."""
 
 from __future__ import annotations
 

@@ -88,7 +88,8 @@ def test_each_template_matches_its_snapshot(emails: dict[str, OutboxMessage]) ->
     for kind in KINDS:
         message = emails[kind]
         rendered = {
-            "txt": f"Subject: {message.subject}\nTo: {message.recipient}\n\n{normalise(message.text_body)}",
+            "txt": f"Subject: {message.subject}\nTo: {message.recipient}\n\n"
+            + normalise(message.text_body),
             "html": normalise(message.html_body),
         }
         for suffix, text in rendered.items():
@@ -110,7 +111,7 @@ def test_names_cannot_inject_headers(app: Flask, smtp_server, deliver) -> None:
         m.envelope_to in (["kim@example.com"], ["sam@example.com"]) for m in smtp_server.received
     )
     for received in smtp_server.received:
-        headers = {key.lower() for key in received.message.keys()}
+        headers = {key.lower() for key in received.message}
         assert "bcc" not in headers
         subjects = received.message.get_all("Subject")
         assert len(subjects) == 1 and "\n" not in str(subjects[0])

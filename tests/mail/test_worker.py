@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -240,19 +241,15 @@ class Proxy:
             pass
         finally:
             for sock in (source, sink):
-                try:
+                with contextlib.suppress(OSError):
                     sock.close()
-                except OSError:
-                    pass
 
     def cut(self) -> None:
         """Drop every connection and refuse new ones."""
         self.up.clear()
         for sock in self.connections:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(2)
-            except OSError:
-                pass
         self.connections.clear()
 
     def restore(self) -> None:

@@ -1,0 +1,94 @@
+"""A return match: the second game starts with roles swapped; pages and emails keep the score."""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from service import games
+from service.links import token_for
+from service.models import Game, db
+from service.rules import return_match
+
+from ..test_api import play_to_end
+
+
+def tokens(app: Flask, game_id: int) -> dict[str, str | int]:
+    with app.app_context():
+        game = db.session.get(Game, game_id)
+        return {"id": game.id, **{p.seat: token_for(p) for p in game.players}}
+
+
+def test_a_return_match_plays_two_games_and_scores_them(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    with app.app_context():
+        first_id = games.create_match(
+            games.Seating("kim@example.com", "Kim"),
+            games.Seating("sam@example.com", "Sam"),
+            seed=40,
+        ).id
+    first = tokens(app, first_id)
+    view = client.get(f"/api/play/{first['keeper']}").get_json()
+    assert view["match"]["game"] == 1 and view["match"]["over"] is False
+    play_to_end(client, first, seed=40)
+    deliver()
+    with app.app_context():
+        second_game = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
+        assert second_game.match_id == db.session.get(Game, first_id).match_id
+        assert second_game.player("keeper").email == "sam@example.com"
+        assert second_game.player("shadow").email == "kim@example.com"
+        second_id = second_game.id
+    kim_mail = smtp_server.handler.to("kim@example.com")
+    assert "The second game, with roles swapped, starts now" in kim_mail[-2].text
+    assert "you are the Shadow" in str(kim_mail[-1].message["Subject"])
+    assert "game 2 of a return match" in kim_mail[-1].text
+    second = tokens(app, second_id)
+    play_to_end(client, second, seed=41)
+    deliver()
+    with app.app_context():
+        states = [db.session.get(Game, gid).state for gid in (first_id, second_id)]
+    expected = return_match(*states)
+    view = client.get(f"/api/play/{second['shadow']}").get_json()  # Kim, the first game's Keeper
+    match = view["match"]
+    assert match["over"] is True
+    assert match["scores"] == {
+        "kim@example.com": expected["scores"]["first"],
+        "sam@example.com": expected["scores"]["second"],
+    }
+    winner = {"first": "kim@example.com", "second": "sam@example.com", None: None}[
+        expected["winner"]
+    ]
+    assert match["winner"] == winner and match["draw"] == (winner is None)
+    page = client.get(f"/play/{second['shadow']}").get_data(as_text=True)
+    assert "Return match" in page or "return match" in page
+    last = smtp_server.handler.to("kim@example.com")[-1].text
+    scores = expected["scores"]
+    assert f"Return match score: Kim {scores['first']}, Sam {scores['second']}." in last
+    assert ("The match is a draw." in last) == (winner is None)
+
+
+def test_a_timeout_ends_the_match(app: Flask, client: FlaskClient) -> None:
+    from datetime import timedelta
+
+    from service.deadlines import sweep
+
+    with app.app_context():
+        first = games.create_match(
+            games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam"), seed=3
+        )
+        first_id = first.id
+    ids = tokens(app, first_id)
+    view = client.get(f"/api/play/{ids['shadow']}").get_json()
+    import random
+
+    from ..helpers import pick_action
+
+    body = {"version": 0, **pick_action(view, random.Random(1))}
+    assert client.post(f"/api/play/{ids['shadow']}", json=body).status_code == 200
+    with app.app_context():
+        sweep(db.session.get(Game, first_id).deadline + timedelta(seconds=1))
+        assert db.session.scalar(select(db.func.count()).select_from(Game)) == 1
+    match = client.get(f"/api/play/{ids['keeper']}").get_json()["match"]
+    assert match["over"] and match["ended_early"] and match["winner"] == "sam@example.com"
