@@ -1,0 +1,88 @@
+"""The command line: create, show and export games; the export replays to the stored state."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+from flask import Flask
+
+from service.links import player_for
+from service.models import Game, db
+from service.rules import run, summary
+
+from .conftest import BASE_URL
+from .helpers import pick_action
+
+
+def test_create_prints_the_id_and_each_seat_with_its_link(app: Flask, runner) -> None:  # noqa: ANN001
+    result = runner.invoke(
+        args=["games", "create", "--keeper", "Kim@Example.com", "--shadow", "sam@example.com",
+              "--keeper-name", "Kim", "--seed", "12"]
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    game_id = int(lines[0])
+    seats = dict(line.split(" ", 1) for line in lines[1:])
+    assert set(seats) == {"keeper", "shadow"}
+    with app.app_context():
+        game = db.session.get(Game, game_id)
+        assert game.state["seed"] == 12
+        assert (
+            game.player("keeper").email == "kim@example.com" and game.player("keeper").name == "Kim"
+        )
+        assert game.player("shadow").name == "sam"
+        for seat, link in seats.items():
+            assert link.startswith(f"{BASE_URL}/play/")
+            assert player_for(link.rsplit("/", 1)[1]).seat == seat
+
+
+def test_create_refuses_bad_input(runner) -> None:  # noqa: ANN001
+    result = runner.invoke(
+        args=["games", "create", "--keeper", "a@example.com", "--shadow", "a@example.com"]
+    )
+    assert result.exit_code == 2 and "two different email addresses" in result.output
+    result = runner.invoke(
+        args=["games", "create", "--keeper", "nobody", "--shadow", "b@example.com"]
+    )
+    assert result.exit_code == 2 and "is not an email address" in result.output
+
+
+def test_export_replays_to_the_stored_state(
+    app: Flask, client, runner, make_game, tmp_path
+) -> None:  # noqa: ANN001
+    game = make_game(seed=33)
+    rng = random.Random(33)
+    for _ in range(37):
+        for seat in ("keeper", "shadow"):
+            view = client.get(f"/api/play/{game[seat]}").get_json()
+            if view["your_turn"]:
+                body = {"version": view["version"], **pick_action(view, rng)}
+                assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
+    result = runner.invoke(args=["games", "export", str(game["id"])])
+    assert result.exit_code == 0
+    scenario = json.loads(result.output)
+    with app.app_context():
+        stored = db.session.get(Game, game["id"]).state
+    assert run(scenario).state == stored
+    path = tmp_path / "game.json"
+    path.write_text(result.output)
+    replayed = subprocess.run(
+        [sys.executable, "-m", "service.replay", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(replayed.stdout) == summary(stored)
+
+
+def test_show_prints_a_summary(runner, make_game) -> None:  # noqa: ANN001
+    game = make_game(seed=1)
+    result = runner.invoke(args=["games", "show", str(game["id"])])
+    assert result.exit_code == 0
+    assert f"Game {game['id']}: in play (version 0)" in result.output
+    assert "keeper  Kim <kim@example.com> (link live)" in result.output
+    assert "round 1, exchange" in result.output and "to act: both" in result.output
+    assert runner.invoke(args=["games", "show", "999"]).exit_code == 2
