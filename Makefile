@@ -9,7 +9,7 @@ FLASK := $(BIN)/flask --app service
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run test lint bench browser clean
+.PHONY: run test lint bench browser translations clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,13 @@ browser:
 		echo "Installing Debian's chromium for the browser tests"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
+
+# Re-extract the strings to translate, merge them into each catalogue, compile the catalogues.
+# Translate the new entries of service/translations/*/LC_MESSAGES/messages.po, then run it again.
+translations: $(STAMP)
+	$(BIN)/pybabel extract -F babel.cfg -k _l -o service/translations/messages.pot --project "Split Mind by Mail" --no-wrap .
+	$(BIN)/pybabel update -i service/translations/messages.pot -d service/translations --no-wrap --no-fuzzy-matching
+	$(BIN)/pybabel compile -d service/translations --statistics
 
 lint: $(STAMP)
 	$(BIN)/ruff check service tests bench

@@ -29,7 +29,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     csrf.init_app(app)
     limiter.init_app(app)
 
-    from . import cli, errors, security, templating
+    from . import cli, errors, i18n, security, templating
     from .api import bp as api_bp
     from .invites import bp as invites_bp
     from .mail import worker
@@ -47,6 +47,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     errors.init_app(app)
     security.init_app(app)
     templating.init_app(app)
+    i18n.init_app(app)
     cli.init_app(app)
     worker.init_app(app)
     return app

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 from flask.testing import FlaskClient
 
@@ -119,8 +120,11 @@ def test_stale_submission_re_renders_and_changes_nothing(app, client, make_game)
     assert "The game has moved on" in error_text(response.get_data(as_text=True))
     after = load_game(app, game["id"])
     assert (after.version, after.state) == (before.version, before.state)
-    # The re-rendered page carries the new version, so the player can simply try again.
-    assert MoveForm(response.get_data(as_text=True)).hidden["version"] == str(after.version)
+    # The re-rendered page shows the game as it now is: the lead was played, the Shadow answers.
+    html = response.get_data(as_text=True)
+    assert f'data-version="{after.version}"' in html
+    assert "Waiting for Sam to play to your card." in html
+    assert MoveForm(html).plays == [] and "version" not in MoveForm(html).hidden
 
 
 def test_second_half_of_an_exchange_is_not_stale(app, client, make_game) -> None:
@@ -183,6 +187,10 @@ def test_page_is_phone_ready_and_uncached(client, make_game) -> None:
     response = client.get(f"/play/{game['keeper']}")
     html = response.get_data(as_text=True)
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
-    assert "<script" not in html  # works without JavaScript
+    # Scripts only enhance the page (the forms work without them) and come from files: the
+    # security policy allows no inline script.
+    scripts = re.findall(r"<script\b[^>]*>(.*?)</script>", html, re.S)
+    assert scripts and all(body == "" for body in scripts)
+    assert re.findall(r"<script\b[^>]*>", html) == ['<script src="/static/play.js" defer>']
     assert response.headers["Cache-Control"] == "no-store"
     assert "default-src 'self'" in response.headers["Content-Security-Policy"]

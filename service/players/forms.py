@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask_babel import gettext
+from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import HiddenField, IntegerField, SelectMultipleField, StringField
 from wtforms.validators import InputRequired
 
+from ..i18n import LANGUAGES
 from ..rules import DECK, SUITS
 
 KINDS = ("exchange", "play", "swap")
@@ -24,8 +27,8 @@ class MoveForm(FlaskForm):
     class Meta:
         csrf = False
 
-    version = IntegerField(validators=[InputRequired("The form lost its game version.")])
-    kind = HiddenField(validators=[InputRequired("The form lost its move type.")])
+    version = IntegerField(validators=[InputRequired(_l("The form lost its game version."))])
+    kind = HiddenField(validators=[InputRequired(_l("The form lost its move type."))])
     cards = SelectMultipleField(choices=list(DECK))
     play = StringField()
 
@@ -34,13 +37,13 @@ class MoveForm(FlaskForm):
         self.problem = ""
         kind = self.kind.data
         if kind not in KINDS:
-            self.problem = "Unknown move type."
+            self.problem = gettext("Unknown move type.")
             return None
         if kind != "play":
             return {kind: list(self.cards.data or [])}
         card, _, name = (self.play.data or "").partition(":")
         if card not in DECK or (name and name not in SUITS):
-            self.problem = "Pick a card to play."
+            self.problem = gettext("Pick a card to play.")
             return None
         return {"play": card, "name": name} if name else {"play": card}
 
@@ -49,4 +52,17 @@ class MoveForm(FlaskForm):
         for errors in self.errors.values():
             if errors:
                 return str(errors[0])
-        return "The move could not be read."
+        return gettext("The move could not be read.")
+
+
+class LanguageForm(FlaskForm):
+    """The language switch on the move page."""
+
+    class Meta:
+        csrf = False
+
+    language = StringField(validators=[InputRequired()])
+
+    def choice(self) -> str | None:
+        """The chosen language code, or ``None`` if it is not one the service speaks."""
+        return self.language.data if self.language.data in LANGUAGES else None

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-from flask import abort, redirect, render_template, url_for
+from flask import abort, g, redirect, render_template, request, url_for
+from flask_babel import gettext
 
 from .. import games
+from ..i18n import current_language, remember_language, rule_message
 from ..links import player_for
-from ..models import Player
+from ..models import Player, db
 from ..playerview import player_view
+from ..rules import other
+from ..rules.labels import LOOKS
 from . import bp
-from .forms import MoveForm
+from .forms import LanguageForm, MoveForm
+from .page import page_context
 
 
 def _player(token: str) -> Player:
     player = player_for(token)
     if player is None:
         abort(404)
+    g.player_language = player.language
     return player
 
 
@@ -23,7 +29,7 @@ def _player(token: str) -> Player:
 def play(token: str):  # noqa: ANN201
     """The move page."""
     player = _player(token)
-    return render_template("play/page.html", **_page(player, token))
+    return _page(player, token)
 
 
 @bp.post("/play/<token>")
@@ -32,26 +38,71 @@ def move(token: str):  # noqa: ANN201
     player = _player(token)
     form = MoveForm()
     if not form.validate():
-        return _refused(player, token, form.first_error(), 400)
+        return _page(player, token, form.first_error(), 400)
     action = form.action()
     if action is None:
-        return _refused(player, token, form.problem, 400)
+        return _page(player, token, form.problem, 400)
     try:
         games.apply_move(player.id, form.version.data, action)
     except games.MoveError as exc:
-        return _refused(player, token, exc.message, exc.status)
+        return _page(player, token, exc, exc.status)
     return redirect(url_for("players.play", token=token), code=303)
 
 
-def _refused(player: Player, token: str, message: str, status: int):  # noqa: ANN202
-    return render_template("play/page.html", error=message, **_page(player, token)), status
+@bp.post("/play/<token>/language")
+def language(token: str):  # noqa: ANN201
+    """Remember the player's language: for their pages and for the emails they get."""
+    player = _player(token)
+    chosen = LanguageForm().choice()
+    if chosen is None:
+        abort(400)
+    player.language = chosen
+    db.session.commit()
+    return remember_language(redirect(url_for("players.play", token=token), code=303), chosen)
 
 
-def _page(player: Player, token: str) -> dict:
-    return {"view": player_view(player), "token": token, "player": player}
+def _page(player: Player, token: str, error: str | games.MoveError = "", status: int = 200):  # noqa: ANN202
+    """The move page, with the refusal of the last submission if there was one."""
+    view = player_view(player)
+    if isinstance(error, games.MoveError):
+        error = _move_error(view, error)
+    context = page_context(view)
+    html = render_template("play/page.html", view=view, token=token, error=error, **context)
+    return html, status
+
+
+def _move_error(view: dict, exc: games.MoveError) -> str:
+    """A refused move's message in the page's language and the game's look."""
+    if isinstance(exc, games.IllegalMove):
+        return rule_message(
+            exc.rule,
+            exc.params,
+            look=view["look"],
+            phase=view["phase"],
+            round_number=view["round"],
+            opponent=other(view["seat"]),
+            fallback=exc.message,
+        )
+    if isinstance(exc, games.StaleVersion):
+        return gettext(
+            "The game has moved on since this page was loaded, so nothing was changed. "
+            "Here it is as it stands now: make your move again."
+        )
+    if isinstance(exc, games.GameClosed):
+        return gettext("This game takes no more moves.")
+    return gettext("The move could not be read: choose your cards again.")
 
 
 @bp.get("/")
 def home():  # noqa: ANN201
     """The front page."""
     return render_template("home.html")
+
+
+@bp.get("/rules")
+def rules():  # noqa: ANN201
+    """The full rules, in the page's language and the chosen look (``?look=classic``)."""
+    look = request.args.get("look", "standard")
+    if look not in LOOKS:
+        look = "standard"
+    return render_template(f"rules/{current_language()}.html", look=look)

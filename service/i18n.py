@@ -1,0 +1,316 @@
+"""Languages: English and French pages, emails in the recipient's language.
+
+The locale of a request comes from, in order: a ``?lang=`` query parameter
+(remembered in a cookie), that cookie, the language the player chose on their
+page (``Player.language``, set by a POST), the browser's ``Accept-Language``.
+
+Everything a player reads about the game is written here in the current
+locale and the game's look: cards, suits, seats, elixir effects and the
+messages of the rules the engine enforces (keyed by ``RuleError.code``, so the
+engine keeps its own English). Mail code renders each message inside
+``with recipient_locale(player):``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from flask import Flask, Response, g, has_request_context, request
+from flask_babel import Babel, force_locale, get_locale, gettext, ngettext
+from flask_babel import lazy_gettext as _l
+
+from .rules import is_elixir
+from .rules.cards import suit_of
+
+if TYPE_CHECKING:
+    from .models import Player
+
+LANGUAGES: dict[str, str] = {"en": "English", "fr": "Français"}
+DEFAULT_LANGUAGE = "en"
+COOKIE = "lang"
+COOKIE_MAX_AGE = 365 * 24 * 3600
+
+SUITS = {
+    "standard": {"H": _l("hearts"), "D": _l("diamonds"), "C": _l("clubs")},
+    "classic": {"H": _l("red"), "D": _l("green"), "C": _l("purple")},
+}
+SEATS = {
+    "standard": {"keeper": _l("Keeper"), "shadow": _l("Shadow")},
+    "classic": {"keeper": "Jekyll", "shadow": "Hyde"},
+}
+# The seats inside a sentence: "the Keeper wins", but "Jekyll wins".
+THE_SEATS = {
+    "standard": {"keeper": _l("the Keeper"), "shadow": _l("the Shadow")},
+    "classic": {"keeper": "Jekyll", "shadow": "Hyde"},
+}
+SYMBOLS = {"H": "♥", "D": "♦", "C": "♣", "S": "♠"}
+WORDS = {
+    "standard": {
+        "elixir": _l("elixir"),
+        "elixirs": _l("elixirs"),
+        "two": _l("Two elixirs: no effect"),
+    },
+    "classic": {
+        "elixir": _l("potion"),
+        "elixirs": _l("potions"),
+        "two": _l("Two potions: no effect"),
+    },
+}
+
+
+# --- choosing the language ------------------------------------------------------
+
+
+def language_code(value: object) -> str | None:
+    """``value`` if it names a language of the service, else ``None``."""
+    return value if isinstance(value, str) and value in LANGUAGES else None
+
+
+def select_locale() -> str | None:
+    """The language of the current request (``None`` outside a request: the default)."""
+    if not has_request_context():
+        return None
+    return (
+        language_code(request.args.get(COOKIE))
+        or language_code(request.cookies.get(COOKIE))
+        or language_code(g.get("player_language"))
+        or request.accept_languages.best_match(list(LANGUAGES))
+    )
+
+
+def current_language() -> str:
+    """The two-letter code of the language now in use."""
+    locale = get_locale()
+    return locale.language if locale else DEFAULT_LANGUAGE
+
+
+def remember_language(response: Response, language: str) -> Response:
+    """Keep the chosen language in a cookie (a browser setting, never a database write)."""
+    response.set_cookie(
+        COOKIE,
+        language,
+        max_age=COOKIE_MAX_AGE,
+        samesite="Lax",
+        httponly=True,
+        secure=request.is_secure,
+    )
+    return response
+
+
+def language_url(language: str) -> str:
+    """This page's address in ``language``: the same path and query, with ``lang`` set."""
+    args = request.args.to_dict()
+    args[COOKIE] = language
+    return f"{request.path}?{urlencode(args)}"
+
+
+@contextmanager
+def recipient_locale(recipient: Player | str | None) -> Iterator[None]:
+    """Render in the recipient's language: a :class:`Player`, a language code, or ``None``.
+
+    A player without a stored language, an unknown code and ``None`` all give
+    English. Use it around everything that renders an email::
+
+        with recipient_locale(player):
+            subject = gettext("Your move")
+            html = render_template("email/turn.html", ...)
+    """
+    language = recipient if isinstance(recipient, str | None) else recipient.language
+    with force_locale(language_code(language) or DEFAULT_LANGUAGE):
+        yield
+
+
+def init_app(app: Flask) -> None:
+    """Bind Flask-Babel, the locale-aware template filters and the language cookie."""
+    Babel(app, locale_selector=select_locale)
+    app.add_template_filter(card_name, "card_name")
+    app.add_template_filter(card_words, "card_words")
+    app.add_template_filter(suit_name, "suit_name")
+    app.add_template_filter(seat_name, "seat_name")
+    app.add_template_filter(the_seat, "the_seat")
+    app.add_template_filter(upfirst, "upfirst")
+    app.add_template_filter(effect_text, "effect_text")
+    app.add_template_global(current_language)
+    app.add_template_global(language_url)
+    app.add_template_global(LANGUAGES, "LANGUAGES")
+    app.add_template_global(elixir_word)
+
+    @app.after_request
+    def keep_language(response: Response) -> Response:
+        chosen = language_code(request.args.get(COOKIE))
+        if chosen and chosen != request.cookies.get(COOKIE):
+            remember_language(response, chosen)
+        response.vary.update(("Accept-Language", "Cookie"))
+        return response
+
+
+# --- the game's words in the current language and look ---------------------------
+
+
+def suit_name(suit: str, look: str = "standard") -> str:
+    """A suit's name: ``hearts`` or ``red`` (``cœur``, ``rouge`` in French)."""
+    return str(SUITS[look][suit])
+
+
+def seat_name(seat: str, look: str = "standard") -> str:
+    """A seat's name: Keeper and Shadow, or Jekyll and Hyde."""
+    return str(SEATS[look][seat])
+
+
+def the_seat(seat: str, look: str = "standard") -> str:
+    """A seat's name inside a sentence: ``the Keeper``, or ``Jekyll``."""
+    return str(THE_SEATS[look][seat])
+
+
+def upfirst(text: str) -> str:
+    """``text`` with its first letter in capitals (``the Keeper`` starting a sentence)."""
+    return text[:1].upper() + text[1:]
+
+
+def elixir_word(look: str = "standard", plural: bool = False) -> str:
+    """What the look calls an elixir: ``elixir`` or ``potion``."""
+    return str(WORDS[look]["elixirs" if plural else "elixir"])
+
+
+def card_name(card: str, look: str = "standard") -> str:
+    """A card as a player reads it: ``7♥`` and ``♠4``, or ``red 7`` and ``potion 4+``."""
+    rank, suit = card[0], suit_of(card)
+    if look == "standard":
+        return f"{SYMBOLS[suit]}{rank}" if is_elixir(card) else f"{rank}{SYMBOLS[suit]}"
+    if is_elixir(card):
+        return gettext("potion %(rank)s+", rank=rank)
+    return gettext("%(colour)s %(rank)s", colour=suit_name(suit, look), rank=rank)
+
+
+def card_words(card: str, look: str = "standard") -> str:
+    """A card in words, for screen readers: ``7 of hearts``, ``ace of hearts``, ``elixir 4½``."""
+    rank = card[0]
+    if is_elixir(card):
+        return f"{elixir_word(look)} {rank}½"
+    word = gettext("ace") if rank == "1" else rank
+    suit = suit_name(suit_of(card), look)
+    if look == "classic":
+        return gettext("%(colour)s %(rank)s", colour=suit, rank=word)
+    return gettext("%(rank)s of %(suit)s", rank=word, suit=suit)
+
+
+def effect_text(entry: Mapping[str, Any], names: Mapping[str, str], look: str) -> str:
+    """What a trick's elixir did, naming the players: ``Steal: Sam took a trick from Kim``."""
+    effect, outcome = entry["effect"], entry["outcome"]
+    winner = names[entry["winner"]]
+    loser = names["shadow" if entry["winner"] == "keeper" else "keeper"]
+    if effect == "steal" and outcome == "took":
+        return gettext("Steal: %(winner)s took a trick from %(loser)s", winner=winner, loser=loser)
+    if effect == "steal":
+        return gettext("Steal: %(loser)s had no trick to take", loser=loser)
+    if effect == "swap" and int(outcome):
+        count = int(outcome)
+        return ngettext("Swap: each gave %(num)d card", "Swap: each gave %(num)d cards", count)
+    if effect == "swap":
+        return gettext("Swap: no cards left to give")
+    if effect == "reset" and look == "classic":
+        return gettext("Reset: colour order cleared")
+    if effect == "reset":
+        return gettext("Reset: suit order cleared")
+    if effect == "none":
+        return str(WORDS[look]["two"])
+    return ""
+
+
+# --- the rules' messages ---------------------------------------------------------
+
+
+def follow_reason(lead: Mapping[str, str], look: str) -> str:
+    """Why a card may not follow ``lead`` (the table's first entry)."""
+    if is_elixir(lead["card"]):
+        return rule_message("follow_named", {"suit": lead["name"]}, look=look)
+    return rule_message("follow_suit", {"suit": suit_of(lead["card"])}, look=look)
+
+
+def exchange_elixir_reason(held: int, look: str) -> str:
+    """The exchange rule for a player dealt ``held`` elixirs (two or more)."""
+    if look == "classic":
+        return ngettext(
+            "You hold %(num)d potion: give at least one of them.",
+            "You hold %(num)d potions: give at least one of them.",
+            held,
+        )
+    return ngettext(
+        "You hold %(num)d elixir: give at least one of them.",
+        "You hold %(num)d elixirs: give at least one of them.",
+        held,
+    )
+
+
+def rule_message(
+    code: str,
+    params: Mapping[str, Any],
+    *,
+    look: str = "standard",
+    phase: str = "play",
+    round_number: int = 1,
+    opponent: str = "",
+    fallback: str = "",
+) -> str:
+    """The message of a :class:`~service.rules.RuleError` in the current language and look.
+
+    ``code`` and ``params`` come from the error; ``phase``, ``round_number`` and
+    ``opponent`` (the opponent's seat) describe the game it was refused in.
+    An unknown code gives ``fallback``, the engine's own message.
+    """
+    classic = look == "classic"
+    seat = the_seat(opponent, look) if opponent else ""
+    suit = suit_name(params["suit"], look) if "suit" in params else ""
+    if code == "game_over":
+        return gettext("The game is over: no more moves.")
+    if code == "wrong_phase" and phase == "play":
+        return gettext("This is the time to play a card.")
+    if code == "wrong_phase":
+        return gettext("Choose the cards to give first.")
+    if code == "not_your_turn" and phase == "play":
+        return gettext("It is not your turn: %(seat)s plays next.", seat=seat)
+    if code == "not_your_turn":
+        return gettext("You have already chosen your cards; waiting for %(seat)s.", seat=seat)
+    if code == "choose_count" and phase == "exchange":
+        return ngettext(
+            "Give exactly %(num)d different card in the round %(round)d exchange.",
+            "Give exactly %(num)d different cards in the round %(round)d exchange.",
+            params["size"],
+            round=round_number,
+        )
+    if code == "choose_count":
+        return ngettext(
+            "Give exactly %(num)d different card in the swap.",
+            "Give exactly %(num)d different cards in the swap.",
+            params["size"],
+        )
+    if code == "not_held":
+        return gettext("You do not hold %(card)s.", card=card_name(params["card"], look))
+    if code == "exchange_elixir":
+        return exchange_elixir_reason(params["held"], look)
+    if code == "name_required" and classic:
+        return gettext("Leading a potion, name a colour.")
+    if code == "name_required":
+        return gettext("Leading an elixir, name a suit.")
+    if code == "name_not_allowed" and classic:
+        return gettext("Name a colour only when leading a potion.")
+    if code == "name_not_allowed":
+        return gettext("Name a suit only when leading an elixir.")
+    if code == "follow_named" and classic:
+        return gettext(
+            "The leader named %(suit)s and you hold %(suit)s: play it (a potion may not answer).",
+            suit=suit,
+        )
+    if code == "follow_named":
+        return gettext(
+            "The leader named %(suit)s and you hold %(suit)s: play one (an elixir may not answer).",
+            suit=suit,
+        )
+    if code == "follow_suit" and classic:
+        return gettext("You hold %(suit)s: play %(suit)s or a potion.", suit=suit)
+    if code == "follow_suit":
+        return gettext("You hold %(suit)s: follow with %(suit)s or play an elixir.", suit=suit)
+    return fallback

@@ -1,0 +1,109 @@
+"""What the move page shows beyond the seat's view: the news since the player's last move,
+the deadline in words, and why each card or selection is or is not a legal move.
+
+Everything is derived from :func:`service.games.player_view`, never from the game's state.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from flask_babel import format_datetime, format_timedelta, ngettext
+
+from ..i18n import exchange_elixir_reason, follow_reason
+from ..models import utcnow
+from ..rules import is_elixir
+
+
+def since_last_move(view: dict[str, Any]) -> list[tuple[str, Any]]:
+    """What happened since the player's own last move, oldest first.
+
+    Each item is ``(kind, what)``: ``("transfer", transfer)`` for an exchange or
+    swap settled, ``("trick", entry)`` for a trick completed, ``("round",
+    (number, result))`` for a round ended, ``("lead", entry)`` for the
+    opponent's lead now on the table.
+    """
+    since = view["since"]
+    seen = view["history"][: len(view["history"]) - len(since)]
+    last_seen = (seen[-1]["round"], seen[-1]["trick"]) if seen else (0, 0)
+    timed: list[tuple[tuple[int, int, int], str, Any]] = []
+    for trick in since:
+        timed.append(((trick["round"], trick["trick"], 0), "trick", trick))
+        if trick["trick"] == 10 and len(view["rounds"]) >= trick["round"]:
+            result = (trick["round"], view["rounds"][trick["round"] - 1])
+            timed.append(((trick["round"], 10, 2), "round", result))
+    for transfer in view["transfers"]:
+        when = (transfer["round"], transfer["after_trick"])
+        if when >= last_seen:
+            timed.append(((*when, 1), "transfer", transfer))
+    news = [(kind, what) for _, kind, what in sorted(timed, key=lambda item: item[0])]
+    table = view["table"]
+    if len(table) == 1 and table[0]["seat"] != view["seat"]:
+        news.append(("lead", table[0]))
+    return news
+
+
+def deadline(view: dict[str, Any], now: datetime | None = None) -> dict[str, Any] | None:
+    """The next move's deadline: ``when`` (a date in UTC) and ``left`` (``in 6 days``)."""
+    if not view["deadline"]:
+        return None
+    moment = datetime.fromisoformat(view["deadline"])
+    left = moment - (now or utcnow())
+    return {
+        "iso": view["deadline"],
+        "when": format_datetime(moment, "medium") + " UTC",
+        "left": format_timedelta(left, add_direction=True, threshold=1.1),
+        "late": left.total_seconds() <= 0,
+    }
+
+
+def choose_reasons(view: dict[str, Any]) -> dict[str, Any]:
+    """Why a selection of cards to give is not yet a legal exchange or swap.
+
+    ``count`` maps each possible number of selected cards to its message (empty
+    when the number is right); ``elixir`` is the exchange rule when it applies.
+    """
+    size = view["legal"]["choose"]
+    count = {}
+    for selected in range(len(view["hand"]) + 1):
+        if selected < size:
+            count[selected] = ngettext(
+                "Choose %(num)d more card.", "Choose %(num)d more cards.", size - selected
+            )
+        elif selected > size:
+            count[selected] = ngettext(
+                "You give only %(num)d card: put one back.",
+                "You give only %(num)d cards: put one back.",
+                size,
+            )
+        else:
+            count[selected] = ""
+    elixir = ""
+    if view["legal"]["must_include_elixir"]:
+        held = sum(1 for card in view["hand"] if is_elixir(card))
+        elixir = exchange_elixir_reason(held, view["look"])
+    return {"count": json.dumps(count), "elixir": elixir}
+
+
+def play_reasons(view: dict[str, Any]) -> dict[str, str]:
+    """Why each card of the hand may not be played now (legal cards are left out)."""
+    playable = {move["play"] for move in view["legal"]}
+    if not view["table"]:
+        return {}
+    reason = follow_reason(view["table"][0], view["look"])
+    return {card: reason for card in view["hand"] if card not in playable}
+
+
+def page_context(view: dict[str, Any]) -> dict[str, Any]:
+    """Everything the move page template needs besides the view itself."""
+    context: dict[str, Any] = {
+        "news": since_last_move(view),
+        "deadline": deadline(view),
+    }
+    if view["your_turn"] and view["phase"] in ("exchange", "swap"):
+        context["reasons"] = choose_reasons(view)
+    elif view["your_turn"] and view["phase"] == "play":
+        context["reasons"] = play_reasons(view)
+    return context

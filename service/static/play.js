@@ -1,0 +1,191 @@
+/* The move page, enhanced: tap cards to select them, confirm only a legal selection,
+   and follow the opponent's moves without reloading. Without this script the page's
+   forms work as they are; everything here only improves them. */
+(function () {
+  "use strict";
+
+  var POLL_FIRST_MS = 3000;
+  var POLL_MAX_MS = 60000;
+  var pollTimer = null;
+  var pollDelay = POLL_FIRST_MS;
+
+  function all(root, selector) {
+    return Array.prototype.slice.call(root.querySelectorAll(selector));
+  }
+
+  function show(element) {
+    if (element) element.hidden = false;
+  }
+
+  /* Exchange and swap: checkboxes; Confirm only when the count and the elixir rule are met. */
+  function enhanceChoose(form) {
+    var countReasons = JSON.parse(form.dataset.countReasons || "{}");
+    var elixirReason = form.dataset.elixirReason || "";
+    var reason = form.querySelector(".reason");
+    var confirm = form.querySelector(".confirm");
+    var boxes = all(form, "input[name=cards]");
+
+    function update() {
+      var chosen = boxes.filter(function (box) { return box.checked; });
+      var problem = countReasons[String(chosen.length)] || "";
+      var withElixir = chosen.some(function (box) { return box.hasAttribute("data-elixir"); });
+      if (!problem && elixirReason && !withElixir) problem = elixirReason;
+      confirm.disabled = Boolean(problem);
+      reason.textContent = problem || form.dataset.ready;
+      reason.classList.toggle("ok", !problem);
+      show(reason);
+    }
+    boxes.forEach(function (box) { box.addEventListener("change", update); });
+    update();
+  }
+
+  /* Play: a tap selects a card; an elixir lead also needs a named suit; Confirm submits
+     the very button the page offers without JavaScript. */
+  function enhancePlay(form) {
+    var choices = all(form, ".choice");
+    var naming = form.querySelector(".naming");
+    var names = all(form, ".name-choice");
+    var bar = form.querySelector(".confirm-bar");
+    var reason = bar.querySelector(".reason");
+    var confirm = bar.querySelector(".confirm");
+    var selected = null;
+    var suit = null;
+
+    function submitter() {
+      if (!selected || selected.dataset.reason) return null;
+      var value = selected.dataset.card;
+      if (selected.hasAttribute("data-names")) {
+        if (!suit) return null;
+        value += ":" + suit;
+      }
+      return form.querySelector('button[name=play][value="' + value + '"]');
+    }
+
+    function update() {
+      choices.forEach(function (choice) {
+        choice.setAttribute("aria-pressed", String(choice === selected));
+      });
+      names.forEach(function (button) {
+        button.setAttribute("aria-pressed", String(button.dataset.suit === suit));
+      });
+      naming.hidden = !(selected && selected.hasAttribute("data-names"));
+      var problem = "";
+      if (!selected) problem = form.dataset.pick;
+      else if (selected.dataset.reason) problem = selected.dataset.reason;
+      else if (!submitter()) problem = form.dataset.name;
+      confirm.disabled = Boolean(problem);
+      reason.textContent = problem || form.dataset.ready;
+      reason.classList.toggle("ok", !problem);
+    }
+
+    choices.forEach(function (choice) {
+      if (choice.disabled) {
+        choice.disabled = false;
+        choice.setAttribute("aria-disabled", "true");
+      }
+      if (choice.dataset.words) choice.setAttribute("aria-label", choice.dataset.words);
+      choice.addEventListener("click", function (event) {
+        event.preventDefault();
+        selected = selected === choice ? null : choice;
+        suit = null;
+        update();
+      });
+    });
+    names.forEach(function (button) {
+      button.addEventListener("click", function () {
+        suit = button.dataset.suit;
+        update();
+      });
+    });
+    confirm.addEventListener("click", function () {
+      var button = submitter();
+      if (button) {
+        confirm.disabled = true;
+        form.requestSubmit(button);
+      }
+    });
+    show(bar);
+    update();
+  }
+
+  /* The deadline in the reader's own time zone. */
+  function localTimes(root) {
+    all(root, "time[datetime]").forEach(function (time) {
+      var moment = new Date(time.getAttribute("datetime"));
+      if (isNaN(moment)) return;
+      var local = moment.toLocaleString(document.documentElement.lang, {
+        dateStyle: "medium",
+        timeStyle: "short",
+      });
+      time.title = time.textContent;
+      time.textContent = local;
+    });
+  }
+
+  function enhance(game) {
+    document.documentElement.classList.add("js");
+    all(game, ".js-only").forEach(function (element) {
+      if (!element.classList.contains("naming")) show(element);
+    });
+    all(game, "form.choose").forEach(enhanceChoose);
+    all(game, "form.play").forEach(enhancePlay);
+    localTimes(game);
+    schedulePoll(game);
+  }
+
+  /* While the opponent owes a move, ask the API for the game's version; when it
+     changes, fetch this page again and swap in its game section. */
+  function schedulePoll(game) {
+    window.clearTimeout(pollTimer);
+    pollTimer = null;
+    if (game.dataset.waiting !== "true") return;
+    pollTimer = window.setTimeout(function () { poll(game); }, pollDelay);
+  }
+
+  function poll(game) {
+    if (document.hidden) {
+      schedulePoll(game);
+      return;
+    }
+    fetch(game.dataset.api, { cache: "no-store", headers: { Accept: "application/json" } })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (view) {
+        if (view && String(view.version) !== game.dataset.version) {
+          pollDelay = POLL_FIRST_MS;
+          return refresh(game);
+        }
+        pollDelay = Math.min(pollDelay * 1.5, POLL_MAX_MS);
+        schedulePoll(game);
+      })
+      .catch(function () {
+        pollDelay = Math.min(pollDelay * 2, POLL_MAX_MS);
+        schedulePoll(game);
+      });
+  }
+
+  function refresh(game) {
+    return fetch(window.location.href, { cache: "no-store", headers: { Accept: "text/html" } })
+      .then(function (response) { return response.text(); })
+      .then(function (html) {
+        var page = new DOMParser().parseFromString(html, "text/html");
+        var fresh = page.getElementById("game");
+        if (!fresh) return;
+        game.replaceWith(document.adoptNode(fresh));
+        enhance(fresh);
+        var status = fresh.querySelector("#status-line");
+        var announce = document.getElementById("announce");
+        if (status && announce) announce.textContent = status.textContent.trim();
+      });
+  }
+
+  document.addEventListener("visibilitychange", function () {
+    var game = document.getElementById("game");
+    if (!document.hidden && game && game.dataset.waiting === "true") {
+      pollDelay = POLL_FIRST_MS;
+      poll(game);
+    }
+  });
+
+  var game = document.getElementById("game");
+  if (game) enhance(game);
+})();

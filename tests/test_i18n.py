@@ -1,0 +1,254 @@
+"""English and French: choosing the language, the catalogue, the rules' messages, both looks."""
+
+from __future__ import annotations
+
+import gettext
+import random
+import re
+from pathlib import Path
+
+import pytest
+from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
+from babel.messages.pofile import read_po
+from flask import Flask
+from flask.testing import FlaskClient
+from flask_babel import force_locale
+from flask_babel import gettext as _
+from sqlalchemy import select
+
+from service import i18n
+from service.models import Player, db
+from service.rules import DECK, SEATS, RuleError, apply, new_game
+
+from .conftest import load_game
+from .helpers import MoveForm, error_text, pick_action
+from .secrecy import hidden_cards
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE = ROOT / "service" / "translations" / "fr" / "LC_MESSAGES"
+
+
+def seat_player(game_id: int, seat: str) -> Player:
+    """The player in ``seat`` of a game (inside an app context)."""
+    return db.session.scalars(
+        select(Player).where(Player.game_id == game_id, Player.seat == seat)
+    ).one()
+
+
+def text_of(html: str) -> str:
+    """The page's visible words: tags, scripts and styles removed."""
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_the_browser_language_chooses_the_page_language(client, make_game) -> None:
+    game = make_game()
+    french = client.get(f"/play/{game['keeper']}", headers={"Accept-Language": "fr-FR,fr;q=0.9"})
+    html = french.get_data(as_text=True)
+    assert '<html lang="fr">' in html and "À vous de jouer" in html
+    assert "Accept-Language" in french.headers["Vary"]
+    english = client.get(f"/play/{game['keeper']}", headers={"Accept-Language": "de, en;q=0.5"})
+    assert '<html lang="en">' in english.get_data(as_text=True)
+    assert "Your move" in client.get(f"/play/{game['keeper']}").get_data(as_text=True)
+
+
+def test_the_switch_on_a_page_is_kept_in_a_cookie(client, make_game) -> None:
+    game = make_game()
+    response = client.get("/rules?lang=fr")
+    assert "lang=fr" in response.headers["Set-Cookie"]
+    assert "HttpOnly" in response.headers["Set-Cookie"]
+    html = client.get(f"/play/{game['keeper']}", headers={"Accept-Language": "en"}).get_data(
+        as_text=True
+    )
+    assert "À vous de jouer" in html
+    assert 'href="/rules?lang=en"' in client.get("/rules").get_data(as_text=True)
+
+
+def test_the_players_choice_is_stored_by_a_post(app, client, make_game) -> None:
+    game = make_game()
+    response = client.post(f"/play/{game['shadow']}/language", data={"language": "fr"})
+    assert response.status_code == 303
+    assert response.headers["Location"].endswith(f"/play/{game['shadow']}")
+    assert "lang=fr" in response.headers["Set-Cookie"]
+    with app.app_context():
+        assert seat_player(game["id"], "shadow").language == "fr"
+    # On another device (no cookie, an English browser) the player's choice still holds.
+    other_device = app.test_client()
+    html = other_device.get(f"/play/{game['shadow']}", headers={"Accept-Language": "en"})
+    assert "À vous de jouer" in html.get_data(as_text=True)
+    assert client.post(f"/play/{game['shadow']}/language", data={"language": "xx"}).status_code == (
+        400
+    )
+
+
+def test_a_refused_move_is_explained_in_french(app, client, make_game) -> None:
+    game = make_game()
+    client.set_cookie("lang", "fr")
+    form = MoveForm(client.get(f"/play/{game['keeper']}").get_data(as_text=True))
+    response = client.post(
+        f"/play/{game['keeper']}", data={**form.hidden, "cards": form.checkboxes[:2]}
+    )
+    assert response.status_code == 422
+    assert error_text(response.get_data(as_text=True)) == (
+        "Donnez exactement 1 carte dans l’échange de la manche 1."
+    )
+    assert load_game(app, game["id"]).version == 0
+
+
+def engine_rule_codes() -> set[str]:
+    """Every ``RuleError`` code the engine can raise, read from its source."""
+    source = (ROOT / "service" / "rules" / "engine.py").read_text()
+    return set(re.findall(r'RuleError\(\s*"([a-z_]+)"', source))
+
+
+@pytest.mark.parametrize("look", ["standard", "classic"])
+def test_every_rule_of_the_engine_has_a_message(ctx: Flask, look: str) -> None:
+    params = {"size": 2, "card": "4H", "held": 2, "suit": "H", "phase": "play"}
+    codes = engine_rule_codes()
+    assert {"choose_count", "exchange_elixir", "follow_suit", "follow_named"} <= codes
+    for language in ("en", "fr"):
+        with force_locale(language):
+            for code in codes:
+                message = i18n.rule_message(code, params, look=look, opponent="shadow")
+                assert message and "%(" not in message, (language, code)
+
+
+def test_english_messages_keep_the_engines_wording(ctx: Flask) -> None:
+    """In the standard look the page's English is the engine's, less what the page shows."""
+    state = new_game(seed=5)  # the Shadow is dealt three elixirs
+    refusals = {
+        ("keeper", "1H 2H"): "Give exactly 1 different card in the round 1 exchange.",
+        ("shadow", "5H"): "You hold 3 elixirs: give at least one of them.",
+    }
+    for (seat, cards), expected in refusals.items():
+        with pytest.raises(RuleError) as refused:
+            apply(state, seat, {"exchange": cards.split()})
+        error = refused.value
+        assert i18n.rule_message(error.code, error.params, phase="exchange") == expected
+        assert error.message.startswith(expected.rstrip("."))
+
+
+def test_the_catalogue_is_complete_and_compiled() -> None:
+    """Every string of the code and templates is translated, and the .mo matches the .po."""
+    methods = [
+        ("service/**.py", "python"),
+        ("templates/**.html", "jinja2"),
+        ("templates/**.txt", "jinja2"),
+    ]
+    keywords = {**DEFAULT_KEYWORDS, "_l": None}
+    extracted = {
+        message if isinstance(message, str) else message[0]
+        for _file, _line, message, _comments, _context in extract_from_dir(
+            str(ROOT), methods, keywords=keywords
+        )
+    }
+    with open(CATALOGUE / "messages.po", "rb") as po:
+        catalogue = read_po(po, locale="fr")
+    translated = {m.id if isinstance(m.id, str) else m.id[0]: m for m in catalogue if m.id}
+    missing = sorted(extracted - set(translated))
+    assert not missing, f"run `make translations` and translate: {missing}"
+    for msgid, message in translated.items():
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        assert all(strings) and not message.fuzzy, f"untranslated: {msgid!r}"
+    with open(CATALOGUE / "messages.mo", "rb") as mo:
+        compiled = gettext.GNUTranslations(mo)
+    for msgid, message in translated.items():
+        if isinstance(message.id, str):
+            assert compiled.gettext(msgid) == message.string, f"run `make translations`: {msgid!r}"
+
+
+def test_recipient_locale_renders_in_the_players_language(app: Flask, make_game) -> None:
+    game = make_game()
+    with app.app_context():
+        player = seat_player(game["id"], "keeper")
+        player.language = "fr"
+        with i18n.recipient_locale(player):
+            assert _("Your move") == "À vous de jouer"
+            assert i18n.card_words("1H") == "as de cœur"
+        with i18n.recipient_locale("en"):
+            assert _("Your move") == "Your move"
+        with i18n.recipient_locale(None):
+            assert i18n.card_words("1H") == "ace of hearts"
+        with i18n.recipient_locale("xx"):
+            assert _("Your move") == "Your move"
+    with app.test_request_context(headers={"Accept-Language": "fr"}):
+        assert _("Your move") == "À vous de jouer"
+        with i18n.recipient_locale("en"):
+            assert _("Your move") == "Your move"
+
+
+@pytest.mark.parametrize(
+    ("query", "present", "absent"),
+    [
+        ("", ["the Keeper", "elixir", "♠", "hearts"], ["Hyde wins", "purple"]),
+        ("?look=classic", ["Jekyll", "Hyde", "potion", "red"], ["Keeper", "elixir", "♠"]),
+        ("?lang=fr", ["le Gardien", "élixir", "cœur", "Conseils"], ["the Keeper"]),
+        ("?lang=fr&look=classic", ["Jekyll", "potion", "rouge"], ["Gardien", "élixir", "cœur"]),
+    ],
+)
+def test_the_full_rules_in_both_languages_and_looks(
+    client: FlaskClient, query: str, present: list[str], absent: list[str]
+) -> None:
+    response = client.get(f"/rules{query}")
+    assert response.status_code == 200
+    article = text_of(response.get_data(as_text=True).split("<article", 1)[1])
+    for word in present:
+        assert word in article, word
+    for word in absent:
+        assert word not in article, word
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_classic_look_reads_right_everywhere(client, make_game, language: str) -> None:
+    game = make_game(seed=5, look="classic")
+    client.set_cookie("lang", language)
+    rng = random.Random(2)
+    standard_words = {
+        "en": ["Keeper", "Shadow", "elixir", "hearts", "diamonds", "clubs", "suit"],
+        "fr": ["Gardien", "Ombre", "élixir", "cœur", "carreau", "trèfle"],
+    }[language]
+    for _step in range(40):
+        for seat in SEATS:
+            html = client.get(f"/play/{game[seat]}").get_data(as_text=True)
+            words = text_of(html)
+            for symbol in "♥♦♣♠":
+                assert symbol not in words
+            for word in standard_words:
+                assert not re.search(rf"\b{word}", words, re.I), (word, words)
+        views = {seat: client.get(f"/api/play/{game[seat]}").get_json() for seat in SEATS}
+        if views["keeper"]["phase"] == "over":
+            break
+        seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
+        body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
+        assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
+
+
+def french_forms(card: str) -> list[str]:
+    """Every way a French page writes a card, in both looks."""
+    return [i18n.card_name(card, look) for look in ("standard", "classic")] + [
+        i18n.card_words(card, look) for look in ("standard", "classic")
+    ]
+
+
+def test_french_pages_name_no_hidden_card(app, client, make_game) -> None:
+    game = make_game(seed=2024)
+    client.set_cookie("lang", "fr")
+    rng = random.Random(8)
+    with app.test_request_context(headers={"Accept-Language": "fr"}):
+        forms = {card: french_forms(card) for card in DECK}
+    assert forms["1H"][2] == "as de cœur"
+    for _step in range(300):
+        state = load_game(app, game["id"]).state
+        if state["phase"] == "over":
+            break
+        for seat in SEATS:
+            html = client.get(f"/play/{game[seat]}").get_data(as_text=True)
+            for card in hidden_cards(state, seat):
+                for form in forms[card]:
+                    pattern = rf"(?<![0-9A-Za-z]){re.escape(form)}(?![0-9A-Za-z½+])"
+                    assert not re.search(pattern, html), f"{seat} sees {card} as {form!r}"
+        views = {seat: client.get(f"/api/play/{game[seat]}").get_json() for seat in SEATS}
+        seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
+        body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
+        assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
+    else:
+        raise AssertionError("the game did not end")
