@@ -1,8 +1,8 @@
 """The mail worker: deliver queued emails, one row lock at a time.
 
-Each message is claimed with ``SELECT ... FOR UPDATE SKIP LOCKED`` (so workers
-on several machines split the queue), sent while its row stays locked, and
-marked sent in the same transaction. A worker killed after the SMTP reply but
+Messages are claimed a few at a time with ``SELECT ... FOR UPDATE SKIP LOCKED``
+(so workers on several machines split the queue), sent while their rows stay
+locked, and marked sent in the same transaction. A worker killed after the SMTP reply but
 before its commit leaves the row queued: the next worker sends it once more,
 with the same Message-ID. An SMTP server or database that is down delays the
 queue; it loses nothing.
@@ -91,12 +91,15 @@ class Transport:
         self.connection = None
 
 
-def _due(now: datetime):  # noqa: ANN202 - a SQLAlchemy select
+BATCH = 20
+
+
+def _due(now: datetime, limit: int):  # noqa: ANN202 - a SQLAlchemy select
     return (
         select(OutboxMessage)
         .where(OutboxMessage.status == "queued", OutboxMessage.next_attempt_at <= now)
         .order_by(OutboxMessage.next_attempt_at, OutboxMessage.id)
-        .limit(1)
+        .limit(limit)
         .with_for_update(skip_locked=True)
     )
 
@@ -112,21 +115,31 @@ def _still_wanted(message: OutboxMessage) -> bool:
     return game is not None and game.status == "active" and player.seat in to_act(game.state)
 
 
-def deliver_one(transport: Transport) -> bool:
-    """Claim and deliver the next due message. Returns False when none is due.
+def deliver_batch(transport: Transport, size: int = BATCH) -> int:
+    """Claim up to ``size`` due messages, deliver them, commit; returns how many were handled.
 
-    Connection failures (no SMTP server) leave the message as it was and are
-    raised, so the caller can wait before trying again.
+    The rows stay locked until the commit, so no other worker takes them. If
+    the SMTP server becomes unreachable, what was sent is recorded, the rest
+    stays queued as it was, and the error is raised so the caller can wait.
     """
     now = utcnow()
-    message = db.session.scalars(_due(now)).first()
-    if message is None:
-        db.session.rollback()
-        return False
+    messages = db.session.scalars(_due(now, size)).all()
+    handled = 0
+    try:
+        for message in messages:
+            _deliver(transport, message, now)
+            handled += 1
+    except (smtplib.SMTPException, OSError):
+        db.session.commit()
+        raise
+    db.session.commit()
+    return handled
+
+
+def _deliver(transport: Transport, message: OutboxMessage, now: datetime) -> None:
     if not _still_wanted(message):
         message.status = "skipped"
-        db.session.commit()
-        return True
+        return
     try:
         transport.send(message)
     except smtplib.SMTPResponseException as exc:
@@ -134,16 +147,11 @@ def deliver_one(transport: Transport) -> bool:
     except smtplib.SMTPRecipientsRefused as exc:
         code, reply = next(iter(exc.recipients.values()))
         _failed_attempt(message, code, reply, now)
-    except (smtplib.SMTPException, OSError):
-        db.session.rollback()  # the server is unreachable: the message waits, unchanged
-        raise
     else:
         message.attempts += 1
         message.status = "sent"
         message.sent_at = utcnow()
         message.last_error = None
-    db.session.commit()
-    return True
 
 
 def _failed_attempt(message: OutboxMessage, code: int, reply: bytes | str, now: datetime) -> None:
@@ -169,8 +177,8 @@ def drain(transport: Transport | None = None) -> int:
     transport = transport or Transport()
     handled = 0
     try:
-        while deliver_one(transport):
-            handled += 1
+        while batch := deliver_batch(transport):
+            handled += batch
     finally:
         if own:
             transport.close()
