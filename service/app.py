@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from .config import load_config
 from .extensions import csrf, db, limiter, migrate
@@ -23,13 +24,16 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         template_folder=str(ROOT / "templates"),
     )
     load_config(app, test_config)
+    if app.config["TRUSTED_PROXIES"]:
+        hops = app.config["TRUSTED_PROXIES"]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
 
     db.init_app(app)
     migrate.init_app(app, db, directory=str(ROOT / "migrations"))
     csrf.init_app(app)
     limiter.init_app(app)
 
-    from . import cli, errors, i18n, security, templating
+    from . import admin, cli, errors, i18n, security, templating
     from .api import bp as api_bp
     from .invites import bp as invites_bp
     from .mail import worker
@@ -49,5 +53,6 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     templating.init_app(app)
     i18n.init_app(app)
     cli.init_app(app)
+    admin.init_app(app)
     worker.init_app(app)
     return app

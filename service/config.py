@@ -30,6 +30,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "MAIL_TIMEOUT": ("30", "seconds before an SMTP connection gives up"),
     "RATELIMIT_STORAGE_URI": ("memory://", "Flask-Limiter storage, e.g. redis://host:6379"),
     "DEFAULT_DAYS_PER_MOVE": ("7", "days a player has for each move; 0 for no deadline"),
+    "TRUSTED_PROXIES": ("0", "reverse proxies in front of the app whose X-Forwarded-* to trust"),
 }
 
 TRUE = {"1", "true", "yes", "on"}
@@ -70,6 +71,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         MAIL_SUPPRESS_SEND=False,  # the worker decides: SMTP or the local mailbox
         RATELIMIT_STORAGE_URI=env["RATELIMIT_STORAGE_URI"],
         DEFAULT_DAYS_PER_MOVE=int(env["DEFAULT_DAYS_PER_MOVE"]),
+        TRUSTED_PROXIES=int(env["TRUSTED_PROXIES"]),
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=env["BASE_URL"].startswith("https://"),

@@ -1,0 +1,19 @@
+# The Split Mind by Mail web app and mail worker (the same image, two commands).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 SPLITMIND_ENV=production
+WORKDIR /app
+
+COPY pyproject.toml README.md ./
+COPY service ./service
+COPY migrations ./migrations
+COPY templates ./templates
+# Editable: the app finds templates/ and migrations/ next to service/.
+RUN pip install --no-cache-dir -e '.[redis]'
+
+RUN useradd --create-home splitmind
+USER splitmind
+EXPOSE 8000
+
+# Migrate, then serve; the worker service overrides the command.
+CMD ["sh", "-c", "flask --app service db upgrade && exec gunicorn --bind 0.0.0.0:8000 --workers 3 --access-logfile - 'service:create_app()'"]
