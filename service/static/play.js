@@ -79,10 +79,8 @@
     }
 
     choices.forEach(function (choice) {
-      if (choice.disabled) {
-        choice.disabled = false;
-        choice.setAttribute("aria-disabled", "true");
-      }
+      // A card the rules refuse stays selectable, to say why it may not be played.
+      choice.disabled = false;
       if (choice.dataset.words) choice.setAttribute("aria-label", choice.dataset.words);
       choice.addEventListener("click", function (event) {
         event.preventDefault();

@@ -1,0 +1,132 @@
+"""Browser fixtures: the real app served from a thread, and Debian's Chromium driven by Playwright.
+
+Chromium is ``/usr/bin/chromium`` (``apt-get install chromium``); Playwright never
+downloads a browser here. Without it the browser tests are skipped, except under
+``CI=true``, where they fail. Screenshots go to ``tests/artifacts/``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+
+from service.games import Seating, create_game
+from service.links import token_for
+
+from ..conftest import IN_CI
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+PHONE = {"width": 390, "height": 844}
+
+
+class QuietHandler(WSGIRequestHandler):
+    """Serve requests without logging each one."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        return None
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Chromium, headless, for the whole test session (skipped or failed when missing)."""
+    if not Path(CHROMIUM).exists():
+        message = f"Chromium not found at {CHROMIUM}: install it with `apt-get install chromium`"
+        if IN_CI:
+            pytest.fail(message + " (required when CI=true)", pytrace=False)
+        pytest.skip(message + " to run the browser tests")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def live_server(pg_app: Flask) -> Iterator[str]:
+    """The app on PostgreSQL, served on a free local port; ``BASE_URL`` is its address."""
+    server: BaseWSGIServer = make_server(
+        "127.0.0.1", 0, pg_app, threaded=True, request_handler=QuietHandler
+    )
+    base_url = f"http://127.0.0.1:{server.server_port}"
+    pg_app.config["BASE_URL"] = base_url
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield base_url
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+@pytest.fixture
+def new_game(pg_app: Flask, live_server: str) -> Callable[..., dict[str, Any]]:
+    """Create a game on the live server; returns its id and each seat's page address."""
+
+    def make(seed: int, **options: Any) -> dict[str, Any]:
+        with pg_app.app_context():
+            game = create_game(
+                Seating("kim@example.com", "Kim", options.pop("keeper_language", None)),
+                Seating("sam@example.com", "Sam", options.pop("shadow_language", None)),
+                seed=seed,
+                **options,
+            )
+            return {
+                "id": game.id,
+                "keeper": f"{live_server}/play/{token_for(game.player('keeper'))}",
+                "shadow": f"{live_server}/play/{token_for(game.player('shadow'))}",
+                "api": {
+                    seat: f"{live_server}/api/play/{token_for(game.player(seat))}"
+                    for seat in ("keeper", "shadow")
+                },
+            }
+
+    return make
+
+
+@pytest.fixture
+def phone(browser: Any) -> Callable[..., Any]:
+    """Open a new phone-sized browser context (English unless ``locale`` says otherwise)."""
+    contexts = []
+
+    def open_context(**options: Any) -> Any:
+        context = browser.new_context(
+            viewport=PHONE,
+            device_scale_factor=2,
+            is_mobile=True,
+            has_touch=True,
+            locale=options.pop("locale", "en-GB"),
+            **options,
+        )
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        return context
+
+    yield open_context
+    for context in contexts:
+        context.close()
+
+
+def screenshot(page: Any, name: str) -> None:
+    """Save the whole page under ``tests/artifacts/``."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

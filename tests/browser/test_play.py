@@ -1,0 +1,215 @@
+"""The move page in a real browser: phones, live updates, French, and no JavaScript."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from .conftest import screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+# Seed 5 deals a one-round game: the Shadow, dealt three elixirs, must give one in the
+# exchange; two elixir leads name a suit, three diamonds against elixirs make swaps,
+# and the Shadow takes all ten tricks (the last by a steal), which ends the game.
+SEED = 5
+GAME = [
+    ("keeper", "exchange", "7D"),
+    ("shadow", "exchange", "5S"),
+    ("keeper", "play", "6H"),
+    ("shadow", "play", "7H"),
+    ("shadow", "play", "5H"),
+    ("keeper", "play", "3H"),
+    ("shadow", "play", "3D"),
+    ("keeper", "play", "2D"),
+    ("shadow", "play", "2S:D"),
+    ("keeper", "play", "1D"),
+    ("shadow", "swap", "6D 5C"),
+    ("keeper", "swap", "2C 3S"),
+    ("shadow", "play", "3C"),
+    ("keeper", "play", "5C"),
+    ("keeper", "play", "5S:H"),
+    ("shadow", "play", "7D"),
+    ("keeper", "swap", "1H 6D"),
+    ("shadow", "swap", "2C 4S"),
+    ("shadow", "play", "6D"),
+    ("keeper", "play", "4S"),
+    ("shadow", "swap", "1H 3S"),
+    ("keeper", "swap", "2C 6C"),
+    ("shadow", "play", "7C"),
+    ("keeper", "play", "4H"),
+    ("shadow", "play", "2C"),
+    ("keeper", "play", "1H"),
+    ("shadow", "play", "6C"),
+    ("keeper", "play", "3S"),
+]
+
+
+def api_view(url: str) -> dict[str, Any]:
+    """The seat's view from the JSON API of the live server."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.load(response)
+
+
+def choose(page: Any, cards: list[str]) -> None:
+    """Tap the cards to give in an exchange or swap, then confirm."""
+    for card in cards:
+        page.locator(f'label.pick:has(input[value="{card}"])').click()
+    confirm = page.locator("form.choose .confirm")
+    assert confirm.is_enabled()
+    with page.expect_navigation():
+        confirm.click()
+
+
+def play(page: Any, move: str) -> None:
+    """Tap a card (and the suit an elixir lead names), then confirm."""
+    card, _, suit = move.partition(":")
+    page.locator(f'.choice[data-card="{card}"]').click()
+    if suit:
+        page.locator(f'.name-choice[data-suit="{suit}"]').click()
+    confirm = page.locator(".confirm-bar .confirm")
+    assert confirm.is_enabled()
+    with page.expect_navigation():
+        confirm.click()
+
+
+def test_a_whole_game_on_two_phones(new_game: Callable[..., dict], phone: Callable) -> None:
+    game = new_game(seed=SEED)
+    pages = {seat: phone().new_page() for seat in ("keeper", "shadow")}
+    failures: list[str] = []
+    for page in pages.values():
+        page.on("pageerror", lambda error: failures.append(str(error)))
+    for number, (seat, kind, cards) in enumerate(GAME):
+        page = pages[seat]
+        page.goto(game[seat])
+        assert page.locator("#status-line").inner_text() == "Your move"
+        if number == 1:
+            # The Shadow holds three elixirs: a selection without one cannot be confirmed.
+            page.locator('label.pick:has(input[value="5H"])').click()
+            assert page.locator("form.choose .confirm").is_disabled()
+            reason = page.locator("form.choose .reason").inner_text()
+            assert reason == "You hold 3 elixirs: give at least one of them."
+            screenshot(page, "01-exchange-needs-an-elixir")
+            page.locator('label.pick:has(input[value="5H"])').click()
+        if number == 3:
+            # Following the Keeper's heart, a diamond is refused with the rule.
+            page.locator('.choice[data-card="3D"]').click()
+            assert page.locator(".confirm-bar .reason").inner_text() == (
+                "You hold hearts: follow with hearts or play an elixir."
+            )
+            assert page.locator(".confirm-bar .confirm").is_disabled()
+            screenshot(page, "02-follow-suit-refused")
+        if number == 8:
+            page.locator('.choice[data-card="2S"]').click()
+            assert page.locator(".naming").is_visible()
+            assert page.locator(".confirm-bar .confirm").is_disabled()
+            page.locator('.name-choice[data-suit="D"]').click()
+            screenshot(page, "03-elixir-lead-naming-diamonds")
+            page.locator('.choice[data-card="2S"]').click()  # unselect: play() selects again
+        if number == 10:
+            assert "Swap: choose 2 cards to give Kim." in page.locator("#status").inner_text()
+            screenshot(page, "04-swap")
+        if kind == "play":
+            play(page, cards)
+        else:
+            choose(page, cards.split())
+    for seat, page in pages.items():
+        page.goto(game[seat])
+        assert page.locator("#status-line").inner_text() == "Game over: the Shadow wins."
+        assert page.locator(".track .track-card.up").count() == 10
+    news = pages["shadow"].locator(".news").inner_text()
+    assert "Steal: Sam took a trick from Kim" in news
+    assert "Round 1 is over: 10 tricks for you, 0 for Kim; the track moves 10." in news
+    screenshot(pages["shadow"], "05-game-over")
+    assert api_view(game["api"]["keeper"])["winner"] == "shadow"
+    assert not failures
+
+
+def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callable) -> None:
+    game = new_game(seed=SEED)
+    keeper = phone().new_page()
+    keeper.goto(game["keeper"])
+    choose(keeper, ["7D"])
+    assert keeper.locator("#status-line").inner_text() == (
+        "Waiting for Sam to choose the cards to give you."
+    )
+    keeper.evaluate("window.splitMindMarker = 'still the same page'")
+    screenshot(keeper, "06-waiting")
+    shadow = phone().new_page()
+    shadow.goto(game["shadow"])
+    choose(shadow, ["5S"])
+    keeper.locator("#status-line", has_text="Your move").wait_for(timeout=15_000)
+    assert keeper.evaluate("window.splitMindMarker") == "still the same page"
+    assert keeper.locator("#game").get_attribute("data-version") == "2"
+    assert "Exchange done: you gave" in keeper.locator(".news").inner_text()
+    assert keeper.locator("#announce").inner_text() == "Your move"
+    # The new content works like a fresh page: the Keeper leads at once.
+    play(keeper, "6H")
+    assert api_view(game["api"]["shadow"])["table"] == [{"seat": "keeper", "card": "6H"}]
+    screenshot(keeper, "07-updated-and-played")
+
+
+def test_a_french_page_and_the_language_switch(new_game: Callable, phone: Callable) -> None:
+    game = new_game(seed=SEED)
+    page = phone(locale="fr-FR").new_page()
+    page.goto(game["shadow"])
+    assert page.locator("html").get_attribute("lang") == "fr"
+    assert page.locator("#status-line").inner_text() == "À vous de jouer"
+    page.locator('label.pick:has(input[value="5H"])').click()
+    assert page.locator("form.choose .reason").inner_text() == (
+        "Vous avez 3 élixirs\u00a0: donnez-en au moins un."
+    )
+    screenshot(page, "08-french")
+    page.get_by_role("link", name="Règles").click()
+    assert page.locator("h1").inner_text() == "Split Mind\u00a0: la règle du jeu"
+    page.go_back()
+    with page.expect_navigation():
+        page.get_by_role("button", name="English").click()
+    assert page.locator("html").get_attribute("lang") == "en"
+    assert page.locator("#status-line").inner_text() == "Your move"
+
+
+def test_without_javascript_the_forms_still_play(new_game: Callable, phone: Callable) -> None:
+    game = new_game(seed=SEED)
+    pages = {seat: phone(java_script_enabled=False).new_page() for seat in ("keeper", "shadow")}
+    for seat, card in (("keeper", "7D"), ("shadow", "5S")):
+        page = pages[seat]
+        page.goto(game[seat])
+        assert page.locator(".confirm-bar").is_hidden()
+        name = "7 of diamonds" if card == "7D" else "elixir 5½"
+        page.get_by_role("checkbox", name=name).check()
+        with page.expect_navigation():
+            page.get_by_role("button", name="Give these cards").click()
+    page = pages["keeper"]
+    page.goto(game["keeper"])
+    screenshot(page, "09-no-javascript")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Play 6 of hearts").click()
+    assert page.locator("#status-line").inner_text() == "Waiting for Sam to play to your card."
+    assert api_view(game["api"]["shadow"])["table"] == [{"seat": "keeper", "card": "6H"}]
+
+
+def test_classic_look_with_the_keyboard(new_game: Callable, phone: Callable) -> None:
+    game = new_game(seed=SEED, look="classic")
+    page = phone().new_page()
+    page.goto(game["shadow"])
+    assert "You are Hyde, Sam, against Kim (Jekyll)." in page.locator(".who").inner_text()
+    assert page.locator(".card.look-classic").count() == 10
+    page.locator('label.pick:has(input[value="5H"]) input').focus()
+    page.keyboard.press("Space")
+    assert page.locator("form.choose .reason").inner_text() == (
+        "You hold 3 potions: give at least one of them."
+    )
+    page.keyboard.press("Space")
+    page.locator('label.pick:has(input[value="5S"]) input').focus()
+    page.keyboard.press("Space")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "confirm"
+    screenshot(page, "10-classic-keyboard")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert "Waiting for Kim" in page.locator("#status-line").inner_text()
