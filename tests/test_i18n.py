@@ -252,3 +252,14 @@ def test_french_pages_name_no_hidden_card(app, client, make_game) -> None:
         assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
     else:
         raise AssertionError("the game did not end")
+
+
+def test_choosing_a_language_by_link_writes_nothing(app, client, make_game) -> None:
+    from .test_safe_methods import snapshot
+
+    game = make_game()
+    before = snapshot(app)
+    for url in (f"/play/{game['keeper']}?lang=fr", "/rules?lang=fr&look=classic", "/?lang=en"):
+        assert client.get(url).status_code == 200
+        assert client.head(url).status_code == 200
+    assert snapshot(app) == before

@@ -194,3 +194,19 @@ def test_page_is_phone_ready_and_uncached(client, make_game) -> None:
     assert re.findall(r"<script\b[^>]*>", html) == ['<script src="/static/play.js" defer>']
     assert response.headers["Cache-Control"] == "no-store"
     assert "default-src 'self'" in response.headers["Content-Security-Policy"]
+
+
+def test_since_your_last_move_tells_what_the_opponent_did(client, make_game) -> None:
+    game = make_game(seed=5)
+    client.post(f"/api/play/{game['keeper']}", json={"version": 0, "exchange": ["7D"]})
+    assert "Since your last move" not in page(client, game["keeper"])
+    client.post(f"/api/play/{game['shadow']}", json={"version": 1, "exchange": ["5S"]})
+    news = re.sub(r"<[^>]+>", "", page(client, game["keeper"]).split('class="news"')[1])
+    assert "Exchange done: you gave 7♦ and received ♠5." in news
+    client.post(f"/api/play/{game['keeper']}", json={"version": 2, "play": "6H"})
+    client.post(f"/api/play/{game['shadow']}", json={"version": 3, "play": "7H"})
+    client.post(f"/api/play/{game['shadow']}", json={"version": 4, "play": "5H"})
+    news = re.sub(r"<[^>]+>", "", page(client, game["keeper"]).split('class="news"')[1])
+    assert "Exchange done" not in news
+    assert "Trick 1: Kim led 6♥, Sam played 7♥; Sam won." in news
+    assert "Sam leads 5♥." in news

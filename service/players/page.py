@@ -28,18 +28,25 @@ def since_last_move(view: dict[str, Any]) -> list[tuple[str, Any]]:
     since = view["since"]
     seen = view["history"][: len(view["history"]) - len(since)]
     last_seen = (seen[-1]["round"], seen[-1]["trick"]) if seen else (0, 0)
+    # A trick of the news that the player led was completed by the opponent: the player's
+    # last move came just before, so nothing earlier is news.
+    led = next((t for t in since if t["leader"] == view["seat"]), None)
+    if led is not None:
+        last_seen = (led["round"], led["trick"])
     timed: list[tuple[tuple[int, int, int], str, Any]] = []
     for trick in since:
         timed.append(((trick["round"], trick["trick"], 0), "trick", trick))
         if trick["trick"] == 10 and len(view["rounds"]) >= trick["round"]:
             result = (trick["round"], view["rounds"][trick["round"] - 1])
             timed.append(((trick["round"], 10, 2), "round", result))
+    table = view["table"]
+    # A lead of the player's own on the table is their last move: every transfer came before.
+    led_since = bool(table) and table[0]["seat"] == view["seat"]
     for transfer in view["transfers"]:
         when = (transfer["round"], transfer["after_trick"])
-        if when >= last_seen:
+        if when >= last_seen and not led_since:
             timed.append(((*when, 1), "transfer", transfer))
     news = [(kind, what) for _, kind, what in sorted(timed, key=lambda item: item[0])]
-    table = view["table"]
     if len(table) == 1 and table[0]["seat"] != view["seat"]:
         news.append(("lead", table[0]))
     return news
