@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from flask_login import UserMixin
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import (
     JSON,
@@ -252,3 +253,55 @@ class Invitation(db.Model):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     __table_args__ = (Index(None, "creator_email"), Index(None, "opponent_email"))
+
+
+# --- The admin dashboard -------------------------------------------------------
+
+
+class AdminUser(UserMixin, db.Model):
+    """A person who may use the admin dashboard; the password is kept only as a hash."""
+
+    __tablename__ = "admin_users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(40), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class GameFigures(db.Model):
+    """Playtest figures of a finished game, derived once from its final state.
+
+    Finished games never change, so the statistics page reads these small rows
+    instead of every game's state.
+    """
+
+    __tablename__ = "game_figures"
+
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    # Played to the end of the rules (not ended by a forfeit).
+    complete: Mapped[bool]
+    winner: Mapped[str | None] = mapped_column(String(8))
+    track: Mapped[int]
+    tricks: Mapped[int]
+    reset: Mapped[int]
+    swap: Mapped[int]
+    steal: Mapped[int]
+    two_elixirs: Mapped[int]
+    # Who led the first trick of rounds 2 and 3; None for a round not played.
+    round2_leader: Mapped[str | None] = mapped_column(String(8))
+    round3_leader: Mapped[str | None] = mapped_column(String(8))
+
+
+# The dashboard's games list seeks on (sort key, id); its statistics count by week.
+Index(None, Game.updated_at, Game.id)
+Index(None, Game.status, Game.updated_at, Game.id)
+Index(None, Game.to_act, Game.updated_at, Game.id)
+Index(None, Game.deadline, Game.id)
+Index(None, Game.created_at)
+Index(None, Game.finished_at)
+# The mail page lists one status newest first.
+Index(None, OutboxMessage.status, OutboxMessage.id)

@@ -1,0 +1,14 @@
+"""The admin dashboard under ``/admin``: games, mail and statistics, for signed-in admins only."""
+
+from flask import Blueprint, Flask
+
+bp = Blueprint("admin", __name__, url_prefix="/admin")
+
+from . import auth, cli, views  # noqa: E402,F401
+
+
+def init_app(app: Flask) -> None:
+    """Register the dashboard, its sign-in and the ``admin`` commands."""
+    auth.login_manager.init_app(app)
+    app.register_blueprint(bp)
+    app.cli.add_command(cli.admin_cli)

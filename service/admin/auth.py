@@ -1,0 +1,137 @@
+"""Who may use the dashboard: admin accounts, sign-in and the guard on every admin page."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from urllib.parse import urlsplit
+
+from flask import Response, g, redirect, render_template, request, url_for
+from flask_login import LoginManager, current_user, login_user, logout_user
+from sqlalchemy import select
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from ..extensions import limiter
+from ..models import AdminUser, db, utcnow
+from . import bp
+from .forms import LoginForm
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,39}")
+MIN_PASSWORD = 10
+# Failed sign-ins allowed per address and per account name before the form answers 429.
+LOGIN_LIMIT = "5 per 15 minutes"
+OPEN_ENDPOINTS = {"admin.login", "admin.logout"}
+
+login_manager = LoginManager()
+
+
+class AccountError(ValueError):
+    """An admin account that cannot be created or changed as asked."""
+
+
+@login_manager.user_loader
+def load_user(user_id: str) -> AdminUser | None:
+    """The admin a session belongs to (``None`` once the account is gone)."""
+    return db.session.get(AdminUser, int(user_id)) if user_id.isdigit() else None
+
+
+def _checked_password(password: str) -> str:
+    if len(password) < MIN_PASSWORD:
+        raise AccountError(f"a password needs at least {MIN_PASSWORD} characters")
+    return generate_password_hash(password)
+
+
+def create_admin(name: str, password: str) -> AdminUser:
+    """Add an admin account; the name is what the game logs show for its actions."""
+    if not NAME.fullmatch(name):
+        raise AccountError(
+            "a name is 1 to 40 letters, digits or . _ @ -, starting with a letter or digit"
+        )
+    if db.session.scalars(select(AdminUser).where(AdminUser.name == name)).first():
+        raise AccountError(f"there is already an admin named {name}")
+    admin = AdminUser(name=name, password_hash=_checked_password(password))
+    db.session.add(admin)
+    db.session.commit()
+    return admin
+
+
+def set_password(name: str, password: str) -> AdminUser:
+    """Give an admin a new password."""
+    admin = db.session.scalars(select(AdminUser).where(AdminUser.name == name)).first()
+    if admin is None:
+        raise AccountError(f"there is no admin named {name}")
+    admin.password_hash = _checked_password(password)
+    db.session.commit()
+    return admin
+
+
+@cache
+def _decoy_hash() -> str:
+    return generate_password_hash("not a password anyone has")
+
+
+def authenticate(name: str, password: str) -> AdminUser | None:
+    """The admin with this name and password, or ``None``.
+
+    An unknown name costs as much time as a wrong password, so timing does not
+    tell which names exist.
+    """
+    admin = db.session.scalars(select(AdminUser).where(AdminUser.name == name)).first()
+    if admin is None:
+        check_password_hash(_decoy_hash(), password)
+        return None
+    return admin if check_password_hash(admin.password_hash, password) else None
+
+
+@bp.before_request
+def require_admin() -> Response | None:
+    """Send anyone not signed in to the sign-in page, from every admin page but sign-in and out."""
+    if request.endpoint in OPEN_ENDPOINTS or current_user.is_authenticated:
+        return None
+    target = request.full_path.rstrip("?") if request.method == "GET" else None
+    return redirect(url_for("admin.login", next=target))
+
+
+def _failed_login(_response: Response) -> bool:
+    return bool(g.get("failed_login"))
+
+
+def _login_name() -> str:
+    return "admin-login:" + (request.form.get("name") or "").strip().lower()
+
+
+def _safe_next(target: str | None) -> str:
+    """Where to go after signing in: only a path of the dashboard, never another site."""
+    parts = urlsplit(target or "")
+    if parts.scheme or parts.netloc or not parts.path.startswith("/admin/"):
+        return url_for("admin.games_list")
+    return target or url_for("admin.games_list")
+
+
+@bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(LOGIN_LIMIT, methods=["POST"], deduct_when=_failed_login)
+@limiter.limit(LOGIN_LIMIT, key_func=_login_name, methods=["POST"], deduct_when=_failed_login)
+def login():  # noqa: ANN201
+    """The sign-in form; after too many failed attempts it answers 429 for a while."""
+    if current_user.is_authenticated:
+        return redirect(_safe_next(request.args.get("next")))
+    form = LoginForm()
+    error = ""
+    if form.validate_on_submit():
+        admin = authenticate(form.name.data, form.password.data)
+        if admin is not None:
+            login_user(admin)
+            admin.last_login_at = utcnow()
+            db.session.commit()
+            return redirect(_safe_next(request.args.get("next")), code=303)
+        g.failed_login = True
+        error = "Wrong name or password."
+    status = 200 if request.method == "GET" else 400
+    return render_template("admin/login.html", form=form, error=error), status
+
+
+@bp.post("/logout")
+def logout() -> Response:
+    """Sign out (a POST with the form's CSRF token, so no other site can sign you out)."""
+    logout_user()
+    return redirect(url_for("admin.login"), code=303)

@@ -1,0 +1,103 @@
+"""The dashboard's forms: sign-in, the actions on a game, the filters of the lists.
+
+Every form that changes something is a :class:`FlaskForm` with a CSRF token
+(a form that is only a button renders ``csrf_token()`` alone); the filters are
+read from the query string and change nothing.
+"""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from wtforms import (
+    BooleanField,
+    Form,
+    HiddenField,
+    IntegerField,
+    PasswordField,
+    SelectChoice,
+    SelectField,
+    StringField,
+)
+from wtforms.validators import DataRequired, InputRequired, Length, NumberRange
+
+from ..models import GAME_STATUSES, MAIL_STATUSES
+from ..playerview import describe_status
+
+
+class LoginForm(FlaskForm):
+    """An admin's name and password."""
+
+    name = StringField("Name", validators=[InputRequired(), Length(max=40)])
+    password = PasswordField("Password", validators=[InputRequired(), Length(max=200)])
+
+
+class ExtendForm(FlaskForm):
+    """Give the players who owe a move more days."""
+
+    days = IntegerField("Days", default=3, validators=[InputRequired(), NumberRange(min=1, max=60)])
+
+
+class CancelForm(FlaskForm):
+    """Cancel a game in play, once the admin ticks that they mean it."""
+
+    confirm = BooleanField("Yes, cancel this game", validators=[DataRequired()])
+
+
+class ForfeitForm(FlaskForm):
+    """Declare that a seat forfeits: the other seat wins."""
+
+    seat = SelectField(
+        "Forfeited by",
+        choices=[SelectChoice("keeper", "Keeper"), SelectChoice("shadow", "Shadow")],
+    )
+    confirm = BooleanField("Yes, end the game by forfeit", validators=[DataRequired()])
+
+
+def _any(label: str) -> list[SelectChoice]:
+    return [SelectChoice("", label)]
+
+
+class GameFilterForm(Form):
+    """The games list's filters, sort order and position (a cursor), from the query string."""
+
+    status = SelectField(
+        "Status",
+        choices=_any("any")
+        + [SelectChoice(status, describe_status(status)) for status in GAME_STATUSES],
+        default="",
+    )
+    email = StringField("Player email", validators=[Length(max=254)])
+    to_act = SelectField(
+        "Owes a move",
+        choices=_any("anyone or nobody")
+        + [
+            SelectChoice("keeper", "the Keeper"),
+            SelectChoice("shadow", "the Shadow"),
+            SelectChoice("both", "both (exchange or swap)"),
+            SelectChoice("none", "nobody"),
+        ],
+        default="",
+    )
+    sort = SelectField(
+        "Sort by",
+        choices=[
+            SelectChoice("activity", "last activity, newest first"),
+            SelectChoice("deadline", "deadline, soonest first (games with one)"),
+        ],
+        default="activity",
+    )
+    after = HiddenField()
+    before = HiddenField()
+
+
+class MailFilterForm(Form):
+    """The mail list's filters and position, from the query string."""
+
+    status = SelectField(
+        "Status",
+        choices=_any("any") + [SelectChoice(status, status) for status in MAIL_STATUSES],
+        default="",
+    )
+    recipient = StringField("Recipient", validators=[Length(max=254)])
+    after = HiddenField()
+    before = HiddenField()

@@ -1,0 +1,92 @@
+"""What the admin's game page shows, and what it keeps back while the game is live.
+
+An admin may be a player, or a player's friend: while a game is waiting or in
+play the page shows only what is public (cards played, tricks, the track), never
+a hand, the cards set aside, the cards given in an exchange or swap, or the seed
+they were dealt from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import groupby
+from typing import Any
+
+from ..models import OPEN_STATUSES, Event, Game
+from ..rules import card_label, seat_label, suit_label
+
+CHOICES = ("exchange", "swap")
+
+
+def is_live(game: Game) -> bool:
+    """Whether the game keeps secrets: waiting for its players or in play."""
+    return game.status in OPEN_STATUSES
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One event of the game's log, as the admin reads it."""
+
+    event: Event
+    text: str
+
+
+def _play_text(action: dict[str, Any], look: str) -> str:
+    text = f"played {card_label(action['play'], look)}"
+    if action.get("name"):
+        text += f", naming {suit_label(action['name'], look)}"
+    return text
+
+
+def event_text(event: Event, live: bool, look: str = "standard") -> str:
+    """What an event says; exchanges, swaps and the seed stay secret while ``live``."""
+    action = event.action or {}
+    if event.kind == "move":
+        for kind in CHOICES:
+            if kind in action:
+                cards = action[kind]
+                if live:
+                    return f"{kind}: chose {len(cards)} card{'s' if len(cards) != 1 else ''}"
+                return f"{kind}: gave " + ", ".join(card_label(card, look) for card in cards)
+        if "play" in action:
+            return _play_text(action, look)
+    if event.kind == "created":
+        return "dealt" if live or not event.note else f"dealt from {event.note}"
+    return event.note or ""
+
+
+def log_lines(game: Game, events: list[Event]) -> list[LogLine]:
+    """The game's log, oldest first, with the secrets of a live game left out."""
+    live = is_live(game)
+    return [LogLine(event, event_text(event, live, game.look)) for event in events]
+
+
+@dataclass(frozen=True)
+class RoundHistory:
+    """The tricks of one round, and its result once it is over."""
+
+    number: int
+    tricks: list[dict[str, Any]]
+    result: dict[str, Any] | None
+
+
+def history(state: dict[str, Any]) -> list[RoundHistory]:
+    """The public history, trick by trick, round by round."""
+    results = state["rounds"]
+    return [
+        RoundHistory(
+            number=number,
+            tricks=list(tricks),
+            result=results[number - 1] if number <= len(results) else None,
+        )
+        for number, tricks in groupby(state["history"], key=lambda entry: entry["round"])
+    ]
+
+
+def owes(game: Game) -> str:
+    """Who owes a move, in words."""
+    if game.to_act == "both":
+        return "both players"
+    if game.to_act:
+        return f"the {seat_label(game.to_act, game.look)}"
+    return "nobody"

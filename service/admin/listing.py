@@ -1,0 +1,183 @@
+"""The games and mail lists: filters, counts, and seek pagination.
+
+A page is found by seeking past the last row shown, on an index over
+(sort key, id), never by counting rows off with OFFSET: the 1,000th page
+costs what the first does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import Select, func, literal, select, tuple_
+from sqlalchemy.orm import InstrumentedAttribute, defer, selectinload
+
+from ..models import (
+    GAME_STATUSES,
+    MAIL_STATUSES,
+    Game,
+    OutboxMessage,
+    Player,
+    UTCDateTime,
+    db,
+)
+
+PAGE_SIZE = 50
+Row = TypeVar("Row")
+
+
+class BadCursor(ValueError):
+    """A page position that this list did not write."""
+
+
+@dataclass(frozen=True)
+class Page(Generic[Row]):
+    """One page of a list, with the positions of the pages before and after it."""
+
+    rows: list[Row]
+    previous: str | None
+    next: str | None
+
+
+@dataclass(frozen=True)
+class GameFilter:
+    """Which games to list and in which order.
+
+    ``to_act`` is ``keeper``, ``shadow``, ``both``, ``none`` or empty for any;
+    ``sort`` is ``activity`` (newest first) or ``deadline`` (soonest first, only
+    games that have one).
+    """
+
+    status: str = ""
+    email: str = ""
+    to_act: str = ""
+    sort: str = "activity"
+
+
+def _encode(row: Any, order: tuple[InstrumentedAttribute[Any], ...]) -> str:
+    values = (getattr(row, column.key) for column in order)
+    return "_".join(v.isoformat() if isinstance(v, datetime) else str(v) for v in values)
+
+
+def _decode(text: str, order: tuple[InstrumentedAttribute[Any], ...]) -> tuple[Any, ...]:
+    parts = text.split("_")
+    if len(parts) != len(order):
+        raise BadCursor(text)
+    values: list[Any] = []
+    try:
+        for part, column in zip(parts, order, strict=True):
+            if isinstance(column.type, UTCDateTime):
+                moment = datetime.fromisoformat(part)
+                if moment.tzinfo is None:
+                    raise BadCursor(text)
+                values.append(moment)
+            else:
+                values.append(int(part))
+    except ValueError:
+        raise BadCursor(text) from None
+    return tuple(values)
+
+
+def seek(
+    query: Select[Any],
+    order: tuple[InstrumentedAttribute[Any], ...],
+    *,
+    descending: bool,
+    after: str = "",
+    before: str = "",
+    size: int,
+) -> Page[Any]:
+    """The page of ``query`` just after the position ``after`` (or just before ``before``).
+
+    ``order`` is the sort key followed by the id, matching an index; the
+    positions in the returned page are opaque strings for the next request.
+    """
+    backwards = bool(before)
+    cursor = _decode(before or after, order) if before or after else None
+    # Reading backwards from ``before`` walks the index the other way, then turns the rows round.
+    newest_first = descending != backwards
+    seeking = query
+    if cursor is not None:
+        position = tuple_(*order)
+        bound = tuple_(
+            *(literal(value, column.type) for value, column in zip(cursor, order, strict=True))
+        )
+        seeking = seeking.where(position < bound if newest_first else position > bound)
+    seeking = seeking.order_by(*(c.desc() if newest_first else c.asc() for c in order))
+    rows = list(db.session.scalars(seeking.limit(size + 1)))
+    more = len(rows) > size
+    rows = rows[:size]
+    if backwards:
+        if not more:
+            return seek(query, order, descending=descending, size=size)
+        rows.reverse()
+    has_previous = more if backwards else cursor is not None
+    has_next = True if backwards else more
+    return Page(
+        rows=rows,
+        previous=_encode(rows[0], order) if has_previous and rows else None,
+        next=_encode(rows[-1], order) if has_next and rows else None,
+    )
+
+
+def games_page(filters: GameFilter, *, after: str = "", before: str = "") -> Page[Game]:
+    """A page of games with their players (not their states)."""
+    query = select(Game).options(defer(Game.state), selectinload(Game.players))
+    if filters.status:
+        query = query.where(Game.status == filters.status)
+    if filters.to_act:
+        query = query.where(Game.to_act == ("" if filters.to_act == "none" else filters.to_act))
+    if filters.email:
+        address = filters.email.strip().lower()
+        query = query.where(Game.id.in_(select(Player.game_id).where(Player.email == address)))
+    if filters.sort == "deadline":
+        return seek(
+            query.where(Game.deadline.is_not(None)),
+            (Game.deadline, Game.id),
+            descending=False,
+            after=after,
+            before=before,
+            size=PAGE_SIZE,
+        )
+    return seek(
+        query,
+        (Game.updated_at, Game.id),
+        descending=True,
+        after=after,
+        before=before,
+        size=PAGE_SIZE,
+    )
+
+
+def game_counts() -> dict[str, int]:
+    """How many games there are in each status."""
+    counts = dict(db.session.execute(select(Game.status, func.count()).group_by(Game.status)).all())
+    return {status: counts.get(status, 0) for status in GAME_STATUSES}
+
+
+def mail_page(
+    status: str = "", recipient: str = "", *, after: str = "", before: str = ""
+) -> Page[OutboxMessage]:
+    """A page of the outbox, newest first, without the bodies."""
+    query = select(OutboxMessage).options(
+        defer(OutboxMessage.text_body), defer(OutboxMessage.html_body)
+    )
+    if status:
+        query = query.where(OutboxMessage.status == status)
+    if recipient:
+        query = query.where(OutboxMessage.recipient == recipient.strip().lower())
+    return seek(
+        query, (OutboxMessage.id,), descending=True, after=after, before=before, size=PAGE_SIZE
+    )
+
+
+def mail_counts() -> dict[str, int]:
+    """How many messages there are in each status."""
+    counts = dict(
+        db.session.execute(
+            select(OutboxMessage.status, func.count()).group_by(OutboxMessage.status)
+        ).all()
+    )
+    return {status: counts.get(status, 0) for status in MAIL_STATUSES}

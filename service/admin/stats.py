@@ -1,0 +1,248 @@
+"""The statistics page: how the service is used, and the playtest figures of finished games.
+
+The playtest figures come from each finished game's final state. A finished
+game never changes, so its figures are derived once (:func:`game_figures`)
+into a small ``game_figures`` row, and the page adds those rows up with SQL
+instead of reading every state again.
+"""
+
+from __future__ import annotations
+
+import statistics as pystats
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, case, func, literal_column, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from ..models import Event, Game, GameFigures, db
+from ..rules import State
+
+WEEKS = 12
+# The median time per move is taken over this many of the latest moves.
+MOVE_WINDOW = 20_000
+SUMMARY_BATCH = 500
+ENDINGS = ("finished", "timed_out", "abandoned", "cancelled")
+
+
+def game_figures(state: State) -> dict[str, Any]:
+    """A finished game's figures: result, final track, effects fired, who led rounds 2 and 3."""
+    history = state["history"]
+    effects = Counter(entry["effect"] for entry in history)
+    leaders = {entry["round"]: entry["leader"] for entry in history if entry["trick"] == 1}
+    return {
+        "complete": state["phase"] == "over",
+        "winner": state["winner"],
+        "track": state["track"],
+        "tricks": len(history),
+        "reset": effects["reset"],
+        "swap": effects["swap"],
+        "steal": effects["steal"],
+        "two_elixirs": effects["none"],
+        "round2_leader": leaders.get(2),
+        "round3_leader": leaders.get(3),
+    }
+
+
+def summarize_finished(limit: int | None = None) -> tuple[int, bool]:
+    """Derive the figures of finished games that have none yet, up to ``limit`` games.
+
+    Returns how many were added and whether more remain. Safe to run in
+    several processes at once: a game summarized twice keeps its first row.
+    """
+    missing = (
+        select(Game.id, Game.state)
+        .where(
+            Game.status == "finished",
+            ~select(GameFigures.game_id).where(GameFigures.game_id == Game.id).exists(),
+        )
+        .order_by(Game.id)
+    )
+    dialect = postgresql if db.session.get_bind().dialect.name == "postgresql" else sqlite
+    added = 0
+    while limit is None or added < limit:
+        batch = SUMMARY_BATCH if limit is None else min(SUMMARY_BATCH, limit - added)
+        rows = db.session.execute(missing.limit(batch)).all()
+        if not rows:
+            db.session.commit()
+            return added, False
+        db.session.execute(
+            dialect.insert(GameFigures).on_conflict_do_nothing(),
+            [{"game_id": game_id, **game_figures(state)} for game_id, state in rows],
+        )
+        db.session.commit()
+        added += len(rows)
+    more = db.session.execute(missing.limit(1)).first() is not None
+    db.session.commit()
+    return added, more
+
+
+@dataclass(frozen=True)
+class Week:
+    """Games started and ended in one week (Monday to Sunday, UTC)."""
+
+    start: date
+    started: int
+    finished: int
+    timeouts: int
+    cancelled: int
+
+
+def _week(column: Any) -> ColumnElement[Any]:
+    """The Monday of the week a timestamp falls in, in SQL (each database spells it its own way)."""
+    if db.session.get_bind().dialect.name == "postgresql":
+        utc = func.timezone(literal_column("'UTC'"), column)
+        return func.date_trunc(literal_column("'week'"), utc)
+    # The day first: SQLite rounds 23:59:59.9995 up to the next day when it applies modifiers.
+    day = func.date(column)
+    return func.date(day, literal_column("'-6 days'"), literal_column("'weekday 1'"))
+
+
+def _day(value: Any) -> date:
+    return date.fromisoformat(str(value)[:10])
+
+
+def weekly(now: datetime, weeks: int = WEEKS) -> list[Week]:
+    """The last ``weeks`` weeks, newest first: games started, finished, timed out, cancelled."""
+    this_monday = now.date() - timedelta(days=now.weekday())
+    mondays = [this_monday - timedelta(weeks=n) for n in range(weeks)]
+    since = datetime.combine(mondays[-1], datetime.min.time(), tzinfo=now.tzinfo)
+    started_week = _week(Game.created_at)
+    started = {
+        _day(week): count
+        for week, count in db.session.execute(
+            select(started_week, func.count())
+            .where(Game.created_at >= since, Game.status != "waiting")
+            .group_by(started_week)
+        )
+    }
+    ended_week = _week(Game.finished_at)
+    ended: Counter[tuple[date, str]] = Counter()
+    for week, status, count in db.session.execute(
+        select(ended_week, Game.status, func.count())
+        .where(Game.finished_at >= since)
+        .group_by(ended_week, Game.status)
+    ):
+        ended[_day(week), status] += count
+    return [
+        Week(
+            start=monday,
+            started=started.get(monday, 0),
+            finished=ended[monday, "finished"],
+            timeouts=ended[monday, "timed_out"] + ended[monday, "abandoned"],
+            cancelled=ended[monday, "cancelled"],
+        )
+        for monday in mondays
+    ]
+
+
+@dataclass(frozen=True)
+class MoveTimes:
+    """The median time between two moves of a game, over the latest moves."""
+
+    intervals: int
+    median_seconds: float | None
+    since: datetime | None
+
+
+def move_times(window: int = MOVE_WINDOW) -> MoveTimes:
+    """The median time between consecutive moves of a game, among the latest ``window`` moves."""
+    rows = db.session.execute(
+        select(Event.game_id, Event.created_at)
+        .where(Event.kind == "move")
+        .order_by(Event.id.desc())
+        .limit(window)
+    ).all()
+    later: dict[int, datetime] = {}
+    gaps: list[float] = []
+    for game_id, moment in rows:
+        if game_id in later:
+            gaps.append((later[game_id] - moment).total_seconds())
+        later[game_id] = moment
+    return MoveTimes(
+        intervals=len(gaps),
+        median_seconds=pystats.median(gaps) if gaps else None,
+        since=rows[-1].created_at if rows else None,
+    )
+
+
+@dataclass(frozen=True)
+class Playtest:
+    """What finished games say about the rules. Only games played to the end count."""
+
+    games: int
+    forfeits: int
+    keeper_wins: int
+    shadow_wins: int
+    # tracks[n]: games that ended with the track at n (0 to 10).
+    tracks: list[int]
+    tricks: int
+    effects: dict[str, int]
+    # rounds[r]: (games that played round r, of which the Shadow led its first trick).
+    rounds: dict[int, tuple[int, int]]
+
+
+def _count_if(condition: ColumnElement[bool]) -> ColumnElement[Any]:
+    return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+
+def playtest() -> Playtest:
+    """Win rates, final tracks, effects and round leaders, added up over finished games."""
+    figures = GameFigures
+    total = db.session.execute(
+        select(
+            func.count(),
+            _count_if(figures.winner == "keeper"),
+            _count_if(figures.winner == "shadow"),
+            func.coalesce(func.sum(figures.tricks), 0),
+            func.coalesce(func.sum(figures.reset), 0),
+            func.coalesce(func.sum(figures.swap), 0),
+            func.coalesce(func.sum(figures.steal), 0),
+            func.coalesce(func.sum(figures.two_elixirs), 0),
+            func.count(figures.round2_leader),
+            _count_if(figures.round2_leader == "shadow"),
+            func.count(figures.round3_leader),
+            _count_if(figures.round3_leader == "shadow"),
+        ).where(figures.complete)
+    ).one()
+    tracks = [0] * 11
+    forfeits = 0
+    for complete, track, count in db.session.execute(
+        select(figures.complete, figures.track, func.count()).group_by(
+            figures.complete, figures.track
+        )
+    ):
+        if complete:
+            tracks[track] += count
+        else:
+            forfeits += count
+    games, keeper, shadow, tricks, reset, swap, steal, two, r2, r2_shadow, r3, r3_shadow = total
+    return Playtest(
+        games=games,
+        forfeits=forfeits,
+        keeper_wins=keeper,
+        shadow_wins=shadow,
+        tracks=tracks,
+        tricks=tricks,
+        effects={"reset": reset, "swap": swap, "steal": steal, "two_elixirs": two},
+        rounds={2: (r2, r2_shadow), 3: (r3, r3_shadow)},
+    )
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """Everything the statistics page shows."""
+
+    weeks: list[Week]
+    moves: MoveTimes
+    playtest: Playtest
+    # Finished games whose figures are still to be derived (the page did a batch of them).
+    behind: bool
+
+
+def statistics(now: datetime, summary_limit: int | None = 5_000) -> Statistics:
+    """Derive figures of newly finished games (up to ``summary_limit``), then add everything up."""
+    _, behind = summarize_finished(summary_limit)
+    return Statistics(weeks=weekly(now), moves=move_times(), playtest=playtest(), behind=behind)

@@ -1,0 +1,325 @@
+"""The dashboard's pages.
+
+Lookups live in :mod:`.listing` and :mod:`.stats`; every change to a game goes
+through :mod:`service.games`, which writes it to the game's log with the admin's name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from flask import Response, abort, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+from sqlalchemy import select
+from werkzeug.wrappers import Response as BaseResponse
+
+from .. import games
+from ..mail.outbox import requeue
+from ..models import OPEN_STATUSES, Event, Game, OutboxMessage, Player, db, utcnow
+from . import bp, cache, gamepage, listing, stats
+from .forms import (
+    CancelForm,
+    ExtendForm,
+    ForfeitForm,
+    GameFilterForm,
+    MailFilterForm,
+)
+
+# The HTML body of an email, shown in a sandboxed frame of the message page: no script,
+# no request anywhere but images from this site, and only this site may frame it.
+MAIL_HTML_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+    "sandbox; frame-ancestors 'self'"
+)
+
+
+def percent(part: int, whole: int) -> str:
+    """``part`` as a share of ``whole``: ``42.5%``, or a dash when there is no whole."""
+    return f"{100 * part / whole:.1f}%" if whole else "—"
+
+
+def ratio(part: int, whole: int) -> str:
+    """``part`` per unit of ``whole`` with two decimals, or a dash."""
+    return f"{part / whole:.2f}" if whole else "—"
+
+
+def duration(seconds: float | None) -> str:
+    """A length of time as people say it: ``45 s``, ``12 min``, ``3 h 20 min``, ``2 d 4 h``."""
+    if seconds is None:
+        return "—"
+    minutes, hours = seconds / 60, seconds / 3600
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if minutes < 60:
+        return f"{minutes:.0f} min"
+    if hours < 24:
+        return f"{int(hours)} h {int(minutes % 60)} min"
+    return f"{int(hours // 24)} d {int(hours % 24)} h"
+
+
+@bp.context_processor
+def helpers() -> dict[str, Any]:
+    """The figures' formats, for the dashboard's templates."""
+    return {"percent": percent, "ratio": ratio, "duration": duration}
+
+
+def _filters(form_class: type, **extra: Any) -> Any:
+    form = form_class(request.args, **extra)
+    if not form.validate():
+        abort(400, "The filters of this list are not valid.")
+    return form
+
+
+def _page(read: Callable[..., listing.Page[Any]], form: Any, *args: Any) -> listing.Page[Any]:
+    try:
+        return read(*args, after=form.after.data or "", before=form.before.data or "")
+    except listing.BadCursor:
+        abort(400, "This page position is not valid: start again from the first page.")
+
+
+@bp.get("/")
+def games_list() -> str:
+    """All games, by last activity or deadline; filter by status, player and who owes a move."""
+    form = _filters(GameFilterForm)
+    filters = listing.GameFilter(
+        status=form.status.data,
+        email=(form.email.data or "").strip(),
+        to_act=form.to_act.data,
+        sort=form.sort.data,
+    )
+    page = _page(listing.games_page, form, filters)
+    counts, counted_at = cache.cached("game_counts", listing.game_counts)
+    query = {key: value for key, value in vars(filters).items() if value}
+    return render_template(
+        "admin/games.html",
+        form=form,
+        page=page,
+        counts=counts,
+        counted_at=counted_at,
+        query=query,
+        owes=gamepage.owes,
+    )
+
+
+def _game(game_id: int) -> Game:
+    game = db.session.get(Game, game_id)
+    if game is None:
+        abort(404)
+    return game
+
+
+@bp.get("/games/<int:game_id>")
+def game(game_id: int) -> str:
+    """One game: its players and links, where it stands, its public history and its log."""
+    found = _game(game_id)
+    events = list(
+        db.session.scalars(select(Event).where(Event.game_id == found.id).order_by(Event.id))
+    )
+    return render_template(
+        "admin/game.html",
+        game=found,
+        live=gamepage.is_live(found),
+        history=gamepage.history(found.state),
+        log=gamepage.log_lines(found, events),
+        owes=gamepage.owes(found),
+        extend_form=ExtendForm(),
+        cancel_form=CancelForm(),
+        forfeit_form=ForfeitForm(),
+    )
+
+
+@bp.get("/games/<int:game_id>/replay.json")
+def replay(game_id: int) -> Response:
+    """A finished game as a replay scenario to download; a live game's would give its deal away."""
+    found = _game(game_id)
+    if gamepage.is_live(found):
+        abort(403, "A game's replay holds its deal: it can be downloaded once the game is over.")
+    return Response(
+        json.dumps(games.export_game(found), indent=1) + "\n",
+        mimetype="application/json",
+        headers={"Content-Disposition": f'attachment; filename="splitmind-game-{found.id}.json"'},
+    )
+
+
+def _require_game(game_id: int) -> None:
+    if db.session.scalar(select(Game.id).where(Game.id == game_id)) is None:
+        abort(404)
+
+
+def _done(game_id: int) -> BaseResponse:
+    return redirect(url_for("admin.game", game_id=game_id), code=303)
+
+
+def _act(game_id: int, action: Callable[[], Any], success: str) -> BaseResponse:
+    """Run a service call for the signed-in admin and say how it went on the game page."""
+    try:
+        action()
+    except (games.MoveError, games.InvalidGame) as exc:
+        db.session.rollback()
+        flash(getattr(exc, "message", str(exc)), "error")
+    else:
+        cache.forget()
+        flash(success, "notice")
+    return _done(game_id)
+
+
+def _player(game_id: int, player_id: int) -> Player:
+    player = db.session.get(Player, player_id)
+    if player is None or player.game_id != game_id:
+        abort(404)
+    return player
+
+
+@bp.post("/games/<int:game_id>/players/<int:player_id>/resend")
+def resend_link(game_id: int, player_id: int) -> BaseResponse:
+    """Email the player their link again."""
+    player = _player(game_id, player_id)
+    if player.link_key is None:
+        flash("This player's link is revoked: rotate it to give them a new one.", "error")
+        return _done(game_id)
+    return _act(
+        game_id,
+        lambda: games.resend_link(player.id, actor=current_user.name),
+        f"The {player.seat}'s link is on its way to {player.email}.",
+    )
+
+
+@bp.post("/games/<int:game_id>/players/<int:player_id>/rotate")
+def rotate_link(game_id: int, player_id: int) -> BaseResponse:
+    """Give the player a new link; the old one stops working at once."""
+    player = _player(game_id, player_id)
+    return _act(
+        game_id,
+        lambda: games.rotate_link(player.id, actor=current_user.name),
+        f"The {player.seat} has a new link; the old one no longer works. "
+        "Resend it to email it to them.",
+    )
+
+
+@bp.post("/games/<int:game_id>/extend")
+def extend_deadline(game_id: int) -> BaseResponse:
+    """Give the players who owe a move more days."""
+    _require_game(game_id)
+    form = ExtendForm()
+    if not form.validate():
+        flash("Extend a deadline by 1 to 60 days.", "error")
+        return _done(game_id)
+    days = form.days.data
+    return _act(
+        game_id,
+        lambda: games.extend_deadline(game_id, days, actor=current_user.name),
+        f"The deadline is {days} day{'s' if days > 1 else ''} later.",
+    )
+
+
+@bp.post("/games/<int:game_id>/cancel")
+def cancel(game_id: int) -> BaseResponse:
+    """Cancel the game; both players are told."""
+    _require_game(game_id)
+    if not CancelForm().validate():
+        flash("Tick the box to confirm that the game is to be cancelled.", "error")
+        return _done(game_id)
+    return _act(
+        game_id,
+        lambda: games.cancel_game(game_id, actor=current_user.name),
+        "The game is cancelled; both players are told.",
+    )
+
+
+@bp.post("/games/<int:game_id>/forfeit")
+def forfeit(game_id: int) -> BaseResponse:
+    """End the game by a seat's forfeit: the other seat wins."""
+    _require_game(game_id)
+    form = ForfeitForm()
+    if not form.validate():
+        flash("Choose who forfeits and tick the box to confirm.", "error")
+        return _done(game_id)
+    seat = form.seat.data
+    return _act(
+        game_id,
+        lambda: games.declare_forfeit(game_id, seat, actor=current_user.name),
+        f"The {seat} forfeits; both players are told.",
+    )
+
+
+@bp.get("/mail")
+def mail() -> str:
+    """The outbox, newest first: filter by status and recipient."""
+    form = _filters(MailFilterForm)
+    status = form.status.data
+    recipient = (form.recipient.data or "").strip()
+    page = _page(listing.mail_page, form, status, recipient)
+    counts, counted_at = cache.cached("mail_counts", listing.mail_counts)
+    query = {
+        key: value for key, value in {"status": status, "recipient": recipient}.items() if value
+    }
+    return render_template(
+        "admin/mail.html",
+        form=form,
+        page=page,
+        counts=counts,
+        counted_at=counted_at,
+        query=query,
+    )
+
+
+def _message(message_id: int) -> tuple[OutboxMessage, bool]:
+    """The message, and whether its body is withheld: it may show a hand of a live game."""
+    message = db.session.get(OutboxMessage, message_id)
+    if message is None:
+        abort(404)
+    status = (
+        db.session.scalar(select(Game.status).where(Game.id == message.game_id))
+        if message.game_id is not None
+        else None
+    )
+    return message, status in OPEN_STATUSES
+
+
+@bp.get("/mail/<int:message_id>")
+def message(message_id: int) -> str:
+    """One message in full: headers, the text body, and the HTML body in a sandboxed frame."""
+    found, withheld = _message(message_id)
+    return render_template("admin/message.html", message=found, withheld=withheld)
+
+
+@bp.get("/mail/<int:message_id>/html")
+def message_html(message_id: int) -> Response:
+    """The HTML body alone, under a policy that lets it run nothing and fetch nothing."""
+    found, withheld = _message(message_id)
+    if withheld:
+        abort(403, "This message belongs to a game in play: its body is withheld.")
+    response = Response(found.html_body, mimetype="text/html")
+    response.headers["Content-Security-Policy"] = MAIL_HTML_CSP
+    response.headers["X-Frame-Options"] = "SAMEORIGIN"
+    return response
+
+
+@bp.post("/mail/<int:message_id>/requeue")
+def requeue_message(message_id: int) -> BaseResponse:
+    """Put a failed message back in the queue."""
+    try:
+        requeue(message_id)
+    except LookupError:
+        abort(404)
+    except ValueError as exc:
+        flash(str(exc), "error")
+    else:
+        cache.forget()
+        flash("The message is queued again.", "notice")
+    return redirect(url_for("admin.message", message_id=message_id), code=303)
+
+
+@bp.get("/stats")
+def statistics() -> str:
+    """Games per week, time per move, timeouts, and the playtest figures."""
+    refresh = request.args.get("refresh") == "1"
+    figures, computed_at = cache.cached(
+        "statistics", lambda: stats.statistics(utcnow()), refresh=refresh
+    )
+    counts, _ = cache.cached("game_counts", listing.game_counts, refresh=refresh)
+    return render_template(
+        "admin/stats.html", stats=figures, counts=counts, computed_at=computed_at
+    )

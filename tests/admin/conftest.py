@@ -1,0 +1,77 @@
+"""Fixtures for the dashboard: an admin account, a signed-in client, games played by the rules."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from werkzeug.test import TestResponse
+
+from service import games
+from service.admin.auth import create_admin
+from service.models import Game, db
+from service.rules import to_act
+
+from ..helpers import pick_action
+
+ADMIN = "ada"
+PASSWORD = "correct horse battery staple"
+
+
+def csrf_token(html: str) -> str:
+    """The CSRF token of the first form on a page."""
+    found = re.search(r'name="csrf_token"[^>]*?value="([^"]+)"', html)
+    assert found, "the page has no CSRF token"
+    return found.group(1)
+
+
+def sign_in(client: FlaskClient, name: str = ADMIN, password: str = PASSWORD) -> TestResponse:
+    """Fill in and send the sign-in form, as a browser would."""
+    token = csrf_token(client.get("/admin/login").get_data(as_text=True))
+    return client.post(
+        "/admin/login", data={"csrf_token": token, "name": name, "password": password}
+    )
+
+
+def submit(client: FlaskClient, page: str, action: str, **data: Any) -> TestResponse:
+    """POST a form of ``page`` to ``action`` with the page's CSRF token."""
+    token = csrf_token(client.get(page).get_data(as_text=True))
+    return client.post(action, data={"csrf_token": token, **data})
+
+
+@pytest.fixture
+def admin_account(app: Flask) -> str:
+    """An admin account; its name."""
+    with app.app_context():
+        create_admin(ADMIN, PASSWORD)
+    return ADMIN
+
+
+@pytest.fixture
+def admin(client: FlaskClient, admin_account: str) -> FlaskClient:
+    """The test client, signed in as the admin."""
+    assert sign_in(client).status_code == 303
+    return client
+
+
+def play(
+    app: Flask, game_id: int, seed: int, until: Callable[[dict[str, Any]], bool] = lambda s: False
+) -> dict[str, Any]:
+    """Play random legal moves through the service until the game is over or ``until(state)``."""
+    rng = random.Random(seed)
+    with app.app_context():
+        while True:
+            db.session.expire_all()
+            game = db.session.get(Game, game_id)
+            assert game is not None
+            state = game.state
+            if state["phase"] == "over" or until(state):
+                return state
+            player = game.player(rng.choice(to_act(state)))
+            view = games.player_view(player)
+            games.apply_move(player.id, game.version, pick_action(view, rng))

@@ -1,0 +1,153 @@
+"""Who gets in: every admin page wants a signed-in admin, forms want CSRF, guesses get 429."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask, url_for
+from flask.testing import FlaskClient
+
+from service.admin.auth import OPEN_ENDPOINTS
+
+from .conftest import ADMIN, PASSWORD, csrf_token, sign_in
+
+
+def admin_urls(app: Flask) -> list[tuple[str, str]]:
+    """(method, URL) for every rule of the admin blueprint, with made-up ids."""
+    urls = []
+    with app.test_request_context():
+        for rule in app.url_map.iter_rules():
+            if not rule.endpoint.startswith("admin.") or rule.endpoint in OPEN_ENDPOINTS:
+                continue
+            url = url_for(rule.endpoint, **dict.fromkeys(rule.arguments, 1))
+            for method in sorted((rule.methods or set()) & {"GET", "POST"}):
+                urls.append((method, url))
+    return urls
+
+
+def test_only_sign_in_and_out_are_open(app) -> None:
+    endpoints = {r.endpoint for r in app.url_map.iter_rules() if r.endpoint.startswith("admin.")}
+    assert {"admin.login", "admin.logout"} == OPEN_ENDPOINTS
+    assert endpoints >= OPEN_ENDPOINTS
+    # The guard must cover views added later too: there is more than a handful of them.
+    assert len(admin_urls(app)) >= 13
+
+
+def test_every_admin_url_sends_strangers_to_sign_in(app, client) -> None:
+    # A real CSRF token, so that POSTs reach the guard rather than stop at the CSRF check.
+    token = csrf_token(client.get("/admin/login").get_data(as_text=True))
+    for method, url in admin_urls(app):
+        if method == "GET":
+            response = client.get(url)
+        else:
+            response = client.post(url, data={"csrf_token": token})
+        assert response.status_code == 302, (method, url)
+        assert response.headers["Location"].startswith("/admin/login"), (method, url)
+
+
+def test_sign_in_returns_to_the_page_asked_for(app, client, admin_account) -> None:
+    response = client.get("/admin/mail?status=failed")
+    assert response.headers["Location"] == "/admin/login?next=/admin/mail?status%3Dfailed"
+    token = csrf_token(client.get(response.headers["Location"]).get_data(as_text=True))
+    response = client.post(
+        response.headers["Location"],
+        data={"csrf_token": token, "name": ADMIN, "password": PASSWORD},
+    )
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/admin/mail?status=failed"
+    assert client.get("/admin/mail?status=failed").status_code == 200
+
+
+@pytest.mark.parametrize("target", ["https://evil.example/admin/", "//evil.example/", "/play/x"])
+def test_sign_in_never_sends_anyone_off_the_dashboard(client, admin_account, target) -> None:
+    token = csrf_token(client.get("/admin/login").get_data(as_text=True))
+    response = client.post(
+        "/admin/login",
+        query_string={"next": target},
+        data={"csrf_token": token, "name": ADMIN, "password": PASSWORD},
+    )
+    assert response.status_code == 303 and response.headers["Location"] == "/admin/"
+
+
+def test_wrong_password_and_unknown_name_get_the_same_answer(client, admin_account) -> None:
+    wrong = sign_in(client, password="not the password")
+    unknown = sign_in(client, name="nobody")
+    assert wrong.status_code == unknown.status_code == 400
+    assert "Wrong name or password." in wrong.get_data(as_text=True)
+    assert "Wrong name or password." in unknown.get_data(as_text=True)
+    assert client.get("/admin/").status_code == 302
+
+
+def test_sign_out(admin) -> None:
+    assert admin.get("/admin/").status_code == 200
+    token = csrf_token(admin.get("/admin/").get_data(as_text=True))
+    response = admin.post("/admin/logout", data={"csrf_token": token})
+    assert response.status_code == 303 and response.headers["Location"] == "/admin/login"
+    assert admin.get("/admin/").status_code == 302
+
+
+def test_every_post_without_a_csrf_token_is_refused(app, admin) -> None:
+    posts = [url for method, url in admin_urls(app) if method == "POST"]
+    assert posts
+    for url in [*posts, "/admin/logout"]:
+        response = admin.post(url, data={"days": "3", "confirm": "y", "seat": "keeper"})
+        assert response.status_code == 400, url
+        assert "CSRF" in response.get_data(as_text=True), url
+
+
+def test_sign_in_without_a_csrf_token_is_refused(client, admin_account) -> None:
+    response = client.post("/admin/login", data={"name": ADMIN, "password": PASSWORD})
+    assert response.status_code == 400
+    assert client.get("/admin/").status_code == 302
+
+
+def sign_in_from(client: FlaskClient, name: str, password: str, ip: str = "10.0.0.1") -> Any:
+    environ = {"REMOTE_ADDR": ip}
+    token = csrf_token(client.get("/admin/login", environ_base=environ).get_data(as_text=True))
+    return client.post(
+        "/admin/login",
+        data={"csrf_token": token, "name": name, "password": password},
+        environ_base=environ,
+    )
+
+
+def test_the_sixth_failed_sign_in_from_an_address_gets_429(client, admin_account) -> None:
+    statuses = [
+        sign_in_from(client, name=f"someone{n}", password="guess").status_code for n in range(5)
+    ]
+    assert statuses == [400] * 5
+    # Even the right password: the address is held off for a while.
+    assert sign_in_from(client, name=ADMIN, password=PASSWORD).status_code == 429
+    assert sign_in_from(client, name=ADMIN, password=PASSWORD, ip="10.0.0.2").status_code == 303
+
+
+def test_the_sixth_failed_sign_in_for_a_name_gets_429(client, admin_account) -> None:
+    statuses = [
+        sign_in_from(client, name=ADMIN, password="guess", ip=f"10.0.1.{n}").status_code
+        for n in range(5)
+    ]
+    assert statuses == [400] * 5
+    assert sign_in_from(client, name=ADMIN, password=PASSWORD, ip="10.0.2.1").status_code == 429
+    # Another name from the same addresses is not held off.
+    assert sign_in_from(client, name="other", password="guess", ip="10.0.2.1").status_code == 400
+
+
+def test_successful_sign_ins_are_not_counted(client, admin_account) -> None:
+    for _ in range(8):
+        assert sign_in_from(client, name=ADMIN, password=PASSWORD).status_code == 303
+        token = csrf_token(client.get("/admin/", environ_base={"REMOTE_ADDR": "10.0.0.1"}).text)
+        client.post("/admin/logout", data={"csrf_token": token})
+
+
+def test_session_cookie_is_httponly_and_lax(client, admin_account) -> None:
+    cookie = sign_in(client).headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
+    assert "Secure" not in cookie  # served over plain HTTP in this test
+
+
+@pytest.mark.parametrize("app_config", [{"BASE_URL": "https://splitmind.test"}])
+def test_session_cookie_is_secure_over_https(app, client, admin_account) -> None:
+    assert app.config["SESSION_COOKIE_SECURE"] is True
+    cookie = sign_in(client).headers["Set-Cookie"]
+    assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=Lax" in cookie

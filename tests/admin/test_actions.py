@@ -1,0 +1,168 @@
+"""What an admin can do to a game: each action calls the service and lands in the game's log."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from html import unescape
+
+from sqlalchemy import select
+
+from service.links import token_for
+from service.models import Event, Game, OutboxMessage, Player, db
+
+from .conftest import ADMIN, submit
+
+
+def game_page(admin, game_id: int) -> str:
+    return admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
+
+
+def log_rows(html: str) -> list[str]:
+    """The rows of the page's log, as text."""
+    table = re.search(r'<table class="list log">.*?</table>', html, re.S).group(0)
+    rows = re.findall(r"<tr class=\"kind-[a-z]+\">(.*?)</tr>", table, re.S)
+    return [" ".join(unescape(re.sub(r"<[^>]+>", " ", row)).split()) for row in rows]
+
+
+def admin_events(app, game_id: int) -> list[tuple[str, str | None, str | None]]:
+    with app.app_context():
+        return [
+            (event.kind, event.actor, event.note)
+            for event in db.session.scalars(
+                select(Event).where(Event.game_id == game_id, Event.actor.is_not(None))
+            )
+        ]
+
+
+def player_id(app, game_id: int, seat: str) -> int:
+    with app.app_context():
+        return db.session.get(Game, game_id).player(seat).id
+
+
+def test_rotating_a_link_kills_the_old_one(app, admin, client, make_game) -> None:
+    game = make_game()
+    keeper = player_id(app, game["id"], "keeper")
+    page = f"/admin/games/{game['id']}"
+    response = submit(admin, page, f"{page}/players/{keeper}/rotate")
+    assert response.status_code == 303 and response.headers["Location"] == page
+    assert client.get(f"/play/{game['keeper']}").status_code == 404
+    assert client.get(f"/api/play/{game['keeper']}").status_code == 404
+    with app.app_context():
+        new_token = token_for(db.session.get(Player, keeper))
+    assert new_token != game["keeper"]
+    assert client.get(f"/play/{new_token}").status_code == 200
+    assert client.get(f"/play/{game['shadow']}").status_code == 200  # the other seat's still works
+    html = unescape(game_page(admin, game["id"]))
+    assert "The keeper has a new link" in html
+    assert any("rotated the keeper's link" in row and row.endswith(ADMIN) for row in log_rows(html))
+    assert admin_events(app, game["id"]) == [("admin", ADMIN, "rotated the keeper's link")]
+
+
+def test_resending_a_link_queues_an_email(app, admin, make_game) -> None:
+    game = make_game()
+    shadow = player_id(app, game["id"], "shadow")
+    page = f"/admin/games/{game['id']}"
+    assert submit(admin, page, f"{page}/players/{shadow}/resend").status_code == 303
+    with app.app_context():
+        kinds = db.session.scalars(
+            select(OutboxMessage.kind).where(OutboxMessage.player_id == shadow)
+        ).all()
+    assert kinds.count("link") == 1
+    assert admin_events(app, game["id"]) == [("admin", ADMIN, "resent the shadow's link")]
+    assert any("resent the shadow's link" in row for row in log_rows(game_page(admin, game["id"])))
+
+
+def test_extending_the_deadline(app, admin, make_game) -> None:
+    game = make_game()
+    with app.app_context():
+        before = db.session.get(Game, game["id"]).deadline
+    page = f"/admin/games/{game['id']}"
+    assert submit(admin, page, f"{page}/extend", days="4").status_code == 303
+    with app.app_context():
+        after = db.session.get(Game, game["id"]).deadline
+    assert after - before == timedelta(days=4)
+    assert submit(admin, page, f"{page}/extend", days="99").status_code == 303
+    assert "Extend a deadline by 1 to 60 days." in game_page(admin, game["id"])
+    assert admin_events(app, game["id"]) == [("admin", ADMIN, "extended the deadline by 4 days")]
+
+
+def test_cancelling_needs_a_tick_then_ends_the_game(app, admin, make_game) -> None:
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    submit(admin, page, f"{page}/cancel")
+    assert "Tick the box" in unescape(game_page(admin, game["id"]))
+    with app.app_context():
+        assert db.session.get(Game, game["id"]).status == "active"
+    assert submit(admin, page, f"{page}/cancel", confirm="y").status_code == 303
+    html = game_page(admin, game["id"])
+    with app.app_context():
+        assert db.session.get(Game, game["id"]).status == "cancelled"
+    assert "Cancel the game" not in html and "Download the replay" in html
+    assert any("cancelled the game" in row and row.endswith(ADMIN) for row in log_rows(html))
+    # Once over, the service refuses and the page says why.
+    assert submit(admin, page, f"{page}/players/1/rotate").status_code == 303
+    token = re.search(r'name="csrf_token"[^>]*?value="([^"]+)"', html).group(1)
+    admin.post(f"{page}/forfeit", data={"csrf_token": token, "seat": "keeper", "confirm": "y"})
+    assert "This game is cancelled." in unescape(game_page(admin, game["id"]))
+
+
+def test_declaring_a_forfeit(app, admin, make_game) -> None:
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    response = submit(admin, page, f"{page}/forfeit", seat="shadow", confirm="y")
+    assert response.status_code == 303
+    with app.app_context():
+        stored = db.session.get(Game, game["id"])
+        assert (stored.status, stored.winner) == ("finished", "keeper")
+    assert admin_events(app, game["id"]) == [("forfeit", ADMIN, "declared a forfeit by the shadow")]
+    rows = log_rows(game_page(admin, game["id"]))
+    assert any("declared a forfeit by the shadow" in row and row.endswith(ADMIN) for row in rows)
+
+
+def test_a_player_of_another_game_is_not_found(app, admin, make_game) -> None:
+    first, second = make_game(seed=1), make_game(seed=2)
+    other = player_id(app, second["id"], "keeper")
+    page = f"/admin/games/{first['id']}"
+    assert submit(admin, page, f"{page}/players/{other}/rotate").status_code == 404
+    assert submit(admin, page, "/admin/games/999/cancel", confirm="y").status_code == 404
+    assert admin.get("/admin/games/999").status_code == 404
+
+
+def test_requeueing_a_failed_message(app, admin, make_game) -> None:
+    make_game()
+    with app.app_context():
+        message = db.session.scalars(select(OutboxMessage)).first()
+        message.status, message.attempts, message.last_error = "failed", 5, "550 no such user"
+        db.session.commit()
+        message_id = message.id
+    page = f"/admin/mail/{message_id}"
+    html = admin.get(page).get_data(as_text=True)
+    assert "550 no such user" in html and "Queue it again" in html
+    assert submit(admin, page, f"{page}/requeue").status_code == 303
+    with app.app_context():
+        message = db.session.get(OutboxMessage, message_id)
+        assert (message.status, message.attempts) == ("queued", 0)
+    assert "The message is queued again." in admin.get(page).get_data(as_text=True)
+    submit(admin, "/admin/mail", f"{page}/requeue")
+    assert "is queued, not failed" in admin.get(page).get_data(as_text=True)
+    assert submit(admin, "/admin/mail", "/admin/mail/999/requeue").status_code == 404
+
+
+def test_mail_list_filters(app, admin, make_game) -> None:
+    make_game(seed=1)
+    with app.app_context():
+        messages = db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)).all()
+        messages[0].status = "failed"
+        db.session.commit()
+        ids = [m.id for m in messages]
+        to_sam = [m.id for m in messages if m.recipient == "sam@example.com"]
+
+    def listed(**query: str) -> list[int]:
+        html = admin.get("/admin/mail", query_string=query).get_data(as_text=True)
+        return [int(n) for n in re.findall(r'<td><a href="/admin/mail/(\d+)">', html)]
+
+    assert listed() == sorted(ids, reverse=True)
+    assert listed(status="failed") == [ids[0]]
+    assert listed(recipient="Sam@example.com") == sorted(to_sam, reverse=True)
+    assert admin.get("/admin/mail", query_string={"status": "lost"}).status_code == 400

@@ -1,0 +1,217 @@
+"""The games list and the game page: filters, seek pagination, and the secrets of a live game."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import select, update
+
+from service import games
+from service.admin import listing
+from service.models import Game, OutboxMessage, db, utcnow
+from service.rules import card_label, run, summary, to_act
+
+from ..helpers import pick_action
+from ..secrecy import leaks
+from .conftest import play
+
+
+def new_game(app: Flask, keeper: str, shadow: str, seed: int = 7, **options: Any) -> int:
+    with app.app_context():
+        return games.create_game(
+            games.Seating(keeper, keeper.split("@")[0]),
+            games.Seating(shadow, shadow.split("@")[0]),
+            seed=seed,
+            **options,
+        ).id
+
+
+def listed(html: str) -> list[int]:
+    """The game ids in the rows of a games list page, in order."""
+    return [int(n) for n in re.findall(r'<td><a href="/admin/games/(\d+)">', html)]
+
+
+def link(html: str, rel: str) -> str | None:
+    found = re.search(rf'<a href="([^"]+)" rel="{rel}">', html)
+    return found.group(1).replace("&amp;", "&") if found else None
+
+
+def without_tokens(html: str) -> str:
+    """The page without its CSRF tokens: random text in which a card code may appear."""
+    return re.sub(r'name="csrf_token"[^>]*?value="[^"]+"', "", html)
+
+
+def test_list_pages_walk_every_game_once_in_order(app, admin, monkeypatch) -> None:
+    monkeypatch.setattr(listing, "PAGE_SIZE", 3)
+    ids = [new_game(app, f"k{n}@example.com", f"s{n}@example.com", seed=n) for n in range(8)]
+    start = utcnow()
+    # Three games share a moment: the id breaks the tie.
+    moments = [start, start, start, start - timedelta(hours=1), start + timedelta(hours=1)]
+    moments += [start - timedelta(days=n) for n in range(2, 5)]
+    with app.app_context():
+        for game_id, moment in zip(ids, moments, strict=True):
+            db.session.execute(update(Game).where(Game.id == game_id).values(updated_at=moment))
+        db.session.commit()
+    expected = [i for _, i in sorted(zip(moments, ids, strict=True), reverse=True)]
+
+    pages, url = [], "/admin/"
+    while url:
+        html = admin.get(url).get_data(as_text=True)
+        pages.append(listed(html))
+        url = link(html, "next")
+    assert [len(page) for page in pages] == [3, 3, 2]
+    assert sum(pages, []) == expected
+
+    back, url = [pages[-1]], link(html, "prev")
+    while url:
+        html = admin.get(url).get_data(as_text=True)
+        back.insert(0, listed(html))
+        url = link(html, "prev")
+    assert back == pages
+
+
+def test_list_filters_and_counts(app, admin) -> None:
+    first = new_game(app, "ann@example.com", "bob@example.com", seed=1)
+    second = new_game(app, "cat@example.com", "ann@example.com", seed=2)
+    third = new_game(app, "dan@example.com", "eve@example.com", seed=3)
+    fourth = new_game(app, "fay@example.com", "gus@example.com", seed=4, days_per_move=0)
+    with app.app_context():
+        games.cancel_game(third, actor="ada")
+    # In the first game the Keeper has chosen: only the Shadow owes the exchange.
+    play(app, first, seed=5, until=lambda state: to_act(state) != ["keeper", "shadow"])
+
+    def ids(**query: str) -> list[int]:
+        response = admin.get("/admin/", query_string=query)
+        assert response.status_code == 200
+        return listed(response.get_data(as_text=True))
+
+    assert sorted(ids()) == [first, second, third, fourth]
+    assert ids(status="cancelled") == [third]
+    assert sorted(ids(status="active")) == [first, second, fourth]
+    assert sorted(ids(email="ANN@example.com ")) == [first, second]
+    assert ids(email="nobody@example.com") == []
+    with app.app_context():
+        owing = db.session.get(Game, first).to_act
+    assert ids(to_act=owing) == [first]
+    assert sorted(ids(to_act="both")) == [second, fourth]
+    assert ids(to_act="none") == [third]
+    # By deadline: only games that have one, soonest first.
+    with app.app_context():
+        soon = utcnow() + timedelta(hours=1)
+        db.session.execute(update(Game).where(Game.id == second).values(deadline=soon))
+        db.session.commit()
+    assert ids(sort="deadline") == [second, first]
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert re.search(r">cancelled</a> <strong>1</strong>", html)
+    assert re.search(r">active</a> <strong>3</strong>", html)
+
+
+@pytest.mark.parametrize(
+    "query", [{"status": "lost"}, {"to_act": "everyone"}, {"after": "yesterday_1"}, {"before": "1"}]
+)
+def test_list_refuses_what_it_did_not_write(admin, query) -> None:
+    assert admin.get("/admin/", query_string=query).status_code == 400
+
+
+def hidden_from_admin(state: dict[str, Any]) -> set[str]:
+    """The cards no one but a player may know where they are while the game is live.
+
+    Cards played in earlier rounds are public history, though they were dealt again.
+    """
+    now = state["round"]
+    played = {e["card"] for t in state["history"] if t["round"] < now for e in t["cards"]}
+    secret = set(state["aside"])
+    for seat in ("keeper", "shadow"):
+        secret |= set(state["hands"][seat]) | set(state["pending"][seat] or ())
+    return secret - played
+
+
+def test_a_live_game_page_shows_no_hidden_card(app, admin) -> None:
+    game_id = new_game(app, "kim@example.com", "sam@example.com", seed=2024)
+    rng = random.Random(99)
+    checked = swaps = 0
+    while True:
+        with app.app_context():
+            game = db.session.get(Game, game_id)
+            state, version = game.state, game.version
+            if state["phase"] == "over":
+                break
+            seat = rng.choice(to_act(state))
+            player = game.player(seat)
+            action = pick_action(games.player_view(player), rng)
+            seed_note = f"seed {state['seed']}"
+        html = without_tokens(admin.get(f"/admin/games/{game_id}").get_data(as_text=True))
+        secret = hidden_from_admin(state)
+        assert not leaks(html, secret), f"the admin sees {leaks(html, secret)} at {version}"
+        assert seed_note not in html and ": gave" not in html
+        swaps += state["phase"] == "swap"
+        checked += 1
+        with app.app_context():
+            games.apply_move(player.id, version, action)
+    assert checked > 40
+    html = admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
+    assert "chose 1 card" not in html  # over: exchanges show their cards
+    assert "exchange: gave" in html and seed_note in html
+
+
+def test_a_live_game_page_says_what_was_chosen_not_which_cards(app, admin) -> None:
+    game_id = new_game(app, "kim@example.com", "sam@example.com", seed=11)
+    state = play(app, game_id, seed=4, until=lambda s: s["round"] == 2 and s["phase"] == "play")
+    html = admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
+    assert html.count("exchange: chose 1 card<") == 2
+    assert html.count("exchange: chose 2 cards<") == 2
+    for trick in state["history"]:
+        for entry in trick["cards"]:
+            assert card_label(entry["card"]) in html  # plays are public
+    assert "Download the replay" not in html and "Set aside" not in html
+    assert admin.get(f"/admin/games/{game_id}/replay.json").status_code == 403
+
+
+def test_a_finished_game_shows_its_deal_and_downloads_as_a_replay(app, admin) -> None:
+    game_id = new_game(app, "kim@example.com", "sam@example.com", seed=31)
+    final = play(app, game_id, seed=8)
+    html = admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
+    table = re.search(r'<table class="list deal">.*?</table>', html, re.S).group(0)
+    shown = [
+        [re.findall(r">([^<]+)</span>", cell) for cell in re.findall(r"<td>(.*?)</td>", row)]
+        for row in re.findall(r"<tr><th scope=\"row\">.*?</tr>", table)
+    ]
+    assert shown == [
+        [[card_label(card) for card in deal[part]] for part in ("keeper", "shadow", "aside")]
+        for deal in final["deals"]
+    ]
+    response = admin.get(f"/admin/games/{game_id}/replay.json")
+    assert response.status_code == 200
+    assert response.headers["Content-Disposition"] == (
+        f'attachment; filename="splitmind-game-{game_id}.json"'
+    )
+    outcome = run(json.loads(response.get_data(as_text=True)))
+    assert outcome.error is None and summary(outcome.state) == summary(final)
+
+
+def test_emails_of_a_live_game_are_withheld_until_it_is_over(app, admin) -> None:
+    game_id = new_game(app, "kim@example.com", "sam@example.com", seed=5)
+    state = play(app, game_id, seed=2, until=lambda s: s["phase"] == "play" and s["trick"] == 3)
+    with app.app_context():
+        messages = db.session.scalars(
+            select(OutboxMessage).where(OutboxMessage.game_id == game_id)
+        ).all()
+        ids = [message.id for message in messages]
+        assert all("/play/" in message.text_body for message in messages)
+    assert len(ids) >= 3
+    for message_id in ids:
+        page = admin.get(f"/admin/mail/{message_id}").get_data(as_text=True)
+        assert "body is withheld" in page and "/play/" not in page
+        assert not leaks(without_tokens(page), hidden_from_admin(state))
+        assert admin.get(f"/admin/mail/{message_id}/html").status_code == 403
+    play(app, game_id, seed=1)
+    page = admin.get(f"/admin/mail/{ids[0]}").get_data(as_text=True)
+    assert "body is withheld" not in page and "/play/" in page
+    assert f'<iframe class="mail-html" sandbox src="/admin/mail/{ids[0]}/html"' in page
+    assert admin.get(f"/admin/mail/{ids[0]}/html").status_code == 200
