@@ -294,6 +294,10 @@ class GameFigures(db.Model):
     # Who led the first trick of rounds 2 and 3; None for a round not played.
     round2_leader: Mapped[str | None] = mapped_column(String(8))
     round3_leader: Mapped[str | None] = mapped_column(String(8))
+    # The game's end, so that the next summary starts from the latest one.
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    __table_args__ = (Index(None, "finished_at"),)
 
 
 # The dashboard's games list seeks on (sort key, id); its statistics count by week.
@@ -301,7 +305,7 @@ Index(None, Game.updated_at, Game.id)
 Index(None, Game.status, Game.updated_at, Game.id)
 Index(None, Game.to_act, Game.updated_at, Game.id)
 Index(None, Game.deadline, Game.id)
-Index(None, Game.created_at)
-Index(None, Game.finished_at)
+Index(None, Game.created_at, Game.status)
+Index(None, Game.finished_at, Game.status)
 # The mail page lists one status newest first.
 Index(None, OutboxMessage.status, OutboxMessage.id)

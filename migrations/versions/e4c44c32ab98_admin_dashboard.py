@@ -2,7 +2,7 @@
 
 Revision ID: e4c44c32ab98
 Revises: 05297efd0644
-Create Date: 2026-11-30 06:22:06.209282
+Create Date: 2026-11-30 06:43:38.848030
 
 """
 from alembic import op
@@ -39,13 +39,17 @@ def upgrade():
     sa.Column('two_elixirs', sa.Integer(), nullable=False),
     sa.Column('round2_leader', sa.String(length=8), nullable=True),
     sa.Column('round3_leader', sa.String(length=8), nullable=True),
+    sa.Column('finished_at', sa.DateTime(timezone=True), nullable=True),
     sa.ForeignKeyConstraint(['game_id'], ['games.id'], name=op.f('fk_game_figures_game_id_games'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('game_id', name=op.f('pk_game_figures'))
     )
+    with op.batch_alter_table('game_figures', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_game_figures_finished_at'), ['finished_at'], unique=False)
+
     with op.batch_alter_table('games', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_games_created_at'), ['created_at'], unique=False)
+        batch_op.create_index(batch_op.f('ix_games_created_at_status'), ['created_at', 'status'], unique=False)
         batch_op.create_index(batch_op.f('ix_games_deadline_id'), ['deadline', 'id'], unique=False)
-        batch_op.create_index(batch_op.f('ix_games_finished_at'), ['finished_at'], unique=False)
+        batch_op.create_index(batch_op.f('ix_games_finished_at_status'), ['finished_at', 'status'], unique=False)
         batch_op.create_index(batch_op.f('ix_games_status_updated_at_id'), ['status', 'updated_at', 'id'], unique=False)
         batch_op.create_index(batch_op.f('ix_games_to_act_updated_at_id'), ['to_act', 'updated_at', 'id'], unique=False)
         batch_op.create_index(batch_op.f('ix_games_updated_at_id'), ['updated_at', 'id'], unique=False)
@@ -65,9 +69,12 @@ def downgrade():
         batch_op.drop_index(batch_op.f('ix_games_updated_at_id'))
         batch_op.drop_index(batch_op.f('ix_games_to_act_updated_at_id'))
         batch_op.drop_index(batch_op.f('ix_games_status_updated_at_id'))
-        batch_op.drop_index(batch_op.f('ix_games_finished_at'))
+        batch_op.drop_index(batch_op.f('ix_games_finished_at_status'))
         batch_op.drop_index(batch_op.f('ix_games_deadline_id'))
-        batch_op.drop_index(batch_op.f('ix_games_created_at'))
+        batch_op.drop_index(batch_op.f('ix_games_created_at_status'))
+
+    with op.batch_alter_table('game_figures', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_game_figures_finished_at'))
 
     op.drop_table('game_figures')
     op.drop_table('admin_users')

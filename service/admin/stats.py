@@ -14,7 +14,17 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, func, literal_column, select
+from sqlalchemy import (
+    ColumnElement,
+    Float,
+    case,
+    cast,
+    func,
+    literal,
+    literal_column,
+    select,
+    tuple_,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..models import Event, Game, GameFigures, db
@@ -24,6 +34,9 @@ WEEKS = 12
 # The median time per move is taken over this many of the latest moves.
 MOVE_WINDOW = 20_000
 SUMMARY_BATCH = 500
+# Games are summarized in the order they ended; looking back this far past the latest one
+# summarized catches a game whose ending committed late.
+LOOKBACK = timedelta(days=1)
 ENDINGS = ("finished", "timed_out", "abandoned", "cancelled")
 
 
@@ -46,35 +59,44 @@ def game_figures(state: State) -> dict[str, Any]:
     }
 
 
-def summarize_finished(limit: int | None = None) -> tuple[int, bool]:
+def summarize_finished(limit: int | None = None, *, everywhere: bool = False) -> tuple[int, bool]:
     """Derive the figures of finished games that have none yet, up to ``limit`` games.
 
-    Returns how many were added and whether more remain. Safe to run in
-    several processes at once: a game summarized twice keeps its first row.
+    Games are taken in the order they ended, from the latest one summarized (less
+    :data:`LOOKBACK`), so the cost follows the number of new games; ``everywhere``
+    looks through all finished games instead. Returns how many were added and
+    whether more remain. Safe to run in several processes at once: a game
+    summarized twice keeps its first row.
     """
-    missing = (
-        select(Game.id, Game.state)
-        .where(
-            Game.status == "finished",
-            ~select(GameFigures.game_id).where(GameFigures.game_id == Game.id).exists(),
-        )
-        .order_by(Game.id)
+    unsummarized = select(Game.id, Game.state, Game.finished_at).where(
+        Game.status == "finished",
+        Game.finished_at.is_not(None),
+        ~select(GameFigures.game_id).where(GameFigures.game_id == Game.id).exists(),
     )
-    dialect = postgresql if db.session.get_bind().dialect.name == "postgresql" else sqlite
+    latest = None if everywhere else db.session.scalar(select(func.max(GameFigures.finished_at)))
+    if latest is not None:
+        unsummarized = unsummarized.where(Game.finished_at >= latest - LOOKBACK)
+    unsummarized = unsummarized.order_by(Game.finished_at, Game.id)
+    query = unsummarized
+    dialect = postgresql if _postgresql() else sqlite
     added = 0
     while limit is None or added < limit:
-        batch = SUMMARY_BATCH if limit is None else min(SUMMARY_BATCH, limit - added)
-        rows = db.session.execute(missing.limit(batch)).all()
+        size = SUMMARY_BATCH if limit is None else min(SUMMARY_BATCH, limit - added)
+        rows = db.session.execute(query.limit(size)).all()
         if not rows:
             db.session.commit()
             return added, False
-        db.session.execute(
-            dialect.insert(GameFigures).on_conflict_do_nothing(),
-            [{"game_id": game_id, **game_figures(state)} for game_id, state in rows],
-        )
+        figures = [
+            {"game_id": game_id, "finished_at": finished_at, **game_figures(state)}
+            for game_id, state, finished_at in rows
+        ]
+        db.session.execute(dialect.insert(GameFigures).on_conflict_do_nothing(), figures)
         db.session.commit()
         added += len(rows)
-    more = db.session.execute(missing.limit(1)).first() is not None
+        # Seek past this batch rather than skip over the games just summarized.
+        last = (literal(rows[-1].finished_at, Game.finished_at.type), literal(rows[-1].id))
+        query = unsummarized.where(tuple_(Game.finished_at, Game.id) > tuple_(*last))
+    more = db.session.execute(query.with_only_columns(Game.id).limit(1)).first() is not None
     db.session.commit()
     return added, more
 
@@ -90,9 +112,13 @@ class Week:
     cancelled: int
 
 
+def _postgresql() -> bool:
+    return db.session.get_bind().dialect.name == "postgresql"
+
+
 def _week(column: Any) -> ColumnElement[Any]:
     """The Monday of the week a timestamp falls in, in SQL (each database spells it its own way)."""
-    if db.session.get_bind().dialect.name == "postgresql":
+    if _postgresql():
         utc = func.timezone(literal_column("'UTC'"), column)
         return func.date_trunc(literal_column("'week'"), utc)
     # The day first: SQLite rounds 23:59:59.9995 up to the next day when it applies modifiers.
@@ -147,24 +173,34 @@ class MoveTimes:
     since: datetime | None
 
 
+def _seconds_between(earlier: Any, later: Any) -> ColumnElement[float]:
+    """Seconds from one timestamp to another, in SQL."""
+    if _postgresql():
+        return cast(func.extract("epoch", later - earlier), Float)
+    return (func.julianday(later) - func.julianday(earlier)) * 86400.0
+
+
 def move_times(window: int = MOVE_WINDOW) -> MoveTimes:
     """The median time between consecutive moves of a game, among the latest ``window`` moves."""
-    rows = db.session.execute(
-        select(Event.game_id, Event.created_at)
+    recent = (
+        select(Event.game_id, Event.id, Event.created_at)
         .where(Event.kind == "move")
         .order_by(Event.id.desc())
         .limit(window)
-    ).all()
-    later: dict[int, datetime] = {}
-    gaps: list[float] = []
-    for game_id, moment in rows:
-        if game_id in later:
-            gaps.append((later[game_id] - moment).total_seconds())
-        later[game_id] = moment
+        .subquery()
+    )
+    previous = func.lag(recent.c.created_at).over(
+        partition_by=recent.c.game_id, order_by=recent.c.id
+    )
+    gaps = [
+        gap
+        for gap in db.session.scalars(select(_seconds_between(previous, recent.c.created_at))).all()
+        if gap is not None
+    ]
     return MoveTimes(
         intervals=len(gaps),
         median_seconds=pystats.median(gaps) if gaps else None,
-        since=rows[-1].created_at if rows else None,
+        since=db.session.scalar(select(func.min(recent.c.created_at))),
     )
 
 

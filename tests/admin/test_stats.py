@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from html import unescape
 from typing import Any
 
+import pytest
 from sqlalchemy import select, update
 
 from service import deadlines, games
@@ -131,7 +132,7 @@ def test_median_time_per_move(app, admin) -> None:
                 event.created_at = moment
             gaps += [(b - a).total_seconds() for a, b in zip(moments, moments[1:], strict=False)]
         db.session.commit()
-        assert stats.move_times().median_seconds == statistics.median(gaps)
+        assert stats.move_times().median_seconds == pytest.approx(statistics.median(gaps))
         assert stats.move_times().intervals == len(gaps)
         assert stats.move_times(window=2).intervals == 1
     html = admin.get("/admin/stats").get_data(as_text=True)
@@ -183,6 +184,30 @@ def test_figures_are_derived_once_per_finished_game(app) -> None:
         assert sorted(rows) == [*ids, forfeited]
         assert rows[forfeited].complete is False and rows[ids[0]].complete is True
         assert stats.playtest().games == 3 and stats.playtest().forfeits == 1
+
+
+def test_a_game_whose_end_committed_late_is_still_summarized(app) -> None:
+    first, late, lost = (
+        new_game(app, f"k{n}@example.com", f"s{n}@example.com", seed=n) for n in range(3)
+    )
+    with app.app_context():
+        games.declare_forfeit(first, "shadow", actor="ada")
+        assert stats.summarize_finished() == (1, False)
+        latest = db.session.get(Game, first).finished_at
+        games.declare_forfeit(late, "shadow", actor="ada")
+        games.declare_forfeit(lost, "shadow", actor="ada")
+        # Ended a little before the latest summarized game: found. Long before: not looked for.
+        for game_id, earlier in ((late, timedelta(hours=2)), (lost, timedelta(days=2))):
+            db.session.execute(
+                update(Game).where(Game.id == game_id).values(finished_at=latest - earlier)
+            )
+        db.session.commit()
+        assert stats.summarize_finished() == (1, False)
+        summarized = db.session.scalars(select(GameFigures.game_id)).all()
+        assert sorted(summarized) == [first, late]
+    # The command looks everywhere.
+    result = app.test_cli_runner().invoke(args=["admin", "update-stats"])
+    assert result.exit_code == 0 and result.output == "summarized 1 finished game(s)\n"
 
 
 def test_game_figures_of_a_state() -> None:
