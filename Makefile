@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(FLASK) db upgrade
-	$(FLASK) serve --host $(HOST) --port $(PORT)
+	BASE_URL=$${BASE_URL:-http://$(HOST):$(PORT)} $(FLASK) serve --host $(HOST) --port $(PORT)
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -n 2 --dist loadgroup

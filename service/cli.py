@@ -8,6 +8,7 @@ import threading
 import click
 from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
+from werkzeug.serving import run_simple
 
 from . import deadlines, games
 from .links import player_url
@@ -132,7 +133,7 @@ def serve(host: str, port: int) -> None:
     if app.config["LOCAL_MAILBOX"]:
         click.echo(f"Emails go to the local mailbox: {app.config['BASE_URL']}/mailbox")
     try:
-        app.run(host=host, port=port, use_reloader=False, threaded=True)
+        run_simple(host, port, app, threaded=True)
     finally:
         stop.set()
         thread.join(5)
