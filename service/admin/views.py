@@ -12,6 +12,7 @@ from typing import Any
 
 from flask import Response, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
+from flask_wtf import FlaskForm
 from sqlalchemy import select
 from werkzeug.wrappers import Response as BaseResponse
 
@@ -152,8 +153,17 @@ def _done(game_id: int) -> BaseResponse:
     return redirect(url_for("admin.game", game_id=game_id), code=303)
 
 
-def _act(game_id: int, action: Callable[[], Any], success: str) -> BaseResponse:
-    """Run a service call for the signed-in admin and say how it went on the game page."""
+def _act(
+    game_id: int,
+    action: Callable[[], Any],
+    success: str,
+    form: FlaskForm | None = None,
+    invalid: str = "",
+) -> BaseResponse:
+    """Check the form, run a service call for the signed-in admin, say how it went."""
+    if form is not None and not form.validate():
+        flash(invalid, "error")
+        return _done(game_id)
     try:
         action()
     except (games.MoveError, games.InvalidGame) as exc:
@@ -203,14 +213,12 @@ def extend_deadline(game_id: int) -> BaseResponse:
     """Give the players who owe a move more days."""
     _require_game(game_id)
     form = ExtendForm()
-    if not form.validate():
-        flash("Extend a deadline by 1 to 60 days.", "error")
-        return _done(game_id)
-    days = form.days.data
     return _act(
         game_id,
-        lambda: games.extend_deadline(game_id, days, actor=current_user.name),
-        f"The deadline is {days} day{'s' if days > 1 else ''} later.",
+        lambda: games.extend_deadline(game_id, form.days.data, actor=current_user.name),
+        "The deadline is extended.",
+        form,
+        "Extend a deadline by 1 to 60 days.",
     )
 
 
@@ -218,13 +226,12 @@ def extend_deadline(game_id: int) -> BaseResponse:
 def cancel(game_id: int) -> BaseResponse:
     """Cancel the game; both players are told."""
     _require_game(game_id)
-    if not CancelForm().validate():
-        flash("Tick the box to confirm that the game is to be cancelled.", "error")
-        return _done(game_id)
     return _act(
         game_id,
         lambda: games.cancel_game(game_id, actor=current_user.name),
         "The game is cancelled; both players are told.",
+        CancelForm(),
+        "Tick the box to confirm that the game is to be cancelled.",
     )
 
 
@@ -233,14 +240,12 @@ def forfeit(game_id: int) -> BaseResponse:
     """End the game by a seat's forfeit: the other seat wins."""
     _require_game(game_id)
     form = ForfeitForm()
-    if not form.validate():
-        flash("Choose who forfeits and tick the box to confirm.", "error")
-        return _done(game_id)
-    seat = form.seat.data
     return _act(
         game_id,
-        lambda: games.declare_forfeit(game_id, seat, actor=current_user.name),
-        f"The {seat} forfeits; both players are told.",
+        lambda: games.declare_forfeit(game_id, form.seat.data, actor=current_user.name),
+        "The game is over by forfeit; both players are told.",
+        form,
+        "Choose who forfeits and tick the box to confirm.",
     )
 
 
