@@ -6,10 +6,11 @@ import re
 from functools import cache
 from urllib.parse import urlsplit
 
-from flask import Response, g, redirect, render_template, request, url_for
+from flask import g, redirect, render_template, request, url_for
 from flask_login import LoginManager, current_user, login_user, logout_user
 from sqlalchemy import select
 from werkzeug.security import check_password_hash, generate_password_hash
+from werkzeug.wrappers import Response
 
 from ..extensions import limiter
 from ..models import AdminUser, db, utcnow
@@ -111,7 +112,7 @@ def _safe_next(target: str | None) -> str:
 @bp.route("/login", methods=["GET", "POST"])
 @limiter.limit(LOGIN_LIMIT, methods=["POST"], deduct_when=_failed_login)
 @limiter.limit(LOGIN_LIMIT, key_func=_login_name, methods=["POST"], deduct_when=_failed_login)
-def login():  # noqa: ANN201
+def login() -> Response | tuple[str, int]:
     """The sign-in form; after too many failed attempts it answers 429 for a while."""
     if current_user.is_authenticated:
         return redirect(_safe_next(request.args.get("next")))

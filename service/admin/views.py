@@ -66,8 +66,8 @@ def helpers() -> dict[str, Any]:
     return {"percent": percent, "ratio": ratio, "duration": duration}
 
 
-def _filters(form_class: type, **extra: Any) -> Any:
-    form = form_class(request.args, **extra)
+def _filters(form_class: type) -> Any:
+    form = form_class(request.args)
     if not form.validate():
         abort(400, "The filters of this list are not valid.")
     return form
