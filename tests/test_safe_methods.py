@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from flask import Flask
 from sqlalchemy import select
 
@@ -11,6 +12,9 @@ from service.models import db
 from service.rules import SEATS
 
 from .helpers import pick_action
+
+# Long whole-game tests whose subject does not depend on the database: PostgreSQL only.
+pytestmark = pytest.mark.parametrize("app", ["postgres"], indirect=True)
 
 
 def snapshot(app: Flask) -> dict[str, list[tuple]]:

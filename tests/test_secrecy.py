@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from flask.testing import FlaskClient
 
 from service.rules import SEATS, other
@@ -11,6 +12,9 @@ from service.rules import SEATS, other
 from .conftest import load_game
 from .helpers import MoveForm, pick_action
 from .secrecy import hidden_cards, leaks
+
+# Long whole-game tests whose subject does not depend on the database: PostgreSQL only.
+pytestmark = pytest.mark.parametrize("app", ["postgres"], indirect=True)
 
 
 def responses(client: FlaskClient, token: str, view: dict) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
@@ -12,6 +13,9 @@ from service.models import Game, db
 from service.rules import return_match
 
 from ..test_api import play_to_end
+
+# Long whole-game tests whose subject does not depend on the database: PostgreSQL only.
+pytestmark = pytest.mark.parametrize("app", ["postgres"], indirect=True)
 
 
 def tokens(app: Flask, game_id: int) -> dict[str, str | int]:
