@@ -7,19 +7,20 @@ page (``Player.language``, set by a POST), the browser's ``Accept-Language``.
 Everything a player reads about the game is written here in the current
 locale and the game's look: cards, suits, seats, elixir effects and the
 messages of the rules the engine enforces (keyed by ``RuleError.code``, so the
-engine keeps its own English). Mail code renders each message inside
-``with recipient_locale(player):``.
+engine keeps its own English). Every email is rendered inside
+``recipient_locale(...)``, by :func:`service.mail.compose.render`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from flask import Flask, Response, g, has_request_context, request
-from flask_babel import Babel, force_locale, get_locale, gettext, ngettext
+from flask_babel import Babel, force_locale, format_datetime, get_locale, gettext, ngettext
 from flask_babel import lazy_gettext as _l
 
 from .rules import is_elixir
@@ -133,10 +134,12 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(the_seat, "the_seat")
     app.add_template_filter(upfirst, "upfirst")
     app.add_template_filter(effect_text, "effect_text")
+    app.add_template_filter(deadline_text, "deadline_text")
     app.add_template_global(current_language)
     app.add_template_global(language_url)
     app.add_template_global(LANGUAGES, "LANGUAGES")
     app.add_template_global(elixir_word)
+    app.add_template_global(rules_summary)
 
     @app.after_request
     def keep_language(response: Response) -> Response:
@@ -218,6 +221,89 @@ def effect_text(entry: Mapping[str, Any], names: Mapping[str, str], look: str) -
     if effect == "none":
         return str(WORDS[look]["two"])
     return ""
+
+
+def deadline_text(moment: str) -> str:
+    """A deadline (an ISO date and time in UTC) in words: ``Mar 5, 2026, 9:30:00 AM UTC``."""
+    return format_datetime(datetime.fromisoformat(moment), "medium") + " UTC"
+
+
+def rules_summary(look: str = "standard") -> list[str]:
+    """The rules in six lines, for the move page, the front page and the invitation email."""
+    keeper, shadow = the_seat("keeper", look), the_seat("shadow", look)
+    seats = gettext(
+        "%(Keeper)s wants balance, %(shadow)s imbalance: after each round the track moves by"
+        " the difference in tricks. At 10 %(shadow)s wins; after round 3 below 10"
+        " %(keeper)s wins.",
+        Keeper=upfirst(keeper),
+        keeper=keeper,
+        shadow=shadow,
+    )
+    first, second, third = (suit_name(suit, look) for suit in "HDC")
+    if look == "classic":
+        return [
+            gettext(
+                "Two players, 25 cards: %(red)s, %(green)s and %(purple)s cards from 1 to 7, and"
+                " four potions worth 2+ to 5+ (a potion beats the same number). Each round 10"
+                " cards each, 5 aside unseen.",
+                red=first,
+                green=second,
+                purple=third,
+            ),
+            seats,
+            gettext(
+                "Exchange: in round r each player gives r cards; holding two or more potions,"
+                " give at least one."
+            ),
+            gettext(
+                "Follow a coloured lead with that colour or a potion; with neither, anything."
+                " Leading a potion, name a colour: the follower must play it if able, and not"
+                " with a potion."
+            ),
+            gettext(
+                "Colour order: the first colour played in a round is weakest, the second middle,"
+                " the third strongest. Same colour: higher wins; different colours: stronger"
+                " colour wins."
+            ),
+            gettext(
+                "One potion in a trick: against %(red)s Reset (colour order cleared), %(green)s"
+                " Swap (each gives two cards), %(purple)s Steal (the winner takes a trick from"
+                " the loser); then the higher number wins. Two potions: no effect, higher wins.",
+                red=first,
+                green=second,
+                purple=third,
+            ),
+        ]
+    return [
+        gettext(
+            "Two players, 25 cards: %(hearts)s, %(diamonds)s and %(clubs)s from 1 to 7, and four"
+            " elixirs (small spades) worth 2½ to 5½. Each round 10 cards each, 5 aside unseen.",
+            hearts=first,
+            diamonds=second,
+            clubs=third,
+        ),
+        seats,
+        gettext(
+            "Exchange: in round r each player gives r cards; holding two or more elixirs, give"
+            " at least one."
+        ),
+        gettext(
+            "Follow a suit lead with that suit or an elixir; with neither, anything. Leading an"
+            " elixir, name a suit: the follower must play it if able, and not with an elixir."
+        ),
+        gettext(
+            "Suit order: the first suit played in a round is weakest, the second middle, the"
+            " third strongest. Same suit: higher wins; different suits: stronger suit wins."
+        ),
+        gettext(
+            "One elixir in a trick: against %(hearts)s Reset (suit order cleared), %(diamonds)s"
+            " Swap (each gives two cards), %(clubs)s Steal (the winner takes a trick from the"
+            " loser); then the higher number wins. Two elixirs: no effect, higher wins.",
+            hearts=first,
+            diamonds=second,
+            clubs=third,
+        ),
+    ]
 
 
 # --- the rules' messages ---------------------------------------------------------

@@ -169,8 +169,13 @@ def _address(email: str) -> Address:
 
 
 def _email(invitation: Invitation, template: str, recipient: str, **context: Any) -> None:
+    """Queue one email of the invitation, in the creator's language.
+
+    The opponent has chosen no language yet: the creator's is the best guess, as
+    people mostly invite someone who reads the language they write in.
+    """
     queue(
-        compose.render(template, invitation=invitation, **context),
+        compose.render(template, invitation.language, invitation=invitation, **context),
         kind=template,
         recipient=recipient,
     )

@@ -25,26 +25,20 @@ from .rules import State, to_act
 
 def _context(player: Player) -> dict[str, Any]:
     game = player.game
-    view = player_view(player)
-    opponent = game.player("shadow" if player.seat == "keeper" else "keeper")
     base = current_app.config["BASE_URL"]
-    unsubscribe = f"{base}/unsubscribe/{compose.unsubscribe_token(player)}"
     return {
         "player": player,
-        "opponent": opponent,
+        "opponent": game.player("shadow" if player.seat == "keeper" else "keeper"),
         "game": game,
-        "view": view,
+        "view": player_view(player),
         "look": game.look,
-        "role": compose.role_label(player.seat, game.look),
-        "opponent_role": compose.role_label(opponent.seat, game.look),
         "link": player_url(player) if player.link_key else None,
-        "unsubscribe": unsubscribe,
-        "situation": compose.situation(view),
-        "last_trick": compose.last_trick(view),
+        "unsubscribe": f"{base}/unsubscribe/{compose.unsubscribe_token(player)}",
     }
 
 
 def _send(player: Player, kind: str, template: str, *, always: bool = False, **extra: Any) -> None:
+    """Queue one email to ``player``, in the player's language (English if none was chosen)."""
     if not player.notify and not always:
         return
     context = {**_context(player), **extra}
@@ -53,7 +47,7 @@ def _send(player: Player, kind: str, template: str, *, always: bool = False, **e
         "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
     }
     queue(
-        compose.render(template, **context),
+        compose.render(template, player.language, **context),
         kind=kind,
         recipient=player.email,
         game=player.game,

@@ -176,13 +176,25 @@ def ctx(app: Flask) -> Iterator[Flask]:
 
 @pytest.fixture
 def make_game(app: Flask) -> Callable[..., dict[str, Any]]:
-    """Create a game; returns its id and each seat's token."""
+    """Create a game; returns its id and each seat's token.
+
+    Options besides those of ``create_game``: ``keeper_name``, ``shadow_name``, and
+    ``keeper_language``, ``shadow_language`` (the language each player reads).
+    """
 
     def make(seed: int = 7, **options: Any) -> dict[str, Any]:
         with app.app_context():
             game = create_game(
-                Seating("kim@example.com", options.pop("keeper_name", "Kim")),
-                Seating("sam@example.com", options.pop("shadow_name", "Sam")),
+                Seating(
+                    "kim@example.com",
+                    options.pop("keeper_name", "Kim"),
+                    options.pop("keeper_language", None),
+                ),
+                Seating(
+                    "sam@example.com",
+                    options.pop("shadow_name", "Sam"),
+                    options.pop("shadow_language", None),
+                ),
                 seed=seed,
                 **options,
             )

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import re
+from functools import cache
+from pathlib import Path
 
-from service.rules import State, card_label, other
-from service.templating import card_text
+from flask import Flask
+from flask_babel import Babel, force_locale
+
+from service import i18n
+from service.rules import DECK, State, card_label, other
+from service.rules.labels import LOOKS
+
+TRANSLATIONS = Path(i18n.__file__).resolve().parent / "translations"
 
 
 def hidden_cards(state: State, seat: str) -> set[str]:
@@ -29,15 +37,30 @@ def hidden_cards(state: State, seat: str) -> set[str]:
     return secret - given - earlier
 
 
+@cache
+def translated_forms() -> dict[str, tuple[str, ...]]:
+    """Each card's names in every language and look of the service, as players read them.
+
+    Worked out once, in an application of their own, so a test can look for them
+    with or without an application context of its own.
+    """
+    app = Flask(__name__)
+    app.config["BABEL_TRANSLATION_DIRECTORIES"] = str(TRANSLATIONS)
+    Babel(app)
+    forms: dict[str, list[str]] = {card: [] for card in DECK}
+    with app.app_context():
+        for language in i18n.LANGUAGES:
+            with force_locale(language):
+                for card in DECK:
+                    for look in LOOKS:
+                        forms[card] += [i18n.card_name(card, look), i18n.card_words(card, look)]
+    return {card: tuple(dict.fromkeys(names)) for card, names in forms.items()}
+
+
 def forms_of(card: str) -> list[str]:
-    """Every way a page, JSON or email may write a card."""
-    return [
-        card,
-        card_label(card),
-        card_label(card, "classic"),
-        card_text(card),
-        card_text(card, "classic"),
-    ]
+    """Every way a page, JSON or email may write a card, in English or French."""
+    forms = [card, card_label(card), card_label(card, "classic"), *translated_forms()[card]]
+    return list(dict.fromkeys(forms))
 
 
 def leaks(text: str, cards: set[str], tokens: tuple[str, ...] = ()) -> list[str]:

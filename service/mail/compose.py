@@ -1,21 +1,29 @@
 """Render emails from ``templates/email/``: a subject, a plain-text body and an HTML body.
 
-Every email about a game is rendered from the recipient's seat view, the same
-one the move page uses, so an email cannot say more than the page may.
+Every email is rendered in its recipient's language, and every email about a
+game from the recipient's seat view, the same one the move page uses, so an
+email cannot say more than the page may. The sentences about the game below
+are handed to the templates as functions, so they too are written while the
+email renders, in the recipient's language.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
+from flask_babel import gettext, ngettext
 from itsdangerous import BadSignature, URLSafeSerializer
 
+from ..i18n import card_name, effect_text, recipient_locale, the_seat
 from ..models import Player
-from ..rules.labels import card_label, effect_label, seat_label
 
 UNSUBSCRIBE_SALT = "splitmind.unsubscribe"
+# Runs of white space in a subject become one space, all but the no-break spaces of French.
+SUBJECT_SPACE = re.compile(r"[^\S\u00a0\u202f]+")
 
 
 @dataclass(frozen=True)
@@ -27,13 +35,18 @@ class Email:
     html: str
 
 
-def render(name: str, **context: Any) -> Email:
-    """Render ``email/<name>.txt`` (which sets ``subject``) and ``email/<name>.html``."""
+def render(name: str, language: str | None, **context: Any) -> Email:
+    """Render ``email/<name>.txt`` (which sets ``subject``) and ``email/<name>.html``.
+
+    ``language`` is the recipient's (``None``, or one the service does not
+    speak, gives English).
+    """
     env = current_app.jinja_env
-    context.setdefault("base_url", current_app.config["BASE_URL"])
-    text = env.get_template(f"email/{name}.txt").make_module(context)
-    subject = " ".join(str(getattr(text, "subject", "Split Mind")).split())
-    html = env.get_template(f"email/{name}.html").render({**context, "subject": subject})
+    context = {**SENTENCES, "base_url": current_app.config["BASE_URL"], **context}
+    with recipient_locale(language):
+        text = env.get_template(f"email/{name}.txt").make_module(context)
+        subject = SUBJECT_SPACE.sub(" ", str(getattr(text, "subject", "Split Mind"))).strip()
+        html = env.get_template(f"email/{name}.html").render({**context, "subject": subject})
     return Email(subject=subject, text=str(text).strip() + "\n", html=html)
 
 
@@ -55,51 +68,162 @@ def unsubscribed_player_id(token: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def situation(view: dict[str, Any]) -> str:
+# --- the game in words, from a seat view, in the current language ----------------
+
+
+def situation(view: Mapping[str, Any]) -> str:
     """The game in one sentence: ``Round 2, trick 6: your lead. Track 4 of 10.``"""
-    look = view["look"]
-    track = f"Track {view['track']} of 10."
+    track = gettext("Track %(track)s of 10.", track=view["track"])
+    return f"{_where(view)} {track}"
+
+
+def _where(view: Mapping[str, Any]) -> str:
+    number, name, mine = view["round"], view["opponent"], view["your_turn"]
     if view["status"] != "active":
-        return f"Game over after round {view['round']}. {track}"
-    opponent = view["opponent"]
-    where = f"Round {view['round']}"
-    mine = view["your_turn"]
-    if view["phase"] == "exchange":
-        count = view["round"]
-        what = (
-            f"choose {count} card{'s' if count > 1 else ''} to give {opponent}"
-            if mine
-            else f"{opponent} is choosing cards to give you"
+        return gettext("Game over after round %(round)s.", round=number)
+    if view["phase"] == "exchange" and mine:
+        return ngettext(
+            "Round %(round)s, the exchange: choose %(num)d card to give %(name)s.",
+            "Round %(round)s, the exchange: choose %(num)d cards to give %(name)s.",
+            number,
+            round=number,
+            name=name,
         )
-        return f"{where}, the exchange: {what}. {track}"
+    if view["phase"] == "exchange":
+        return gettext(
+            "Round %(round)s, the exchange: %(name)s is choosing cards to give you.",
+            round=number,
+            name=name,
+        )
     trick = min(view["trick"], 10)
+    if view["phase"] == "swap" and mine:
+        return gettext(
+            "Round %(round)s, swap after trick %(trick)s: choose the cards to swap.",
+            round=number,
+            trick=trick - 1,
+        )
     if view["phase"] == "swap":
-        what = "choose the cards to swap" if mine else f"{opponent} is choosing cards to swap"
-        return f"{where}, swap after trick {trick - 1}: {what}. {track}"
+        return gettext(
+            "Round %(round)s, swap after trick %(trick)s: %(name)s is choosing cards to swap.",
+            round=number,
+            trick=trick - 1,
+            name=name,
+        )
     if not mine:
-        return f"{where}, trick {trick}: {opponent} to play. {track}"
+        return gettext(
+            "Round %(round)s, trick %(trick)s: %(name)s to play.",
+            round=number,
+            trick=trick,
+            name=name,
+        )
     if view["table"]:
-        lead = card_label(view["table"][0]["card"], look)
-        return f"{where}, trick {trick}: your turn to answer {opponent}'s {lead}. {track}"
-    return f"{where}, trick {trick}: your lead. {track}"
+        return gettext(
+            "Round %(round)s, trick %(trick)s: your turn to answer %(name)s's %(card)s.",
+            round=number,
+            trick=trick,
+            name=name,
+            card=card_name(view["table"][0]["card"], view["look"]),
+        )
+    return gettext("Round %(round)s, trick %(trick)s: your lead.", round=number, trick=trick)
 
 
-def last_trick(view: dict[str, Any]) -> str:
+def _cards(entry: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+    """A trick's cards with who played them: ``Kim 3♣, Sam ♠3``."""
+    return ", ".join(
+        f"{view['names'][play['seat']]} {card_name(play['card'], view['look'])}"
+        for play in entry["cards"]
+    )
+
+
+def last_trick(view: Mapping[str, Any]) -> str:
     """What the last trick was, in words: cards, winner and what its elixir did."""
     if not view["history"]:
         return ""
     entry = view["history"][-1]
-    look = view["look"]
-    names = view["names"]
-    cards = ", ".join(
-        f"{names[play['seat']]} {card_label(play['card'], look)}" for play in entry["cards"]
+    text = gettext(
+        "Last trick: %(cards)s; %(name)s won it.",
+        cards=_cards(entry, view),
+        name=view["names"][entry["winner"]],
     )
-    text = f"Last trick: {cards}; {names[entry['winner']]} won it."
     if entry["effect"]:
-        text += f" {effect_label(entry, look)}."
+        text += f" {effect_text(entry, view['names'], view['look'])}."
     return text
 
 
-def role_label(seat: str, look: str) -> str:
-    """The seat's name in the game's look."""
-    return seat_label(seat, look)
+def trick(entry: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+    """One trick of the game's record: ``Round 1, trick 3: Kim 5♣, Sam ♠4; Kim won (…).``"""
+    words = {
+        "round": entry["round"],
+        "trick": entry["trick"],
+        "cards": _cards(entry, view),
+        "name": view["names"][entry["winner"]],
+    }
+    if entry["effect"]:
+        effect = effect_text(entry, view["names"], view["look"])
+        return gettext(
+            "Round %(round)s, trick %(trick)s: %(cards)s; %(name)s won (%(effect)s).",
+            effect=effect,
+            **words,
+        )
+    return gettext("Round %(round)s, trick %(trick)s: %(cards)s; %(name)s won.", **words)
+
+
+def result(view: Mapping[str, Any]) -> str:
+    """How the game ended, for the player whose view it is; empty while it goes on."""
+    status, name = view["status"], view["opponent"]
+    mine = view["winner"] == view["seat"]
+    if status == "timed_out" and mine:
+        return gettext("%(name)s ran out of time: you win.", name=name)
+    if status == "timed_out":
+        return gettext("You ran out of time: %(name)s wins.", name=name)
+    if status == "abandoned":
+        return gettext("Neither of you chose in time: the game is abandoned.")
+    if status == "cancelled":
+        return gettext("The game was cancelled by the server's admins.")
+    if status != "finished":
+        return ""
+    words = {"name": name, "seat": the_seat(view["winner"], view["look"]), "track": view["track"]}
+    if view["track"] >= 10 and mine:
+        return gettext("You won: %(seat)s wins with the track at 10.", **words)
+    if view["track"] >= 10:
+        return gettext("%(name)s won: %(seat)s wins with the track at 10.", **words)
+    if len(view["rounds"]) == 3 and mine:
+        return gettext(
+            "You won: %(seat)s wins with the track at %(track)s of 10 after three rounds.",
+            **words,
+        )
+    if len(view["rounds"]) == 3:
+        return gettext(
+            "%(name)s won: %(seat)s wins with the track at %(track)s of 10 after three rounds.",
+            **words,
+        )
+    if mine:
+        return gettext("You won: %(seat)s wins by forfeit.", **words)
+    return gettext("%(name)s won: %(seat)s wins by forfeit.", **words)
+
+
+def match_score(view: Mapping[str, Any]) -> str:
+    """The return match's score and, once known, its outcome; empty for a single game."""
+    match = view["match"]
+    if not match:
+        return ""
+    scores = ", ".join(f"{match['players'][email]} {n}" for email, n in match["scores"].items())
+    text = gettext("Return match score: %(scores)s.", scores=scores)
+    if match["over"] and match["draw"]:
+        outcome = gettext("The match is a draw.")
+    elif match["over"]:
+        outcome = gettext("%(name)s wins the match.", name=match["players"][match["winner"]])
+    elif match["game"] == 1 and view["status"] == "finished":
+        outcome = gettext("The second game, with roles swapped, starts now: watch for its email.")
+    else:
+        return text
+    return f"{text} {outcome}"
+
+
+SENTENCES: dict[str, Callable[..., str]] = {
+    "situation": situation,
+    "last_trick": last_trick,
+    "trick": trick,
+    "result": result,
+    "match_score": match_score,
+}

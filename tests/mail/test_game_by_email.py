@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -15,6 +16,13 @@ from ..helpers import MoveForm, form_data, pick_action
 from ..secrecy import hidden_cards, leaks
 
 EMAILS = {"keeper": "kim@example.com", "shadow": "sam@example.com"}
+# How each language ends the subject of a turn email and of the last one, and names the winner.
+YOUR_MOVE = {"en": "your move", "fr": "à vous de jouer"}
+GAME_OVER = {"en": "game over", "fr": "partie terminée"}
+WINS = {
+    "en": {"keeper": "the Keeper wins", "shadow": "the Shadow wins"},
+    "fr": {"keeper": "le Gardien l’emporte", "shadow": "l’Ombre l’emporte"},
+}
 
 
 def token_from(link: str) -> str:
@@ -22,10 +30,15 @@ def token_from(link: str) -> str:
     return link.rsplit("/", 1)[1]
 
 
+@pytest.mark.parametrize("languages", [("en", "en"), ("fr", "en")], ids=["english", "french"])
 def test_a_whole_game_by_email_links(
-    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver, languages: tuple[str, str]
 ) -> None:
-    game_id = make_game(seed=404)["id"]
+    """Followed by two English players, then by a French Keeper and an English Shadow."""
+    language = dict(zip(SEATS, languages, strict=True))
+    game_id = make_game(
+        seed=404, keeper_language=language["keeper"], shadow_language=language["shadow"]
+    )["id"]
     deliver()
     links: dict[str, str] = {}
     for seat in SEATS:
@@ -47,7 +60,7 @@ def test_a_whole_game_by_email_links(
             assert not leaks(body, hidden_cards(state, seat), tokens), body
             for link in received.links("/play/"):
                 assert token_from(link) == token_from(links[seat])
-            turn_emails += received.message["Subject"].endswith("your move")
+            turn_emails += received.message["Subject"].endswith(YOUR_MOVE[language[seat]])
         seen = len(smtp_server.received)
         views = {s: client.get(f"/api/play/{token_from(links[s])}").get_json() for s in SEATS}
         seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
@@ -63,8 +76,8 @@ def test_a_whole_game_by_email_links(
     assert turn_emails > 10
     for seat in SEATS:
         last = smtp_server.handler.to(EMAILS[seat])[-1]
-        assert last.message["Subject"].endswith("game over")
-        assert f"the {final.winner.capitalize()} wins" in last.text
+        assert last.message["Subject"].endswith(GAME_OVER[language[seat]])
+        assert WINS[language[seat]][final.winner] in last.text
         assert last.links("/rematch/")
 
 

@@ -1,6 +1,8 @@
 """Every email template, rendered for a known game and compared with its saved snapshot.
 
-Run with ``UPDATE_SNAPSHOTS=1`` to rewrite the snapshots after a deliberate change.
+Each email is rendered for English readers (``snapshots/email/<kind>.txt`` and
+``.html``) and for French readers (``snapshots/email/fr/``). Run with
+``UPDATE_SNAPSHOTS=1`` to rewrite the snapshots after a deliberate change.
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service import games
+from service import games, invitations
 from service.deadlines import sweep
 from service.models import Game, OutboxMessage, db
 
 from ..helpers import pick_action
-from .test_invitations import ask, last_link
+from .test_invitations import last_link
 
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots" / "email"
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
@@ -30,6 +32,12 @@ KINDS = (
     "invitation", "turn", "round", "over", "reminder", "ended", "link",
     "confirm_address", "invite_opponent", "declined",
 )  # fmt: skip
+
+
+# Words that give away English left in a French email (links are removed first).
+ENGLISH = re.compile(
+    r"\b(the|you|your|hello|round|trick|track|game|move|link|wins?|won|emails?|rules?)\b", re.I
+)
 
 
 def normalise(text: str) -> str:
@@ -57,21 +65,45 @@ def play(client: FlaskClient, game: dict, rng: random.Random, until) -> None:  #
         assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
 
 
+def invite(app: Flask, language: str) -> None:
+    """Ann asks for a game against Bob, from a page in ``language``."""
+    with app.app_context():
+        invitations.request_game(
+            invitations.Request(
+                name="Ann",
+                email="ann@example.com",
+                opponent_name="Bob",
+                opponent_email="bob@example.com",
+                role="keeper",
+                match=False,
+                days_per_move=5,
+                language=language,
+            )
+        )
+
+
+@pytest.fixture(params=["en", "fr"])
+def language(request: pytest.FixtureRequest) -> str:
+    """The language every player of the snapshot games reads."""
+    return request.param
+
+
 @pytest.fixture
 def emails(
-    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver, language: str
 ) -> dict[str, OutboxMessage]:
     """One email of each kind, from games played at a fixed time with fixed seeds."""
+    readers = {"keeper_language": language, "shadow_language": language}
     with time_machine.travel(NOW, tick=False):
-        first = make_game(seed=101, days_per_move=3)
+        first = make_game(seed=101, days_per_move=3, **readers)
         play(client, first, random.Random(1), lambda v: v["phase"] == "over")
-        second = make_game(seed=102, days_per_move=3)
+        second = make_game(seed=102, days_per_move=3, **readers)
         with app.app_context():
             deadline = db.session.get(Game, second["id"]).deadline
             sweep(deadline - timedelta(hours=12))
             sweep(deadline + timedelta(hours=1))
             games.resend_link(db.session.get(Game, first["id"]).player("keeper").id, "admin")
-        ask(client)
+        invite(app, language)
         deliver()
         client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
         deliver()
@@ -82,9 +114,12 @@ def emails(
     return first_of_each_kind(app)
 
 
-def test_each_template_matches_its_snapshot(emails: dict[str, OutboxMessage]) -> None:
+def test_each_template_matches_its_snapshot(
+    emails: dict[str, OutboxMessage], language: str
+) -> None:
     assert set(KINDS) <= set(emails), f"missing kinds: {set(KINDS) - set(emails)}"
     update = os.environ.get("UPDATE_SNAPSHOTS") == "1"
+    folder = SNAPSHOTS / language if language != "en" else SNAPSHOTS
     for kind in KINDS:
         message = emails[kind]
         rendered = {
@@ -93,11 +128,26 @@ def test_each_template_matches_its_snapshot(emails: dict[str, OutboxMessage]) ->
             "html": normalise(message.html_body),
         }
         for suffix, text in rendered.items():
-            path = SNAPSHOTS / f"{kind}.{suffix}"
+            path = folder / f"{kind}.{suffix}"
             if update or not path.exists():
                 assert update, f"no snapshot {path.name}: run with UPDATE_SNAPSHOTS=1"
+                folder.mkdir(exist_ok=True)
                 path.write_text(text)
             assert text == path.read_text(), f"{path.name} differs from its snapshot"
+
+
+def test_every_email_is_written_out_in_its_language(
+    emails: dict[str, OutboxMessage], language: str
+) -> None:
+    """No template syntax or placeholder left, and no English in a French email."""
+    for kind, message in emails.items():
+        text = f"{message.subject}\n{message.text_body}\n{message.html_body}"
+        for syntax in ("{{", "}}", "{%", "%}", "%(", "{#"):
+            assert syntax not in text, (kind, syntax)
+        assert f'<html lang="{language}">' in message.html_body
+        if language == "fr":
+            words = re.sub(r"https?://\S+|<[^>]+>", " ", text).replace("Split Mind by Mail", "")
+            assert not ENGLISH.findall(words), (kind, ENGLISH.findall(words))
 
 
 def test_names_cannot_inject_headers(app: Flask, smtp_server, deliver) -> None:
