@@ -9,6 +9,7 @@ from __future__ import annotations
 from flask import abort, redirect, render_template, request
 
 from .. import games, invitations
+from ..i18n import current_language
 from ..extensions import csrf, limiter
 from ..links import player_for, token_for
 from ..mail import compose
@@ -45,6 +46,7 @@ def new_game():  # noqa: ANN201
                     match=form.format.data == "match",
                     days_per_move=form.days.data,
                     look=form.look.data,
+                    language=current_language(),
                 )
             )
         except (invitations.InvitationError, games.InvalidGame) as exc:

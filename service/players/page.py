@@ -10,9 +10,9 @@ import json
 from datetime import datetime
 from typing import Any
 
-from flask_babel import format_datetime, format_timedelta, ngettext
+from flask_babel import format_timedelta, ngettext
 
-from ..i18n import exchange_elixir_reason, follow_reason
+from ..i18n import deadline_text, exchange_elixir_reason, follow_reason
 from ..models import utcnow
 from ..rules import is_elixir
 
@@ -60,7 +60,7 @@ def deadline(view: dict[str, Any], now: datetime | None = None) -> dict[str, Any
     left = moment - (now or utcnow())
     return {
         "iso": view["deadline"],
-        "when": format_datetime(moment, "medium") + " UTC",
+        "when": deadline_text(view["deadline"]),
         "left": format_timedelta(left, add_direction=True, threshold=1.1),
         "late": left.total_seconds() <= 0,
     }
