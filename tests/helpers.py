@@ -7,7 +7,9 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-from service.rules import is_elixir
+from flask.testing import FlaskClient
+
+from service.rules import SEATS, is_elixir
 
 
 def pick_action(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -21,6 +23,36 @@ def pick_action(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         rest = [card for card in hand if card != elixir]
         return {view["phase"]: [elixir, *rng.sample(rest, legal["choose"] - 1)]}
     return {view["phase"]: rng.sample(hand, legal["choose"])}
+
+
+def random_move(
+    client: FlaskClient, tokens: dict[str, Any], rng: random.Random
+) -> tuple[str, dict[str, Any]]:
+    """Make one random legal move through the API; returns the mover and their view before it."""
+    views = {seat: client.get(f"/api/play/{tokens[seat]}").get_json() for seat in SEATS}
+    seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
+    body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
+    response = client.post(f"/api/play/{tokens[seat]}", json=body)
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["version"] == body["version"] + 1
+    return seat, views[seat]
+
+
+def play_to_end(
+    client: FlaskClient, tokens: dict[str, Any], seed: int, until: Any = None
+) -> dict[str, Any]:
+    """Play random legal moves until the game is over (or ``until(keeper_view)``).
+
+    Returns the Keeper's view at that point.
+    """
+    rng = random.Random(seed)
+    done = until or (lambda view: view["phase"] == "over")
+    for _ in range(300):
+        view = client.get(f"/api/play/{tokens['keeper']}").get_json()
+        if done(view):
+            return view
+        random_move(client, tokens, rng)
+    raise AssertionError("the game did not get there in 300 moves")
 
 
 class MoveForm(HTMLParser):

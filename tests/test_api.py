@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 from service.rules import SEATS
 
 from .conftest import load_game
-from .helpers import pick_action
+from .helpers import pick_action, play_to_end
 
 VIEW_KEYS = {
     "seat", "round", "phase", "version", "your_turn", "to_act", "hand", "opponent_cards",
@@ -27,20 +27,6 @@ def view(client: FlaskClient, token: str) -> dict[str, Any]:
 
 def post(client: FlaskClient, token: str, body: Any) -> Any:
     return client.post(f"/api/play/{token}", json=body)
-
-
-def play_to_end(client: FlaskClient, tokens: dict[str, str], seed: int) -> dict[str, Any]:
-    rng = random.Random(seed)
-    for _ in range(200):
-        views = {seat: view(client, tokens[seat]) for seat in SEATS}
-        if views["keeper"]["phase"] == "over":
-            return views["keeper"]
-        seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
-        body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
-        response = post(client, tokens[seat], body)
-        assert response.status_code == 200, response.get_json()
-        assert response.get_json()["version"] == body["version"] + 1
-    raise AssertionError("the game did not end in 200 moves")
 
 
 def test_a_whole_game_through_the_api(app, client, make_game) -> None:

@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 from service.rules import SEATS
 
 from ..conftest import BASE_URL, load_game
-from ..helpers import MoveForm, form_data, pick_action
+from ..helpers import MoveForm, form_data, pick_action, random_move
 from ..secrecy import hidden_cards, leaks
 
 EMAILS = {"keeper": "kim@example.com", "shadow": "sam@example.com"}
@@ -100,15 +100,6 @@ def test_every_email_is_well_formed(app: Flask, make_game, smtp_server, deliver)
     assert len(ids) == 2
 
 
-def _move(client: FlaskClient, game: dict, rng: random.Random) -> tuple[str, dict]:
-    """Make one random legal move; returns the mover and their view before it."""
-    views = {s: client.get(f"/api/play/{game[s]}").get_json() for s in SEATS}
-    seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
-    body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
-    assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
-    return seat, views[seat]
-
-
 def test_turn_emails_are_coalesced(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
@@ -120,7 +111,7 @@ def test_turn_emails_are_coalesced(
     smtp_server.received.clear()
     rng = random.Random(8)
     for _ in range(30):
-        _move(client, game, rng)
+        random_move(client, game, rng)
         with app.app_context():
             waiting = db.session.scalars(
                 db.select(OutboxMessage.player_id).where(
@@ -151,7 +142,7 @@ def test_no_email_to_a_player_who_keeps_the_move(
     kept = 0
     for _ in range(300):
         before = {s: len(smtp_server.handler.to(EMAILS[s])) for s in SEATS}
-        seat, view = _move(client, game, rng)
+        seat, view = random_move(client, game, rng)
         deliver()
         after = client.get(f"/api/play/{game[seat]}").get_json()
         if after["phase"] == "over":

@@ -178,7 +178,7 @@ def test_no_more_emails_after_stopping_them(
 def test_rematch_from_the_game_over_email(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
-    from ..test_api import play_to_end
+    from ..helpers import play_to_end
 
     game = make_game(seed=30)
     play_to_end(client, game, seed=30)

@@ -12,10 +12,10 @@ from sqlalchemy import select
 
 from service.models import OutboxMessage, db
 
+from ..helpers import play_to_end, random_move
 from ..secrecy import leaks
-from .test_game_by_email import _move
 from .test_invitations import last_link
-from .test_templates import invite, play
+from .test_templates import invite
 
 # Words of the standard look, which a classic game's emails never use.
 STANDARD_WORDS = {
@@ -48,7 +48,7 @@ def test_each_player_reads_their_own_language(app: Flask, client: FlaskClient, m
     for _ in range(60):
         if len(outbox(app, "turn")) == 2:
             break
-        _move(client, game, rng)
+        random_move(client, game, rng)
     invitation, turn = outbox(app, "invitation"), outbox(app, "turn")
     number = game["id"]
     kim, sam = "kim@example.com", "sam@example.com"
@@ -97,7 +97,7 @@ def test_the_classic_look_reads_right_in_every_email(
     app: Flask, client: FlaskClient, make_game, language: str
 ) -> None:
     game = make_game(seed=5, look="classic", keeper_language=language, shadow_language=language)
-    play(client, game, random.Random(2), lambda view: view["phase"] == "over")
+    play_to_end(client, game, seed=2)
     with app.app_context():
         messages = db.session.scalars(select(OutboxMessage)).all()
         kinds = {message.kind for message in messages}

@@ -12,7 +12,7 @@ from service.links import token_for
 from service.models import Game, db
 from service.rules import return_match
 
-from ..test_api import play_to_end
+from ..helpers import play_to_end
 
 # Long whole-game tests whose subject does not depend on the database: PostgreSQL only.
 pytestmark = pytest.mark.parametrize("app", ["postgres"], indirect=True)

@@ -8,7 +8,6 @@ Each email is rendered for English readers (``snapshots/email/<kind>.txt`` and
 from __future__ import annotations
 
 import os
-import random
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,7 +22,7 @@ from service import games, invitations
 from service.deadlines import sweep
 from service.models import Game, OutboxMessage, db
 
-from ..helpers import pick_action
+from ..helpers import play_to_end
 from .test_invitations import last_link
 
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots" / "email"
@@ -53,16 +52,6 @@ def first_of_each_kind(app: Flask) -> dict[str, OutboxMessage]:
     for row in rows:
         found.setdefault(row.kind, row)
     return found
-
-
-def play(client: FlaskClient, game: dict, rng: random.Random, until) -> None:  # noqa: ANN001
-    for _ in range(300):
-        views = {s: client.get(f"/api/play/{game[s]}").get_json() for s in ("keeper", "shadow")}
-        if until(views["keeper"]):
-            return
-        seat = rng.choice([s for s in views if views[s]["your_turn"]])
-        body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
-        assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
 
 
 def invite(app: Flask, language: str) -> None:
@@ -96,7 +85,7 @@ def emails(
     readers = {"keeper_language": language, "shadow_language": language}
     with time_machine.travel(NOW, tick=False):
         first = make_game(seed=101, days_per_move=3, **readers)
-        play(client, first, random.Random(1), lambda v: v["phase"] == "over")
+        play_to_end(client, first, seed=1)
         second = make_game(seed=102, days_per_move=3, **readers)
         with app.app_context():
             deadline = db.session.get(Game, second["id"]).deadline
