@@ -371,19 +371,21 @@ def _close(game: Game, status: str, winner: str | None) -> None:
     game.updated_at = now
 
 
-def _open_game(game_id: int) -> Game:
+def _open_game(game_id: int, statuses: tuple[str, ...] = ("active",)) -> Game:
     game = lock_game(game_id)
-    if game.status != "active":
+    if game.status not in statuses:
         raise GameClosed(f"This game is {describe_status(game.status)}.")
     return game
 
 
 def cancel_game(game_id: int, actor: str) -> Game:
-    """Cancel a game in play; both players are told."""
-    game = _open_game(game_id)
+    """Cancel a game in play (both players are told), or one still waiting for its players."""
+    game = _open_game(game_id, ("waiting", "active"))
+    started = game.status == "active"
     _close(game, "cancelled", None)
     _admin_event(game, actor, "cancelled the game")
-    notify.ended(game)
+    if started:
+        notify.ended(game)
     db.session.commit()
     return game
 

@@ -74,6 +74,8 @@ def select_locale() -> str | None:
     """The language of the current request (``None`` outside a request: the default)."""
     if not has_request_context():
         return None
+    if request.blueprint == "admin":
+        return DEFAULT_LANGUAGE  # the dashboard is in English
     return (
         language_code(request.args.get(COOKIE))
         or language_code(request.cookies.get(COOKIE))

@@ -123,7 +123,7 @@ def request_game(request: Request) -> Invitation:
 
 def confirm(invitation: Invitation) -> None:
     """The creator confirmed their address: invite the opponent."""
-    if invitation.status != "unconfirmed":
+    if invitation.status != "unconfirmed" or _withdrawn(invitation):
         return  # confirming twice changes nothing
     invitation.status = "invited"
     invitation.updated_at = utcnow()
@@ -143,7 +143,7 @@ def confirm(invitation: Invitation) -> None:
 
 def respond(invitation: Invitation, accept: bool) -> Game | None:
     """The opponent accepted (the game starts) or declined (the creator is told)."""
-    if invitation.status != "invited":
+    if invitation.status != "invited" or _withdrawn(invitation):
         return db.session.get(Game, invitation.game_id) if invitation.game_id else None
     invitation.updated_at = utcnow()
     if not accept:
@@ -158,6 +158,16 @@ def respond(invitation: Invitation, accept: bool) -> Game | None:
     _address(invitation.opponent_email).confirmed_at = utcnow()
     db.session.commit()
     return game
+
+
+def _withdrawn(invitation: Invitation) -> bool:
+    """Whether an admin cancelled the waiting game: the invitation is then closed."""
+    game = db.session.get(Game, invitation.game_id)
+    if game is not None and game.status != "waiting" and invitation.status != "accepted":
+        invitation.status = "closed"
+        db.session.commit()
+        return True
+    return False
 
 
 def _address(email: str) -> Address:

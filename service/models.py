@@ -115,11 +115,17 @@ class Game(db.Model):
 
     __mapper_args__ = {"version_id_col": version, "version_id_generator": False}
     __table_args__ = (
-        Index(None, "status", "updated_at"),
+        # The deadline sweep, and games waiting on a player.
         Index(None, "status", "deadline"),
         Index(None, "status", "to_act"),
-        Index(None, "updated_at"),
         Index(None, "match_id"),
+        # The dashboard's games list seeks on (sort key, id); its statistics count by week.
+        Index(None, "updated_at", "id"),
+        Index(None, "status", "updated_at", "id"),
+        Index(None, "to_act", "updated_at", "id"),
+        Index(None, "deadline", "id"),
+        Index(None, "created_at", "status"),
+        Index(None, "finished_at", "status"),
     )
 
     def player(self, seat: str) -> Player:
@@ -207,6 +213,7 @@ class OutboxMessage(db.Model):
 
     __table_args__ = (
         Index(None, "status", "next_attempt_at"),
+        Index(None, "status", "id"),  # the mail page: one status, newest first
         Index(None, "game_id"),
         Index(None, "recipient"),
         # At most one unsent turn email per player: a newer turn replaces it.
@@ -298,14 +305,3 @@ class GameFigures(db.Model):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     __table_args__ = (Index(None, "finished_at"),)
-
-
-# The dashboard's games list seeks on (sort key, id); its statistics count by week.
-Index(None, Game.updated_at, Game.id)
-Index(None, Game.status, Game.updated_at, Game.id)
-Index(None, Game.to_act, Game.updated_at, Game.id)
-Index(None, Game.deadline, Game.id)
-Index(None, Game.created_at, Game.status)
-Index(None, Game.finished_at, Game.status)
-# The mail page lists one status newest first.
-Index(None, OutboxMessage.status, OutboxMessage.id)

@@ -203,3 +203,26 @@ def test_rematch_from_the_game_over_email(
     # A game still in play offers no rematch.
     live = make_game(seed=31)
     assert client.post(f"/rematch/{live['keeper']}").status_code == 409
+
+
+def test_an_invitation_closes_when_an_admin_cancels_its_game(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    from service import games
+
+    ask(client)
+    deliver()
+    confirm = last_link(smtp_server, "ann@example.com", "/invitations/")
+    client.post(confirm)
+    deliver()
+    invite = last_link(smtp_server, "bob@example.com", "/invitations/")
+    with app.app_context():
+        games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
+    response = client.post(invite, data={"answer": "accept"})
+    assert response.status_code == 200
+    assert "This invitation is closed." in response.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalars(select(Invitation)).one().status == "closed"
+        assert db.session.scalars(select(Game)).one().status == "cancelled"
+    deliver()
+    assert len(smtp_server.handler.to("bob@example.com")) == 1  # only the invitation
