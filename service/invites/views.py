@@ -9,8 +9,8 @@ from __future__ import annotations
 from flask import abort, redirect, render_template, request
 
 from .. import games, invitations
-from ..i18n import current_language
 from ..extensions import csrf, limiter
+from ..i18n import current_language
 from ..links import player_for, token_for
 from ..mail import compose
 from ..models import Address, Player, db, utcnow
