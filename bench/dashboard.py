@@ -17,7 +17,6 @@ import json
 import random
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -27,12 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.engine import random_choice  # noqa: E402
-from service import create_app  # noqa: E402
+from bench.scratch import scratch_app  # noqa: E402
 from service.admin import cache, stats  # noqa: E402
 from service.admin.auth import create_admin  # noqa: E402
 from service.models import db  # noqa: E402
@@ -262,58 +260,34 @@ def main() -> None:
 
     started = time.perf_counter()
     templates = played_games(TEMPLATES)
-    name = f"splitmind_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(args.postgres, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    url = args.postgres.rsplit("/", 1)[0] + "/" + name
-    try:
-        with tempfile.TemporaryDirectory() as instance:
-            app = create_app(
-                {
-                    "DATABASE_URL": url,
-                    "SECRET_KEY": "bench",
-                    "BASE_URL": "http://bench.test",
-                    "MAIL_SERVER": "127.0.0.1",
-                    "instance_path": instance,
-                }
-            )
-            with app.app_context():
-                from flask_migrate import upgrade
+    with scratch_app(args.postgres, MAIL_SERVER="127.0.0.1") as (app, url):
+        with app.app_context():
+            create_admin("bench", PASSWORD)
+        client = app.test_client()
+        page = client.get("/admin/login").get_data(as_text=True)
+        token = page.split('name="csrf_token" type="hidden" value="', 1)[1].split('"', 1)[0]
+        signed_in = client.post(
+            "/admin/login", data={"csrf_token": token, "name": "bench", "password": PASSWORD}
+        )
+        assert signed_in.status_code == 303, signed_in.status_code
 
-                upgrade()
-                create_admin("bench", PASSWORD)
-            client = app.test_client()
-            page = client.get("/admin/login").get_data(as_text=True)
-            token = page.split('name="csrf_token" type="hidden" value="', 1)[1].split('"', 1)[0]
-            signed_in = client.post(
-                "/admin/login", data={"csrf_token": token, "name": "bench", "password": PASSWORD}
-            )
-            assert signed_in.status_code == 303, signed_in.status_code
-
-            filler = Filler(url, templates)
-            results = {}
-            for size in (args.small, args.games):
-                filling = time.perf_counter()
-                filler.fill(size - filler.games)
-                filled = time.perf_counter() - filling
-                with app.app_context():
-                    summarizing = time.perf_counter()
-                    summarized, _ = stats.summarize_finished(everywhere=True)
-                    summary = time.perf_counter() - summarizing
-                    db.session.remove()
-                print(
-                    f"{size:,} games: filled in {filled:.0f} s; playtest figures of "
-                    f"{summarized:,} finished games derived in {summary:.1f} s",
-                    file=sys.stderr,
-                )
-                results[size] = measure(app, client, url)
+        filler = Filler(url, templates)
+        results = {}
+        for size in (args.small, args.games):
+            filling = time.perf_counter()
+            filler.fill(size - filler.games)
+            filled = time.perf_counter() - filling
             with app.app_context():
-                db.engine.dispose()
-    finally:
-        with psycopg.connect(args.postgres, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                summarizing = time.perf_counter()
+                summarized, _ = stats.summarize_finished(everywhere=True)
+                summary = time.perf_counter() - summarizing
+                db.session.remove()
+            print(
+                f"{size:,} games: filled in {filled:.0f} s; playtest figures of "
+                f"{summarized:,} finished games derived in {summary:.1f} s",
+                file=sys.stderr,
             )
+            results[size] = measure(app, client, url)
 
     small, large = results[args.small], results[args.games]
     print(f"median of {REQUESTS} requests, milliseconds")

@@ -12,19 +12,15 @@ import argparse
 import smtplib
 import socket
 import sys
-import tempfile
 import time
-import uuid
 from email.message import EmailMessage
 from pathlib import Path
 
-import psycopg
 from aiosmtpd.controller import Controller
-from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service import create_app  # noqa: E402
+from bench.scratch import scratch_app  # noqa: E402
 from service.games import Seating, create_game  # noqa: E402
 from service.mail.worker import drain  # noqa: E402
 from service.models import OutboxMessage, db  # noqa: E402
@@ -53,52 +49,27 @@ def main() -> None:
         port = probe.getsockname()[1]
     controller = Controller(sink, hostname="127.0.0.1", port=port)
     controller.start()
-    name = f"splitmind_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(args.postgres, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    url = args.postgres.rsplit("/", 1)[0] + "/" + name
     try:
-        with tempfile.TemporaryDirectory() as instance:
-            app = create_app(
-                {
-                    "DATABASE_URL": url,
-                    "SECRET_KEY": "bench",
-                    "BASE_URL": "http://bench.test",
-                    "MAIL_SERVER": "127.0.0.1",
-                    "MAIL_PORT": str(port),
-                    "instance_path": instance,
-                }
-            )
-            with app.app_context():
-                from flask_migrate import upgrade
+        config = {"MAIL_SERVER": "127.0.0.1", "MAIL_PORT": str(port)}
+        with scratch_app(args.postgres, **config) as (app, _), app.app_context():
+            for n in range(args.messages // 2):
+                create_game(Seating(f"k{n}@example.com", "K"), Seating(f"s{n}@example.com", "S"))
+            rows = db.session.scalars(db.select(OutboxMessage)).all()
+            fields = [_fields(row) for row in rows]
+            db.session.rollback()
 
-                upgrade()
-                games = args.messages // 2
-                for n in range(games):
-                    create_game(
-                        Seating(f"k{n}@example.com", "Kim"), Seating(f"s{n}@example.com", "Sam")
-                    )
-                rows = db.session.scalars(db.select(OutboxMessage)).all()
-                fields = [_fields(row) for row in rows]
-                db.session.rollback()
-
-                started = time.perf_counter()
-                sent = drain()
-                outbox_seconds = time.perf_counter() - started
-                db.engine.dispose()
-
-            # The same messages, built from the same stored fields, sent in a loop.
             started = time.perf_counter()
-            with smtplib.SMTP("127.0.0.1", port) as smtp:
-                for message in fields:
-                    smtp.send_message(_plain(message))
-            plain_seconds = time.perf_counter() - started
+            sent = drain()
+            outbox_seconds = time.perf_counter() - started
+
+        # The same messages, built from the same stored fields, sent in a loop.
+        started = time.perf_counter()
+        with smtplib.SMTP("127.0.0.1", port) as smtp:
+            for message in fields:
+                smtp.send_message(_plain(message))
+        plain_seconds = time.perf_counter() - started
     finally:
         controller.stop()
-        with psycopg.connect(args.postgres, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
 
     outbox_rate = sent / outbox_seconds
     plain_rate = len(fields) / plain_seconds
