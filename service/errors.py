@@ -11,10 +11,10 @@ def wants_json() -> bool:
     return request.path.startswith("/api/")
 
 
-def error_response(status: int, code: str, message: str):  # noqa: ANN201 - a Flask response
+def error_response(status: int, code: str, message: str, **extra: object):  # noqa: ANN201
     """An error in the form the client expects: JSON for the API, a page otherwise."""
     if wants_json():
-        return jsonify(error={"code": code, "message": message}), status
+        return jsonify(error={"code": code, "message": message, **extra}), status
     return render_template("errors/error.html", status=status, message=message), status
 
 

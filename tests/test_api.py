@@ -99,9 +99,11 @@ def test_illegal_move_gets_422_with_the_rule(app, client, make_game) -> None:
     too_many = v["hand"][:2]
     response = post(client, game["keeper"], {"version": 0, "exchange": too_many})
     assert response.status_code == 422
-    assert response.get_json()["error"]["message"] == (
-        "Give exactly 1 different card in the round 1 exchange."
-    )
+    assert response.get_json()["error"] == {
+        "code": "illegal",
+        "rule": "choose_count",
+        "message": "Give exactly 1 different card in the round 1 exchange.",
+    }
     response = post(client, game["keeper"], {"version": 0, "play": v["hand"][0]})
     assert response.status_code == 422
     assert "exchange phase" in response.get_json()["error"]["message"]

@@ -33,6 +33,8 @@ def move(token: str):  # noqa: ANN201
     action = {key: value for key, value in body.items() if key != "version"}
     try:
         games.apply_move(player.id, body.get("version"), action)
+    except games.IllegalMove as exc:  # the rule's name lets a client explain it in its own words
+        return error_response(exc.status, exc.code, exc.message, rule=exc.rule)
     except games.MoveError as exc:
         return error_response(exc.status, exc.code, exc.message)
     return jsonify(player_view(player))
