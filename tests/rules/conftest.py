@@ -15,7 +15,7 @@ def examples() -> Path:
     path = examples_dir()
     if not path.is_dir() or not any(path.glob("*.json")):
         pytest.fail(
-            f"no rule examples at {path}: check out the shared rules next to the repository "
+            f"no rule examples at {path}: restore tests/rules/examples/ "
             f"or set {RULES_DIR_VARIABLE} to the directory holding RULES.md and examples/"
         )
     return path
