@@ -3,13 +3,14 @@
 Every step generates the acting seat's legal actions, applies one, and builds
 the acting seat's view, as the service does for each move.
 
-    python bench/engine.py [--games N] [--seed S]
+    python bench/engine.py [--games N] [--runs R] [--seed S]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -36,8 +37,9 @@ def play_game(seed: int) -> int:
     state = new_game(seed=seed)
     steps = 0
     while state["phase"] != "over":
-        seat = rng.choice(to_act(state))
-        legal = legal_actions(state, seat)
+        acting = to_act(state)
+        seat = rng.choice(acting)
+        legal = legal_actions(state, seat, acting)
         if isinstance(legal, dict):
             hand = state["hands"][seat]
             action = {
@@ -55,17 +57,20 @@ def play_game(seed: int) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=5000)
+    parser.add_argument("--games", type=int, default=1000, help="games in each run")
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    started = time.perf_counter()
-    steps = sum(play_game(args.seed + n) for n in range(args.games))
-    elapsed = time.perf_counter() - started
-    print(f"games:           {args.games}")
-    print(f"actions:         {steps} ({steps / args.games:.1f} a game)")
-    print(f"seconds:         {elapsed:.2f}")
-    print(f"games/second:    {args.games / elapsed:,.0f}")
-    print(f"actions/second:  {steps / elapsed:,.0f}")
+    rates = []
+    steps = 0
+    for run in range(args.runs):
+        first = args.seed + run * args.games
+        started = time.perf_counter()
+        steps = sum(play_game(first + n) for n in range(args.games))
+        rates.append(args.games / (time.perf_counter() - started))
+    print(f"games per run:   {args.games} ({steps / args.games:.1f} actions a game)")
+    print(f"runs:            {', '.join(f'{rate:,.0f}' for rate in rates)} games/second")
+    print(f"games/second:    {statistics.median(rates):,.0f} (median of {args.runs} runs)")
 
 
 if __name__ == "__main__":

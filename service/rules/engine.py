@@ -163,12 +163,12 @@ def _start_round(state: State, number: int) -> None:
 def to_act(state: State) -> list[Seat]:
     """The seats that owe an action now, keeper first."""
     phase = state["phase"]
+    if phase == "play":
+        return [other(state["leader"]) if state["table"] else state["leader"]]
     if phase == "over":
         return []
-    if phase == "play":
-        table = state["table"]
-        return [state["leader"] if not table else other(state["leader"])]
-    return [seat for seat in SEATS if state["pending"][seat] is None]
+    pending = state["pending"]
+    return [seat for seat in SEATS if pending[seat] is None]
 
 
 def choice_size(state: State) -> int:
@@ -370,10 +370,11 @@ def _play(state: State, seat: Seat, card: str, name: str | None) -> None:
     if card not in hand:
         raise RuleError("not_held", f"You do not hold {card}.", card=card)
     table = state["table"]
+    elixir = is_elixir(card)
     if not table:
-        if is_elixir(card) and name is None:
+        if elixir and name is None:
             raise RuleError("name_required", "Leading an elixir, name a suit: H, D or C.")
-        if not is_elixir(card) and name is not None:
+        if not elixir and name is not None:
             raise RuleError("name_not_allowed", "Name a suit only when leading an elixir.")
     else:
         if name is not None:
@@ -384,7 +385,7 @@ def _play(state: State, seat: Seat, card: str, name: str | None) -> None:
     if name is not None:
         entry["name"] = name
     table.append(entry)
-    if not is_elixir(card):
+    if not elixir:
         _rank_suit(state["suit_order"], suit_of(card))
     if len(table) == 2:
         _resolve_trick(state)
@@ -428,12 +429,12 @@ def _resolve_trick(state: State) -> None:
     lead, follow = state["table"]
     lead_card, follow_card = lead["card"], follow["card"]
     effect: str | None = None
-    elixirs = is_elixir(lead_card) + is_elixir(follow_card)
-    if elixirs == 2:
+    lead_elixir, follow_elixir = is_elixir(lead_card), is_elixir(follow_card)
+    if lead_elixir and follow_elixir:
         effect = "none"
         lead_wins = strength(lead_card) > strength(follow_card)
-    elif elixirs == 1:
-        colour = follow_card if is_elixir(lead_card) else lead_card
+    elif lead_elixir or follow_elixir:
+        colour = follow_card if lead_elixir else lead_card
         effect = EFFECTS[suit_of(colour)]
         lead_wins = strength(lead_card) > strength(follow_card)
     elif suit_of(lead_card) == suit_of(follow_card):
