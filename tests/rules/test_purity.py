@@ -70,7 +70,7 @@ def test_the_scan_sees_a_framework_import(tmp_path: Path) -> None:
 
 def test_engine_benchmark_runs() -> None:
     result = subprocess.run(
-        [sys.executable, "bench/engine.py", "--games", "5"],
+        [sys.executable, "bench/engine.py", "--games", "5", "--runs", "2"],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -79,4 +79,5 @@ def test_engine_benchmark_runs() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "games/second" in result.stdout
-    assert "games:           5" in result.stdout
+    assert "games per run:   5" in result.stdout
+    assert "(median of 2 runs)" in result.stdout
