@@ -1,9 +1,27 @@
-"""Error pages: plain HTML for people, JSON under ``/api/``. They reveal nothing."""
+"""Error pages: plain HTML for people, JSON under ``/api/``. They reveal nothing.
+
+A page says what went wrong in the visitor's language; the API keeps its
+English messages, with a code a client can explain in its own words.
+"""
 
 from __future__ import annotations
 
 from flask import Flask, jsonify, render_template, request
+from flask_babel import lazy_gettext as _l
+from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
+
+NOT_FOUND = "There is nothing at this address."
+
+# What a page says for an error that came with no message of the service's own.
+PAGE_MESSAGES = {
+    400: _l("This request could not be understood."),
+    404: _l("There is nothing at this address."),
+    405: _l("This address does not take this kind of request."),
+    429: _l("Too many requests: wait a while, then try again."),
+    500: _l("Something went wrong on our side: try again later."),
+}
+UNCHECKED_FORM = _l("This form could not be checked: reload the page and send it again.")
 
 
 def wants_json() -> bool:
@@ -18,6 +36,23 @@ def error_response(status: int, code: str, message: str, **extra: object):  # no
     return render_template("errors/error.html", status=status, message=message), status
 
 
+def page_message(exc: HTTPException) -> str:
+    """What an error page says, in the visitor's language.
+
+    A message given where the error was raised (translated there) is kept.
+    Werkzeug's descriptions and the CSRF check's reasons are English only, so
+    the page has its own words for them (the English dashboard keeps the CSRF
+    reasons); a 404 always says the same (it reveals nothing), and a 429
+    describes the limit's terms, not the problem.
+    """
+    if isinstance(exc, CSRFError) and request.blueprint != "admin":
+        return str(UNCHECKED_FORM)
+    own = exc.description != type(exc).description and exc.code not in (404, 429)
+    if own or exc.code not in PAGE_MESSAGES:
+        return exc.description or exc.name
+    return str(PAGE_MESSAGES[exc.code])
+
+
 def init_app(app: Flask) -> None:
     """Register the handlers."""
 
@@ -25,5 +60,9 @@ def init_app(app: Flask) -> None:
     def http_error(exc: HTTPException):  # noqa: ANN202
         code = (exc.name or "error").lower().replace(" ", "_")
         if exc.code == 404:
-            return error_response(404, "not_found", "There is nothing at this address.")
-        return error_response(exc.code or 500, code, exc.description or exc.name)
+            code = "not_found"
+        if wants_json():
+            message = NOT_FOUND if exc.code == 404 else exc.description or exc.name
+        else:
+            message = page_message(exc)
+        return error_response(exc.code or 500, code, message)

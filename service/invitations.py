@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
+from flask_babel import gettext
 from itsdangerous import BadSignature, URLSafeSerializer
 
 from . import games
@@ -23,7 +24,7 @@ STAGES = {"confirm": "unconfirmed", "respond": "invited"}
 
 
 class InvitationError(ValueError):
-    """An invitation that cannot go ahead; the message says why."""
+    """An invitation that cannot go ahead; the message says why, in the page's language."""
 
 
 @dataclass(frozen=True)
@@ -80,12 +81,14 @@ def request_game(request: Request) -> Invitation:
     creator = games.clean_email(request.email)
     opponent = games.clean_email(request.opponent_email)
     if creator == opponent:
-        raise InvitationError("You and your opponent need two different email addresses.")
+        raise InvitationError(gettext("You and your opponent need two different email addresses."))
     if request.role not in ("keeper", "shadow", "random"):
-        raise InvitationError("Choose Keeper, Shadow or random.")
+        raise InvitationError(gettext("Choose Keeper, Shadow or random."))
     if blocked(opponent):
         raise InvitationError(
-            "This address has asked not to receive invitations; ask your opponent directly."
+            gettext(
+                "This address has asked not to receive invitations; ask your opponent directly."
+            )
         )
     role = request.role if request.role != "random" else secrets.choice(("keeper", "shadow"))
     seats = {

@@ -1,50 +1,73 @@
-"""The public new-game form."""
+"""The public new-game form, in the visitor's language."""
 
 from __future__ import annotations
 
+from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import EmailField, IntegerField, RadioField, SelectChoice, StringField
 from wtforms.validators import Email, InputRequired, Length, NumberRange, Optional
+
+# The validators' messages come from the service's catalogue, like every other word on the page.
+REQUIRED = _l("This field is required.")
+NOT_AN_ADDRESS = _l("Invalid email address.")
+TOO_LONG = _l("Field cannot be longer than %(max)d characters.")
+OUT_OF_RANGE = _l("Number must be between %(min)s and %(max)s.")
 
 
 class NewGameForm(FlaskForm):
     """Who plays, which role the creator takes, how long each move may take."""
 
-    name = StringField("Your name", validators=[InputRequired(), Length(max=80)])
-    email = EmailField("Your email", validators=[InputRequired(), Email(), Length(max=254)])
+    name = StringField(
+        _l("Your name"),
+        validators=[InputRequired(message=REQUIRED), Length(max=80, message=TOO_LONG)],
+    )
+    email = EmailField(
+        _l("Your email"),
+        validators=[
+            InputRequired(message=REQUIRED),
+            Email(message=NOT_AN_ADDRESS),
+            Length(max=254, message=TOO_LONG),
+        ],
+    )
     opponent_name = StringField(
-        "Your opponent's name", validators=[InputRequired(), Length(max=80)]
+        _l("Your opponent's name"),
+        validators=[InputRequired(message=REQUIRED), Length(max=80, message=TOO_LONG)],
     )
     opponent_email = EmailField(
-        "Your opponent's email", validators=[InputRequired(), Email(), Length(max=254)]
+        _l("Your opponent's email"),
+        validators=[
+            InputRequired(message=REQUIRED),
+            Email(message=NOT_AN_ADDRESS),
+            Length(max=254, message=TOO_LONG),
+        ],
     )
     role = RadioField(
-        "Your role",
+        _l("Your role"),
         choices=[
-            SelectChoice("keeper", "Keeper"),
-            SelectChoice("shadow", "Shadow"),
-            SelectChoice("random", "Random"),
+            SelectChoice("keeper", _l("Keeper")),
+            SelectChoice("shadow", _l("Shadow")),
+            SelectChoice("random", _l("Random")),
         ],
         default="random",
     )
     format = RadioField(
-        "Play",
+        _l("Play"),
         choices=[
-            SelectChoice("single", "One game"),
-            SelectChoice("match", "A return match (two games, roles swapped)"),
+            SelectChoice("single", _l("One game")),
+            SelectChoice("match", _l("A return match (two games, roles swapped)")),
         ],
         default="single",
     )
     look = RadioField(
-        "Cards",
+        _l("Cards"),
         choices=[
-            SelectChoice("standard", "Standard deck"),
-            SelectChoice("classic", "Classic colours"),
+            SelectChoice("standard", _l("Standard deck")),
+            SelectChoice("classic", _l("Classic colours")),
         ],
         default="standard",
     )
     days = IntegerField(
-        "Days per move (empty for no deadline)",
+        _l("Days per move (empty for no deadline)"),
         default=7,
-        validators=[Optional(), NumberRange(min=1, max=60)],
+        validators=[Optional(), NumberRange(min=1, max=60, message=OUT_OF_RANGE)],
     )

@@ -2,11 +2,17 @@
 
 GET shows a page with a button; only the POST behind it changes anything
 (mail scanners open every link they see).
+
+The pages speak the visitor's language (:func:`service.i18n.select_locale`).
+A page reached by a player's or a creator's link falls back on the language
+that person chose before; the opponent's answer page goes by their browser,
+as the opponent has chosen nothing yet.
 """
 
 from __future__ import annotations
 
-from flask import abort, redirect, render_template, request
+from flask import abort, g, redirect, render_template, request
+from flask_babel import gettext
 
 from .. import games, invitations
 from ..extensions import csrf, limiter
@@ -49,8 +55,11 @@ def new_game():  # noqa: ANN201
                     language=current_language(),
                 )
             )
-        except (invitations.InvitationError, games.InvalidGame) as exc:
+        except invitations.InvitationError as exc:
             error = str(exc)
+        except games.InvalidGame:
+            # The form has checked the look and the days: what is left to refuse is an address.
+            error = gettext("These addresses cannot make a game: check both of them.")
         else:
             return render_template("invites/sent.html", email=form.email.data)
     status = 400 if request.method == "POST" else 200
@@ -65,13 +74,15 @@ def invitation(token: str):  # noqa: ANN201
     if found is None:
         abort(404)
     invite, stage = found
+    if stage == "confirm":
+        g.player_language = invite.language
     if request.method == "POST":
         if stage == "confirm":
             invitations.confirm(invite)
         else:
             answer = request.form.get("answer")
             if answer not in ("accept", "decline"):
-                abort(400, "Answer accept or decline.")
+                abort(400, gettext("Answer accept or decline."))
             game = invitations.respond(invite, answer == "accept")
             if game is not None and game.status == "active":
                 player = next(p for p in game.players if p.email == invite.opponent_email)
@@ -84,6 +95,7 @@ def _unsubscribing_player(token: str) -> Player:
     player = db.session.get(Player, player_id) if player_id is not None else None
     if player is None:
         abort(404)
+    g.player_language = player.language
     return player
 
 
@@ -108,6 +120,7 @@ def rematch(token: str):  # noqa: ANN201
     player = player_for(token)
     if player is None:
         abort(404)
+    g.player_language = player.language
     game = player.game
     if game.status in ("waiting", "active"):
         return render_template("invites/rematch.html", player=player, open_game=True), 409
