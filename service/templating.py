@@ -1,4 +1,4 @@
-"""Template filters for the English-only pages (admin, invitation and rematch pages).
+"""Template filters for the English-only admin pages.
 
 They show cards, seats, suits and effects with the engine's own English names
 (:mod:`service.rules.labels`). Pages and emails that players read in their

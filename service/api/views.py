@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import jsonify, request
 
 from .. import games
-from ..errors import error_response
+from ..errors import NOT_FOUND, error_response
 from ..links import player_for
 from ..playerview import player_view
 from . import bp
@@ -17,7 +17,7 @@ def view(token: str):  # noqa: ANN201
     """The seat's view as JSON."""
     player = player_for(token)
     if player is None:
-        return error_response(404, "not_found", "There is nothing at this address.")
+        return error_response(404, "not_found", NOT_FOUND)
     return jsonify(player_view(player))
 
 
@@ -26,7 +26,7 @@ def move(token: str):  # noqa: ANN201
     """Apply ``{"version": V, <action>}``; answer with the new view."""
     player = player_for(token)
     if player is None:
-        return error_response(404, "not_found", "There is nothing at this address.")
+        return error_response(404, "not_found", NOT_FOUND)
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         return error_response(400, "malformed", 'Send a JSON object: {"version": V, ...move}.')
