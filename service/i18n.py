@@ -311,11 +311,13 @@ def rules_summary(look: str = "standard") -> list[str]:
 # --- the rules' messages ---------------------------------------------------------
 
 
-def follow_reason(lead: Mapping[str, str], look: str) -> str:
-    """Why a card may not follow ``lead`` (the table's first entry)."""
+def follow_reason(lead: Mapping[str, str], hand: list[str], look: str) -> str:
+    """Why a card of ``hand`` that is not offered may not follow ``lead`` (the table's first entry)."""
     if is_elixir(lead["card"]):
         return rule_message("follow_named", {"suit": lead["name"]}, look=look)
-    return rule_message("follow_suit", {"suit": suit_of(lead["card"])}, look=look)
+    suit = suit_of(lead["card"])
+    code = "follow_suit" if any(suit_of(card) == suit for card in hand) else "follow_elixir"
+    return rule_message(code, {"suit": suit}, look=look)
 
 
 def exchange_elixir_reason(held: int, look: str) -> str:
@@ -401,4 +403,8 @@ def rule_message(
         return gettext("You hold %(suit)s: play %(suit)s or a potion.", suit=suit)
     if code == "follow_suit":
         return gettext("You hold %(suit)s: follow with %(suit)s or play an elixir.", suit=suit)
+    if code == "follow_elixir" and classic:
+        return gettext("You hold no %(suit)s but you hold a potion: play a potion.", suit=suit)
+    if code == "follow_elixir":
+        return gettext("You hold no %(suit)s but you hold an elixir: play an elixir.", suit=suit)
     return fallback

@@ -99,7 +99,7 @@ def play_reasons(view: dict[str, Any]) -> dict[str, str]:
     playable = {move["play"] for move in view["legal"]}
     if not view["table"]:
         return {}
-    reason = follow_reason(view["table"][0], view["look"])
+    reason = follow_reason(view["table"][0], view["hand"], view["look"])
     return {card: reason for card in view["hand"] if card not in playable}
 
 

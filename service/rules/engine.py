@@ -215,9 +215,7 @@ def _followable(lead: dict[str, str], hand: list[str]) -> list[str]:
         named = lead["name"]
         return [card for card in hand if card[1] == named] or hand
     suit = lead["card"][1]
-    if any(card[1] == suit for card in hand):
-        return [card for card in hand if card[1] == suit or card[1] == ELIXIR]
-    return hand
+    return [card for card in hand if card[1] == suit or card[1] == ELIXIR] or hand
 
 
 def legal_actions(
@@ -404,14 +402,18 @@ def _check_follow(lead: dict[str, str], hand: list[str], card: str) -> None:
             )
         return
     suit = suit_of(lead["card"])
-    if (
-        suit_of(card) != suit
-        and not is_elixir(card)
-        and any(suit_of(held) == suit for held in hand)
-    ):
+    if suit_of(card) == suit or is_elixir(card):
+        return
+    if any(suit_of(held) == suit for held in hand):
         raise RuleError(
             "follow_suit",
             f"You hold {plural(suit)}: follow with a {SUIT_WORDS[suit]} or play an elixir.",
+            suit=suit,
+        )
+    if any(is_elixir(held) for held in hand):
+        raise RuleError(
+            "follow_elixir",
+            f"You hold no {plural(suit)} but you hold an elixir: play an elixir.",
             suit=suit,
         )
 

@@ -119,7 +119,7 @@ ELIXIR_AND_CLUBS = ("4S 1D 2D 3D 4D 5D 6D 7D 1H 2H", "5S 1C 2C 3C 4C 5C 3H 4H 5H
     ("moves", "standard", "classic"),
     [
         (
-            [("keeper", "1D"), ("shadow", "1C"), ("shadow", "2C"), ("keeper", "4S")],
+            [("keeper", "1H"), ("shadow", "3H"), ("shadow", "2C"), ("keeper", "4S")],
             "Steal: Keeper took a trick from Shadow",
             "Steal: Jekyll took a trick from Hyde",
         ),
@@ -134,7 +134,7 @@ ELIXIR_AND_CLUBS = ("4S 1D 2D 3D 4D 5D 6D 7D 1H 2H", "5S 1C 2C 3C 4C 5C 3H 4H 5H
             "Two elixirs: no effect",
         ),
         (
-            [("keeper", "1D"), ("shadow", "1C")],
+            [("keeper", "1H"), ("shadow", "3H")],
             "",
             "",
         ),

@@ -209,12 +209,21 @@ def test_follow_a_colour_lead_with_its_suit_or_an_elixir() -> None:
     assert play(state, ("shadow", "1D"))["history"][-1]["winner"] == "keeper"
 
 
-@pytest.mark.parametrize("hands", [NO_DIAMONDS, NO_DIAMONDS_NO_ELIXIR])
-def test_without_the_led_suit_anything_goes(hands: tuple[str, str]) -> None:
-    state = play(playing(*hands), ("keeper", "3D"))
-    assert plays(state, "shadow") == sorted(hands[1].split())
-    for card in hands[1].split():
+def test_without_the_led_suit_or_an_elixir_anything_goes() -> None:
+    state = play(playing(*NO_DIAMONDS_NO_ELIXIR), ("keeper", "3D"))
+    hand = NO_DIAMONDS_NO_ELIXIR[1].split()
+    assert plays(state, "shadow") == sorted(hand)
+    for card in hand:
         assert play(state, ("shadow", card))["trick"] == 2
+
+
+def test_without_the_led_suit_an_elixir_must_be_played() -> None:
+    """ "Play that suit or an elixir; holding neither, play anything": an elixir is not neither."""
+    state = play(playing(*NO_DIAMONDS), ("keeper", "3D"))
+    assert plays(state, "shadow") == ["2S"]
+    message = refused(state, "shadow", {"play": "1C"}, "follow_elixir")
+    assert message == "You hold no diamonds but you hold an elixir: play an elixir."
+    assert play(state, ("shadow", "2S"))["history"][-1]["effect"] == "swap"
 
 
 def test_leading_an_elixir_needs_a_name() -> None:
