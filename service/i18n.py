@@ -312,7 +312,7 @@ def rules_summary(look: str = "standard") -> list[str]:
 
 
 def follow_reason(lead: Mapping[str, str], hand: list[str], look: str) -> str:
-    """Why a card of ``hand`` that is not offered may not follow ``lead`` (the table's first entry)."""
+    """Why a card of ``hand`` that is not offered may not follow ``lead`` (the first card)."""
     if is_elixir(lead["card"]):
         return rule_message("follow_named", {"suit": lead["name"]}, look=look)
     suit = suit_of(lead["card"])
