@@ -264,17 +264,22 @@ def _opponent_chose_since(game: Game, seat: str, version: int) -> bool:
     """Whether the only change since ``version`` is the opponent's half of this exchange or swap.
 
     Both halves of a simultaneous choice are made against the same version and
-    may arrive in either order; the second one is not stale.
+    may arrive in either order; the second one is not stale. A move that began
+    a new exchange or swap (the end of a round, a swap trick) is a change.
     """
     state = game.state
     if game.version != version + 1 or state["phase"] not in ("exchange", "swap"):
         return False
-    if seat not in to_act(state):
+    opponent = other(seat)
+    if seat not in to_act(state) or state["pending"][opponent] is None:
         return False
     last = db.session.scalars(
-        select(Event).where(Event.game_id == game.id).order_by(Event.id.desc()).limit(1)
+        select(Event)
+        .where(Event.game_id == game.id, Event.kind == "move")
+        .order_by(Event.id.desc())
+        .limit(1)
     ).first()
-    return last is not None and last.kind == "move" and last.seat not in (None, seat)
+    return last is not None and last.seat == opponent and state["phase"] in (last.action or {})
 
 
 def _own_action(action: object, seat: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from service.rules import SEATS
+from service.rules import SEATS, other
 
 from .conftest import load_game
 from .helpers import pick_action, play_to_end
@@ -177,3 +177,37 @@ def test_openapi_document_describes_the_api(client) -> None:
     assert set(operations["post"]["responses"]) == {"200", "400", "404", "409", "422"}
     required = set(doc["components"]["schemas"]["View"]["required"])
     assert required >= VIEW_KEYS
+
+
+def test_a_version_from_before_a_new_exchange_is_stale(app, client, make_game) -> None:
+    """The opponent's card that ends a round starts an exchange: a move made before it is stale."""
+    from .helpers import play_to_end
+
+    game = make_game(seed=19)
+    # Play until one card is left to play in round 1: the last trick's answer.
+    view = play_to_end(
+        client,
+        game,
+        seed=19,
+        until=lambda v: v["phase"] == "play" and v["trick"] == 10 and len(v["table"]) == 1,
+    )
+    follower = "shadow" if view["table"][0]["seat"] == "keeper" else "keeper"
+    leader = other(follower)
+    before = client.get(f"/api/play/{game[leader]}").get_json()
+    answer = client.get(f"/api/play/{game[follower]}").get_json()
+    body = {"version": answer["version"], **answer["legal"][0]}
+    assert post(client, game[follower], body).status_code == 200
+    hand = client.get(f"/api/play/{game[leader]}").get_json()["hand"]
+    stale = post(client, game[leader], {"version": before["version"], "exchange": hand[:2]})
+    assert stale.status_code == 409
+    assert load_game(app, game["id"]).version == before["version"] + 1
+
+
+def test_the_other_half_of_an_exchange_is_not_stale(app, client, make_game) -> None:
+    game = make_game(seed=20)
+    views = {seat: client.get(f"/api/play/{game[seat]}").get_json() for seat in SEATS}
+    rng = random.Random(20)
+    for seat in SEATS:  # both made against version 0
+        body = {"version": 0, **pick_action(views[seat], rng)}
+        assert post(client, game[seat], body).status_code == 200
+    assert load_game(app, game["id"]).state["phase"] == "play"
