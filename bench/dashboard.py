@@ -279,7 +279,7 @@ def main() -> None:
             filled = time.perf_counter() - filling
             with app.app_context():
                 summarizing = time.perf_counter()
-                summarized, _ = stats.summarize_finished(everywhere=True)
+                summarized, _ = stats.summarize_finished()
                 summary = time.perf_counter() - summarizing
                 db.session.remove()
             print(

@@ -16,7 +16,7 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.orm.exc import StaleDataError
 
-from . import notify
+from . import figures, notify
 from .links import new_link_key
 from .models import Event, Game, Match, Player, db, utcnow
 from .playerview import describe_status
@@ -314,6 +314,7 @@ def _refresh(game: Game, *, previous: list[str], mover: str | None) -> None:
         game.winner = state["winner"]
         game.finished_at = now
         game.deadline = None
+        figures.record(game)
         return
     # The second half of an exchange or swap keeps the deadline both seats were given.
     still_waiting = bool(acting) and set(acting) <= set(previous) - {mover}
@@ -367,7 +368,9 @@ def _admin_event(game: Game, actor: str, note: str, kind: str = "admin") -> None
 
 
 def _close(game: Game, status: str, winner: str | None) -> None:
+    """End a game other than by play; a new version tells open pages it has ended."""
     now = utcnow()
+    game.version += 1
     game.status = status
     game.winner = winner
     game.to_act = ""
@@ -401,6 +404,7 @@ def declare_forfeit(game_id: int, seat: str, actor: str) -> Game:
         raise InvalidGame(f"a seat is keeper or shadow, not {seat!r}")
     game = _open_game(game_id)
     _close(game, "finished", other(seat))
+    figures.record(game)
     _admin_event(game, actor, f"declared a forfeit by the {seat}", kind="forfeit")
     notify.ended(game)
     db.session.commit()

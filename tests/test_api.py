@@ -211,3 +211,16 @@ def test_the_other_half_of_an_exchange_is_not_stale(app, client, make_game) -> N
         body = {"version": 0, **pick_action(views[seat], rng)}
         assert post(client, game[seat], body).status_code == 200
     assert load_game(app, game["id"]).state["phase"] == "play"
+
+
+def test_a_game_ended_by_an_admin_shows_a_new_version(app, client, make_game) -> None:
+    """Pages waiting for the opponent poll the version: an ending must change it."""
+    from service import games as service
+
+    game = make_game(seed=21)
+    before = client.get(f"/api/play/{game['keeper']}").get_json()
+    with app.app_context():
+        service.declare_forfeit(game["id"], "shadow", actor="ada")
+    after = client.get(f"/api/play/{game['keeper']}").get_json()
+    assert after["version"] > before["version"]
+    assert (after["status"], after["winner"], after["legal"]) == ("finished", "keeper", [])

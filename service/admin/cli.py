@@ -45,6 +45,6 @@ def set_password(name: str) -> None:
 
 @admin_cli.command("update-stats")
 def update_stats() -> None:
-    """Derive the playtest figures of every finished game that has none yet."""
-    added, _ = stats.summarize_finished(everywhere=True)
+    """Write the playtest figures of every finished game that has none."""
+    added, _ = stats.summarize_finished()
     click.echo(f"summarized {added} finished game(s)")

@@ -1,9 +1,8 @@
 """The statistics page: how the service is used, and the playtest figures of finished games.
 
-The playtest figures come from each finished game's final state. A finished
-game never changes, so its figures are derived once (:func:`game_figures`)
-into a small ``game_figures`` row, and the page adds those rows up with SQL
-instead of reading every state again.
+The playtest figures come from each finished game's final state, written as a
+small ``game_figures`` row when the game finishes (:mod:`service.figures`);
+the page adds those rows up with SQL and writes nothing.
 """
 
 from __future__ import annotations
@@ -20,69 +19,42 @@ from sqlalchemy import (
     case,
     cast,
     func,
-    literal,
     literal_column,
     select,
-    tuple_,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
+from ..figures import game_figures
 from ..models import Event, Game, GameFigures, db
-from ..rules import State
 
 WEEKS = 12
 # The median time per move is taken over this many of the latest moves.
 MOVE_WINDOW = 20_000
 SUMMARY_BATCH = 500
-# Games are summarized in the order they ended; looking back this far past the latest one
-# summarized catches a game whose ending committed late.
-LOOKBACK = timedelta(days=1)
 ENDINGS = ("finished", "timed_out", "abandoned", "cancelled")
 
 
-def game_figures(state: State) -> dict[str, Any]:
-    """A finished game's figures: result, final track, effects fired, who led rounds 2 and 3."""
-    history = state["history"]
-    effects = Counter(entry["effect"] for entry in history)
-    leaders = {entry["round"]: entry["leader"] for entry in history if entry["trick"] == 1}
-    return {
-        "complete": state["phase"] == "over",
-        "winner": state["winner"],
-        "track": state["track"],
-        "tricks": len(history),
-        "reset": effects["reset"],
-        "swap": effects["swap"],
-        "steal": effects["steal"],
-        "two_elixirs": effects["none"],
-        "round2_leader": leaders.get(2),
-        "round3_leader": leaders.get(3),
-    }
+def summarize_finished(limit: int | None = None) -> tuple[int, bool]:
+    """Write the figures of finished games that have none, up to ``limit`` games.
 
-
-def summarize_finished(limit: int | None = None, *, everywhere: bool = False) -> tuple[int, bool]:
-    """Derive the figures of finished games that have none yet, up to ``limit`` games.
-
-    Games are taken in the order they ended, from the latest one summarized (less
-    :data:`LOOKBACK`), so the cost follows the number of new games; ``everywhere``
-    looks through all finished games instead. Returns how many were added and
-    whether more remain. Safe to run in several processes at once: a game
-    summarized twice keeps its first row.
+    Games write their figures when they finish; this fills in any that are
+    missing (``flask --app service admin update-stats``). Returns how many were
+    added and whether more remain. Safe to run in several processes at once: a
+    game summarized twice keeps its first row.
     """
-    unsummarized = select(Game.id, Game.state, Game.finished_at).where(
-        Game.status == "finished",
-        Game.finished_at.is_not(None),
-        ~select(GameFigures.game_id).where(GameFigures.game_id == Game.id).exists(),
+    missing = (
+        select(Game.id, Game.state, Game.finished_at)
+        .where(
+            Game.status == "finished",
+            ~select(GameFigures.game_id).where(GameFigures.game_id == Game.id).exists(),
+        )
+        .order_by(Game.id)
     )
-    latest = None if everywhere else db.session.scalar(select(func.max(GameFigures.finished_at)))
-    if latest is not None:
-        unsummarized = unsummarized.where(Game.finished_at >= latest - LOOKBACK)
-    unsummarized = unsummarized.order_by(Game.finished_at, Game.id)
-    query = unsummarized
     dialect = postgresql if _postgresql() else sqlite
     added = 0
     while limit is None or added < limit:
         size = SUMMARY_BATCH if limit is None else min(SUMMARY_BATCH, limit - added)
-        rows = db.session.execute(query.limit(size)).all()
+        rows = db.session.execute(missing.limit(size)).all()
         if not rows:
             db.session.commit()
             return added, False
@@ -93,10 +65,8 @@ def summarize_finished(limit: int | None = None, *, everywhere: bool = False) ->
         db.session.execute(dialect.insert(GameFigures).on_conflict_do_nothing(), figures)
         db.session.commit()
         added += len(rows)
-        # Seek past this batch rather than skip over the games just summarized.
-        last = (literal(rows[-1].finished_at, Game.finished_at.type), literal(rows[-1].id))
-        query = unsummarized.where(tuple_(Game.finished_at, Game.id) > tuple_(*last))
-    more = db.session.execute(query.with_only_columns(Game.id).limit(1)).first() is not None
+        missing = missing.where(Game.id > rows[-1].id)
+    more = db.session.execute(missing.with_only_columns(Game.id).limit(1)).first() is not None
     db.session.commit()
     return added, more
 
@@ -274,11 +244,8 @@ class Statistics:
     weeks: list[Week]
     moves: MoveTimes
     playtest: Playtest
-    # Finished games whose figures are still to be derived (the page did a batch of them).
-    behind: bool
 
 
-def statistics(now: datetime, summary_limit: int | None = 5_000) -> Statistics:
-    """Derive figures of newly finished games (up to ``summary_limit``), then add everything up."""
-    _, behind = summarize_finished(summary_limit)
-    return Statistics(weeks=weekly(now), moves=move_times(), playtest=playtest(), behind=behind)
+def statistics(now: datetime) -> Statistics:
+    """Add everything up (reads only)."""
+    return Statistics(weeks=weekly(now), moves=move_times(), playtest=playtest())
