@@ -9,12 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 
 from . import games
 from .models import Game, db, utcnow
 
 REMINDER_BEFORE = timedelta(hours=24)
+# With one day per move, every deadline is already within a day: remind halfway instead.
+SHORT_REMINDER_BEFORE = timedelta(hours=12)
 
 
 @dataclass
@@ -32,8 +34,11 @@ def sweep(now: datetime | None = None) -> SweepResult:
         select(Game.id).where(
             Game.status == "active",
             Game.deadline > now,
-            Game.deadline <= now + REMINDER_BEFORE,
             Game.reminded.is_(False),
+            or_(
+                and_(Game.days_per_move > 1, Game.deadline <= now + REMINDER_BEFORE),
+                and_(Game.days_per_move == 1, Game.deadline <= now + SHORT_REMINDER_BEFORE),
+            ),
         )
     ).all()
     late = db.session.scalars(

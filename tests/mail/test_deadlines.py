@@ -43,8 +43,8 @@ def test_reminder_once_then_timeout_once(
         assert sweep(deadline - timedelta(hours=23)).reminded == [game["id"]]
         assert sweep(deadline - timedelta(hours=2)).reminded == []
     deliver()
-    assert sum("one day left" in s for s in subjects(smtp_server, "keeper")) == 1
-    assert not any("one day left" in s for s in subjects(smtp_server, "shadow"))
+    assert sum("your move is due soon" in s for s in subjects(smtp_server, "keeper")) == 1
+    assert not any("your move is due soon" in s for s in subjects(smtp_server, "shadow"))
     with app.app_context():
         result = sweep(deadline + timedelta(seconds=1))
         assert result.expired == [game["id"]]
@@ -145,3 +145,12 @@ def test_tick_command_runs_the_sweep(app: Flask, make_game) -> None:
     assert "timed out 1 game(s)" in result.output
     with app.app_context():
         assert db.session.get(Game, game["id"]).status == "abandoned"
+
+
+def test_one_day_per_move_is_reminded_halfway(app: Flask, make_game) -> None:
+    game = make_game(seed=7, days_per_move=1)
+    with app.app_context():
+        deadline = db.session.get(Game, game["id"]).deadline
+        assert sweep(deadline - timedelta(hours=23)).reminded == []  # just after the move
+        assert sweep(deadline - timedelta(hours=13)).reminded == []
+        assert sweep(deadline - timedelta(hours=11)).reminded == [game["id"]]
