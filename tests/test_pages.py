@@ -210,3 +210,13 @@ def test_since_your_last_move_tells_what_the_opponent_did(client, make_game) -> 
     assert "Exchange done" not in news
     assert "Trick 1: Kim led 6♥, Sam played 7♥; Sam won." in news
     assert "Sam leads 5♥." in news
+
+
+def test_a_forfeit_is_shown_as_one(app, client, make_game) -> None:
+    from service import games
+
+    game = make_game(seed=4)
+    with app.app_context():
+        games.declare_forfeit(game["id"], "shadow", actor="ada")
+    html = page(client, game["keeper"])
+    assert "Game over: the Keeper wins." in html and "The game ended by forfeit." in html

@@ -183,23 +183,23 @@ def result(view: Mapping[str, Any]) -> str:
     if status != "finished":
         return ""
     words = {"name": name, "seat": the_seat(view["winner"], view["look"]), "track": view["track"]}
+    if view["phase"] != "over" and mine:  # finished before the rules ended it: a forfeit
+        return gettext("You won: %(seat)s wins by forfeit.", **words)
+    if view["phase"] != "over":
+        return gettext("%(name)s won: %(seat)s wins by forfeit.", **words)
     if view["track"] >= 10 and mine:
         return gettext("You won: %(seat)s wins with the track at 10.", **words)
     if view["track"] >= 10:
         return gettext("%(name)s won: %(seat)s wins with the track at 10.", **words)
-    if len(view["rounds"]) == 3 and mine:
+    if mine:
         return gettext(
             "You won: %(seat)s wins with the track at %(track)s of 10 after three rounds.",
             **words,
         )
-    if len(view["rounds"]) == 3:
-        return gettext(
-            "%(name)s won: %(seat)s wins with the track at %(track)s of 10 after three rounds.",
-            **words,
-        )
-    if mine:
-        return gettext("You won: %(seat)s wins by forfeit.", **words)
-    return gettext("%(name)s won: %(seat)s wins by forfeit.", **words)
+    return gettext(
+        "%(name)s won: %(seat)s wins with the track at %(track)s of 10 after three rounds.",
+        **words,
+    )
 
 
 def match_score(view: Mapping[str, Any]) -> str:
