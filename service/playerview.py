@@ -1,4 +1,5 @@
-"""What a player sees: the engine's seat view plus what the service knows.
+"""What a player sees: the engine's seat view plus what the service knows, and
+the language they read it in.
 
 The move page, the JSON API and every email render from :func:`player_view`.
 """
@@ -8,7 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .models import Game, Player
+from .i18n import LANGUAGES
+from .models import Game, Player, db
 from .rules import return_match, seat_view
 
 STATUS_WORDS = {
@@ -26,12 +28,14 @@ def describe_status(status: str) -> str:
     return STATUS_WORDS.get(status, status)
 
 
-def match_summary(game: Game) -> dict[str, Any] | None:
-    """The return match's score, by player email, for a game that belongs to one.
+def match_summary(player: Player) -> dict[str, Any] | None:
+    """The return match as ``player`` sees it: ``you`` and ``opponent`` scores and the winner.
 
     A game of the match that ends other than by play (a timeout, a forfeit, an
     abandoned or cancelled game) ends the match: its winner, if any, wins it.
+    ``None`` for a game that is not part of a return match.
     """
+    game = player.game
     if game.match is None:
         return None
     games = {g.match_game: g for g in game.match.games}
@@ -41,19 +45,24 @@ def match_summary(game: Game) -> dict[str, Any] | None:
     second = games.get(2)
     result = return_match(first.state, second.state if second else None)
     # "first" is the Keeper of game 1, who is the Shadow of game 2.
-    players = {"first": first.player("keeper"), "second": first.player("shadow")}
-    winner = players[result["winner"]].email if result["winner"] else None
+    me = "first" if first.player("keeper").email == player.email else "second"
+    them = "second" if me == "first" else "first"
+    winner = result["winner"]
     over = result["over"]
     cut_short = next((g for g in (first, second) if g is not None and _ended_early(g)), None)
     if cut_short is not None:
         over = True
-        winner = cut_short.player(cut_short.winner).email if cut_short.winner else None
+        winner = None
+        if cut_short.winner:
+            won_by_me = cut_short.player(cut_short.winner).email == player.email
+            winner = me if won_by_me else them
+    relative = {me: "you", them: "opponent", None: None}
     return {
         "game": game.match_game,
-        "scores": {players[p].email: result["scores"][p] for p in players},
-        "players": {players[p].email: players[p].name for p in players},
+        "you": result["scores"][me],
+        "opponent": result["scores"][them],
         "over": over,
-        "winner": winner,
+        "winner": relative[winner],
         "draw": over and winner is None,
         "ended_early": cut_short is not None,
     }
@@ -82,10 +91,18 @@ def player_view(player: Player) -> dict[str, Any]:
         names={p.seat: p.name for p in game.players},
         deadline=_iso(game.deadline) if open_game else None,
         since=game.state["history"][player.history_mark :],
-        match=match_summary(game),
+        match=match_summary(player),
     )
     return view
 
 
 def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat(timespec="seconds") if moment else None
+
+
+def set_language(player: Player, language: str) -> None:
+    """Remember the language the player reads, for their pages and the emails they get."""
+    if language not in LANGUAGES:
+        raise ValueError(f"no language {language!r}; choose {' or '.join(LANGUAGES)}")
+    player.language = language
+    db.session.commit()

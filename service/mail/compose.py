@@ -207,12 +207,12 @@ def match_score(view: Mapping[str, Any]) -> str:
     match = view["match"]
     if not match:
         return ""
-    scores = ", ".join(f"{match['players'][email]} {n}" for email, n in match["scores"].items())
+    scores = f"{view['you']} {match['you']}, {view['opponent']} {match['opponent']}"
     text = gettext("Return match score: %(scores)s.", scores=scores)
     if match["over"] and match["draw"]:
         outcome = gettext("The match is a draw.")
     elif match["over"]:
-        outcome = gettext("%(name)s wins the match.", name=match["players"][match["winner"]])
+        outcome = gettext("%(name)s wins the match.", name=view[match["winner"]])
     elif match["game"] == 1 and view["status"] == "finished":
         outcome = gettext("The second game, with roles swapped, starts now: watch for its email.")
     else:
