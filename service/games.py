@@ -337,32 +337,6 @@ def _start_second_game(first: Game) -> Game:
     )
 
 
-def rematch(game_id: int, requested_by: str) -> Game:
-    """A new game between the same players, roles swapped; asking twice gives the same game."""
-    game = lock_game(game_id)
-    if game.status in ("waiting", "active"):
-        raise GameClosed("This game is still in play.")
-    earlier = db.session.scalars(
-        select(Event).where(Event.game_id == game.id, Event.kind == "rematch")
-    ).first()
-    if earlier is not None and earlier.note:
-        db.session.rollback()
-        return db.session.get(Game, int(earlier.note))
-    keeper, shadow = game.player("keeper"), game.player("shadow")
-    new = create_game(
-        Seating(shadow.email, shadow.name, shadow.language),
-        Seating(keeper.email, keeper.name, keeper.language),
-        look=game.look,
-        days_per_move=game.days_per_move or 0,
-        commit=False,
-    )
-    game.events.add(
-        Event(kind="rematch", version=game.version, seat=requested_by, note=str(new.id))
-    )
-    db.session.commit()
-    return new
-
-
 def _admin_event(game: Game, actor: str, note: str, kind: str = "admin") -> None:
     game.events.add(Event(kind=kind, version=game.version, actor=actor, note=note))
 

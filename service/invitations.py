@@ -1,8 +1,11 @@
-"""Games started from the public page: the creator confirms their address, then the
-opponent accepts or declines; only then does the game start.
+"""Games started from the public page or asked for as a rematch: the creator
+confirms their address (a rematch's requester already has, through their game
+link), then the opponent accepts or declines; only then does the game start.
 
 An address that declined an invitation or stopped notifications is not
-invited again through this flow.
+invited again through this flow. Every answer to an invitation is taken under
+a row lock on its waiting game, so a double click or two answers at the same
+instant act once.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from typing import Any
 from flask import current_app
 from flask_babel import gettext
 from itsdangerous import BadSignature, URLSafeSerializer
+from sqlalchemy import select
 
 from . import games
 from .mail import compose, queue
-from .models import Address, Game, Invitation, db, utcnow
+from .models import Address, Event, Game, Invitation, Player, db, utcnow
+from .rules import other
 
 SALT = "splitmind.invitation"
 STAGES = {"confirm": "unconfirmed", "respond": "invited"}
@@ -125,52 +130,165 @@ def request_game(request: Request) -> Invitation:
 
 
 def confirm(invitation: Invitation) -> None:
-    """The creator confirmed their address: invite the opponent."""
-    if invitation.status != "unconfirmed" or _withdrawn(invitation):
-        return  # confirming twice changes nothing
-    invitation.status = "invited"
+    """The creator confirmed their address: invite the opponent, once however often it is posted."""
+    invitation, game = _lock(invitation)
+    if invitation.status != "unconfirmed":
+        db.session.rollback()  # confirmed before, or closed: nothing to do
+        return
     invitation.updated_at = utcnow()
-    _address(invitation.creator_email).confirmed_at = utcnow()
-    if blocked(invitation.opponent_email):
+    if game.status != "waiting":  # an admin cancelled it
+        invitation.status = "closed"
+    elif blocked(invitation.opponent_email):
         invitation.status = "declined"
-        games.drop_waiting_game(invitation.game_id, "the opponent does not take invitations")
+        _address(invitation.creator_email).confirmed_at = utcnow()
+        games.drop_waiting_game(game.id, "the opponent does not take invitations")
     else:
+        invitation.status = "invited"
+        _address(invitation.creator_email).confirmed_at = utcnow()
         _email(
-            invitation,
-            "invite_opponent",
-            invitation.opponent_email,
-            url=url(invitation, "respond"),
+            invitation, "invite_opponent", invitation.opponent_email, url=url(invitation, "respond")
         )
     db.session.commit()
 
 
-def respond(invitation: Invitation, accept: bool) -> Game | None:
-    """The opponent accepted (the game starts) or declined (the creator is told)."""
-    if invitation.status != "invited" or _withdrawn(invitation):
-        return db.session.get(Game, invitation.game_id) if invitation.game_id else None
-    invitation.updated_at = utcnow()
-    if not accept:
-        invitation.status = "declined"
-        _address(invitation.opponent_email).declined_at = utcnow()
-        games.drop_waiting_game(invitation.game_id, "the opponent declined")
-        _email(invitation, "declined", invitation.creator_email)
-        db.session.commit()
+def respond(invitation: Invitation, accept: bool) -> Player | None:
+    """The opponent accepted (the game starts) or declined (the creator is told).
+
+    Returns the opponent's seat in the game when this answer started it, and
+    ``None`` otherwise: a decline, or an answer to an invitation that was
+    answered before, withdrawn or closed.
+    """
+    invitation, game = _lock(invitation)
+    if invitation.status != "invited":
+        db.session.rollback()  # answered before, or closed: nothing to do
         return None
-    game = games.start_waiting_game(invitation.game_id, commit=False)
-    invitation.status = "accepted"
-    _address(invitation.opponent_email).confirmed_at = utcnow()
-    db.session.commit()
-    return game
-
-
-def _withdrawn(invitation: Invitation) -> bool:
-    """Whether an admin cancelled the waiting game: the invitation is then closed."""
-    game = db.session.get(Game, invitation.game_id)
-    if game is not None and game.status != "waiting" and invitation.status != "accepted":
-        invitation.status = "closed"
+    invitation.updated_at = utcnow()
+    started = None
+    try:
+        if game.status != "waiting":  # an admin cancelled it
+            invitation.status = "closed"
+        elif accept:
+            games.start_waiting_game(game.id, commit=False)
+            invitation.status = "accepted"
+            _address(invitation.opponent_email).confirmed_at = utcnow()
+            started = next(p for p in game.players if p.email == invitation.opponent_email)
+        else:
+            invitation.status = "declined"
+            _address(invitation.opponent_email).declined_at = utcnow()
+            games.drop_waiting_game(game.id, "the opponent declined")
+            _email(invitation, "declined", invitation.creator_email)
         db.session.commit()
-        return True
-    return False
+    except BaseException:
+        db.session.rollback()
+        raise
+    return started
+
+
+def _lock(invitation: Invitation) -> tuple[Invitation, Game]:
+    """The invitation re-read under a row lock on its waiting game, and that game.
+
+    Whoever answers second waits for the first answer's commit, then sees it.
+    """
+    assert invitation.game_id is not None  # every invitation is made with its game
+    game = games.lock_game(invitation.game_id)
+    fresh = db.session.get(Invitation, invitation.id, populate_existing=True)
+    assert fresh is not None  # invitations are never deleted
+    return fresh, game
+
+
+def rematch_of(game: Game) -> Invitation | None:
+    """The rematch already proposed after ``game``, if any."""
+    latest = db.session.scalars(
+        select(Event)
+        .where(Event.game_id == game.id, Event.kind == "rematch")
+        .order_by(Event.id.desc())
+        .limit(1)
+    ).first()
+    if latest is None or not latest.note:
+        return None
+    return db.session.scalars(
+        select(Invitation).where(Invitation.game_id == int(latest.note))
+    ).one_or_none()
+
+
+def rematch_refusal(player: Player) -> str | None:
+    """Why no rematch can follow the player's game, in the page's language; ``None`` if one can."""
+    game = player.game
+    if game.status == "waiting":
+        return gettext("Game %(id)s has not started yet.", id=game.id)
+    if game.status == "active":
+        return gettext("Game %(id)s is still in play: finish it first.", id=game.id)
+    # The first game of a return match is followed by the second, not by a rematch.
+    if game.match_game == 1:
+        return gettext(
+            "Game %(id)s is the first game of a return match: the second game follows it.",
+            id=game.id,
+        )
+    if game.status == "cancelled":
+        return gettext("Game %(id)s was cancelled: it has no rematch.", id=game.id)
+    opponent = game.player(other(player.seat))
+    if blocked(opponent.email):
+        return gettext(
+            "%(name)s has asked not to receive invitations from this service.",
+            name=opponent.name,
+        )
+    return None
+
+
+def propose_rematch(player: Player) -> Invitation:
+    """Invite the player's opponent to a new game, roles swapped, same look and days per move.
+
+    The new game waits for the opponent to accept, like a game asked for on the
+    public page; the requester needs no confirmation, as their game link vouches
+    for their address. Asking twice (either player) gives the same invitation.
+    Raises :class:`InvitationError` when no rematch can follow the game.
+    """
+    game = games.lock_game(player.game_id)
+    earlier = rematch_of(game)
+    refusal = None if earlier is not None else rematch_refusal(player)
+    if earlier is not None or refusal is not None:
+        db.session.rollback()
+        if refusal is not None:
+            raise InvitationError(refusal)
+        return earlier
+    keeper, shadow = game.player("keeper"), game.player("shadow")
+    opponent = game.player(other(player.seat))
+    new = games.create_game(
+        games.Seating(shadow.email, shadow.name, shadow.language),
+        games.Seating(keeper.email, keeper.name, keeper.language),
+        look=game.look,
+        days_per_move=game.days_per_move or 0,
+        waiting=True,
+        commit=False,
+    )
+    invitation = Invitation(
+        status="invited",
+        game_id=new.id,
+        creator_email=player.email,
+        creator_name=player.name,
+        opponent_email=opponent.email,
+        opponent_name=opponent.name,
+        creator_role=other(player.seat),
+        match=False,
+        days_per_move=game.days_per_move,
+        look=game.look,
+        language=player.language,
+        key=secrets.token_urlsafe(32),
+    )
+    db.session.add(invitation)
+    db.session.flush()
+    game.events.add(Event(kind="rematch", version=game.version, seat=player.seat, note=str(new.id)))
+    _email(invitation, "invite_opponent", opponent.email, url=url(invitation, "respond"))
+    db.session.commit()
+    return invitation
+
+
+def stop_emails(player: Player) -> None:
+    """Stop the player's emails about their game; this service invites their address no more."""
+    player.notify = False
+    address = _address(player.email)
+    address.unsubscribed_at = address.unsubscribed_at or utcnow()
+    db.session.commit()
 
 
 def _address(email: str) -> Address:

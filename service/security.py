@@ -5,7 +5,16 @@ from __future__ import annotations
 from flask import Flask, Response, request
 
 CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
-PRIVATE_PREFIXES = ("/play/", "/api/play/", "/admin", "/mailbox")
+# Pages whose address carries a credential (a player's, a creator's or an opponent's link).
+PRIVATE_PREFIXES = (
+    "/play/",
+    "/api/play/",
+    "/invitations/",
+    "/rematch/",
+    "/unsubscribe/",
+    "/admin",
+    "/mailbox",
+)
 
 
 def init_app(app: Flask) -> None:

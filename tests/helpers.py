@@ -1,9 +1,12 @@
-"""Helpers for tests that play games: pick legal moves, read the move page's form."""
+"""Helpers for tests that play games: pick legal moves, read the move page's form, run
+requests at the same instant."""
 
 from __future__ import annotations
 
 import random
 import re
+import threading
+from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import Any
 
@@ -97,3 +100,20 @@ def error_text(html: str) -> str:
     """The page's error message, or empty."""
     found = re.search(r'<p class="error" role="alert">(.*?)</p>', html, re.S)
     return found.group(1).strip() if found else ""
+
+
+def at_once(calls: list[Callable[[], Any]]) -> list[Any]:
+    """Run the calls in threads released together; return their results in order."""
+    barrier = threading.Barrier(len(calls))
+    results: list[Any] = [None] * len(calls)
+
+    def run(index: int) -> None:
+        barrier.wait()
+        results[index] = calls[index]()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return results

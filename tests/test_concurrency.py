@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import random
-import threading
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,26 +13,9 @@ from service.games import Seating, create_game
 from service.links import token_for
 from service.models import Event, Game, db
 
-from .helpers import pick_action
+from .helpers import at_once, pick_action
 
 pytestmark = pytest.mark.postgres
-
-
-def at_once(calls: list[Callable[[], Any]]) -> list[Any]:
-    """Run the calls in threads released together; return their results in order."""
-    barrier = threading.Barrier(len(calls))
-    results: list[Any] = [None] * len(calls)
-
-    def run(index: int) -> None:
-        barrier.wait()
-        results[index] = calls[index]()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    return results
 
 
 def new_game(app: Flask, seed: int) -> dict[str, Any]:

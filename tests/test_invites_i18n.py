@@ -199,7 +199,7 @@ def test_stopping_emails_in_the_players_language(
         assert shadow.language is None and shadow.notify
 
 
-def test_the_rematch_page_in_french(client: FlaskClient, make_game) -> None:
+def test_the_rematch_page_in_french(app: Flask, client: FlaskClient, make_game) -> None:
     game = make_game(seed=30, look="classic")
     open_game = client.get(f"/rematch/{game['keeper']}", headers=FRENCH)
     assert open_game.status_code == 409
@@ -209,10 +209,37 @@ def test_the_rematch_page_in_french(client: FlaskClient, make_game) -> None:
     play_to_end(client, game, seed=30)
     words = text_of(client.get(f"/rematch/{game['keeper']}", headers=FRENCH).get_data(as_text=True))
     assert "Rejouer" in words
-    assert "rôles inversés : vous serez Hyde." in words
-    assert "Lancer la nouvelle partie" in words
+    assert "Invitez Sam à une nouvelle partie, rôles inversés : vous serez Hyde." in words
+    assert "Inviter Sam" in words
     english = text_of(client.get(f"/rematch/{game['shadow']}").get_data(as_text=True))
     assert "you will be Jekyll." in english
+    sent = text_of(client.post(f"/rematch/{game['keeper']}", headers=FRENCH).get_data(as_text=True))
+    assert "Merci : l’invitation a été envoyée à Sam." in sent
+    asked = text_of(
+        client.post(f"/rematch/{game['shadow']}", headers=FRENCH).get_data(as_text=True)
+    )
+    assert "Kim vous propose déjà une nouvelle partie" in asked
+    # The invitation to the opponent is in the requester's language (none chosen: English).
+    with app.app_context():
+        assert db.session.scalars(select(Invitation)).one().language is None
+
+
+def test_rematch_refusals_in_french(app: Flask, client: FlaskClient, make_game) -> None:
+    from service import games
+
+    cancelled, finished = make_game(seed=31), make_game(seed=32)
+    with app.app_context():
+        games.cancel_game(cancelled["id"], "alice")
+        games.declare_forfeit(finished["id"], "keeper", "alice")
+        db.session.add(Address(email="sam@example.com", declined_at=utcnow()))
+        db.session.commit()
+    for token, reason in (
+        (cancelled["keeper"], f"La partie {cancelled['id']} a été annulée : pas de revanche."),
+        (finished["keeper"], "Sam a demandé à ne pas recevoir d’invitations de ce service."),
+    ):
+        response = client.post(f"/rematch/{token}", headers=FRENCH)
+        assert response.status_code == 409
+        assert reason in text_of(response.get_data(as_text=True))
 
 
 def test_error_pages_in_french(client: FlaskClient, make_game) -> None:

@@ -19,7 +19,7 @@ from ..extensions import csrf, limiter
 from ..i18n import current_language
 from ..links import player_for, token_for
 from ..mail import compose
-from ..models import Address, Player, db, utcnow
+from ..models import Player, db
 from . import bp
 from .forms import NewGameForm
 
@@ -76,18 +76,21 @@ def invitation(token: str):  # noqa: ANN201
     invite, stage = found
     if stage == "confirm":
         g.player_language = invite.language
-    if request.method == "POST":
-        if stage == "confirm":
-            invitations.confirm(invite)
-        else:
-            answer = request.form.get("answer")
-            if answer not in ("accept", "decline"):
-                abort(400, gettext("Answer accept or decline."))
-            game = invitations.respond(invite, answer == "accept")
-            if game is not None and game.status == "active":
-                player = next(p for p in game.players if p.email == invite.opponent_email)
-                return redirect(f"/play/{token_for(player)}", code=303)
-    return render_template("invites/invitation.html", invitation=invite, stage=stage)
+    status = 200
+    if request.method == "POST" and stage == "confirm":
+        invitations.confirm(invite)
+    elif request.method == "POST":
+        answer = request.form.get("answer")
+        if answer not in ("accept", "decline"):
+            abort(400, gettext("Answer accept or decline."))
+        try:
+            started = invitations.respond(invite, answer == "accept")
+        except games.GameClosed:
+            started, status = None, 409  # the page shows how the invitation ended
+        if started is not None:
+            # Only the answer that started the game leads to the opponent's seat.
+            return redirect(f"/play/{token_for(started)}", code=303)
+    return render_template("invites/invitation.html", invitation=invite, stage=stage), status
 
 
 def _unsubscribing_player(token: str) -> Player:
@@ -105,27 +108,31 @@ def unsubscribe(token: str):  # noqa: ANN201
     """Stop emails about one game: a confirm button, or a one-click POST (RFC 8058)."""
     player = _unsubscribing_player(token)
     if request.method == "POST":
-        player.notify = False
-        address = db.session.get(Address, player.email) or Address(email=player.email)
-        address.unsubscribed_at = address.unsubscribed_at or utcnow()
-        db.session.add(address)
-        db.session.commit()
+        invitations.stop_emails(player)
     return render_template("invites/unsubscribe.html", player=player, done=not player.notify)
 
 
 @bp.route("/rematch/<token>", methods=["GET", "POST"])
 @csrf.exempt
 def rematch(token: str):  # noqa: ANN201
-    """Offer, then start, a new game against the same opponent with roles swapped."""
+    """Offer, then propose, a new game against the same opponent with the roles swapped.
+
+    The opponent is invited by email and the game starts when they accept.
+    """
     player = player_for(token)
     if player is None:
         abort(404)
     g.player_language = player.language
-    game = player.game
-    if game.status in ("waiting", "active"):
-        return render_template("invites/rematch.html", player=player, open_game=True), 409
+    refusal = None
     if request.method == "POST":
-        new = games.rematch(game.id, requested_by=player.seat)
-        mine = next(p for p in new.players if p.email == player.email)
-        return redirect(f"/play/{token_for(mine)}", code=303)
-    return render_template("invites/rematch.html", player=player, open_game=False)
+        try:
+            proposal = invitations.propose_rematch(player)
+        except invitations.InvitationError as exc:
+            proposal, refusal = None, str(exc)
+    else:
+        proposal = invitations.rematch_of(player.game)
+        refusal = None if proposal is not None else invitations.rematch_refusal(player)
+    page = render_template(
+        "invites/rematch.html", player=player, invitation=proposal, refusal=refusal
+    )
+    return page, 409 if refusal else 200

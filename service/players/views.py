@@ -8,8 +8,8 @@ from flask_babel import gettext
 from .. import games
 from ..i18n import current_language, remember_language, rule_message
 from ..links import player_for
-from ..models import Player, db
-from ..playerview import player_view
+from ..models import Player
+from ..playerview import player_view, set_language
 from ..rules import other
 from ..rules.labels import LOOKS
 from . import bp
@@ -56,8 +56,7 @@ def language(token: str):  # noqa: ANN201
     chosen = LanguageForm().choice()
     if chosen is None:
         abort(400)
-    player.language = chosen
-    db.session.commit()
+    set_language(player, chosen)
     return remember_language(redirect(url_for("players.play", token=token), code=303), chosen)
 
 

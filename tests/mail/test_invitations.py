@@ -1,14 +1,19 @@
-"""Starting a game without an admin: confirm, invite, accept or decline; stop emails; rematch."""
+"""Starting a game without an admin: confirm, invite, accept or decline; stop emails; a rematch,
+which invites the opponent the same way."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service.models import Address, Game, Invitation, Player, db
+from service import invitations
+from service.links import token_for
+from service.mail import compose
+from service.models import Address, Game, Invitation, OutboxMessage, Player, db, utcnow
 
 from ..conftest import BASE_URL
 from ..smtp import SMTPServer
@@ -41,6 +46,15 @@ def path_of(link: str) -> str:
 
 def last_link(smtp_server: SMTPServer, address: str, path: str) -> str:
     return path_of(smtp_server.handler.to(address)[-1].links(path)[0])
+
+
+def invited(client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], int]) -> str:
+    """Ann asks for a game and confirms; returns the path of Bob's accept-or-decline link."""
+    ask(client)
+    deliver()
+    client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
+    deliver()
+    return last_link(smtp_server, "bob@example.com", "/invitations/")
 
 
 def test_confirm_invite_accept_starts_the_game(
@@ -82,11 +96,7 @@ def test_confirm_invite_accept_starts_the_game(
 def test_decline_tells_the_creator_and_blocks_future_invitations(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
-    ask(client)
-    deliver()
-    client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
-    deliver()
-    invite = last_link(smtp_server, "bob@example.com", "/invitations/")
+    invite = invited(client, smtp_server, deliver)
     assert client.post(invite, data={"answer": "decline"}).status_code == 200
     deliver()
     assert "declined" in str(smtp_server.handler.to("ann@example.com")[-1].message["Subject"])
@@ -175,34 +185,195 @@ def test_no_more_emails_after_stopping_them(
     assert response.status_code == 400
 
 
-def test_rematch_from_the_game_over_email(
+def count(app: Flask, model: type) -> int:
+    with app.app_context():
+        return db.session.scalar(select(db.func.count()).select_from(model))
+
+
+def test_rematch_from_the_game_over_email_invites_the_opponent(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
     from ..helpers import play_to_end
 
-    game = make_game(seed=30)
+    game = make_game(seed=30, look="classic", days_per_move=3)
     play_to_end(client, game, seed=30)
     deliver()
     over = smtp_server.handler.to("kim@example.com")[-1]
     (rematch,) = over.links("/rematch/")
-    assert client.get(path_of(rematch)).status_code == 200
-    with app.app_context():
-        assert db.session.scalar(select(db.func.count()).select_from(Game)) == 1
+    page = client.get(path_of(rematch))
+    assert page.status_code == 200
+    assert "Invite Sam to a new game with the roles swapped" in page.get_data(as_text=True)
+    assert count(app, Game) == 1
     response = client.post(path_of(rematch))
-    assert response.status_code == 303
-    again = client.post(path_of(rematch))  # a second tap gives the same new game
-    assert again.headers["Location"] == response.headers["Location"]
+    # The page says Sam is invited: no play link before Sam accepts.
+    assert response.status_code == 200 and "Location" not in response.headers
+    assert "Sam is invited. The game starts when they accept." in response.get_data(as_text=True)
+    again = client.post(path_of(rematch))  # a second tap gives the same proposal
+    assert again.status_code == 200 and "Sam is invited" in again.get_data(as_text=True)
     with app.app_context():
         games = db.session.scalars(select(Game).order_by(Game.id)).all()
         assert len(games) == 2
-        assert games[1].player("keeper").email == "sam@example.com"
-        assert games[1].player("shadow").email == "kim@example.com"
-    # The link in the answer is Kim's seat in the new game.
-    view = client.get("/api" + response.headers["Location"]).get_json()
-    assert view["seat"] == "shadow" and view["game"] == games[1].id
-    # A game still in play offers no rematch.
+        new = games[1]
+        assert new.status == "waiting" and new.deadline is None and new.match_id is None
+        assert (new.look, new.days_per_move) == ("classic", 3)
+        assert new.player("keeper").email == "sam@example.com"
+        assert new.player("shadow").email == "kim@example.com"
+        invitation = db.session.scalars(select(Invitation)).one()
+        assert invitation.game_id == new.id and invitation.status == "invited"
+        assert (invitation.creator_email, invitation.creator_role) == ("kim@example.com", "shadow")
+        assert invitation.opponent_email == "sam@example.com" and invitation.days_per_move == 3
+    before = len(smtp_server.handler.to("kim@example.com"))
+    deliver()
+    assert len(smtp_server.handler.to("kim@example.com")) == before
+    invited = smtp_server.handler.to("sam@example.com")[-1]
+    assert "Kim invites you to play Split Mind" in str(invited.message["Subject"])
+    (answer,) = invited.links("/invitations/")
+    accepted = client.post(path_of(answer), data={"answer": "accept"})
+    assert accepted.status_code == 303
+    view = client.get("/api" + accepted.headers["Location"]).get_json()
+    assert view["seat"] == "keeper" and view["game"] == new.id and view["status"] == "active"
+    deliver()
+    assert smtp_server.handler.to("kim@example.com")[-1].links("/play/")
+    started = client.get(path_of(rematch)).get_data(as_text=True)
+    assert "Sam accepted: the game has started, your link is in your email." in started
+
+
+def test_the_opponent_asking_too_is_shown_the_invitation_they_were_sent(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    from service import games
+
+    game = make_game()
+    with app.app_context():
+        games.declare_forfeit(game["id"], "shadow", "alice")
+    assert client.post(f"/rematch/{game['keeper']}").status_code == 200
+    response = client.post(f"/rematch/{game['shadow']}")
+    assert response.status_code == 200
+    assert "Kim has already invited you to a new game" in response.get_data(as_text=True)
+    assert count(app, Invitation) == 1 and count(app, Game) == 2
+
+
+def test_a_declined_rematch_tells_the_requester(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    from service import games
+
+    game = make_game()
+    with app.app_context():
+        games.declare_forfeit(game["id"], "keeper", "alice")
+    client.post(f"/rematch/{game['shadow']}")
+    deliver()
+    invite = last_link(smtp_server, "kim@example.com", "/invitations/")
+    assert client.post(invite, data={"answer": "decline"}).status_code == 200
+    deliver()
+    assert "declined" in str(smtp_server.handler.to("sam@example.com")[-1].message["Subject"])
+    page = client.get(f"/rematch/{game['shadow']}").get_data(as_text=True)
+    assert "Kim will not play this game." in page
+    with app.app_context():
+        assert db.session.scalars(select(Game).order_by(Game.id.desc())).first().status == (
+            "cancelled"
+        )
+
+
+def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_address(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    from service import games
+
     live = make_game(seed=31)
-    assert client.post(f"/rematch/{live['keeper']}").status_code == 409
+    cancelled = make_game(seed=32)
+    with app.app_context():
+        games.cancel_game(cancelled["id"], "alice")
+        match = games.create_match(
+            games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
+        )
+        games.declare_forfeit(match.id, "shadow", "alice")
+        first_of_match = {"keeper": token_for(match.player("keeper"))}
+    for tokens, reason in (
+        (live, f"Game {live['id']} is still in play: finish it first."),
+        (cancelled, f"Game {cancelled['id']} was cancelled: it has no rematch."),
+        (first_of_match, "is the first game of a return match: the second game follows it."),
+    ):
+        for method in (client.get, client.post):
+            response = method(f"/rematch/{tokens['keeper']}")
+            assert response.status_code == 409, reason
+            assert reason in response.get_data(as_text=True)
+    finished = make_game(seed=34)
+    with app.app_context():
+        games.declare_forfeit(finished["id"], "shadow", "alice")
+        db.session.add(Address(email="sam@example.com", unsubscribed_at=utcnow()))
+        db.session.commit()
+    for method in (client.get, client.post):
+        response = method(f"/rematch/{finished['keeper']}")
+        assert response.status_code == 409
+        assert "Sam has asked not to receive invitations from this service." in (
+            response.get_data(as_text=True)
+        )
+    assert count(app, Invitation) == 0 and count(app, Game) == 4
+    with app.app_context():
+        assert not db.session.scalars(
+            select(OutboxMessage).where(OutboxMessage.kind == "invite_opponent")
+        ).all()
+
+
+def test_accepting_again_shows_the_page_not_the_play_link(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    invite = invited(client, smtp_server, deliver)
+    assert client.post(invite, data={"answer": "accept"}).status_code == 303
+    for answer in ("accept", "decline"):
+        again = client.post(invite, data={"answer": answer})
+        assert again.status_code == 200 and "Location" not in again.headers
+        page = again.get_data(as_text=True)
+        assert "You accepted: the game has started, and your link is in your email." in page
+        assert "/play/" not in page
+    with app.app_context():
+        assert db.session.scalars(select(Game)).one().status == "active"
+
+
+def test_a_game_closed_under_the_answer_shows_the_page(
+    app: Flask, client: FlaskClient, smtp_server, deliver, monkeypatch
+) -> None:
+    from service import games
+
+    def closed(game_id: int, *, commit: bool = True) -> None:
+        raise games.GameClosed("This game is cancelled.")
+
+    invite = invited(client, smtp_server, deliver)
+    monkeypatch.setattr(games, "start_waiting_game", closed)
+    response = client.post(invite, data={"answer": "accept"})
+    assert response.status_code == 409
+    assert "Accept and start" in response.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalars(select(Invitation)).one().status == "invited"
+
+
+def test_stop_emails_keeps_the_first_time(app: Flask, make_game) -> None:
+    game = make_game()
+    with app.app_context():
+        kim = db.session.scalars(select(Player).where(Player.game_id == game["id"])).first()
+        invitations.stop_emails(kim)
+        first = db.session.get(Address, kim.email).unsubscribed_at
+        invitations.stop_emails(kim)
+        assert not kim.notify
+        assert db.session.get(Address, kim.email).unsubscribed_at == first is not None
+        assert invitations.blocked(kim.email)
+
+
+def test_pages_reached_by_a_link_are_not_stored_by_caches(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    game = make_game()
+    ask(client)
+    deliver()
+    confirm = last_link(smtp_server, "ann@example.com", "/invitations/")
+    with app.app_context():
+        kim = db.session.scalars(select(Player).where(Player.game_id == game["id"])).first()
+        unsubscribe = f"/unsubscribe/{compose.unsubscribe_token(kim)}"
+    for path in (confirm, unsubscribe, f"/rematch/{game['keeper']}"):
+        for method in (client.get, client.post):
+            assert method(path).headers["Cache-Control"] == "no-store", path
+    assert "no-store" not in client.get("/new").headers.get("Cache-Control", "")
 
 
 def test_an_invitation_closes_when_an_admin_cancels_its_game(
@@ -210,12 +381,7 @@ def test_an_invitation_closes_when_an_admin_cancels_its_game(
 ) -> None:
     from service import games
 
-    ask(client)
-    deliver()
-    confirm = last_link(smtp_server, "ann@example.com", "/invitations/")
-    client.post(confirm)
-    deliver()
-    invite = last_link(smtp_server, "bob@example.com", "/invitations/")
+    invite = invited(client, smtp_server, deliver)
     with app.app_context():
         games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
     response = client.post(invite, data={"answer": "accept"})
@@ -226,3 +392,22 @@ def test_an_invitation_closes_when_an_admin_cancels_its_game(
         assert db.session.scalars(select(Game)).one().status == "cancelled"
     deliver()
     assert len(smtp_server.handler.to("bob@example.com")) == 1  # only the invitation
+
+
+def test_confirming_after_an_admin_cancelled_the_game_closes_the_invitation(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    from service import games
+
+    ask(client)
+    deliver()
+    confirm = last_link(smtp_server, "ann@example.com", "/invitations/")
+    with app.app_context():
+        games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
+    response = client.post(confirm)
+    assert response.status_code == 200
+    assert "Bob will not play this game." in response.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalars(select(Invitation)).one().status == "closed"
+    deliver()
+    assert smtp_server.handler.to("bob@example.com") == []

@@ -10,7 +10,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service.models import OutboxMessage, db
+from service.models import OutboxMessage, Player, db
+from service.playerview import set_language
 
 from ..helpers import play_to_end, random_move
 from ..secrecy import leaks
@@ -124,3 +125,16 @@ def test_a_card_named_in_french_is_caught_as_a_leak() -> None:
     assert leaks("Kim a joué 7 violet.", {"7C"})
     assert leaks("Sam entame avec élixir 4½.", {"4S"})
     assert not leaks("Manche 1, pli 7 : à vous d’entamer.", {"7C", "1H"})
+
+
+def test_a_player_sets_a_language_the_service_speaks(app: Flask, make_game) -> None:
+    game = make_game()
+    with app.app_context():
+        sam = db.session.scalars(
+            select(Player).where(Player.game_id == game["id"], Player.seat == "shadow")
+        ).one()
+        set_language(sam, "fr")
+        with pytest.raises(ValueError, match="no language 'xx'"):
+            set_language(sam, "xx")
+        db.session.expire_all()
+        assert db.session.get(Player, sam.id).language == "fr"

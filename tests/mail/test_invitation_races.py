@@ -1,0 +1,113 @@
+"""Invitations answered at the same instant, on PostgreSQL: a row lock on the waiting game
+makes each confirm, accept, decline and rematch take effect once."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from flask import Flask
+from sqlalchemy import func, select
+
+from service import games, invitations
+from service.links import token_for
+from service.models import Event, Game, Invitation, OutboxMessage, db
+
+from ..helpers import at_once
+
+pytestmark = pytest.mark.postgres
+
+
+def request_game(app: Flask, opponent: str = "bob@example.com") -> dict[str, str]:
+    """Ann asks for a game against ``opponent``; returns the paths of both stages' links."""
+    with app.app_context():
+        invitation = invitations.request_game(
+            invitations.Request(
+                name="Ann",
+                email="ann@example.com",
+                opponent_name="Bob",
+                opponent_email=opponent,
+                role="keeper",
+                match=False,
+                days_per_move=5,
+            )
+        )
+        return {
+            stage: f"/invitations/{invitations.token(invitation, stage)}"
+            for stage in invitations.STAGES
+        }
+
+
+def post(app: Flask, path: str, answer: str | None = None) -> int:
+    with app.test_client() as client:
+        return client.post(path, data={"answer": answer} if answer else {}).status_code
+
+
+def queued(app: Flask, kind: str) -> int:
+    """How many emails of ``kind`` are in the outbox."""
+    with app.app_context():
+        return db.session.scalar(
+            select(func.count()).select_from(OutboxMessage).where(OutboxMessage.kind == kind)
+        )
+
+
+def test_a_double_click_on_confirm_invites_the_opponent_once(pg_app: Flask) -> None:
+    links = request_game(pg_app)
+    statuses = at_once([lambda: post(pg_app, links["confirm"]) for _ in range(10)])
+    assert statuses == [200] * 10
+    assert queued(pg_app, "invite_opponent") == 1
+    with pg_app.app_context():
+        assert db.session.scalars(select(Invitation)).one().status == "invited"
+
+
+def test_accepts_at_the_same_instant_start_the_game_once(pg_app: Flask) -> None:
+    links = request_game(pg_app)
+    post(pg_app, links["confirm"])
+    statuses = at_once([lambda: post(pg_app, links["respond"], "accept") for _ in range(10)])
+    assert Counter(statuses) == {303: 1, 200: 9}
+    with pg_app.app_context():
+        game = db.session.scalars(select(Game)).one()
+        assert game.status == "active"
+        started = select(Event).where(Event.game_id == game.id, Event.kind == "started")
+        assert len(db.session.scalars(started).all()) == 1
+    assert queued(pg_app, "invitation") == 2  # each player's link, once
+
+
+def test_accept_racing_decline_ends_one_way(pg_app: Flask) -> None:
+    declines = 0
+    for n in range(8):
+        links = request_game(pg_app, opponent=f"bob{n}@example.com")
+        post(pg_app, links["confirm"])
+        accepted, declined = at_once(
+            [
+                lambda link=links["respond"], answer=answer: post(pg_app, link, answer)
+                for answer in ("accept", "decline")
+            ]
+        )
+        assert declined == 200 and accepted in (200, 303)
+        declines += accepted == 200
+        with pg_app.app_context():
+            invitation = db.session.scalars(
+                select(Invitation).order_by(Invitation.id.desc())
+            ).first()
+            game = db.session.get(Game, invitation.game_id)
+            if accepted == 303:
+                assert (invitation.status, game.status) == ("accepted", "active")
+            else:
+                assert (invitation.status, game.status) == ("declined", "cancelled")
+        assert queued(pg_app, "declined") == declines
+
+
+def test_a_rematch_asked_by_both_players_at_once_is_one_invitation(pg_app: Flask) -> None:
+    with pg_app.app_context():
+        game = games.create_game(
+            games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
+        )
+        games.declare_forfeit(game.id, "shadow", "alice")
+        links = [f"/rematch/{token_for(player)}" for player in game.players]
+    statuses = at_once([lambda link=link: post(pg_app, link) for link in links * 5])
+    assert statuses == [200] * 10
+    with pg_app.app_context():
+        assert len(db.session.scalars(select(Invitation)).all()) == 1
+        assert db.session.scalar(select(func.count()).select_from(Game)) == 2
+    assert queued(pg_app, "invite_opponent") == 1
