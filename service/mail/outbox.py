@@ -33,16 +33,14 @@ def queue(
     """
     message: OutboxMessage | None = None
     if kind == "turn" and player is not None and player.id is not None:
-        message = db.session.scalars(
-            select(OutboxMessage).where(
-                OutboxMessage.player_id == player.id,
-                OutboxMessage.kind == "turn",
-                OutboxMessage.status == "queued",
-            )
-        ).first()
+        message = _queued_turn(player.id)
     if message is None:
-        message = OutboxMessage(kind=kind, message_id=make_msgid(domain=_domain()))
+        message = OutboxMessage(kind=kind)
         db.session.add(message)
+    # A replaced email is a new message: the old one may already have gone out once
+    # (a worker killed before its commit), and a receiving server that de-duplicates
+    # by Message-ID must not drop the new content.
+    message.message_id = make_msgid(domain=_domain())
     message.recipient = recipient
     message.game_id = game.id if game is not None else None
     message.player_id = player.id if player is not None else None
@@ -51,8 +49,31 @@ def queue(
     message.html_body = email.html
     message.headers = headers or {}
     message.status = "queued"
+    message.attempts = 0
+    message.last_error = None
     message.next_attempt_at = utcnow()
     return message
+
+
+def _queued_turn(player_id: int) -> OutboxMessage | None:
+    """The player's unsent turn email, locked until the caller's transaction ends.
+
+    A worker sending this very email holds its row lock until it has recorded
+    the outcome: this waits for it, then finds the email still queued (to be
+    rewritten) or sent (not found: a new one is added). Read without the lock,
+    the row the worker had just marked sent would be put back in the queue with
+    its Message-ID. Skipping the locked row would not spare the wait: a second
+    queued turn email for the player meets it in ``uq_outbox_queued_turn``.
+    """
+    return db.session.scalars(
+        select(OutboxMessage)
+        .where(
+            OutboxMessage.player_id == player_id,
+            OutboxMessage.kind == "turn",
+            OutboxMessage.status == "queued",
+        )
+        .with_for_update()
+    ).first()
 
 
 def requeue(message_id: int) -> OutboxMessage:

@@ -1,0 +1,175 @@
+"""Turn emails replaced in the outbox: a fresh Message-ID each time, never under a worker."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+from collections.abc import Callable
+from email.parser import BytesParser
+from email.policy import default
+from typing import Any
+
+import psycopg
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service.models import OutboxMessage, db
+
+from ..helpers import random_move
+from ..smtp import SMTPServer
+
+
+def queued(app: Flask) -> list[OutboxMessage]:
+    """The messages waiting in the outbox, oldest first."""
+    with app.app_context():
+        rows = db.session.scalars(
+            db.select(OutboxMessage)
+            .where(OutboxMessage.status == "queued")
+            .order_by(OutboxMessage.id)
+        ).all()
+        db.session.expunge_all()
+        return list(rows)
+
+
+def row(app: Flask, message_id: int) -> OutboxMessage:
+    with app.app_context():
+        found = db.session.get(OutboxMessage, message_id)
+        assert found is not None
+        db.session.expunge(found)
+        return found
+
+
+def test_a_replaced_turn_email_is_a_new_message(
+    app: Flask, client: FlaskClient, make_game, deliver
+) -> None:
+    """The newer turn email takes the unsent one's row, with a Message-ID of its own."""
+    game = make_game(seed=8)
+    deliver()
+    rng = random.Random(8)
+    seen: dict[int, str] = {}
+    replaced = 0
+    for _ in range(60):
+        random_move(client, game, rng)
+        for message in queued(app):
+            if message.kind != "turn":
+                continue
+            if message.id in seen and seen[message.id] != message.message_id:
+                replaced += 1
+            seen[message.id] = message.message_id
+    assert replaced >= 2
+    assert len(set(seen.values())) == len(seen)
+
+
+def moving(app: Flask, tokens: dict[str, Any], rng: random.Random) -> tuple[threading.Thread, list]:
+    """One random move in a thread of its own; the list gets its outcome or its error."""
+    outcome: list[Any] = []
+
+    def move() -> None:
+        try:
+            outcome.append(random_move(app.test_client(), tokens, rng))
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=move)
+    thread.start()
+    return thread, outcome
+
+
+def waits_on_a_lock(database_url: str) -> Callable[[], bool]:
+    def check() -> bool:
+        with psycopg.connect(database_url) as conn:
+            found = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ).fetchone()
+        return bool(found and found[0])
+
+    return check
+
+
+@pytest.mark.parametrize("app", ["postgres"], indirect=True)
+@pytest.mark.parametrize("reply", ["250 OK", "451 4.3.0 Try again later"], ids=["sent", "retried"])
+def test_a_turn_email_queued_while_a_worker_sends_the_previous_one(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    deliver,
+    smtp_server: SMTPServer,
+    postgres_database: str,
+    reply: str,
+) -> None:
+    """The move waits for the worker, then adds a new email or rewrites the unsent one.
+
+    The worker is held in the middle of sending a player's turn email (its row
+    claimed, the SMTP reply not given); meanwhile the game goes on until that
+    player owes a move again. Sent, the old email keeps its row and the new one
+    is another; refused for now (451), the old one is rewritten. Either way each
+    Message-ID goes out once, with one content.
+    """
+    game = make_game(seed=21)
+    deliver()
+    rng = random.Random(21)
+    for _ in range(100):
+        random_move(client, game, rng)
+        waiting = queued(app)
+        if len(waiting) == 1 and waiting[0].kind == "turn":
+            break
+        deliver()
+    (first,) = waiting
+    claimed, release = threading.Event(), threading.Event()
+    accept = smtp_server.handler.handle_DATA
+
+    async def hold(server: Any, session: Any, envelope: Any) -> str:
+        headers = BytesParser(policy=default).parsebytes(envelope.original_content, True)
+        if headers["Message-ID"] == first.message_id and not claimed.is_set():
+            claimed.set()
+            release.wait(30)  # only this worker talks to the server: it may wait
+            if not reply.startswith("250"):
+                return reply
+        return await accept(server, session, envelope)
+
+    smtp_server.handler.handle_DATA = hold  # type: ignore[method-assign]
+    worker = threading.Thread(target=deliver)
+    worker.start()
+    try:
+        assert claimed.wait(30), "the worker did not send the turn email"
+        blocked = waits_on_a_lock(postgres_database)
+        for _ in range(100):
+            thread, outcome = moving(app, game, rng)
+            while thread.is_alive() and not blocked():
+                thread.join(0.05)
+            if thread.is_alive():
+                break  # this move queues the player's next turn email and waits for the worker
+            assert not isinstance(outcome[0], BaseException), outcome[0]
+        else:
+            raise AssertionError("no move waited for the worker")
+    finally:
+        release.set()
+        worker.join(30)
+    thread.join(30)
+    assert not thread.is_alive() and not isinstance(outcome[0], BaseException), outcome
+    deliver()
+
+    assert queued(app) == []
+    with app.app_context():
+        turns = db.session.scalars(
+            db.select(OutboxMessage)
+            .where(OutboxMessage.player_id == first.player_id, OutboxMessage.kind == "turn")
+            .order_by(OutboxMessage.id)
+        ).all()
+        db.session.expunge_all()
+    deliveries = Counter(r.message["Message-ID"] for r in smtp_server.received)
+    assert set(deliveries.values()) == {1}, deliveries
+    newest = turns[-1]
+    assert newest.status == "sent" and newest.message_id in deliveries
+    assert newest.message_id != first.message_id and newest.text_body != first.text_body
+    if reply.startswith("250"):
+        old = next(turn for turn in turns if turn.id == first.id)
+        assert (old.status, old.message_id) == ("sent", first.message_id)
+        assert (old.subject, old.text_body) == (first.subject, first.text_body)
+        assert first.message_id in deliveries
+    else:
+        assert newest.id == first.id  # rewritten
+        assert first.message_id not in deliveries
