@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import smtplib
 import threading
 
 import click
 from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
+from sqlalchemy.exc import DBAPIError
 from werkzeug.serving import run_simple
 
 from . import deadlines, games
@@ -100,11 +102,23 @@ mail_cli = AppGroup("mail", help="Deliver queued email.")
 
 
 @mail_cli.command("worker")
-@click.option("--once", is_flag=True, help="Drain the queue and exit.")
+@click.option("--once", is_flag=True, help="Drain the queue, say how many were handled, exit.")
 @click.option("--poll", type=float, default=2.0, show_default=True, help="Seconds between polls.")
 def mail_worker(once: bool, poll: float) -> None:
-    """Deliver queued email until stopped; also runs the deadline sweep every minute."""
-    worker.run(once=once, poll=poll, sweep=None if once else deadlines.sweep)
+    """Deliver queued email until stopped; also runs the deadline sweep every minute.
+
+    With ``--once``, an unreachable database or SMTP server ends it with an error.
+    """
+    if not once:
+        worker.run(poll=poll, sweep=deadlines.sweep)
+        return
+    try:
+        handled = worker.run(once=True)
+    except DBAPIError as exc:
+        raise click.ClickException(f"the database is unavailable: {exc.orig}") from None
+    except (smtplib.SMTPException, OSError) as exc:
+        raise click.ClickException(f"the SMTP server is unavailable: {exc}") from None
+    click.echo(f"handled {handled} message(s)")
 
 
 @click.command("tick")

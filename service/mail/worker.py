@@ -105,14 +105,21 @@ def _due(now: datetime, limit: int):  # noqa: ANN202 - a SQLAlchemy select
 
 
 def _still_wanted(message: OutboxMessage) -> bool:
-    """Whether a turn email still matters: the player owes a move in a game in play."""
-    if message.kind != "turn" or message.player_id is None:
+    """Whether a turn email or a reminder still matters when its turn comes to be sent.
+
+    Both are about a move the player owes in a game in play; a reminder, also
+    about the deadline it was queued for (a move or an extension sets a new one).
+    A reminder held back by retries must not reach a player who has moved since.
+    """
+    if message.kind not in ("turn", "reminder") or message.player_id is None:
         return True
     player = db.session.get(Player, message.player_id)
     if player is None or not player.notify:
         return False
     game = db.session.get(Game, player.game_id)
-    return game is not None and game.status == "active" and player.seat in to_act(game.state)
+    if game is None or game.status != "active" or player.seat not in to_act(game.state):
+        return False
+    return message.kind == "turn" or game.reminded
 
 
 def deliver_batch(transport: Transport, size: int = BATCH) -> int:
@@ -192,39 +199,45 @@ def run(
     sweep_every: float = 60.0,
     sweep: Callable[[], object] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
-) -> None:
+) -> int:
     """The worker loop: drain the queue, run the deadline sweep now and then, wait, repeat.
 
-    With ``once``, drain the queue and return. Database and SMTP outages are
-    logged and waited out with a growing pause.
+    With ``once``, drain the queue and return; a database or SMTP server that
+    cannot be reached is raised instead of waited for. Otherwise outages are
+    logged and waited out with a growing pause. Returns how many messages were
+    handled (sent, skipped, failed or put off for a retry).
     """
     transport = Transport()
     pause = poll
     last_sweep = 0.0
+    handled = 0
     try:
         while not should_stop():
             try:
                 if sweep is not None and time.monotonic() - last_sweep >= sweep_every:
                     sweep()
                     last_sweep = time.monotonic()
-                drain(transport)
+                handled += drain(transport)
                 pause = poll
             except (OperationalError, DBAPIError) as exc:
                 db.session.rollback()
+                if once:
+                    raise
                 log.warning("database unavailable, waiting %.0fs: %s", pause, exc.orig)
                 pause = min(pause * 2, 60)
             except (TimeoutError, smtplib.SMTPException, OSError) as exc:
-                log.warning("SMTP server unavailable, waiting %.0fs: %s", pause, exc)
-                pause = min(pause * 2, 60)
                 if once:
                     raise
+                log.warning("SMTP server unavailable, waiting %.0fs: %s", pause, exc)
+                pause = min(pause * 2, 60)
             else:
                 if once:
-                    return
+                    return handled
             _sleep(pause, should_stop)
     finally:
         transport.close()
         db.session.remove()
+    return handled
 
 
 def _sleep(seconds: float, should_stop: Callable[[], bool]) -> None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +20,17 @@ import psycopg
 import pytest
 from flask import Flask
 
-from service.games import Seating, create_game
+from service.deadlines import sweep
+from service.games import Seating, apply_move, cancel_game, create_game
 from service.mail import requeue
 from service.mail.worker import MAX_ATTEMPTS, drain
-from service.models import OutboxMessage, db
+from service.models import Game, OutboxMessage, Player, db, utcnow
+from service.playerview import player_view
+from service.rules import SEATS, to_act
 
 from ..conftest import base_config
-from ..smtp import SMTPServer
+from ..helpers import pick_action
+from ..smtp import SMTPServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,6 +124,88 @@ def test_smtp_server_down_delays_and_loses_nothing(app: Flask, smtp_server: SMTP
     assert len(smtp_server.received) == 4
 
 
+@pytest.mark.parametrize("moot", ["moved", "cancelled"])
+def test_a_reminder_held_back_by_retries_is_dropped_once_it_is_moot(
+    app: Flask, smtp_server: SMTPServer, moot: str
+) -> None:
+    """A reminder retried after a 451 is not sent once its player has moved or the game ended."""
+    app.config["MAIL_RETRY_SCALE"] = 1.0
+    rng = random.Random(3)
+    with app.app_context():
+        game = create_game(
+            Seating("kim@example.com", "Kim"),
+            Seating("sam@example.com", "Sam"),
+            seed=3,
+            days_per_move=3,
+        )
+        for seat in SEATS:  # the exchange: then one seat leads
+            move(game.player(seat), rng)
+        drain()
+        assert sweep(game.deadline - timedelta(hours=23)).reminded == [game.id]
+    smtp_server.handler.replies = ["451 4.3.0 Try again later"]
+    with app.app_context():
+        drain()
+    (reminder,) = [m for m in outbox(app) if m.kind == "reminder"]
+    assert (reminder.status, reminder.attempts) == ("queued", 1)
+    with app.app_context():
+        game = db.session.get(Game, game.id)
+        if moot == "moved":
+            (leader,) = to_act(game.state)
+            move(game.player(leader), rng)
+        else:
+            cancel_game(game.id, "ada")
+        db.session.get(OutboxMessage, reminder.id).next_attempt_at = utcnow()  # the retry is due
+        db.session.commit()
+        drain()
+    (reminder,) = [m for m in outbox(app) if m.kind == "reminder"]
+    assert reminder.status == "skipped"
+    assert reminder.message_id not in {r.message["Message-ID"] for r in smtp_server.received}
+
+
+def move(player: Player, rng: random.Random) -> None:
+    """A random legal move for ``player``, through the service layer."""
+    view = player_view(player)
+    apply_move(player.id, view["version"], pick_action(view, rng))
+
+
+def test_worker_once_says_how_many_messages_it_handled(app: Flask, smtp_server: SMTPServer) -> None:
+    queue_games(app, 2)
+    result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
+    assert (result.exit_code, result.output) == (0, "handled 4 message(s)\n")
+    assert len(smtp_server.received) == 4
+
+
+def test_worker_once_gives_up_when_the_smtp_server_is_down(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    smtp_server.stop()
+    queue_games(app, 1)
+    result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
+    assert result.exit_code == 1
+    assert "the SMTP server is unavailable" in result.output
+    assert {m.status for m in outbox(app)} == {"queued"}
+    smtp_server.controller = type(smtp_server.controller)(
+        smtp_server.handler, hostname="127.0.0.1", port=smtp_server.port
+    )
+    smtp_server.start()
+
+
+def test_worker_once_gives_up_when_the_database_is_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from service import create_app
+    from service.mail import worker
+
+    def wait(*args: Any) -> None:
+        raise AssertionError("--once waited for the database instead of giving up")
+
+    monkeypatch.setattr(worker, "_sleep", wait)
+    app = create_app(base_config(f"postgresql://root@127.0.0.1:{free_port()}/absent", tmp_path))
+    result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
+    assert result.exit_code == 1, result.exception
+    assert "Error: the database is unavailable" in result.output
+
+
 def worker_env(database_url: str, smtp_port: int, instance: Path) -> dict[str, str]:
     config = base_config(database_url, instance)
     return {
@@ -141,24 +230,39 @@ def start_worker(env: dict[str, str]) -> subprocess.Popen:
 
 
 @pytest.mark.postgres
-def test_three_workers_deliver_each_message_exactly_once(
+def test_three_workers_split_the_queue_and_deliver_each_message_exactly_once(
     pg_app: Flask, postgres_database: str, smtp_server: SMTPServer, tmp_path: Path
 ) -> None:
+    """Each worker sends while the others send: the rows one has claimed, the others skip."""
     queue_games(pg_app, 40)
     original = smtp_server.handler.handle_DATA
+    sending = {"now": 0, "most": 0}
 
     async def slow(server: Any, session: Any, envelope: Any) -> str:
         import asyncio
 
-        await asyncio.sleep(0.01)
-        return await original(server, session, envelope)
+        sending["now"] += 1
+        sending["most"] = max(sending["most"], sending["now"])
+        try:
+            # Slower than starting a worker takes, so that all three are at work together.
+            await asyncio.sleep(0.05)
+            return await original(server, session, envelope)
+        finally:
+            sending["now"] -= 1
 
     smtp_server.handler.handle_DATA = slow  # type: ignore[method-assign]
     env = worker_env(postgres_database, smtp_server.port, tmp_path)
     workers = [start_worker(env) for _ in range(3)]
+    counts = []
     for worker in workers:
-        _, err = worker.communicate(timeout=120)
+        out, err = worker.communicate(timeout=120)
         assert worker.returncode == 0, err.decode()
+        found = re.fullmatch(r"handled (\d+) message\(s\)\n", out.decode())
+        assert found, out.decode()
+        counts.append(int(found.group(1)))
+    assert sum(counts) == 80
+    assert sum(count > 0 for count in counts) >= 2, counts
+    assert sending["most"] >= 2, "the workers never sent at the same time"
     ids = Counter(r.message["Message-ID"] for r in smtp_server.received)
     assert len(ids) == 80 and set(ids.values()) == {1}
     rows = outbox(pg_app)
