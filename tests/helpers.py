@@ -59,7 +59,11 @@ def play_to_end(
 
 
 class MoveForm(HTMLParser):
-    """What the move page offers: its hidden fields, the play buttons, the card checkboxes."""
+    """What the move page offers: its hidden fields, the play buttons, the card checkboxes.
+
+    For a choice of cards (exchange, swap): how many to choose, and whether the
+    page states the elixir rule (one of them must be an elixir).
+    """
 
     def __init__(self, html: str) -> None:
         super().__init__()
@@ -67,11 +71,25 @@ class MoveForm(HTMLParser):
         self.plays: list[str] = []
         self.disabled: list[str] = []
         self.checkboxes: list[str] = []
+        self.choose = 0
+        self.elixir_rule = False
+        self._choosing = False
         self.feed(html)
+
+    @property
+    def offers_a_move(self) -> bool:
+        """Whether the page has a form for the player's next move."""
+        return "version" in self.hidden
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attr = dict(attrs)
-        if tag == "input" and attr.get("type") == "hidden" and attr.get("name"):
+        classes = (attr.get("class") or "").split()
+        if tag == "form" and "choose" in classes:
+            self._choosing = True
+            self.choose = int(attr.get("data-choose") or 0)
+        elif tag == "p" and self._choosing and classes == ["rule"]:
+            self.elixir_rule = True
+        elif tag == "input" and attr.get("type") == "hidden" and attr.get("name"):
             self.hidden[attr["name"] or ""] = attr.get("value") or ""
         elif tag == "input" and attr.get("type") == "checkbox" and attr.get("name") == "cards":
             self.checkboxes.append(attr.get("value") or "")
@@ -79,6 +97,23 @@ class MoveForm(HTMLParser):
             self.plays.append(attr.get("value") or "")
         elif tag == "button" and "disabled" in attr:
             self.disabled.append(attr.get("aria-label") or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self._choosing = False
+
+
+def page_action(form: MoveForm, rng: random.Random) -> dict[str, Any]:
+    """A random move among those the page offers, found from the page alone."""
+    if form.plays:
+        card, _, suit = rng.choice(form.plays).partition(":")
+        return {"play": card, "name": suit} if suit else {"play": card}
+    cards = list(form.checkboxes)
+    if form.elixir_rule:
+        elixir = rng.choice([card for card in cards if is_elixir(card)])
+        rest = [card for card in cards if card != elixir]
+        return {form.hidden["kind"]: [elixir, *rng.sample(rest, form.choose - 1)]}
+    return {form.hidden["kind"]: rng.sample(cards, form.choose)}
 
 
 def form_data(form: MoveForm, action: dict[str, Any]) -> dict[str, Any]:

@@ -69,24 +69,45 @@ def test_both_halves_of_an_exchange_at_the_same_instant_resolve_once(pg_app: Fla
             assert moves == 2
 
 
-def test_stale_version_under_contention_leaves_the_game_as_it_was(pg_app: Flask) -> None:
-    game = new_game(pg_app, seed=3)
+def test_stale_moves_racing_the_fresh_one_get_409_and_change_nothing(pg_app: Flask) -> None:
+    """Stale moves sent at the same instant as the one fresh move are all refused.
+
+    The game ends exactly as a twin game (the same deal) to which only the fresh
+    move was applied.
+    """
+    game, twin = new_game(pg_app, seed=3), new_game(pg_app, seed=3)
     client = pg_app.test_client()
     rng = random.Random(3)
-    for seat in ("keeper", "shadow"):
+    for seat in ("keeper", "shadow"):  # the exchange, the same in both games
         view = client.get(f"/api/play/{game[seat]}").get_json()
-        assert (
-            client.post(
-                f"/api/play/{game[seat]}",
-                json={"version": view["version"], **pick_action(view, rng)},
-            ).status_code
-            == 200
-        )
-    keeper = client.get(f"/api/play/{game['keeper']}").get_json()
+        body = {"version": view["version"], **pick_action(view, rng)}
+        for played in (game, twin):
+            assert client.post(f"/api/play/{played[seat]}", json=body).status_code == 200
+    views = {
+        seat: client.get(f"/api/play/{game[seat]}").get_json() for seat in ("keeper", "shadow")
+    }
+    (leader,) = [seat for seat, view in views.items() if view["your_turn"]]
+    fresh = {"version": 2, **views[leader]["legal"][0]}
+    stale = [
+        (seat, {"version": version, **move})
+        for version in (0, 1)
+        for seat in ("keeper", "shadow")
+        for move in views[leader]["legal"][:5]
+    ]
+    statuses = at_once(
+        [lambda: post(pg_app, game[leader], fresh)]
+        + [lambda seat=seat, body=body: post(pg_app, game[seat], body) for seat, body in stale]
+    )
+    assert statuses == [200] + [409] * len(stale)
+    assert client.post(f"/api/play/{twin[leader]}", json=fresh).status_code == 200
     with pg_app.app_context():
-        before = db.session.get(Game, game["id"]).state
-    response = client.post(f"/api/play/{game['keeper']}", json={"version": 0, **keeper["legal"][0]})
-    assert response.status_code == 409
-    with pg_app.app_context():
-        stored = db.session.get(Game, game["id"])
-        assert stored.version == 2 and stored.state == before
+        stored, alone = db.session.get(Game, game["id"]), db.session.get(Game, twin["id"])
+        assert stored.version == alone.version == 3
+        assert stored.state == alone.state
+        logs = [
+            db.session.scalars(
+                db.select(Event.kind).where(Event.game_id == played["id"]).order_by(Event.id)
+            ).all()
+            for played in (game, twin)
+        ]
+        assert logs[0] == logs[1] and logs[0].count("move") == 3

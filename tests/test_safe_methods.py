@@ -1,17 +1,26 @@
-"""GET and HEAD on every player URL leave the database exactly as it was."""
+"""GET and HEAD on every page a player, a visitor or an admin can reach change nothing.
+
+Mail scanners and link previews open every link they see; only a POST may act.
+"""
 
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
-from flask import Flask
+from flask import Flask, url_for
+from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service.models import db
+from service.admin.auth import create_admin
+from service.games import declare_forfeit
+from service.models import OutboxMessage, Player, db
 from service.rules import SEATS
 
-from .helpers import pick_action
+from .admin.conftest import ADMIN, PASSWORD, sign_in
+from .conftest import BASE_URL
+from .helpers import pick_action, random_move
 
 # Long whole-game tests whose subject does not depend on the database: PostgreSQL only.
 pytestmark = pytest.mark.parametrize("app", ["postgres"], indirect=True)
@@ -53,3 +62,110 @@ def test_get_and_head_change_nothing_in_any_phase(app, client, make_game) -> Non
         body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
         assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
     assert {"exchange", "play", "over"} <= phases
+
+
+def links_in_outbox(app: Flask, path: str) -> list[str]:
+    """The paths of every link to ``path`` in the emails queued or sent, oldest first."""
+    with app.app_context():
+        bodies = db.session.scalars(select(OutboxMessage.text_body).order_by(OutboxMessage.id))
+        pattern = rf"{re.escape(BASE_URL)}({re.escape(path)}[^\s<>\"]+)"
+        return [link for body in bodies for link in re.findall(pattern, body)]
+
+
+def ask_for_a_game(client: FlaskClient, creator: str, opponent: str) -> None:
+    """Fill in the public new-game form, as a visitor would."""
+    html = client.get("/new").get_data(as_text=True)
+    found = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', html)
+    assert found
+    form = {
+        "csrf_token": found.group(1),
+        "name": creator.split("@")[0],
+        "email": creator,
+        "opponent_name": opponent.split("@")[0],
+        "opponent_email": opponent,
+        "role": "keeper",
+        "format": "single",
+        "look": "standard",
+        "days": "5",
+    }
+    assert client.post("/new", data=form).status_code == 200
+
+
+def visited(app: Flask, clients: list[FlaskClient], urls: list[str]) -> set[str]:
+    """GET and HEAD each URL with each client (HEAD answers as GET); returns the endpoints."""
+    adapter = app.url_map.bind("splitmind.test")
+    endpoints = set()
+    for url in urls:
+        endpoints.add(adapter.match(url.partition("?")[0], method="GET")[0])
+        for client in clients:
+            status = client.get(url).status_code
+            assert status < 500 and client.head(url).status_code == status, url
+    return endpoints
+
+
+def test_get_and_head_change_nothing_on_any_page(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Every GET route, visited by a visitor and by a signed-in admin, before and after an end."""
+    with app.app_context():
+        create_admin(ADMIN, PASSWORD)
+    admin = app.test_client()
+    assert sign_in(admin).status_code == 303
+    game = make_game(seed=77)
+    rng = random.Random(77)
+    for _ in range(6):
+        random_move(client, game, rng)
+    # A visitor asks for two games: one left unconfirmed, one confirmed (its opponent invited).
+    ask_for_a_game(client, "ann@example.com", "bob@example.com")
+    ask_for_a_game(client, "cat@example.com", "dan@example.com")
+    _, cat_confirms = links_in_outbox(app, "/invitations/")
+    assert client.post(cat_confirms).status_code == 200
+    invitation_pages = links_in_outbox(app, "/invitations/")
+    assert len(invitation_pages) == 3  # two to confirm an address, one to answer
+    with app.app_context():
+        messages = db.session.scalars(select(OutboxMessage.id)).all()
+        values = {
+            "game_id": game["id"],
+            "player_id": db.session.scalar(select(Player.id).where(Player.game_id == game["id"])),
+            "message_id": messages[0],
+        }
+        with app.test_request_context():
+            admin_pages = []
+            for rule in app.url_map.iter_rules():
+                if rule.endpoint.startswith("admin.") and "GET" in rule.methods:
+                    assert rule.arguments <= values.keys(), f"what to put in {rule}?"
+                    arguments = {name: values[name] for name in rule.arguments}
+                    admin_pages.append(url_for(rule.endpoint, **arguments))
+            # "Compute again now": the statistics, not the ones kept for a minute.
+            admin_pages.append(url_for("admin.statistics", refresh=1))
+    urls = [
+        "/",
+        "/rules",
+        "/new",
+        "/api/openapi.json",
+        *invitation_pages,
+        "/invitations/nothing-here",
+        *links_in_outbox(app, "/unsubscribe/"),
+        "/unsubscribe/nothing-here",
+        *(f"/rematch/{game[seat]}" for seat in SEATS),
+        "/rematch/nothing-here",
+        *(url for seat in SEATS for url in player_urls(game[seat])),
+        "/mailbox",
+        "/mailbox?to=kim@example.com",
+        *(f"/mailbox/{message}" for message in messages[:3]),
+        *(f"/mailbox/{message}/html" for message in messages[:3]),
+        "/mailbox/999999",
+        *admin_pages,
+    ]
+    for moment in ("in play", "ended"):
+        if moment == "ended":
+            with app.app_context():
+                declare_forfeit(game["id"], "keeper", ADMIN)
+        before = snapshot(app)
+        reached = visited(app, [client, admin], urls)
+        assert snapshot(app) == before, f"a GET or HEAD changed the database ({moment})"
+        # The rematch page offers its button only once the game is over.
+        rematch = client.get(f"/rematch/{game['keeper']}").status_code
+        assert rematch == (409 if moment == "in play" else 200)
+    every_get = {rule.endpoint for rule in app.url_map.iter_rules() if "GET" in rule.methods}
+    assert every_get - {"static"} <= reached

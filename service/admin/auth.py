@@ -127,7 +127,7 @@ def login() -> Response | tuple[str, int]:
             return redirect(_safe_next(request.args.get("next")), code=303)
         g.failed_login = True
         error = "Wrong name or password."
-    status = 200 if request.method == "GET" else 400
+    status = 400 if request.method == "POST" else 200  # HEAD answers as GET does
     return render_template("admin/login.html", form=form, error=error), status
 
 
