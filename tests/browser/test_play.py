@@ -41,11 +41,11 @@ GAME = [
     ("shadow", "swap", "1H 3S"),
     ("keeper", "swap", "2C 6C"),
     ("shadow", "play", "7C"),
-    ("keeper", "play", "4H"),
+    ("keeper", "play", "3S"),  # no clubs but an elixir: the elixir must be played
     ("shadow", "play", "2C"),
     ("keeper", "play", "1H"),
     ("shadow", "play", "6C"),
-    ("keeper", "play", "3S"),
+    ("keeper", "play", "4H"),
 ]
 
 
@@ -122,8 +122,8 @@ def test_a_whole_game_on_two_phones(new_game: Callable[..., dict], phone: Callab
         assert page.locator("#status-line").inner_text() == "Game over: the Shadow wins."
         assert page.locator(".track .track-card.up").count() == 10
     news = pages["shadow"].locator(".news").inner_text()
-    assert "Steal: Sam took a trick from Kim" in news
     assert "Round 1 is over: 10 tricks for you, 0 for Kim; the track moves 10." in news
+    assert "Steal: Sam took a trick from Kim" in pages["shadow"].locator("main").inner_text()
     screenshot(pages["shadow"], "05-game-over")
     assert api_view(game["api"]["keeper"])["winner"] == "shadow"
     assert not failures
