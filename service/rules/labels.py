@@ -28,11 +28,6 @@ LOOKS: dict[str, dict[str, Any]] = {
 }
 
 
-def look(name: str) -> dict[str, Any]:
-    """A look by name; an unknown name raises ``KeyError``."""
-    return LOOKS[name]
-
-
 def card_label(card: str, look_name: str = "standard") -> str:
     """A card as a player reads it.
 
