@@ -152,3 +152,29 @@ def at_once(calls: list[Callable[[], Any]]) -> list[Any]:
     for thread in threads:
         thread.join(60)
     return results
+
+
+NEW_GAME_FORM = {
+    "name": "Ann",
+    "email": "ann@example.com",
+    "opponent_name": "Bob",
+    "opponent_email": "bob@example.com",
+    "role": "keeper",
+    "format": "single",
+    "look": "standard",
+    "days": "5",
+}
+
+
+def csrf_token(html: str) -> str:
+    """The CSRF token of the (first) form on a page."""
+    found = re.search(r'name="csrf_token"[^>]*?value="([^"]+)"', html)
+    assert found, "the page has no CSRF token"
+    return found.group(1)
+
+
+def ask_for_game(client: FlaskClient, headers: dict[str, str] | None = None, **changes: str) -> Any:
+    """Post the public new-game form (Ann against Bob, unless ``changes`` say otherwise)."""
+    token = csrf_token(client.get("/new", headers=headers).get_data(as_text=True))
+    data = {**NEW_GAME_FORM, **changes, "csrf_token": token}
+    return client.post("/new", data=data, headers=headers)

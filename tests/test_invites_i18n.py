@@ -14,31 +14,15 @@ from service import invitations
 from service.mail import compose
 from service.models import Address, Game, Invitation, Player, db, utcnow
 
-from .helpers import play_to_end
+from .helpers import NEW_GAME_FORM, play_to_end
+from .helpers import ask_for_game as ask
 
 FRENCH = {"Accept-Language": "fr-FR,fr;q=0.9"}
-FORM = {
-    "name": "Ann",
-    "email": "ann@example.com",
-    "opponent_name": "Bob",
-    "opponent_email": "bob@example.com",
-    "role": "keeper",
-    "format": "single",
-    "look": "standard",
-    "days": "5",
-}
 
 
 def text_of(page: str) -> str:
     """The page's visible words: tags removed, entities decoded, spaces collapsed."""
     return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", page)))
-
-
-def ask(client: FlaskClient, headers: dict[str, str] | None = None, **changes: str):  # noqa: ANN201
-    """Post the new-game form as a visitor whose browser sends ``headers``."""
-    html = client.get("/new", headers=headers).get_data(as_text=True)
-    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', html).group(1)
-    return client.post("/new", data={**FORM, **changes, "csrf_token": token}, headers=headers)
 
 
 def invitation_link(app: Flask, stage: str) -> str:
@@ -256,7 +240,7 @@ def test_error_pages_in_french(client: FlaskClient, make_game) -> None:
     wrong_method = client.get(f"/play/{game['keeper']}/language", headers=FRENCH)
     assert wrong_method.status_code == 405
     assert "Cette adresse n’accepte pas ce type de demande." in wrong_method.get_data(as_text=True)
-    no_token = client.post("/new", data=FORM, headers=FRENCH)
+    no_token = client.post("/new", data=NEW_GAME_FORM, headers=FRENCH)
     assert no_token.status_code == 400
     assert "Ce formulaire n’a pas pu être vérifié" in no_token.get_data(as_text=True)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,17 +16,10 @@ from service.admin.auth import create_admin
 from service.models import Game, db
 from service.rules import to_act
 
-from ..helpers import pick_action
+from ..helpers import csrf_token, pick_action
 
 ADMIN = "ada"
 PASSWORD = "correct horse battery staple"
-
-
-def csrf_token(html: str) -> str:
-    """The CSRF token of the first form on a page."""
-    found = re.search(r'name="csrf_token"[^>]*?value="([^"]+)"', html)
-    assert found, "the page has no CSRF token"
-    return found.group(1)
 
 
 def sign_in(client: FlaskClient, name: str = ADMIN, password: str = PASSWORD) -> TestResponse:

@@ -3,7 +3,6 @@ which invites the opponent the same way."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from flask import Flask
@@ -16,27 +15,12 @@ from service.mail import compose
 from service.models import Address, Game, Invitation, OutboxMessage, Player, db, utcnow
 
 from ..conftest import BASE_URL
+from ..helpers import NEW_GAME_FORM, ask_for_game
 from ..smtp import SMTPServer
-
-FORM = {
-    "name": "Ann",
-    "email": "ann@example.com",
-    "opponent_name": "Bob",
-    "opponent_email": "bob@example.com",
-    "role": "keeper",
-    "format": "single",
-    "look": "standard",
-    "days": "5",
-}
-
-
-def csrf_token(client: FlaskClient, url: str = "/new") -> str:
-    html = client.get(url).get_data(as_text=True)
-    return re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', html).group(1)
 
 
 def ask(client: FlaskClient, **changes: str):  # noqa: ANN201
-    return client.post("/new", data={**FORM, **changes, "csrf_token": csrf_token(client)})
+    return ask_for_game(client, **changes)
 
 
 def path_of(link: str) -> str:
@@ -119,7 +103,7 @@ def test_bad_requests_are_refused_with_the_reason(client: FlaskClient) -> None:
         response = ask(client, **changes)
         assert response.status_code == 400
         assert reason in response.get_data(as_text=True)
-    response = client.post("/new", data=FORM)  # no CSRF token
+    response = client.post("/new", data=NEW_GAME_FORM)  # no CSRF token
     assert response.status_code == 400
 
 
