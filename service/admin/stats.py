@@ -195,41 +195,40 @@ def _count_if(condition: ColumnElement[bool]) -> ColumnElement[Any]:
 
 
 def playtest() -> Playtest:
-    """Win rates, final tracks, effects and round leaders, added up over finished games."""
+    """Win rates, final tracks, effects and round leaders, added up over finished games.
+
+    One pass over the figures, grouped by how each game ended; the groups (at
+    most a few dozen) are added up here.
+    """
     figures = GameFigures
-    total = db.session.execute(
+    groups = db.session.execute(
         select(
+            figures.complete,
+            figures.winner,
+            figures.track,
             func.count(),
-            _count_if(figures.winner == "keeper"),
-            _count_if(figures.winner == "shadow"),
-            func.coalesce(func.sum(figures.tricks), 0),
-            func.coalesce(func.sum(figures.reset), 0),
-            func.coalesce(func.sum(figures.swap), 0),
-            func.coalesce(func.sum(figures.steal), 0),
-            func.coalesce(func.sum(figures.two_elixirs), 0),
+            func.sum(figures.tricks),
+            func.sum(figures.reset),
+            func.sum(figures.swap),
+            func.sum(figures.steal),
+            func.sum(figures.two_elixirs),
             func.count(figures.round2_leader),
             _count_if(figures.round2_leader == "shadow"),
             func.count(figures.round3_leader),
             _count_if(figures.round3_leader == "shadow"),
-        ).where(figures.complete)
-    ).one()
+        ).group_by(figures.complete, figures.winner, figures.track)
+    ).all()
+    complete = [group for group in groups if group[0]]
+    total = [sum(group[i] for group in complete) for i in range(3, 13)]
+    games, tricks, reset, swap, steal, two, r2, r2_shadow, r3, r3_shadow = total
     tracks = [0] * 11
-    forfeits = 0
-    for complete, track, count in db.session.execute(
-        select(figures.complete, figures.track, func.count()).group_by(
-            figures.complete, figures.track
-        )
-    ):
-        if complete:
-            tracks[track] += count
-        else:
-            forfeits += count
-    games, keeper, shadow, tricks, reset, swap, steal, two, r2, r2_shadow, r3, r3_shadow = total
+    for group in complete:
+        tracks[group[2]] += group[3]
     return Playtest(
         games=games,
-        forfeits=forfeits,
-        keeper_wins=keeper,
-        shadow_wins=shadow,
+        forfeits=sum(group[3] for group in groups if not group[0]),
+        keeper_wins=sum(group[3] for group in complete if group[1] == "keeper"),
+        shadow_wins=sum(group[3] for group in complete if group[1] == "shadow"),
         tracks=tracks,
         tricks=tricks,
         effects={"reset": reset, "swap": swap, "steal": steal, "two_elixirs": two},
