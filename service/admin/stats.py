@@ -31,7 +31,6 @@ WEEKS = 12
 # The median time per move is taken over this many of the latest moves.
 MOVE_WINDOW = 20_000
 SUMMARY_BATCH = 500
-ENDINGS = ("finished", "timed_out", "abandoned", "cancelled")
 
 
 def summarize_finished(limit: int | None = None) -> tuple[int, bool]:
