@@ -19,7 +19,7 @@ from flask_babel import gettext
 from itsdangerous import BadSignature, URLSafeSerializer
 from sqlalchemy import select
 
-from . import games
+from . import games, notify
 from .mail import compose, queue
 from .models import Address, Event, Game, Invitation, Player, db, utcnow
 from .rules import other
@@ -310,3 +310,9 @@ def _email(invitation: Invitation, template: str, recipient: str, **context: Any
         kind=template,
         recipient=recipient,
     )
+
+
+def send_links(email: str, language: str | None) -> None:
+    """Someone asked for the links of an address's games: email them to that address."""
+    notify.links_for(games.clean_email(email), language)
+    db.session.commit()

@@ -15,10 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from flask import current_app
+from sqlalchemy import select
 
 from .links import player_url, token_for
 from .mail import compose, queue
-from .models import Game, Player
+from .models import Game, Player, db
 from .playerview import player_view
 from .rules import State, to_act
 
@@ -101,3 +102,18 @@ def reminder(game: Game) -> None:
 def link(player: Player) -> None:
     """Send a player their link again (an admin asked)."""
     _send(player, "link", "link", always=True)
+
+
+def links_for(email: str, language: str | None) -> bool:
+    """Email an address the links of its games in play; returns whether it has any."""
+    players = db.session.scalars(
+        select(Player)
+        .join(Game)
+        .where(Player.email == email.lower(), Game.status == "active", Player.link_key.is_not(None))
+        .order_by(Game.id)
+    ).all()
+    if not players:
+        return False
+    games = [{"view": player_view(player), "link": player_url(player)} for player in players]
+    queue(compose.render("your_games", language, games=games), kind="links", recipient=email)
+    return True

@@ -20,7 +20,7 @@ from service.rules import SEATS
 
 from .admin.conftest import ADMIN, PASSWORD, sign_in
 from .conftest import BASE_URL
-from .helpers import pick_action, random_move
+from .helpers import ask_for_game, pick_action, random_move
 
 # Long whole-game tests whose subject does not depend on the database: PostgreSQL only.
 pytestmark = pytest.mark.parametrize("app", ["postgres"], indirect=True)
@@ -74,21 +74,9 @@ def links_in_outbox(app: Flask, path: str) -> list[str]:
 
 def ask_for_a_game(client: FlaskClient, creator: str, opponent: str) -> None:
     """Fill in the public new-game form, as a visitor would."""
-    html = client.get("/new").get_data(as_text=True)
-    found = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', html)
-    assert found
-    form = {
-        "csrf_token": found.group(1),
-        "name": creator.split("@")[0],
-        "email": creator,
-        "opponent_name": opponent.split("@")[0],
-        "opponent_email": opponent,
-        "role": "keeper",
-        "format": "single",
-        "look": "standard",
-        "days": "5",
-    }
-    assert client.post("/new", data=form).status_code == 200
+    names = {"name": creator.split("@")[0], "opponent_name": opponent.split("@")[0]}
+    response = ask_for_game(client, email=creator, opponent_email=opponent, **names)
+    assert response.status_code == 200
 
 
 def visited(app: Flask, clients: list[FlaskClient], urls: list[str]) -> set[str]:
@@ -142,6 +130,7 @@ def test_get_and_head_change_nothing_on_any_page(
         "/",
         "/rules",
         "/new",
+        "/links",
         "/api/openapi.json",
         *invitation_pages,
         "/invitations/nothing-here",

@@ -71,3 +71,16 @@ class NewGameForm(FlaskForm):
         default=7,
         validators=[Optional(), NumberRange(min=1, max=60, message=OUT_OF_RANGE)],
     )
+
+
+class LinksForm(FlaskForm):
+    """The address whose games' links to send again."""
+
+    email = EmailField(
+        _l("Your email"),
+        validators=[
+            InputRequired(message=REQUIRED),
+            Email(message=NOT_AN_ADDRESS),
+            Length(max=254, message=TOO_LONG),
+        ],
+    )

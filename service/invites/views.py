@@ -21,7 +21,7 @@ from ..links import player_for, token_for
 from ..mail import compose
 from ..models import Player, db
 from . import bp
-from .forms import NewGameForm
+from .forms import LinksForm, NewGameForm
 
 
 def _creator_address() -> str:
@@ -64,6 +64,27 @@ def new_game():  # noqa: ANN201
             return render_template("invites/sent.html", email=form.email.data)
     status = 400 if request.method == "POST" else 200
     return render_template("invites/new.html", form=form, error=error), status
+
+
+def _asking_address() -> str:
+    return (request.form.get("email") or "").strip().lower()
+
+
+@bp.route("/links", methods=["GET", "POST"])
+@limiter.limit("10 per hour", methods=["POST"])
+@limiter.limit("3 per day", key_func=_asking_address, methods=["POST"])
+def lost_links():  # noqa: ANN201
+    """Lost your links? The links of an address's games in play go to that address.
+
+    The answer is the same whether or not the address has games: the page
+    tells no one who plays here.
+    """
+    form = LinksForm()
+    if form.validate_on_submit():
+        invitations.send_links(form.email.data, current_language())
+        return render_template("invites/links.html", form=form, sent=True)
+    status = 400 if request.method == "POST" else 200
+    return render_template("invites/links.html", form=form, sent=False), status
 
 
 @bp.route("/invitations/<token>", methods=["GET", "POST"])
