@@ -29,7 +29,7 @@ SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots" / "email"
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 KINDS = (
     "invitation", "turn", "round", "over", "reminder", "ended", "link",
-    "confirm_address", "invite_opponent", "declined",
+    "confirm_address", "invite_opponent", "declined", "links",
 )  # fmt: skip
 
 
@@ -92,6 +92,9 @@ def emails(
             sweep(deadline - timedelta(hours=12))
             sweep(deadline + timedelta(hours=1))
             games.resend_link(db.session.get(Game, first["id"]).player("keeper").id, "admin")
+        make_game(seed=103, days_per_move=3, **readers)
+        with app.app_context():
+            invitations.send_links("kim@example.com", language)
         invite(app, language)
         deliver()
         client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
