@@ -7,6 +7,7 @@ through :mod:`service.games`, which writes it to the game's log with the admin's
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -270,6 +271,16 @@ def mail() -> str:
     )
 
 
+# Links in emails are credentials (a seat, an invitation, a rematch, an unsubscribe):
+# an admin reading the mail sees where they point, never the token itself.
+CREDENTIAL_LINK = re.compile(r"/(play|rematch|invitations|unsubscribe)/[A-Za-z0-9_.\-]+")
+
+
+def without_credentials(text: str) -> str:
+    """``text`` with the token of every credential link replaced by a placeholder."""
+    return CREDENTIAL_LINK.sub(r"/\1/[link hidden]", text)
+
+
 def _message(message_id: int) -> tuple[OutboxMessage, bool]:
     """The message, and whether its body is withheld: it may show a hand of a live game."""
     message = db.session.get(OutboxMessage, message_id)
@@ -287,7 +298,13 @@ def _message(message_id: int) -> tuple[OutboxMessage, bool]:
 def message(message_id: int) -> str:
     """One message in full: headers, the text body, and the HTML body in a sandboxed frame."""
     found, withheld = _message(message_id)
-    return render_template("admin/message.html", message=found, withheld=withheld)
+    return render_template(
+        "admin/message.html",
+        message=found,
+        withheld=withheld,
+        text=without_credentials(found.text_body),
+        headers={name: without_credentials(value) for name, value in found.headers.items()},
+    )
 
 
 @bp.get("/mail/<int:message_id>/html")
@@ -296,7 +313,7 @@ def message_html(message_id: int) -> Response:
     found, withheld = _message(message_id)
     if withheld:
         abort(403, "This message belongs to a game in play: its body is withheld.")
-    response = Response(found.html_body, mimetype="text/html")
+    response = Response(without_credentials(found.html_body), mimetype="text/html")
     response.headers["Content-Security-Policy"] = MAIL_HTML_CSP
     response.headers["X-Frame-Options"] = "SAMEORIGIN"
     return response

@@ -212,6 +212,32 @@ def test_emails_of_a_live_game_are_withheld_until_it_is_over(app, admin) -> None
         assert admin.get(f"/admin/mail/{message_id}/html").status_code == 403
     play(app, game_id, seed=1)
     page = admin.get(f"/admin/mail/{ids[0]}").get_data(as_text=True)
-    assert "body is withheld" not in page and "/play/" in page
+    assert "body is withheld" not in page and "/play/[link hidden]" in page
     assert f'<iframe class="mail-html" sandbox src="/admin/mail/{ids[0]}/html"' in page
-    assert admin.get(f"/admin/mail/{ids[0]}/html").status_code == 200
+    html = admin.get(f"/admin/mail/{ids[0]}/html")
+    assert html.status_code == 200 and "/play/[link hidden]" in html.get_data(as_text=True)
+
+
+def test_links_in_emails_are_never_shown_to_admins(app, admin, make_game, client) -> None:
+    """A link is a seat (or an invitation, a rematch, an unsubscribe): an admin sees none."""
+    from ..helpers import ask_for_game, play_to_end
+
+    finished = make_game(seed=6)
+    play_to_end(client, finished, seed=6)
+    ask_for_game(client)
+    with app.app_context():
+        messages = db.session.scalars(select(OutboxMessage)).all()
+        tokens = [
+            token
+            for message in messages
+            for token in re.findall(
+                r"/(?:play|rematch|invitations|unsubscribe)/([A-Za-z0-9_.\-]+)",
+                message.text_body + message.html_body + json.dumps(message.headers),
+            )
+        ]
+        ids = [message.id for message in messages]
+    assert tokens and any(message.game_id is None for message in messages)
+    for message_id in ids:
+        for url in (f"/admin/mail/{message_id}", f"/admin/mail/{message_id}/html"):
+            shown = admin.get(url).get_data(as_text=True)
+            assert not [token for token in tokens if token in shown], url
