@@ -1,0 +1,64 @@
+"""Accessibility audit of the pages players and visitors use, with axe-core in Chromium."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def post(url: str, body: dict[str, Any]) -> None:
+    """A move through the live server's JSON API."""
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+
+
+def violations(page: Any) -> list[str]:
+    """Every axe-core violation on the page, as ``rule: where`` lines."""
+    results = Axe().run(page)
+    return [
+        f"{violation['id']} ({violation['impact']}): {node['target']}"
+        for violation in results.response["violations"]
+        for node in violation["nodes"]
+    ]
+
+
+@pytest.mark.parametrize("look", ["standard", "classic"])
+@pytest.mark.parametrize("locale", ["en-GB", "fr-FR"])
+def test_the_move_page_passes_an_accessibility_audit(
+    new_game: Callable[..., dict], phone: Callable, look: str, locale: str
+) -> None:
+    game = new_game(seed=5, look=look)
+    page = phone(locale=locale).new_page()
+    for seat in ("keeper", "shadow"):  # the exchange
+        page.goto(game[seat])
+        assert violations(page) == []
+    for seat, card in (("keeper", "7D"), ("shadow", "5S")):
+        post(game["api"][seat], {"version": 0, "exchange": [card]})
+    for seat in ("keeper", "shadow"):  # a lead with some cards playable, and waiting
+        page.goto(game[seat])
+        assert violations(page) == []
+
+
+def test_the_public_pages_pass_an_accessibility_audit(live_server: str, phone: Callable) -> None:
+    page = phone().new_page()
+    for path in ("/", "/rules", "/rules?look=classic", "/new", "/links", "/play/no-such-link"):
+        page.goto(live_server + path)
+        assert violations(page) == [], path
+
+
+def test_the_audit_finds_what_it_should(live_server: str, phone: Callable) -> None:
+    """The audit itself: an image without a text alternative is reported."""
+    page = phone().new_page()
+    page.goto(live_server + "/")
+    page.evaluate("document.querySelector('main').append(document.createElement('img'))")
+    assert any(line.startswith("image-alt") for line in violations(page))
