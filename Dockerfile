@@ -8,6 +8,7 @@ COPY pyproject.toml README.md ./
 COPY service ./service
 COPY migrations ./migrations
 COPY templates ./templates
+COPY gunicorn.conf.py ./
 # Editable: the app finds templates/ and migrations/ next to service/.
 RUN pip install --no-cache-dir -e '.[redis]'
 
@@ -16,4 +17,4 @@ USER splitmind
 EXPOSE 8000
 
 # Migrate, then serve; the worker service overrides the command.
-CMD ["sh", "-c", "flask --app service db upgrade && exec gunicorn --bind 0.0.0.0:8000 --workers 3 --access-logfile - 'service:create_app()'"]
+CMD ["sh", "-c", "flask --app service db upgrade && exec gunicorn 'service:create_app()'"]

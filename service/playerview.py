@@ -32,7 +32,8 @@ def match_summary(player: Player) -> dict[str, Any] | None:
     """The return match as ``player`` sees it: ``you`` and ``opponent`` scores and the winner.
 
     A game of the match that ends other than by play (a timeout, a forfeit, an
-    abandoned or cancelled game) ends the match: its winner, if any, wins it.
+    abandoned or cancelled game) ends the match: its winner, if any, wins it;
+    without one the match simply ends (``ended_early``, neither won nor drawn).
     ``None`` for a game that is not part of a return match.
     """
     game = player.game
@@ -63,7 +64,7 @@ def match_summary(player: Player) -> dict[str, Any] | None:
         "opponent": result["scores"][them],
         "over": over,
         "winner": relative[winner],
-        "draw": over and winner is None,
+        "draw": over and winner is None and cut_short is None,
         "ended_early": cut_short is not None,
     }
 

@@ -19,7 +19,8 @@ def compose() -> dict:
 def test_compose_has_the_services_of_a_deployment() -> None:
     services = compose()["services"]
     assert {"db", "web", "worker", "mailpit"} <= set(services)
-    assert "gunicorn" in (ROOT / "Dockerfile").read_text()
+    assert "gunicorn 'service:create_app()'" in (ROOT / "Dockerfile").read_text()
+    assert "COPY gunicorn.conf.py" in (ROOT / "Dockerfile").read_text()
     assert "db upgrade" in (ROOT / "Dockerfile").read_text()
     assert services["worker"]["command"][-2:] == ["mail", "worker"]
 
@@ -40,3 +41,13 @@ def test_every_setting_is_documented_in_the_readme() -> None:
     readme = (ROOT / "README.md").read_text()
     missing = [name for name in SETTINGS if f"`{name}`" not in readme]
     assert not missing, f"README does not document {missing}"
+
+
+def test_the_access_log_keeps_credentials_out() -> None:
+    """Links carry credentials in their path: gunicorn logs neither paths nor referrers."""
+    settings: dict = {}
+    exec((ROOT / "gunicorn.conf.py").read_text(), settings)
+    log_format = settings["access_log_format"]
+    for field in ("%(r)s", "%(U)s", "%(q)s", "%(f)s", "%(u)s"):
+        assert field not in log_format
+    assert settings["accesslog"] == "-" and "%(s)s" in log_format

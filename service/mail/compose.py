@@ -211,6 +211,8 @@ def match_score(view: Mapping[str, Any]) -> str:
     text = gettext("Return match score: %(scores)s.", scores=scores)
     if match["over"] and match["draw"]:
         outcome = gettext("The match is a draw.")
+    elif match["over"] and match["winner"] is None:
+        outcome = gettext("The match ended without a winner.")
     elif match["over"]:
         outcome = gettext("%(name)s wins the match.", name=view[match["winner"]])
     elif match["game"] == 1 and view["status"] == "finished":

@@ -95,3 +95,18 @@ def test_a_timeout_ends_the_match(app: Flask, client: FlaskClient) -> None:
     match = client.get(f"/api/play/{ids['keeper']}").get_json()["match"]
     assert match["over"] and match["ended_early"] and match["winner"] == "opponent"
     assert "sam@example.com" not in client.get(f"/api/play/{ids['keeper']}").get_data(as_text=True)
+
+
+def test_a_cancelled_match_ends_without_a_winner_and_is_no_draw(
+    app: Flask, client: FlaskClient
+) -> None:
+    with app.app_context():
+        first = games.create_match(
+            games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam"), seed=3
+        )
+        games.cancel_game(first.id, "ada")
+        ids = tokens(app, first.id)
+    match = client.get(f"/api/play/{ids['keeper']}").get_json()["match"]
+    assert (match["over"], match["winner"], match["draw"]) == (True, None, False)
+    page = client.get(f"/play/{ids['keeper']}").get_data(as_text=True)
+    assert "The match ended without a winner." in page and "draw" not in page
