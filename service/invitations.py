@@ -82,19 +82,17 @@ def blocked(email: str) -> bool:
 
 
 def request_game(request: Request) -> Invitation:
-    """Record the request and ask the creator to confirm their address."""
+    """Record the request and ask the creator to confirm their address.
+
+    Whether the opponent takes invitations is not said here, to a visitor who
+    has confirmed nothing: :func:`confirm` drops the invitation quietly if not.
+    """
     creator = games.clean_email(request.email)
     opponent = games.clean_email(request.opponent_email)
     if creator == opponent:
         raise InvitationError(gettext("You and your opponent need two different email addresses."))
     if request.role not in ("keeper", "shadow", "random"):
         raise InvitationError(gettext("Choose Keeper, Shadow or random."))
-    if blocked(opponent):
-        raise InvitationError(
-            gettext(
-                "This address has asked not to receive invitations; ask your opponent directly."
-            )
-        )
     role = request.role if request.role != "random" else secrets.choice(("keeper", "shadow"))
     seats = {
         role: games.Seating(creator, request.name, request.language),

@@ -81,17 +81,17 @@ def test_the_forms_refusals_in_french(client: FlaskClient) -> None:
     assert "Number must be between 1 and 60." in english
 
 
-def test_an_address_that_asked_for_no_invitations_is_refused_in_french(
+def test_an_address_that_asked_for_no_invitations_is_told_only_to_the_confirmed_creator(
     app: Flask, client: FlaskClient
 ) -> None:
     with app.app_context():
         db.session.add(Address(email="bob@example.com", declined_at=utcnow()))
         db.session.commit()
     response = ask(client, FRENCH)
-    assert response.status_code == 400
-    assert "Cette adresse a demandé à ne pas recevoir d’invitations" in text_of(
-        response.get_data(as_text=True)
-    )
+    assert response.status_code == 200  # a visitor learns nothing about Bob
+    assert "Consultez vos e-mails" in response.get_data(as_text=True)
+    page = client.post(invitation_link(app, "confirm"), headers=FRENCH).get_data(as_text=True)
+    assert "Bob ne jouera pas cette partie." in text_of(page)
 
 
 def test_the_confirmation_and_the_invitation_in_french(app: Flask, client: FlaskClient) -> None:

@@ -87,11 +87,18 @@ def test_decline_tells_the_creator_and_blocks_future_invitations(
     with app.app_context():
         assert db.session.scalars(select(Game)).one().status == "cancelled"
         assert db.session.get(Address, "bob@example.com").declined_at is not None
+    # Someone else asks: the page says nothing about Bob to a visitor, and Bob gets nothing.
     response = ask(client, name="Cy", email="cy@example.com")
-    assert response.status_code == 400
-    assert "asked not to receive invitations" in response.get_data(as_text=True)
+    assert response.status_code == 200 and "Check your email" in response.get_data(as_text=True)
+    deliver()
+    client.post(last_link(smtp_server, "cy@example.com", "/invitations/"))
     deliver()
     assert len(smtp_server.handler.to("bob@example.com")) == 1
+    with app.app_context():
+        cy = db.session.scalars(
+            select(Invitation).where(Invitation.creator_email == "cy@example.com")
+        )
+        assert cy.one().status == "declined"
 
 
 def test_bad_requests_are_refused_with_the_reason(client: FlaskClient) -> None:
@@ -165,8 +172,11 @@ def test_no_more_emails_after_stopping_them(
     assert len(smtp_server.handler.to("kim@example.com")) == before
     assert len(smtp_server.handler.to("sam@example.com")) > 1
     # And the public page will not invite that address again.
-    response = ask(client, opponent_email="kim@example.com")
-    assert response.status_code == 400
+    assert ask(client, opponent_email="kim@example.com").status_code == 200
+    deliver()
+    client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
+    deliver()
+    assert len(smtp_server.handler.to("kim@example.com")) == before
 
 
 def count(app: Flask, model: type) -> int:
