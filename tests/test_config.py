@@ -65,13 +65,23 @@ def test_database_url_forms() -> None:
 
 def test_links_use_base_url_never_the_host_header(app, client, make_game) -> None:  # noqa: ANN001
     game = make_game(seed=3)
+    rng = random.Random(3)
+    for seat in ("keeper", "shadow"):  # the exchange: the Keeper leads next
+        view = client.get(f"/api/play/{game[seat]}").get_json()
+        body = {"version": view["version"], **pick_action(view, rng)}
+        assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
+    with app.app_context():
+        before = db.session.scalar(db.select(db.func.max(OutboxMessage.id)))
     view = client.get(f"/api/play/{game['keeper']}").get_json()
-    body = {"version": 0, **pick_action(view, random.Random(3))}
+    lead = {"version": view["version"], **pick_action(view, rng)}
     response = client.post(
-        f"/api/play/{game['keeper']}", json=body, headers={"Host": "attacker.example"}
+        f"/api/play/{game['keeper']}", json=lead, headers={"Host": "attacker.example"}
     )
     assert response.status_code == 200
     with app.app_context():
-        bodies = [m.text_body + m.html_body for m in db.session.scalars(db.select(OutboxMessage))]
-    assert bodies and all("attacker.example" not in text for text in bodies)
-    assert all("http://splitmind.test/play/" in text for text in bodies)
+        new = db.session.scalars(db.select(OutboxMessage).where(OutboxMessage.id > before)).all()
+    assert new, "the lead queues the Shadow's turn email during the request"
+    for message in new:
+        text = message.text_body + message.html_body + str(message.headers)
+        assert "attacker.example" not in text
+        assert "http://splitmind.test/play/" in text
