@@ -111,3 +111,30 @@ def test_stale_moves_racing_the_fresh_one_get_409_and_change_nothing(pg_app: Fla
             for played in (game, twin)
         ]
         assert logs[0] == logs[1] and logs[0].count("move") == 3
+
+
+def test_two_different_moves_on_the_same_version_apply_exactly_one(pg_app: Flask) -> None:
+    """A lead sent from two devices at once: the first applies, the other is stale."""
+    client = pg_app.test_client()
+    for attempt in range(10):
+        game = new_game(pg_app, seed=200 + attempt)
+        rng = random.Random(attempt)
+        for seat in ("keeper", "shadow"):
+            view = client.get(f"/api/play/{game[seat]}").get_json()
+            body = {"version": view["version"], **pick_action(view, rng)}
+            assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
+        view = client.get(f"/api/play/{game['keeper']}").get_json()
+        first, second = view["legal"][0], view["legal"][-1]
+        assert first != second
+        bodies = [{"version": view["version"], **move} for move in (first, second)]
+        statuses = at_once(
+            [lambda body=body, token=game["keeper"]: post(pg_app, token, body) for body in bodies]
+        )
+        assert sorted(statuses) == [200, 409]
+        with pg_app.app_context():
+            stored = db.session.get(Game, game["id"])
+            played = stored.state["table"][0]["card"]
+            winner = bodies[statuses.index(200)]["play"]
+            assert stored.version == view["version"] + 1 and played == winner
+            moves = db.session.query(Event).filter_by(game_id=game["id"], kind="move").count()
+            assert moves == 3
