@@ -13,6 +13,7 @@ from email.message import EmailMessage
 from typing import Any
 
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
 
 
 @dataclass
@@ -39,12 +40,37 @@ class Received:
 
 @dataclass
 class Handler:
-    """Stores what it receives; ``replies`` scripts a reply per DATA (default 250)."""
+    """Stores what it receives; ``replies`` scripts a reply per DATA (default 250).
+
+    ``greeting``, when set, is the reply to every EHLO and HELO (such as "421
+    busy"); ``logins`` says whether AUTH succeeds, whatever the credentials.
+    """
 
     received: list[Received] = field(default_factory=list)
     replies: list[str] = field(default_factory=list)
     on_data: Callable[[Received], None] | None = None
+    greeting: str | None = None
+    logins: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    async def handle_EHLO(
+        self, server: Any, session: Any, envelope: Any, hostname: str, responses: list[str]
+    ) -> list[str]:
+        if self.greeting:
+            return [self.greeting]
+        session.host_name = hostname
+        return responses
+
+    async def handle_HELO(self, server: Any, session: Any, envelope: Any, hostname: str) -> str:
+        if self.greeting:
+            return self.greeting
+        session.host_name = hostname
+        return f"250 {server.hostname}"
+
+    def authenticate(
+        self, server: Any, session: Any, envelope: Any, mechanism: str, data: Any
+    ) -> AuthResult:
+        return AuthResult(success=self.logins, handled=False)
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         with self.lock:
@@ -74,16 +100,33 @@ def free_port() -> int:
 
 
 class SMTPServer:
-    """aiosmtpd on 127.0.0.1 at a free port, started and stopped by the tests."""
+    """aiosmtpd on 127.0.0.1 at a free port, started and stopped by the tests.
+
+    It offers AUTH without TLS, for a client configured with a login.
+    """
 
     def __init__(self) -> None:
         self.handler = Handler()
         self.port = free_port()
-        self.controller = Controller(self.handler, hostname="127.0.0.1", port=self.port)
+        self.controller = self._controller()
+
+    def _controller(self) -> Controller:
+        return Controller(
+            self.handler,
+            hostname="127.0.0.1",
+            port=self.port,
+            authenticator=self.handler.authenticate,
+            auth_require_tls=False,
+        )
 
     def start(self) -> SMTPServer:
         self.controller.start()
         return self
+
+    def restart(self) -> None:
+        """Start again after ``stop``, on the same port, with what it received so far."""
+        self.controller = self._controller()
+        self.start()
 
     def stop(self) -> None:
         self.controller.stop()

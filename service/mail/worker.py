@@ -32,22 +32,58 @@ RETRY_DELAYS = (60, 300, 900, 3600, 4 * 3600, 12 * 3600)
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 
 
+class ServerUnavailable(smtplib.SMTPException):
+    """The SMTP server cannot be reached, or refused the session before any message.
+
+    Raised for a failure while connecting, greeting (EHLO/HELO), starting TLS
+    or logging in: it says nothing about the messages, so none counts it as an
+    attempt. The worker leaves them queued and waits for the server.
+    """
+
+
 class TimeoutConnection(Connection):
     """A Flask-Mail connection whose socket gives up after ``MAIL_TIMEOUT`` seconds."""
 
     def configure_host(self) -> smtplib.SMTP:
+        """Connect, greet, start TLS and log in; raises :class:`ServerUnavailable` on failure."""
         timeout = current_app.config["MAIL_TIMEOUT"]
         mail = self.mail
         host: smtplib.SMTP
-        if mail.use_ssl:
-            host = smtplib.SMTP_SSL(mail.server, mail.port, timeout=timeout)
-        else:
-            host = smtplib.SMTP(mail.server, mail.port, timeout=timeout)
-        if mail.use_tls:
-            host.starttls()
-        if mail.username and mail.password:
-            host.login(mail.username, mail.password)
+        try:
+            if mail.use_ssl:
+                host = smtplib.SMTP_SSL(mail.server, mail.port, timeout=timeout)
+            else:
+                host = smtplib.SMTP(mail.server, mail.port, timeout=timeout)
+        except (smtplib.SMTPException, OSError) as exc:
+            raise ServerUnavailable(
+                f"connecting to {mail.server}:{mail.port}: {_describe(exc)}"
+            ) from exc
+        step = "greeting"
+        try:
+            # Greet now, not before the first MAIL FROM: a refusal there would read as a
+            # reply to that message.
+            host.ehlo_or_helo_if_needed()
+            if mail.use_tls:
+                step = "STARTTLS"
+                host.starttls()
+                host.ehlo_or_helo_if_needed()
+            if mail.username and mail.password:
+                step = "login"
+                host.login(mail.username, mail.password)
+        except (smtplib.SMTPException, OSError) as exc:
+            host.close()
+            raise ServerUnavailable(f"{step}: {_describe(exc)}") from exc
         return host
+
+
+def _describe(exc: OSError) -> str:
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return f"{exc.smtp_code} {_text(exc.smtp_error)}"
+    return str(exc) or type(exc).__name__
+
+
+def _text(reply: bytes | str) -> str:
+    return reply.decode(errors="replace") if isinstance(reply, bytes) else str(reply)
 
 
 class Transport:
@@ -61,7 +97,12 @@ class Transport:
         self.connection: TimeoutConnection | None = None
 
     def send(self, message: OutboxMessage) -> None:
-        """Deliver one message; raises ``smtplib`` or socket errors on failure."""
+        """Deliver one message.
+
+        Raises :class:`ServerUnavailable` if no session could be opened, an
+        ``smtplib`` error for a reply to the message itself (MAIL FROM, RCPT,
+        DATA), or a socket error if the connection drops.
+        """
         if self.local:
             return  # the local mailbox page reads sent messages from the outbox
         mail = Message(
@@ -126,8 +167,9 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
     """Claim up to ``size`` due messages, deliver them, commit; returns how many were handled.
 
     The rows stay locked until the commit, so no other worker takes them. If
-    the SMTP server becomes unreachable, what was sent is recorded, the rest
-    stays queued as it was, and the error is raised so the caller can wait.
+    the SMTP server becomes unreachable or refuses the session
+    (:class:`ServerUnavailable`), what was sent is recorded, the rest stays
+    queued as it was, and the error is raised so the caller can wait.
     """
     now = utcnow()
     messages = db.session.scalars(_due(now, size)).all()
@@ -162,7 +204,7 @@ def _deliver(transport: Transport, message: OutboxMessage, now: datetime) -> Non
 
 
 def _failed_attempt(message: OutboxMessage, code: int, reply: bytes | str, now: datetime) -> None:
-    text = reply.decode(errors="replace") if isinstance(reply, bytes) else str(reply)
+    text = _text(reply)
     message.attempts += 1
     message.last_error = f"{code} {text}"[:1000]
     if 400 <= code < 500 and message.attempts < MAX_ATTEMPTS:

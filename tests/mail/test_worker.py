@@ -23,7 +23,7 @@ from flask import Flask
 from service.deadlines import sweep
 from service.games import Seating, apply_move, cancel_game, create_game
 from service.mail import requeue
-from service.mail.worker import MAX_ATTEMPTS, drain
+from service.mail.worker import MAX_ATTEMPTS, ServerUnavailable, drain
 from service.models import Game, OutboxMessage, Player, db, utcnow
 from service.playerview import player_view
 from service.rules import SEATS, to_act
@@ -108,20 +108,81 @@ def test_too_many_temporary_failures_end_as_failed(app: Flask, smtp_server: SMTP
 
 
 def test_smtp_server_down_delays_and_loses_nothing(app: Flask, smtp_server: SMTPServer) -> None:
-    port = smtp_server.port
     smtp_server.stop()
     queue_games(app, 2)
-    with app.app_context(), pytest.raises(OSError):
+    with app.app_context(), pytest.raises(ServerUnavailable, match="connecting to 127.0.0.1"):
         drain()
     assert {m.status for m in outbox(app)} == {"queued"}
     assert {m.attempts for m in outbox(app)} == {0}
-    smtp_server.controller = type(smtp_server.controller)(
-        smtp_server.handler, hostname="127.0.0.1", port=port
-    )
-    smtp_server.start()
+    smtp_server.restart()
     with app.app_context():
         assert drain() == 4
     assert len(smtp_server.received) == 4
+
+
+def refuse_the_session(app: Flask, smtp_server: SMTPServer, refusal: str) -> None:
+    """Configure a login, and have the server refuse it (535) or refuse every greeting (421)."""
+    mail = app.extensions["mail"]
+    mail.username, mail.password = "worker", "secret"
+    if refusal == "login":
+        smtp_server.handler.logins = False
+    else:
+        smtp_server.handler.greeting = "421 4.3.2 Too busy, try again later"
+
+
+def behave(smtp_server: SMTPServer) -> None:
+    smtp_server.handler.logins, smtp_server.handler.greeting = True, None
+
+
+@pytest.mark.parametrize("refusal", ["login", "greeting"])
+def test_a_server_refusing_the_session_delays_mail_and_counts_no_attempt(
+    app: Flask, smtp_server: SMTPServer, refusal: str
+) -> None:
+    """A 535 to the login or a 421 to EHLO is about the server, not about any message."""
+    refuse_the_session(app, smtp_server, refusal)
+    queue_games(app, 2)
+    with app.app_context(), pytest.raises(ServerUnavailable):
+        drain()
+    assert [(m.status, m.attempts, m.last_error) for m in outbox(app)] == [("queued", 0, None)] * 4
+    behave(smtp_server)
+    with app.app_context():
+        assert drain() == 4
+    assert {(m.status, m.attempts) for m in outbox(app)} == {("sent", 1)}
+    assert len(smtp_server.received) == 4
+
+
+def test_the_worker_waits_out_a_refused_login_with_a_growing_pause(
+    app: Flask, smtp_server: SMTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from service.mail import worker
+
+    pauses: list[float] = []
+
+    def sleep(seconds: float, should_stop: Any) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 3:
+            behave(smtp_server)
+
+    monkeypatch.setattr(worker, "_sleep", sleep)
+    refuse_the_session(app, smtp_server, "login")
+    queue_games(app, 1)
+    with app.app_context():
+        handled = worker.run(
+            poll=1, should_stop=lambda: len(smtp_server.received) == 2 or len(pauses) > 5
+        )
+    assert handled == 2 and pauses == [2, 4, 8, 1]
+    assert {(m.status, m.attempts) for m in outbox(app)} == {("sent", 1)}
+
+
+def test_worker_once_gives_up_when_the_smtp_server_refuses_the_login(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    refuse_the_session(app, smtp_server, "login")
+    queue_games(app, 1)
+    result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
+    assert result.exit_code == 1
+    assert "the SMTP server is unavailable" in result.output and "535" in result.output
+    assert {(m.status, m.attempts) for m in outbox(app)} == {("queued", 0)}
 
 
 @pytest.mark.parametrize("moot", ["moved", "cancelled"])
@@ -184,10 +245,7 @@ def test_worker_once_gives_up_when_the_smtp_server_is_down(
     assert result.exit_code == 1
     assert "the SMTP server is unavailable" in result.output
     assert {m.status for m in outbox(app)} == {"queued"}
-    smtp_server.controller = type(smtp_server.controller)(
-        smtp_server.handler, hostname="127.0.0.1", port=smtp_server.port
-    )
-    smtp_server.start()
+    smtp_server.restart()
 
 
 def test_worker_once_gives_up_when_the_database_is_down(
