@@ -2,8 +2,9 @@
 
 - A new game: each player learns their role, the opponent and their link.
 - A move: "your move" to each seat that now owes one and did not just move
-  (a player who wins a trick and leads the next is not emailed); at the end
-  of a round both hear how far the track moved; at the end, the result.
+  (a player who wins a trick and leads the next is not emailed), and the
+  mover's own unsent turn email is withdrawn; at the end of a round both hear
+  how far the track moved; at the end, the result.
 - A reminder before a deadline, and the end by timeout, forfeit or cancel.
 
 A player who stopped notifications for a game gets none for it, except a link
@@ -18,7 +19,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from .links import player_url, token_for
-from .mail import compose, queue
+from .mail import compose, queue, withdraw_turn
 from .models import Game, Player, db
 from .playerview import player_view
 from .rules import State, to_act
@@ -72,6 +73,8 @@ def game_started(game: Game) -> None:
 
 def moved(game: Game, before: State, mover: str | None) -> None:
     """Tell the players what a move changed, and who owes the next one."""
+    if mover is not None:
+        withdraw_turn(game.player(mover).id)
     state = game.state
     if state["phase"] == "over":
         for player in game.players:

@@ -29,7 +29,10 @@ def queue(
     """Add an email to the outbox; it is sent only if the caller's transaction commits.
 
     A turn email replaces the player's unsent one, so a player never has two
-    waiting: the newest says everything the older one did.
+    waiting: the newest says everything the older one did. (The player's own
+    move withdraws it first, see :func:`withdraw_turn`; one is still here if a
+    worker was sending it then and the server put it off, or an admin queued
+    it again.)
     """
     message: OutboxMessage | None = None
     if kind == "turn" and player is not None and player.id is not None:
@@ -55,7 +58,7 @@ def queue(
     return message
 
 
-def _queued_turn(player_id: int) -> OutboxMessage | None:
+def _queued_turn(player_id: int, *, skip_locked: bool = False) -> OutboxMessage | None:
     """The player's unsent turn email, locked until the caller's transaction ends.
 
     A worker sending this very email holds its row lock until it has recorded
@@ -64,6 +67,7 @@ def _queued_turn(player_id: int) -> OutboxMessage | None:
     the row the worker had just marked sent would be put back in the queue with
     its Message-ID. Skipping the locked row would not spare the wait: a second
     queued turn email for the player meets it in ``uq_outbox_queued_turn``.
+    With ``skip_locked``, a row a worker holds is not found (and not waited for).
     """
     return db.session.scalars(
         select(OutboxMessage)
@@ -72,17 +76,40 @@ def _queued_turn(player_id: int) -> OutboxMessage | None:
             OutboxMessage.kind == "turn",
             OutboxMessage.status == "queued",
         )
-        .with_for_update()
+        .with_for_update(skip_locked=skip_locked)
     ).first()
 
 
+def withdraw_turn(player_id: int) -> None:
+    """Withdraw the player's unsent turn email: they have just moved, so it is out of date.
+
+    Called inside the move's transaction. A row a worker has claimed is being
+    sent right now and is too late to stop: it is passed over rather than
+    waited for, so a move never waits on an SMTP server.
+    """
+    message = _queued_turn(player_id, skip_locked=True)
+    if message is not None:
+        message.status = "skipped"
+
+
 def requeue(message_id: int) -> OutboxMessage:
-    """Put a failed message back in the queue, with a fresh count of attempts."""
+    """Put a failed message back in the queue, with a fresh count of attempts.
+
+    Raises ``LookupError`` for no such message, ``ValueError`` for one that did
+    not fail, or for a turn email whose player has a newer one waiting (it says
+    more, and a player never has two waiting).
+    """
     message = db.session.get(OutboxMessage, message_id)
     if message is None:
         raise LookupError(f"no message {message_id}")
     if message.status != "failed":
         raise ValueError(f"message {message_id} is {message.status}, not failed")
+    if (
+        message.kind == "turn"
+        and message.player_id is not None
+        and _queued_turn(message.player_id) is not None
+    ):
+        raise ValueError("A newer turn email for this player is already queued.")
     message.status = "queued"
     message.attempts = 0
     message.next_attempt_at = utcnow()

@@ -9,6 +9,8 @@ from html import unescape
 from sqlalchemy import select
 
 from service.links import token_for
+from service.mail import queue
+from service.mail.compose import Email
 from service.models import Event, Game, OutboxMessage, Player, db
 
 from .conftest import ADMIN, submit
@@ -147,6 +149,27 @@ def test_requeueing_a_failed_message(app, admin, make_game) -> None:
     submit(admin, "/admin/mail", f"{page}/requeue")
     assert "is queued, not failed" in admin.get(page).get_data(as_text=True)
     assert submit(admin, "/admin/mail", "/admin/mail/999/requeue").status_code == 404
+
+
+def test_a_failed_turn_email_behind_a_newer_one_is_not_queued_again(app, admin, make_game) -> None:
+    game = make_game()
+    with app.app_context():
+        player = db.session.get(Game, game["id"]).player("shadow")
+        failed = queue(
+            Email("old", "old", "<p>old</p>"), kind="turn", recipient=player.email, player=player
+        )
+        failed.status, failed.last_error = "failed", "550 no such user"
+        db.session.flush()
+        queue(Email("new", "new", "<p>new</p>"), kind="turn", recipient=player.email, player=player)
+        db.session.commit()
+        message_id = failed.id
+    page = f"/admin/mail/{message_id}"
+    assert submit(admin, page, f"{page}/requeue").status_code == 303
+    assert "A newer turn email for this player is already queued." in admin.get(page).get_data(
+        as_text=True
+    )
+    with app.app_context():
+        assert db.session.get(OutboxMessage, message_id).status == "failed"
 
 
 def test_mail_list_filters(app, admin, make_game) -> None:

@@ -8,11 +8,13 @@ import re
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import func, select
 
+from service.models import OutboxMessage, db
 from service.rules import SEATS, to_act
 
 from ..conftest import BASE_URL, load_game
-from ..helpers import MoveForm, form_data, page_action, random_move
+from ..helpers import MoveForm, form_data, page_action, pick_action, random_move
 from ..secrecy import hidden_cards, leaks
 
 EMAILS = {"keeper": "kim@example.com", "shadow": "sam@example.com"}
@@ -125,33 +127,89 @@ def test_every_email_is_well_formed(app: Flask, make_game, smtp_server, deliver)
 def test_turn_emails_are_coalesced(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
-    """Never two unsent turn emails per player; none once the player has moved."""
-    from service.models import OutboxMessage, db
+    """Never two unsent turn emails per player; none delivered after the player's own later move.
 
+    The worker comes late, every few moves: a turn email queued before its
+    player moved again says what the game looked like then, and must not go out.
+    """
     game = make_game(seed=8)
     deliver()
     smtp_server.received.clear()
     rng = random.Random(8)
-    for _ in range(30):
-        random_move(client, game, rng)
+    queued_at: dict[str, int] = {}  # each turn email's Message-ID: the move that queued it
+    last_move = dict.fromkeys(SEATS, -1)
+    delivered = 0
+    for step in range(30):
+        seat, _ = random_move(client, game, rng)
+        last_move[seat] = step
         with app.app_context():
-            waiting = db.session.scalars(
-                db.select(OutboxMessage.player_id).where(
+            waiting = db.session.execute(
+                select(OutboxMessage.player_id, OutboxMessage.message_id).where(
                     OutboxMessage.kind == "turn", OutboxMessage.status == "queued"
                 )
             ).all()
-        assert len(waiting) == len(set(waiting)) and len(waiting) <= 2
-    deliver()  # the worker comes late: only emails to players who still owe a move go out
-    views = {s: client.get(f"/api/play/{game[s]}").get_json() for s in SEATS}
-    turn_mail = [m for m in smtp_server.received if m.message["Subject"].endswith("your move")]
-    for received in turn_mail:
-        seat = next(s for s in SEATS if received.envelope_to == [EMAILS[s]])
-        assert views[seat]["your_turn"], "a turn email went to a player who owed nothing"
+        players = [player_id for player_id, _ in waiting]
+        assert len(players) == len(set(players)) and len(players) <= 2
+        for _, message_id in waiting:
+            queued_at.setdefault(message_id, step)
+        if step % 3 < 2:
+            continue
+        deliver()
+        views = {s: client.get(f"/api/play/{game[s]}").get_json() for s in SEATS}
+        for received in smtp_server.received[delivered:]:
+            if not received.message["Subject"].endswith("your move"):
+                continue
+            seat = next(s for s in SEATS if received.envelope_to == [EMAILS[s]])
+            assert views[seat]["your_turn"], "a turn email went to a player who owed nothing"
+            assert last_move[seat] < queued_at[received.message["Message-ID"]], (
+                f"the {seat} got a turn email queued before their own move: {received.text}"
+            )
+        delivered = len(smtp_server.received)
     with app.app_context():
-        skipped = db.session.scalar(
-            db.select(db.func.count()).where(OutboxMessage.status == "skipped")
-        )
+        skipped = db.session.scalar(select(func.count()).where(OutboxMessage.status == "skipped"))
     assert skipped >= 1
+
+
+def queued_turn(app: Flask, seat: str) -> OutboxMessage | None:
+    """The seat's turn email waiting in the outbox, if any."""
+    with app.app_context():
+        found = db.session.scalars(
+            select(OutboxMessage).where(
+                OutboxMessage.recipient == EMAILS[seat],
+                OutboxMessage.kind == "turn",
+                OutboxMessage.status == "queued",
+            )
+        ).one_or_none()
+        db.session.expunge_all()
+        return found
+
+
+def test_a_player_who_moves_before_the_worker_gets_no_stale_turn_email(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    """Kim leads, Sam's turn email waits; Sam answers, wins the trick and leads: it is withdrawn."""
+    game = make_game(seed=12)
+    rng = random.Random(12)
+    for _ in range(300):
+        deliver()
+        seat, _ = random_move(client, game, rng)
+        sam = client.get(f"/api/play/{game['shadow']}").get_json()
+        waiting = queued_turn(app, "shadow")
+        if seat != "keeper" or sam["phase"] != "play" or waiting is None:
+            continue
+        before = len(smtp_server.handler.to(EMAILS["shadow"]))
+        body = {"version": sam["version"], **pick_action(sam, rng)}
+        assert client.post(f"/api/play/{game['shadow']}", json=body).status_code == 200
+        after = client.get(f"/api/play/{game['shadow']}").get_json()
+        if not (after["your_turn"] and after["phase"] == "play"):
+            continue  # Kim won the trick: Sam's email was moot anyway
+        deliver()
+        subjects = [str(m.message["Subject"]) for m in smtp_server.handler.to(EMAILS["shadow"])]
+        assert not [s for s in subjects[before:] if s.endswith("your move")], subjects[before:]
+        with app.app_context():
+            assert db.session.get(OutboxMessage, waiting.id).status == "skipped"
+        return
+    raise AssertionError("Sam never won a trick he answered")
 
 
 def test_no_email_to_a_player_who_keeps_the_move(

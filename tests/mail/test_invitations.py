@@ -168,7 +168,7 @@ def test_no_more_emails_after_stopping_them(
             if view["your_turn"]:
                 body = {"version": view["version"], **pick_action(view, rng)}
                 assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
-        deliver()
+            deliver()  # before the other player moves, which withdraws their turn email
     assert len(smtp_server.handler.to("kim@example.com")) == before
     assert len(smtp_server.handler.to("sam@example.com")) > 1
     # And the public page will not invite that address again.

@@ -1,4 +1,4 @@
-"""Turn emails replaced in the outbox: a fresh Message-ID each time, never under a worker."""
+"""Turn emails in the outbox: withdrawn by the player's move, replaced only after a worker."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service.models import OutboxMessage, db
+from service.mail import queue, requeue
+from service.mail.compose import Email
+from service.models import OutboxMessage, Player, db
+from service.rules import SEATS
 
 from ..helpers import random_move
 from ..smtp import SMTPServer
@@ -41,25 +44,25 @@ def row(app: Flask, message_id: int) -> OutboxMessage:
         return found
 
 
-def test_a_replaced_turn_email_is_a_new_message(
+def test_a_move_withdraws_the_movers_unsent_turn_email(
     app: Flask, client: FlaskClient, make_game, deliver
 ) -> None:
-    """The newer turn email takes the unsent one's row, with a Message-ID of its own."""
+    """Each turn email is a message of its own; the player's next move withdraws it unsent."""
     game = make_game(seed=8)
     deliver()
     rng = random.Random(8)
-    seen: dict[int, str] = {}
-    replaced = 0
+    with app.app_context():
+        players = {p.seat: p.id for p in db.session.scalars(db.select(Player))}
     for _ in range(60):
-        random_move(client, game, rng)
-        for message in queued(app):
-            if message.kind != "turn":
-                continue
-            if message.id in seen and seen[message.id] != message.message_id:
-                replaced += 1
-            seen[message.id] = message.message_id
-    assert replaced >= 2
-    assert len(set(seen.values())) == len(seen)
+        seat, _ = random_move(client, game, rng)
+        waiting = [m.player_id for m in queued(app) if m.kind == "turn"]
+        assert players[seat] not in waiting
+    with app.app_context():
+        turns = db.session.scalars(
+            db.select(OutboxMessage).where(OutboxMessage.kind == "turn")
+        ).all()
+        assert len({m.message_id for m in turns}) == len(turns)
+        assert sum(m.status == "skipped" for m in turns) >= len(turns) - 2 >= 10
 
 
 def moving(app: Flask, tokens: dict[str, Any], rng: random.Random) -> tuple[threading.Thread, list]:
@@ -173,3 +176,66 @@ def test_a_turn_email_queued_while_a_worker_sends_the_previous_one(
     else:
         assert newest.id == first.id  # rewritten
         assert first.message_id not in deliveries
+
+
+@pytest.mark.parametrize("app", ["postgres"], indirect=True)
+def test_a_move_does_not_wait_for_a_worker_sending_the_movers_turn_email(
+    app: Flask, client: FlaskClient, make_game, deliver, smtp_server: SMTPServer
+) -> None:
+    """The email a worker is sending is too late to withdraw: the move passes it over."""
+    game = make_game(seed=21)
+    deliver()
+    rng = random.Random(21)
+    for _ in range(100):
+        random_move(client, game, rng)
+        waiting = queued(app)
+        views = {seat: client.get(f"/api/play/{game[seat]}").get_json() for seat in SEATS}
+        owing = [seat for seat in SEATS if views[seat]["your_turn"]]
+        if len(waiting) == 1 and waiting[0].kind == "turn" and len(owing) == 1:
+            break
+        deliver()
+    (first,) = waiting
+    claimed, release = threading.Event(), threading.Event()
+    accept = smtp_server.handler.handle_DATA
+
+    async def hold(server: Any, session: Any, envelope: Any) -> str:
+        claimed.set()
+        release.wait(30)  # only this worker talks to the server: it may wait
+        return await accept(server, session, envelope)
+
+    smtp_server.handler.handle_DATA = hold  # type: ignore[method-assign]
+    worker = threading.Thread(target=deliver)
+    worker.start()
+    try:
+        assert claimed.wait(30), "the worker did not send the turn email"
+        thread, outcome = moving(app, game, rng)
+        thread.join(10)
+        waited = thread.is_alive()
+    finally:
+        release.set()
+        worker.join(30)
+    thread.join(30)
+    assert not waited, "the move waited for the worker"
+    assert not isinstance(outcome[0], BaseException), outcome
+    assert outcome[0][0] == owing[0]
+    assert row(app, first.id).status == "sent"
+
+
+def test_a_failed_turn_email_is_not_queued_again_behind_a_newer_one(app: Flask, make_game) -> None:
+    """Requeueing is refused, and the failed email stays as it was."""
+    make_game()
+    with app.app_context():
+        player = db.session.scalars(db.select(Player).where(Player.seat == "shadow")).one()
+        failed = queue(
+            Email("old", "old", "<p>old</p>"), kind="turn", recipient=player.email, player=player
+        )
+        failed.status = "failed"
+        db.session.flush()
+        queue(Email("new", "new", "<p>new</p>"), kind="turn", recipient=player.email, player=player)
+        db.session.commit()
+        with pytest.raises(
+            ValueError, match="A newer turn email for this player is already queued."
+        ):
+            requeue(failed.id)
+        db.session.rollback()
+        assert db.session.get(OutboxMessage, failed.id).status == "failed"

@@ -45,12 +45,19 @@ def normalise(text: str) -> str:
 
 
 def first_of_each_kind(app: Flask) -> dict[str, OutboxMessage]:
+    """The first email of each kind; of the turn emails, its player's last in that game.
+
+    That one also says what the trick before it did.
+    """
     with app.app_context():
         rows = db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)).all()
         db.session.expunge_all()
     found: dict[str, OutboxMessage] = {}
     for row in rows:
         found.setdefault(row.kind, row)
+    if "turn" in found:
+        player = found["turn"].player_id
+        found["turn"] = [r for r in rows if r.kind == "turn" and r.player_id == player][-1]
     return found
 
 
