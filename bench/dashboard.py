@@ -190,16 +190,17 @@ class Filler:
                  True, 0, created + timedelta(seconds=offset))
             )  # fmt: skip
         updated = finished_at or last
+        started = None if status == "waiting" else created
         game = (
             game_id, status, state, done, "standard", owing, 7, deadline, False, winner,
-            created, updated, finished_at,
+            created, updated, started, finished_at,
         )  # fmt: skip
         return game, players, rows
 
 
 GAME_COLUMNS = (
     "id, status, state, version, look, to_act, days_per_move, deadline, reminded, winner, "
-    "created_at, updated_at, finished_at"
+    "created_at, updated_at, started_at, finished_at"
 )
 PLAYER_COLUMNS = "id, game_id, seat, email, name, link_key, notify, history_mark, created_at"
 EVENT_COLUMNS = "id, game_id, kind, seat, action, version, actor, note, created_at"

@@ -8,11 +8,23 @@ from typing import Any
 
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
+from werkzeug.routing import IntegerConverter, Map
 
 from .config import load_config
 from .extensions import csrf, db, limiter, migrate
+from .models import MAX_ID
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+class IdConverter(IntegerConverter):
+    """``<id:name>`` in a route: a row id, up to the largest the database holds.
+
+    A larger number is a page not found, not a database error.
+    """
+
+    def __init__(self, map: Map) -> None:
+        super().__init__(map, min=1, max=MAX_ID)
 
 
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
@@ -32,6 +44,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     migrate.init_app(app, db, directory=str(ROOT / "migrations"))
     csrf.init_app(app)
     limiter.init_app(app)
+    app.url_map.converters["id"] = IdConverter
 
     from . import admin, cli, errors, i18n, security, templating
     from .api import bp as api_bp

@@ -166,6 +166,7 @@ def create_game(
 
 def _start(game: Game) -> None:
     game.status = "active"
+    game.started_at = utcnow()
     _refresh(game, previous=[], mover=None)
     db.session.flush()
     notify.game_started(game)
@@ -386,11 +387,17 @@ def declare_forfeit(game_id: int, seat: str, actor: str) -> Game:
 
 
 def extend_deadline(game_id: int, days: int, actor: str) -> Game:
-    """Give the player(s) who owe a move ``days`` more days (from now if already late)."""
+    """Give the player(s) who owe a move ``days`` more days (from now if already late).
+
+    A game without days per move has no deadline to extend: one made up here
+    would get no reminder from the sweep, only a timeout.
+    """
     if not 1 <= days <= 60:
         raise InvalidGame("extend a deadline by 1 to 60 days")
     game = _open_game(game_id)
-    start = max(game.deadline or utcnow(), utcnow())
+    if not game.days_per_move or game.deadline is None:
+        raise InvalidGame("This game has no deadline to extend.")
+    start = max(game.deadline, utcnow())
     game.deadline = start + timedelta(days=days)
     game.reminded = False
     _admin_event(game, actor, f"extended the deadline by {days} day{'s' if days > 1 else ''}")

@@ -21,7 +21,7 @@ from sqlalchemy import select
 
 from . import games, notify
 from .mail import compose, queue
-from .models import Address, Event, Game, Invitation, Player, db, utcnow
+from .models import Address, Event, Game, Invitation, Player, db, insert_new, utcnow
 from .rules import other
 
 SALT = "splitmind.invitation"
@@ -290,10 +290,16 @@ def stop_emails(player: Player) -> None:
 
 
 def _address(email: str) -> Address:
+    """The address's row, written first if there is none.
+
+    Two requests may write a new address at the same instant (a creator confirming
+    two invitations, an unsubscribe racing a confirmation): the second insert waits
+    for the first and then skips, and both go on with the one row.
+    """
     address = db.session.get(Address, email)
     if address is None:
-        address = Address(email=email)
-        db.session.add(address)
+        db.session.execute(insert_new(Address).values(email=email))
+        address = db.session.get_one(Address, email)
     return address
 
 

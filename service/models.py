@@ -18,6 +18,7 @@ from sqlalchemy import (
     TypeDecorator,
     text,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, WriteOnlyMapped, mapped_column, relationship
 
@@ -64,6 +65,17 @@ class Base(DeclarativeBase):
 
 db = SQLAlchemy(model_class=Base)
 
+
+def insert_new(model: type[Base]) -> postgresql.Insert | sqlite.Insert:
+    """An INSERT of ``model`` rows that skips any whose key is already stored (ON CONFLICT DO
+    NOTHING): requests writing the same new row at once each find it, none fails."""
+    dialect = postgresql if db.session.get_bind().dialect.name == "postgresql" else sqlite
+    return dialect.insert(model).on_conflict_do_nothing()
+
+
+# The largest id an integer primary key holds (PostgreSQL's integer has 32 bits).
+MAX_ID = 2**31 - 1
+
 GAME_STATUSES = ("waiting", "active", "finished", "timed_out", "abandoned", "cancelled")
 OPEN_STATUSES = ("waiting", "active")
 
@@ -102,6 +114,8 @@ class Game(db.Model):
     match_game: Mapped[int | None]
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # When play began; None for a game that waited for its players and never started.
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     match: Mapped[Match | None] = relationship(back_populates="games")
@@ -124,8 +138,8 @@ class Game(db.Model):
         Index(None, "status", "updated_at", "id"),
         Index(None, "to_act", "updated_at", "id"),
         Index(None, "deadline", "id"),
-        Index(None, "created_at", "status"),
-        Index(None, "finished_at", "status"),
+        Index(None, "started_at"),
+        Index(None, "finished_at", "status", "started_at"),
     )
 
     def player(self, seat: str) -> Player:

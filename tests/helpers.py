@@ -12,6 +12,8 @@ from typing import Any
 
 from flask.testing import FlaskClient
 
+from service import invitations
+from service.models import Invitation
 from service.rules import SEATS, is_elixir
 
 
@@ -178,3 +180,18 @@ def ask_for_game(client: FlaskClient, headers: dict[str, str] | None = None, **c
     token = csrf_token(client.get("/new", headers=headers).get_data(as_text=True))
     data = {**NEW_GAME_FORM, **changes, "csrf_token": token}
     return client.post("/new", data=data, headers=headers)
+
+
+def request_invitation(opponent: str, creator: str = "ann@example.com") -> Invitation:
+    """``creator`` asks the service for a game against ``opponent`` (inside an app context)."""
+    return invitations.request_game(
+        invitations.Request(
+            name=creator.split("@")[0].capitalize(),
+            email=creator,
+            opponent_name=opponent.split("@")[0].capitalize(),
+            opponent_email=opponent,
+            role="keeper",
+            match=False,
+            days_per_move=5,
+        )
+    )

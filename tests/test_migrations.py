@@ -1,13 +1,25 @@
-"""The migrations build exactly the schema the models describe, on both databases."""
+"""The migrations build exactly the schema the models describe, on both databases, and fill in
+the columns they add for the rows already there."""
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from flask import Flask
+from flask_migrate import downgrade, upgrade
+from sqlalchemy import select
 
-from service.models import db
+from service import games, invitations
+from service.games import Seating
+from service.models import Event, Game, Invitation, db
+
+from .helpers import request_invitation
+
+# The revision before games had a started_at column.
+BEFORE_STARTED_AT = "9095681fc52a"
 
 
 def test_migrated_schema_matches_the_models(app: Flask) -> None:
@@ -20,3 +32,61 @@ def test_one_head(app: Flask) -> None:
     with app.app_context():
         config = app.extensions["migrate"].migrate.get_config()
     assert len(ScriptDirectory.from_config(config).get_heads()) == 1
+
+
+def _invite(opponent: str) -> Invitation:
+    """Ann asks for a game against ``opponent`` and confirms her address."""
+    invitation = request_invitation(opponent)
+    invitations.confirm(invitation)
+    return invitation
+
+
+def test_adding_started_at_fills_it_in_for_games_that_started(app: Flask) -> None:
+    with app.app_context():
+        in_play = games.create_game(Seating("k1@example.com", "K"), Seating("s1@example.com", "S"))
+        cancelled = games.create_game(
+            Seating("k2@example.com", "K"), Seating("s2@example.com", "S")
+        )
+        games.cancel_game(cancelled.id, actor="ada")
+        waiting = _invite("waiting@example.com")
+        declined = _invite("declined@example.com")
+        invitations.respond(declined, accept=False)
+        withdrawn = _invite("withdrawn@example.com")
+        games.cancel_game(withdrawn.game_id, actor="ada")
+        accepted = _invite("accepted@example.com")
+        invitations.respond(accepted, accept=True)
+        ended = _invite("ended@example.com")
+        invitations.respond(ended, accept=True)
+        games.cancel_game(ended.game_id, actor="ada")
+        ids = {
+            "in play": in_play.id,
+            "cancelled in play": cancelled.id,
+            "waiting": waiting.game_id,
+            "declined": declined.game_id,
+            "withdrawn": withdrawn.game_id,
+            "accepted": accepted.game_id,
+            "accepted, then cancelled": ended.game_id,
+        }
+        # Created a day before the opponents accepted, so the two moments differ.
+        for game in db.session.scalars(select(Game)):
+            game.created_at -= timedelta(days=1)
+        db.session.commit()
+        created = dict(db.session.execute(select(Game.id, Game.created_at)).all())
+        accepted_at = dict(
+            db.session.execute(
+                select(Event.game_id, Event.created_at).where(Event.kind == "started")
+            ).all()
+        )
+        db.session.remove()
+        downgrade(revision=BEFORE_STARTED_AT)
+        upgrade()
+        started = dict(db.session.execute(select(Game.id, Game.started_at)).all())
+    assert {name: started[game_id] for name, game_id in ids.items()} == {
+        "in play": created[ids["in play"]],
+        "cancelled in play": created[ids["cancelled in play"]],
+        "waiting": None,
+        "declined": None,
+        "withdrawn": None,
+        "accepted": accepted_at[ids["accepted"]],
+        "accepted, then cancelled": accepted_at[ids["accepted, then cancelled"]],
+    }

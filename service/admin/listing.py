@@ -8,7 +8,7 @@ costs what the first does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Select, func, literal, select, tuple_
@@ -17,6 +17,7 @@ from sqlalchemy.orm import InstrumentedAttribute, defer, selectinload
 from ..models import (
     GAME_STATUSES,
     MAIL_STATUSES,
+    MAX_ID,
     Game,
     OutboxMessage,
     Player,
@@ -62,6 +63,7 @@ def _encode(row: Any, order: tuple[InstrumentedAttribute[Any], ...]) -> str:
 
 
 def _decode(text: str, order: tuple[InstrumentedAttribute[Any], ...]) -> tuple[Any, ...]:
+    """The values of a position, or :class:`BadCursor` for one the database could not compare."""
     parts = text.split("_")
     if len(parts) != len(order):
         raise BadCursor(text)
@@ -72,10 +74,14 @@ def _decode(text: str, order: tuple[InstrumentedAttribute[Any], ...]) -> tuple[A
                 moment = datetime.fromisoformat(part)
                 if moment.tzinfo is None:
                     raise BadCursor(text)
-                values.append(moment)
+                # In UTC, as it is stored: a moment near year 1 or 9999 may fall outside.
+                values.append(moment.astimezone(UTC))
             else:
-                values.append(int(part))
-    except ValueError:
+                value = int(part)
+                if not 1 <= value <= MAX_ID:
+                    raise BadCursor(text)
+                values.append(value)
+    except (ValueError, OverflowError):
         raise BadCursor(text) from None
     return tuple(values)
 

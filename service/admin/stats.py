@@ -22,10 +22,9 @@ from sqlalchemy import (
     literal_column,
     select,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 
 from ..figures import game_figures
-from ..models import Event, Game, GameFigures, db
+from ..models import Event, Game, GameFigures, db, insert_new
 
 WEEKS = 12
 # The median time per move is taken over this many of the latest moves.
@@ -49,7 +48,6 @@ def summarize_finished(limit: int | None = None) -> tuple[int, bool]:
         )
         .order_by(Game.id)
     )
-    dialect = postgresql if _postgresql() else sqlite
     added = 0
     while limit is None or added < limit:
         size = SUMMARY_BATCH if limit is None else min(SUMMARY_BATCH, limit - added)
@@ -61,7 +59,7 @@ def summarize_finished(limit: int | None = None) -> tuple[int, bool]:
             {"game_id": game_id, "finished_at": finished_at, **game_figures(state)}
             for game_id, state, finished_at in rows
         ]
-        db.session.execute(dialect.insert(GameFigures).on_conflict_do_nothing(), figures)
+        db.session.execute(insert_new(GameFigures), figures)
         db.session.commit()
         added += len(rows)
         missing = missing.where(Game.id > rows[-1].id)
@@ -104,20 +102,21 @@ def weekly(now: datetime, weeks: int = WEEKS) -> list[Week]:
     this_monday = now.date() - timedelta(days=now.weekday())
     mondays = [this_monday - timedelta(weeks=n) for n in range(weeks)]
     since = datetime.combine(mondays[-1], datetime.min.time(), tzinfo=now.tzinfo)
-    started_week = _week(Game.created_at)
+    started_week = _week(Game.started_at)
     started = {
         _day(week): count
         for week, count in db.session.execute(
             select(started_week, func.count())
-            .where(Game.created_at >= since, Game.status != "waiting")
+            .where(Game.started_at >= since)
             .group_by(started_week)
         )
     }
+    # Games that ended after they started: not an invitation declined or withdrawn.
     ended_week = _week(Game.finished_at)
     ended: Counter[tuple[date, str]] = Counter()
     for week, status, count in db.session.execute(
         select(ended_week, Game.status, func.count())
-        .where(Game.finished_at >= since)
+        .where(Game.finished_at >= since, Game.started_at.is_not(None))
         .group_by(ended_week, Game.status)
     ):
         ended[_day(week), status] += count

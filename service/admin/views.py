@@ -112,7 +112,7 @@ def _game(game_id: int) -> Game:
     return game
 
 
-@bp.get("/games/<int:game_id>")
+@bp.get("/games/<id:game_id>")
 def game(game_id: int) -> str:
     """One game: its players and links, where it stands, its public history and its log."""
     found = _game(game_id)
@@ -132,7 +132,7 @@ def game(game_id: int) -> str:
     )
 
 
-@bp.get("/games/<int:game_id>/replay.json")
+@bp.get("/games/<id:game_id>/replay.json")
 def replay(game_id: int) -> Response:
     """A finished game as a replay scenario to download; a live game's would give its deal away."""
     found = _game(game_id)
@@ -183,7 +183,7 @@ def _player(game_id: int, player_id: int) -> Player:
     return player
 
 
-@bp.post("/games/<int:game_id>/players/<int:player_id>/resend")
+@bp.post("/games/<id:game_id>/players/<id:player_id>/resend")
 def resend_link(game_id: int, player_id: int) -> BaseResponse:
     """Email the player their link again."""
     player = _player(game_id, player_id)
@@ -197,7 +197,7 @@ def resend_link(game_id: int, player_id: int) -> BaseResponse:
     )
 
 
-@bp.post("/games/<int:game_id>/players/<int:player_id>/rotate")
+@bp.post("/games/<id:game_id>/players/<id:player_id>/rotate")
 def rotate_link(game_id: int, player_id: int) -> BaseResponse:
     """Give the player a new link; the old one stops working at once."""
     player = _player(game_id, player_id)
@@ -209,7 +209,7 @@ def rotate_link(game_id: int, player_id: int) -> BaseResponse:
     )
 
 
-@bp.post("/games/<int:game_id>/extend")
+@bp.post("/games/<id:game_id>/extend")
 def extend_deadline(game_id: int) -> BaseResponse:
     """Give the players who owe a move more days."""
     _require_game(game_id)
@@ -223,7 +223,7 @@ def extend_deadline(game_id: int) -> BaseResponse:
     )
 
 
-@bp.post("/games/<int:game_id>/cancel")
+@bp.post("/games/<id:game_id>/cancel")
 def cancel(game_id: int) -> BaseResponse:
     """Cancel the game; both players are told."""
     _require_game(game_id)
@@ -236,7 +236,7 @@ def cancel(game_id: int) -> BaseResponse:
     )
 
 
-@bp.post("/games/<int:game_id>/forfeit")
+@bp.post("/games/<id:game_id>/forfeit")
 def forfeit(game_id: int) -> BaseResponse:
     """End the game by a seat's forfeit: the other seat wins."""
     _require_game(game_id)
@@ -294,7 +294,7 @@ def _message(message_id: int) -> tuple[OutboxMessage, bool]:
     return message, status in OPEN_STATUSES
 
 
-@bp.get("/mail/<int:message_id>")
+@bp.get("/mail/<id:message_id>")
 def message(message_id: int) -> str:
     """One message in full: headers, the text body, and the HTML body in a sandboxed frame."""
     found, withheld = _message(message_id)
@@ -307,7 +307,7 @@ def message(message_id: int) -> str:
     )
 
 
-@bp.get("/mail/<int:message_id>/html")
+@bp.get("/mail/<id:message_id>/html")
 def message_html(message_id: int) -> Response:
     """The HTML body alone, under a policy that lets it run nothing and fetch nothing."""
     found, withheld = _message(message_id)
@@ -319,7 +319,7 @@ def message_html(message_id: int) -> Response:
     return response
 
 
-@bp.post("/mail/<int:message_id>/requeue")
+@bp.post("/mail/<id:message_id>/requeue")
 def requeue_message(message_id: int) -> BaseResponse:
     """Put a failed message back in the queue."""
     try:

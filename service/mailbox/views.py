@@ -32,7 +32,7 @@ def inbox():  # noqa: ANN201
     )
 
 
-@bp.get("/<int:message_id>")
+@bp.get("/<id:message_id>")
 def message(message_id: int):  # noqa: ANN201
     """One message: headers and plain-text body, its links clickable."""
     found = db.session.get(OutboxMessage, message_id)
@@ -41,7 +41,7 @@ def message(message_id: int):  # noqa: ANN201
     return render_template("mailbox/message.html", message=found)
 
 
-@bp.get("/<int:message_id>/html")
+@bp.get("/<id:message_id>/html")
 def message_html(message_id: int) -> Response:
     """The HTML body as the recipient's mail program would show it (inline styles allowed)."""
     found = db.session.get(OutboxMessage, message_id)

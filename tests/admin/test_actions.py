@@ -89,6 +89,18 @@ def test_extending_the_deadline(app, admin, make_game) -> None:
     assert admin_events(app, game["id"]) == [("admin", ADMIN, "extended the deadline by 4 days")]
 
 
+def test_a_game_without_a_deadline_has_none_to_extend(app, admin, make_game) -> None:
+    game = make_game(days_per_move=0)
+    page = f"/admin/games/{game['id']}"
+    html = game_page(admin, game["id"])
+    assert "Extend the deadline" not in html and "Cancel the game" in html
+    assert submit(admin, page, f"{page}/extend", days="4").status_code == 303
+    with app.app_context():
+        assert db.session.get(Game, game["id"]).deadline is None
+    assert "This game has no deadline to extend." in game_page(admin, game["id"])
+    assert admin_events(app, game["id"]) == []
+
+
 def test_cancelling_needs_a_tick_then_ends_the_game(app, admin, make_game) -> None:
     game = make_game()
     page = f"/admin/games/{game['id']}"

@@ -113,10 +113,28 @@ def test_list_filters_and_counts(app, admin) -> None:
 
 
 @pytest.mark.parametrize(
-    "query", [{"status": "lost"}, {"to_act": "everyone"}, {"after": "yesterday_1"}, {"before": "1"}]
+    "query",
+    [
+        {"status": "lost"},
+        {"to_act": "everyone"},
+        {"after": "yesterday_1"},
+        {"before": "1"},
+        # Positions the database could not compare: an id past its integer, moments past its years.
+        {"after": "2026-01-01T00:00:00+00:00_3000000000"},
+        {"after": "0001-01-01T00:00:00+14:00_1"},
+        {"before": "9999-12-31T23:59:59-14:00_1"},
+        {"sort": "deadline", "after": "0001-01-01T00:00:00+14:00_1"},
+    ],
 )
 def test_list_refuses_what_it_did_not_write(admin, query) -> None:
     assert admin.get("/admin/", query_string=query).status_code == 400
+
+
+@pytest.mark.parametrize(
+    "query", [{"after": "3000000000"}, {"before": "3000000000"}, {"after": "-1"}, {"after": "x"}]
+)
+def test_mail_list_refuses_what_it_did_not_write(admin, query) -> None:
+    assert admin.get("/admin/mail", query_string=query).status_code == 400
 
 
 def hidden_from_admin(state: dict[str, Any]) -> set[str]:

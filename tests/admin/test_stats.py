@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from service import deadlines, figures, games
+from service import deadlines, figures, games, invitations
 from service.admin import stats
 from service.admin.views import duration
-from service.models import Event, Game, GameFigures, db
+from service.models import Event, Game, GameFigures, db, utcnow
 from service.rules import is_elixir
 from service.rules.cards import suit_of
 
+from ..helpers import request_invitation
 from .conftest import play
 from .test_games import new_game
 
@@ -155,7 +156,7 @@ def test_weeks_start_on_monday_in_utc(app) -> None:
             game = games.create_game(
                 games.Seating(f"k{n}@example.com", "K"), games.Seating(f"s{n}@example.com", "S")
             )
-            game.status, game.created_at, game.finished_at = status, moment, moment
+            game.status, game.started_at, game.finished_at = status, moment, moment
         waiting = games.create_game(
             games.Seating("w1@example.com", "W"), games.Seating("w2@example.com", "V"), waiting=True
         )
@@ -168,6 +169,24 @@ def test_weeks_start_on_monday_in_utc(app) -> None:
         (1, 0, 1, 0),
         (1, 0, 1, 0),
     ]
+
+
+def test_a_declined_invitation_is_no_game_started_or_cancelled(app) -> None:
+    with app.app_context():
+        started = []
+        for opponent, accept in (("bob@example.com", False), ("cat@example.com", True)):
+            invitation = request_invitation(opponent)
+            invitations.confirm(invitation)
+            if invitations.respond(invitation, accept=accept) is not None:
+                started.append(invitation.game_id)
+        statuses = sorted(db.session.scalars(select(Game.status)))
+        assert statuses == ["active", "cancelled"]
+        (this_week,) = stats.weekly(utcnow(), weeks=1)
+        assert (this_week.started, this_week.cancelled) == (1, 0)
+        # Cancelled once in play, the accepted game counts as cancelled.
+        games.cancel_game(started[0], actor="ada")
+        (this_week,) = stats.weekly(utcnow(), weeks=1)
+        assert (this_week.started, this_week.finished, this_week.cancelled) == (1, 0, 1)
 
 
 def test_figures_are_written_when_a_game_finishes(app) -> None:

@@ -1,0 +1,37 @@
+"""Every URL that names a row by its id: an id past what the database holds is not found."""
+
+from __future__ import annotations
+
+from flask import Flask, url_for
+
+from service.admin.auth import create_admin
+from service.models import MAX_ID
+
+from .admin.conftest import ADMIN, PASSWORD, csrf_token, sign_in
+
+
+def id_urls(app: Flask, value: int) -> list[tuple[str, str]]:
+    """(method, URL) for every route with a row id in its path, each id set to ``value``."""
+    urls = []
+    with app.test_request_context():
+        for rule in app.url_map.iter_rules():
+            if not any(name.endswith("_id") for name in rule.arguments):
+                continue
+            url = url_for(rule.endpoint, **dict.fromkeys(rule.arguments, value))
+            for method in sorted((rule.methods or set()) & {"GET", "POST"}):
+                urls.append((method, url))
+    return urls
+
+
+def test_ids_the_database_cannot_hold_are_not_found(app: Flask) -> None:
+    assert app.config["LOCAL_MAILBOX"]  # its pages are checked too
+    with app.app_context():
+        create_admin(ADMIN, PASSWORD)
+    client = app.test_client()
+    token = csrf_token(client.get("/admin/login").get_data(as_text=True))
+    assert sign_in(client, ADMIN, PASSWORD).status_code == 303
+    urls = id_urls(app, MAX_ID + 1) + id_urls(app, 3_000_000_000)
+    assert any("/mailbox/" in url for _, url in urls) and any("/admin/" in url for _, url in urls)
+    for method, url in urls:
+        response = client.open(url, method=method, data={"csrf_token": token})
+        assert response.status_code == 404, (method, url, response.status_code)
