@@ -6,7 +6,7 @@ English messages, with a code a client can explain in its own words.
 
 from __future__ import annotations
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, jsonify, make_response, render_template, request
 from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
@@ -65,4 +65,9 @@ def init_app(app: Flask) -> None:
             message = NOT_FOUND if exc.code == 404 else exc.description or exc.name
         else:
             message = page_message(exc)
-        return error_response(exc.code or 500, code, message)
+        response = make_response(error_response(exc.code or 500, code, message))
+        # The exception's own headers stay: Allow on a 405 (RFC 9110), Retry-After...
+        for name, value in exc.get_headers():
+            if name.lower() != "content-type":
+                response.headers.add(name, value)
+        return response

@@ -6,7 +6,9 @@ import random
 from typing import Any
 
 import pytest
+from flask import Flask
 from flask.testing import FlaskClient
+from werkzeug.exceptions import TooManyRequests
 
 from service.rules import SEATS, other
 
@@ -147,6 +149,34 @@ def test_malformed_bodies_get_400(app, client, make_game, body: Any) -> None:
     error = response.get_json()["error"]
     assert error["code"] == "malformed" and error["message"]
     assert load_game(app, game["id"]).version == 0
+
+
+@pytest.mark.parametrize("path", ["/api/play/{token}", "/play/{token}"])
+def test_a_method_a_path_does_not_take_gets_405_with_allow(
+    client: FlaskClient, make_game: Any, path: str
+) -> None:
+    """RFC 9110: a 405 lists the methods the path takes, on the API and on the pages alike."""
+    game = make_game()
+    url = path.format(token=game["keeper"])
+    for method in ("TRACE", "PUT", "DELETE", "PATCH"):
+        response = client.open(url, method=method)
+        assert response.status_code == 405
+        assert set(response.headers["Allow"].split(", ")) == {"GET", "HEAD", "OPTIONS", "POST"}
+    if path.startswith("/api/"):
+        assert response.get_json()["error"]["code"] == "method_not_allowed"
+    assert load_game(client.application, game["id"]).version == 0
+
+
+@pytest.mark.parametrize("path", ["/api/busy", "/busy"])
+def test_an_error_keeps_the_headers_its_exception_carries(app: Flask, path: str) -> None:
+    def busy() -> None:
+        raise TooManyRequests(retry_after=30)
+
+    app.add_url_rule(path, "busy", busy)
+    response = app.test_client().get(path)
+    assert response.status_code == 429
+    assert response.headers["Retry-After"] == "30"
+    assert response.mimetype == ("application/json" if path.startswith("/api/") else "text/html")
 
 
 def test_bad_links_get_404(client, make_game) -> None:
