@@ -39,6 +39,9 @@ TRACK_LENGTH = 10
 HALFWAY = 5
 SWAP_SIZE = 2
 ACTION_KINDS = ("exchange", "play", "swap")
+# The keys an action of each kind may hold besides its own (and the seat): the one
+# statement of an action's shape, checked by parse_action and published by the JSON API.
+ACTION_EXTRAS: dict[str, tuple[str, ...]] = {"exchange": (), "play": ("name",), "swap": ()}
 EFFECTS = {"H": "reset", "D": "swap", "C": "steal"}
 
 
@@ -263,9 +266,11 @@ def parse_action(action: object) -> tuple[str, Action]:
     if len(kinds) != 1:
         raise ActionError('an action has exactly one of "exchange", "play" or "swap"')
     kind = kinds[0]
+    allowed = {kind, "seat", *ACTION_EXTRAS[kind]}
     for key in action:
-        if key != kind and key != "seat" and (key != "name" or kind != "play"):
-            raise ActionError(f"unexpected key {key!r} in a {kind} action")
+        if key not in allowed:
+            article = "an" if kind[0] in "aeiou" else "a"
+            raise ActionError(f"unexpected key {key!r} in {article} {kind} action")
     value = action[kind]
     if kind == "play":
         if not is_card(value):

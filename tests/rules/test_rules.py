@@ -20,6 +20,7 @@ from service.rules import (
     legal_actions,
     new_game,
     other,
+    parse_action,
     to_act,
 )
 
@@ -476,6 +477,20 @@ def test_malformed_actions(action: object) -> None:
     state = new_game(deals=[PLAIN])
     with pytest.raises(ActionError):
         apply(state, "keeper", action)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        ({"exchange": ["1H"], "": None}, "unexpected key '' in an exchange action"),
+        ({"play": "1H", "cards": ["1H"]}, "unexpected key 'cards' in a play action"),
+        ({"swap": ["1H"], "name": "H"}, "unexpected key 'name' in a swap action"),
+    ],
+)
+def test_an_unexpected_key_is_named_with_its_kind(action: dict, message: str) -> None:
+    with pytest.raises(ActionError) as refused:
+        parse_action(action)
+    assert str(refused.value) == message
 
 
 def test_unknown_seat() -> None:
