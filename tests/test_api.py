@@ -134,7 +134,13 @@ def test_card_not_held_is_refused(client, make_game) -> None:
         {"version": 0, "exchange": ["9Z"]},
         {"version": 0, "play": "4S", "name": "X"},
         {"version": 0, "exchange": ["1H"], "seat": "shadow"},
+        {"version": 0, "exchange": ["1H"], "seat": "keeper"},
         {"version": 0, "exchange": ["1H"], "extra": 1},
+        {"": None, "version": 0, "exchange": ["1C"]},
+        {"version": 0, "play": "1H", "name": None},
+        {"version": True, "play": "1H"},
+        {"version": 0.5, "play": "1H"},
+        {"version": 999, "swap": "1H"},
     ],
 )
 def test_malformed_bodies_get_400(app, client, make_game, body: Any) -> None:
@@ -149,6 +155,31 @@ def test_malformed_bodies_get_400(app, client, make_game, body: Any) -> None:
     error = response.get_json()["error"]
     assert error["code"] == "malformed" and error["message"]
     assert load_game(app, game["id"]).version == 0
+
+
+ONE_KIND = 'an action has exactly one of "exchange", "play" or "swap"'
+SEAT_KEY = "unexpected key 'seat': this link plays for the keeper"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"": None, "version": 0, "exchange": ["1C"]}, "unexpected key '' in an exchange action"),
+        ({"version": 0, "play": "1C", "swap": ["1C"]}, ONE_KIND),
+        ({"version": 0, "play": "1C", "cards": []}, "unexpected key 'cards' in a play action"),
+        ({"version": 0, "swap": ["1C"], "name": "H"}, "unexpected key 'name' in a swap action"),
+        ({"version": 0, "exchange": ["1H"], "seat": "keeper"}, SEAT_KEY),
+        ({"version": 7, "exchange": ["XX"]}, "unknown card 'XX'"),
+    ],
+)  # fmt: skip
+def test_a_malformed_body_is_named_whatever_the_game_state(
+    client: FlaskClient, make_game: Any, body: dict[str, Any], message: str
+) -> None:
+    """The shape is checked before the version: a stale malformed move is still a 400."""
+    game = make_game()
+    response = post(client, game["keeper"], body)
+    assert response.status_code == 400
+    assert response.get_json() == {"error": {"code": "malformed", "message": message}}
 
 
 @pytest.mark.parametrize("path", ["/api/play/{token}", "/play/{token}"])
@@ -254,3 +285,14 @@ def test_a_game_ended_by_an_admin_shows_a_new_version(app, client, make_game) ->
     after = client.get(f"/api/play/{game['keeper']}").get_json()
     assert after["version"] > before["version"]
     assert (after["status"], after["winner"], after["legal"]) == ("finished", "keeper", [])
+
+
+def test_a_version_written_with_a_fraction_of_zero_is_that_integer(app, client, make_game) -> None:
+    """JSON numbers have no integer type: 0.0 is version 0, as the document's integer says."""
+    game = make_game()
+    v = view(client, game["keeper"])
+    body = {"version": float(v["version"]), **pick_action(v, random.Random(4))}
+    assert post(client, game["keeper"], body).status_code == 200
+    stale = post(client, game["keeper"], {**body, "version": 0.0})
+    assert stale.status_code == 409
+    assert "you sent 0)" in stale.get_json()["error"]["message"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import jsonify, request
 
 from .. import games
 from ..errors import NOT_FOUND, error_response
 from ..links import player_for
 from ..playerview import player_view
+from ..rules import ActionError, parse_action
 from . import bp
 from .openapi import document
 
@@ -27,17 +30,36 @@ def move(token: str):  # noqa: ANN201
     player = player_for(token)
     if player is None:
         return error_response(404, "not_found", NOT_FOUND)
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        return error_response(400, "malformed", 'Send a JSON object: {"version": V, ...move}.')
-    action = {key: value for key, value in body.items() if key != "version"}
     try:
-        games.apply_move(player.id, body.get("version"), action)
+        version, action = _read_move(request.get_json(silent=True), player.seat)
+        games.apply_move(player.id, version, action)
     except games.IllegalMove as exc:  # the rule's name lets a client explain it in its own words
         return error_response(exc.status, exc.code, exc.message, rule=exc.rule)
     except games.MoveError as exc:
         return error_response(exc.status, exc.code, exc.message)
     return jsonify(player_view(player))
+
+
+def _read_move(body: object, seat: str) -> tuple[object, dict[str, Any]]:
+    """The version and the action of a posted body, or :class:`games.BadMove`.
+
+    The shape is checked before the game is read, so a malformed body is a 400
+    whatever the game's state. The link says whose move it is: the body names no seat.
+    JSON has one kind of number, so ``4.0`` is the integer version 4, as the schema says.
+    """
+    if not isinstance(body, dict):
+        raise games.BadMove('Send a JSON object: {"version": V, ...move}.')
+    action = {key: value for key, value in body.items() if key != "version"}
+    if "seat" in action:
+        raise games.BadMove(f"unexpected key 'seat': this link plays for the {seat}")
+    try:
+        parse_action(action)
+    except ActionError as exc:
+        raise games.BadMove(str(exc)) from None
+    version = body.get("version")
+    if isinstance(version, float) and version.is_integer():
+        version = int(version)
+    return version, action
 
 
 @bp.get("/openapi.json")
