@@ -1,40 +1,137 @@
-"""The OpenAPI document is valid and the API's answers fit it."""
+"""The OpenAPI document is valid, its examples and links hold, and the API's answers fit it."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from typing import Any
 
+import pytest
+from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
+from service.rules.engine import ACTION_KINDS
+
 from .helpers import random_move
 
-
-def schema(doc: dict, name: str) -> Draft202012Validator:
-    return Draft202012Validator(
-        {"$ref": f"#/components/schemas/{name}", "components": doc["components"]}
-    )
+PLAY = "/api/play/{token}"
 
 
-def test_the_document_is_valid_openapi(client) -> None:  # noqa: ANN001
-    validate(client.get("/api/openapi.json").get_json())
+def validator(doc: dict, schema: dict) -> Draft202012Validator:
+    """A validator for ``schema``, resolving references into the document's components."""
+    return Draft202012Validator({**schema, "components": doc["components"]})
 
 
-def test_views_and_errors_fit_their_schemas(client, make_game) -> None:  # noqa: ANN001
-    doc = client.get("/api/openapi.json").get_json()
-    view, error = schema(doc, "View"), schema(doc, "Error")
+def answer_schema(doc: dict, method: str, status: int) -> Draft202012Validator:
+    """The documented body of an answer of the move path."""
+    response = doc["paths"][PLAY][method]["responses"][str(status)]
+    return validator(doc, response["content"]["application/json"]["schema"])
+
+
+def media_types(doc: dict) -> Iterator[tuple[str, dict]]:
+    """Every request and response body the document describes, with where it is."""
+    for path, item in doc["paths"].items():
+        for method, operation in item.items():
+            if method == "parameters":
+                continue
+            body = operation.get("requestBody", {}).get("content", {})
+            for media in body.values():
+                yield f"{method} {path} request", media
+            for status, response in operation["responses"].items():
+                for media in response.get("content", {}).values():
+                    yield f"{method} {path} {status}", media
+
+
+@pytest.fixture
+def doc(client: FlaskClient) -> dict[str, Any]:
+    return client.get("/api/openapi.json").get_json()
+
+
+def test_the_document_is_valid_openapi(doc) -> None:  # noqa: ANN001
+    validate(doc)
+
+
+def test_every_example_fits_its_schema(doc) -> None:  # noqa: ANN001
+    """Moves and errors each come with examples (one per action kind), and all of them fit."""
+    for where, media in media_types(doc):
+        examples = [example["value"] for example in media.get("examples", {}).values()]
+        examples += [media["example"]] if "example" in media else []
+        assert examples or where.endswith(" 200"), f"{where} has no example"
+        for example in examples:
+            validator(doc, media["schema"]).validate(example)
+    moves = doc["paths"][PLAY]["post"]["requestBody"]["content"]["application/json"]["examples"]
+    kinds = {kind for example in moves.values() for kind in example["value"] if kind != "version"}
+    assert kinds >= set(ACTION_KINDS)
+
+
+def test_a_move_has_one_shape_per_kind_and_nothing_more(doc) -> None:  # noqa: ANN001
+    move = validator(doc, {"$ref": "#/components/schemas/Move"})
+    assert move.is_valid({"version": 3, "play": "4S", "name": "D"})
+    assert move.is_valid({"version": 0, "exchange": ["1H", "2S", "7C"]})
+    assert move.is_valid({"version": 9, "swap": ["1H", "2S"]})
+    for body in (
+        {"": None, "version": 0, "exchange": ["1C"]},
+        {"version": 0, "exchange": ["1H"], "seat": "keeper"},
+        {"version": 0, "swap": ["1H"], "name": "H"},
+        {"version": 0, "play": "1H", "swap": ["2H"]},
+        {"version": 0, "play": "1S"},
+        {"version": 0, "exchange": []},
+        {"version": 0, "exchange": ["1H", "2H", "3H", "4H"]},
+        {"version": 0, "swap": ["1H", "2H", "3H"]},
+        {"version": 0, "swap": ["1H", "1H"]},
+        {"version": "0", "play": "1H"},
+        {"play": "1H"},
+    ):
+        assert not move.is_valid(body), body
+
+
+def test_links_lead_from_a_view_to_a_move_against_its_version(doc) -> None:  # noqa: ANN001
+    operations = {
+        operation["operationId"]
+        for item in doc["paths"].values()
+        for method, operation in item.items()
+        if method != "parameters"
+    }
+    view = doc["components"]["schemas"]["View"]
+    links = [
+        link
+        for item in doc["paths"].values()
+        for method, operation in item.items()
+        if method != "parameters"
+        for response in operation["responses"].values()
+        for link in response.get("links", {}).values()
+    ]
+    assert {link["operationId"] for link in links} == {"getView", "makeMove"}
+    assert {link["operationId"] for link in links} <= operations
+    for link in links:
+        assert link["parameters"] == {"token": "$request.path.token"}
+        if link["operationId"] == "makeMove":
+            assert link["requestBody"] == {"version": "$response.body#/version"}
+            assert "version" in view["required"]
+
+
+def test_views_and_errors_fit_their_schemas(client, make_game, doc) -> None:  # noqa: ANN001
     game = make_game(seed=17)
     rng = random.Random(17)
     for _ in range(40):
         for seat in ("keeper", "shadow"):
-            view.validate(client.get(f"/api/play/{game[seat]}").get_json())
+            answer = client.get(f"/api/play/{game[seat]}")
+            answer_schema(doc, "get", answer.status_code).validate(answer.get_json())
         random_move(client, game, rng)
+    url = f"/api/play/{game['keeper']}"
     refused = [
-        client.post(f"/api/play/{game['keeper']}", json={"version": -1, "play": "1H"}),
-        client.post(f"/api/play/{game['keeper']}", json={"version": 999, "swap": ["1H"] * 9}),
-        client.post(f"/api/play/{game['keeper']}", json=[]),
-        client.get(f"/api/play/{game['keeper']}x"),
+        ("post", client.post(url, json={"version": -1, "play": "1H"})),
+        ("post", client.post(url, json={"version": 999, "swap": ["1H"] * 9})),
+        ("post", client.post(url, json={"version": 0, "play": "1H", "seat": "keeper"})),
+        ("post", client.post(url, json=[])),
+        ("get", client.get(url + "x")),
+        ("get", client.open(url, method="TRACE")),
     ]
-    for response in refused:
-        assert response.status_code >= 400
-        error.validate(response.get_json())
+    view = client.get(url).get_json()
+    refused.append(("post", client.post(url, json={"version": view["version"], "swap": ["1H"]})))
+    statuses = set()
+    for method, response in refused:
+        answer_schema(doc, method, response.status_code).validate(response.get_json())
+        statuses.add(response.status_code)
+    assert statuses == {400, 404, 405, 409, 422}

@@ -1,4 +1,10 @@
-"""The OpenAPI 3.1 description of the player API."""
+"""The OpenAPI 3.1 description of the player API.
+
+A move's shape is built from the engine's own statement of it (the action
+kinds, the keys each takes, the deck, the suits, how many cards a choice
+can take), so the document allows exactly the bodies the server reads as a
+move; whether the move is legal now is the rules' question (422).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from typing import Any
 from flask import current_app
 
 from ..rules import DECK, SUITS
+from ..rules.engine import ACTION_EXTRAS, ACTION_KINDS, ROUNDS, SWAP_SIZE
 
 CARD = {"type": "string", "enum": list(DECK), "description": "A card: rank then suit letter."}
 SEAT = {"type": "string", "enum": ["keeper", "shadow"]}
@@ -16,13 +23,93 @@ TALLY = {
     "properties": {"keeper": {"type": "integer"}, "shadow": {"type": "integer"}},
     "required": ["keeper", "shadow"],
 }
+VERSION = {"type": "integer", "description": "The version of the game the move was made against."}
+# The schema of each key an action may hold besides its own (ACTION_EXTRAS).
+EXTRAS = {"name": {**SUIT, "description": "The suit named when leading an elixir."}}
+# The most cards a choice can take: an exchange takes one per round, a swap two.
+MOST_CHOSEN = {"exchange": ROUNDS, "swap": SWAP_SIZE}
 
+MOVE_EXAMPLES = {
+    "exchange": {
+        "summary": "Give cards in an exchange (one per round)",
+        "value": {"version": 0, "exchange": ["4S"]},
+    },
+    "play": {"summary": "Play a card", "value": {"version": 3, "play": "6H"}},
+    "lead_elixir": {
+        "summary": "Lead an elixir, naming the suit it stands for",
+        "value": {"version": 3, "play": "4S", "name": "D"},
+    },
+    "swap": {"summary": "Give cards in a swap", "value": {"version": 12, "swap": ["2C", "7D"]}},
+}
 
-def _error(description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-    }
+# Every error answer of the API: its status, what it means, the codes it carries
+# (without: whatever the error handler names it) or a schema of its own, an example.
+ERRORS: dict[str, dict[str, Any]] = {
+    "400": {
+        "description": "The body is not a well-formed move; the message says what is wrong",
+        "codes": ["malformed"],
+        "example": {"code": "malformed", "message": "unexpected key 'cards' in an exchange action"},
+    },
+    "404": {
+        "description": "Unknown, tampered or revoked link",
+        "codes": ["not_found"],
+        "example": {"code": "not_found", "message": "There is nothing at this address."},
+    },
+    "405": {
+        "description": "This path does not take this method; the Allow header lists those it takes",
+        "codes": ["method_not_allowed"],
+        "example": {
+            "code": "method_not_allowed",
+            "message": "The method is not allowed for the requested URL.",
+        },
+        "headers": {
+            "Allow": {
+                "description": "The methods this path takes",
+                "required": True,
+                "schema": {"type": "string"},
+            }
+        },
+    },
+    "409": {
+        "description": (
+            "Stale version (another move came first: read the game again and move again), "
+            "or the game takes no more moves"
+        ),
+        "codes": ["stale", "closed"],
+        "example": {
+            "code": "stale",
+            "message": (
+                "The game has moved on (version 5, you sent 4): reload it and make your move again."
+            ),
+        },
+    },
+    "413": {
+        "description": "The body is larger than the server reads",
+        "example": {
+            "code": "request_entity_too_large",
+            "message": "The data value transmitted exceeds the capacity limit.",
+        },
+    },
+    "422": {
+        "description": (
+            "The rules forbid this move now; the message says why, and rule names the rule "
+            "so a client can explain it in its own words"
+        ),
+        "schema": "IllegalMove",
+        "example": {
+            "code": "illegal",
+            "rule": "choose_count",
+            "message": "Give exactly 1 different card in the round 1 exchange.",
+        },
+    },
+    "503": {
+        "description": "The database cannot be reached; nothing changed, try again later",
+        "example": {
+            "code": "service_unavailable",
+            "message": "The service is unavailable for a moment: try again later.",
+        },
+    },
+}
 
 
 def document() -> dict[str, Any]:
@@ -34,7 +121,14 @@ def document() -> dict[str, Any]:
         "schema": {"type": "string"},
         "description": "The signed token from the player's link.",
     }
-    view = {"application/json": {"schema": {"$ref": "#/components/schemas/View"}}}
+    view = {"application/json": {"schema": _ref("View")}}
+    token_from_request = {"token": "$request.path.token"}
+    move_against = {
+        "operationId": "makeMove",
+        "parameters": token_from_request,
+        "requestBody": {"version": "$response.body#/version"},
+        "description": "A move names the version it was made against: this view's.",
+    }
     return {
         "openapi": "3.1.0",
         "info": {
@@ -42,7 +136,9 @@ def document() -> dict[str, Any]:
             "version": "1.0.0",
             "description": (
                 "Read your game and make your move with the token from your link. "
-                "Every move names the version it was made against."
+                "Every move names the version it was made against. Every error is "
+                '`{"error": {"code", "message"}}`, and a move the rules refuse also names '
+                "the `rule`."
             ),
         },
         "servers": [{"url": current_app.config["BASE_URL"]}],
@@ -53,8 +149,12 @@ def document() -> dict[str, Any]:
                     "operationId": "getView",
                     "summary": "The game as your seat sees it",
                     "responses": {
-                        "200": {"description": "Your view of the game", "content": view},
-                        "404": _error("Unknown, tampered or revoked link"),
+                        "200": {
+                            "description": "Your view of the game",
+                            "content": view,
+                            "links": {"makeMove": move_against},
+                        },
+                        **_errors("404", "405", "503"),
                     },
                 },
                 "post": {
@@ -63,21 +163,139 @@ def document() -> dict[str, Any]:
                     "requestBody": {
                         "required": True,
                         "content": {
-                            "application/json": {"schema": {"$ref": "#/components/schemas/Move"}}
+                            "application/json": {
+                                "schema": _ref("Move"),
+                                "examples": MOVE_EXAMPLES,
+                            }
                         },
                     },
                     "responses": {
-                        "200": {"description": "The move was applied", "content": view},
-                        "400": _error("The body is not a well-formed move"),
-                        "404": _error("Unknown, tampered or revoked link"),
-                        "409": _error("Stale version, or the game takes no more moves"),
-                        "422": _error("The rules forbid this move; the message says why"),
+                        "200": {
+                            "description": "The move was applied: your view of the game after it",
+                            "content": view,
+                            "links": {"makeNextMove": move_against},
+                        },
+                        **_errors("400", "404", "405", "413", "503"),
+                        "409": {
+                            **_error("409"),
+                            "links": {
+                                "getView": {
+                                    "operationId": "getView",
+                                    "parameters": token_from_request,
+                                    "description": "Read the game again before moving again.",
+                                }
+                            },
+                        },
+                        **_errors("422"),
                     },
                 },
-            }
+            },
+            "/api/openapi.json": {
+                "get": {
+                    "operationId": "getOpenAPI",
+                    "summary": "This document",
+                    "responses": {
+                        "200": {
+                            "description": "The OpenAPI document of the player API",
+                            "content": {"application/json": {"schema": {"type": "object"}}},
+                        },
+                        **_errors("405", "503"),
+                    },
+                }
+            },
         },
         "components": {"schemas": _schemas()},
     }
+
+
+def _ref(schema: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{schema}"}
+
+
+def _errors(*statuses: str) -> dict[str, Any]:
+    return {status: _error(status) for status in statuses}
+
+
+def _error(status: str) -> dict[str, Any]:
+    """The response of an error status, with its example."""
+    error = ERRORS[status]
+    schema = (
+        _error_schema(error["codes"]) if "codes" in error else _ref(error.get("schema", "Error"))
+    )
+    response: dict[str, Any] = {
+        "description": error["description"],
+        "content": {"application/json": {"schema": schema, "example": {"error": error["example"]}}},
+    }
+    if "headers" in error:
+        response["headers"] = error["headers"]
+    return response
+
+
+def _error_schema(codes: list[str]) -> dict[str, Any]:
+    """An error body whose code is one of ``codes``."""
+    return {
+        "allOf": [
+            _ref("Error"),
+            {"properties": {"error": {"properties": {"code": {"enum": codes}}}}},
+        ]
+    }
+
+
+def _error_body(rule: bool) -> dict[str, Any]:
+    properties: dict[str, Any] = {
+        "code": {"type": "string", "description": "A stable name for the kind of error."},
+        "message": {"type": "string", "description": "What went wrong, in English."},
+    }
+    required = ["code", "message"]
+    if rule:
+        properties["code"] = {"const": "illegal"}
+        properties["rule"] = {
+            "type": "string",
+            "description": "The rule that refused the move, such as not_held or choose_count.",
+        }
+        required.append("rule")
+    return {
+        "type": "object",
+        "properties": {
+            "error": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            }
+        },
+        "required": ["error"],
+        "additionalProperties": False,
+    }
+
+
+def _action_shape(kind: str) -> dict[str, Any]:
+    """A move of one kind: the version, the kind's own key, the keys it may add, nothing else."""
+    if kind == "play":
+        value = CARD
+    else:
+        value = {
+            "type": "array",
+            "items": CARD,
+            "minItems": 1,
+            "maxItems": MOST_CHOSEN[kind],
+            "uniqueItems": True,
+            "description": "The cards given; the view's legal.choose says how many.",
+        }
+    return {
+        "type": "object",
+        "properties": {
+            "version": VERSION,
+            kind: value,
+            **{key: EXTRAS[key] for key in ACTION_EXTRAS[kind]},
+        },
+        "required": ["version", kind],
+        "additionalProperties": False,
+    }
+
+
+def _move_name(kind: str) -> str:
+    return f"{kind.capitalize()}Move"
 
 
 def _schemas() -> dict[str, Any]:
@@ -88,38 +306,13 @@ def _schemas() -> dict[str, Any]:
         "required": ["seat", "card"],
     }
     return {
-        "Error": {
-            "type": "object",
-            "properties": {
-                "error": {
-                    "type": "object",
-                    "properties": {
-                        "code": {"type": "string"},
-                        "message": {"type": "string"},
-                        "rule": {"type": "string"},
-                    },
-                    "required": ["code", "message"],
-                }
-            },
-            "required": ["error"],
-        },
+        "Error": _error_body(rule=False),
+        "IllegalMove": _error_body(rule=True),
         "Move": {
-            "type": "object",
             "description": "The version you saw and exactly one action.",
-            "properties": {
-                "version": {"type": "integer"},
-                "exchange": cards,
-                "swap": cards,
-                "play": CARD,
-                "name": {**SUIT, "description": "The suit named when leading an elixir."},
-            },
-            "required": ["version"],
-            "oneOf": [
-                {"required": ["exchange"]},
-                {"required": ["play"]},
-                {"required": ["swap"]},
-            ],
+            "oneOf": [_ref(_move_name(kind)) for kind in ACTION_KINDS],
         },
+        **{_move_name(kind): _action_shape(kind) for kind in ACTION_KINDS},
         "Choice": {
             "type": "object",
             "properties": {
@@ -207,7 +400,7 @@ def _schemas() -> dict[str, Any]:
                                 "required": ["play"],
                             },
                         },
-                        {"$ref": "#/components/schemas/Choice"},
+                        _ref("Choice"),
                     ],
                 },
             },
