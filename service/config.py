@@ -10,13 +10,15 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
+import click
 from flask import Flask
 
 # Name: (default, description). A default of None means "not set".
 SETTINGS: dict[str, tuple[str | None, str]] = {
-    "SPLITMIND_ENV": ("development", "development or production"),
+    "SPLITMIND_ENV": ("development", "development or production; anything else refuses to start"),
     "DATABASE_URL": (None, "SQLAlchemy URL; default a SQLite file in the instance folder"),
     "SECRET_KEY": (None, "signs player links and sessions; required in production"),
     "BASE_URL": ("http://127.0.0.1:5000", "public address every link is built from"),
@@ -31,22 +33,42 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "RATELIMIT_STORAGE_URI": ("memory://", "Flask-Limiter storage, e.g. redis://host:6379"),
     "DEFAULT_DAYS_PER_MOVE": ("7", "days a player has for each move; 0 for no deadline"),
     "TRUSTED_PROXIES": ("0", "reverse proxies in front of the app whose X-Forwarded-* to trust"),
+    "LOG_LEVEL": ("INFO", "DEBUG, INFO, WARNING or ERROR: the least severe log line written"),
+    "LOG_FORMAT": ("text", "text (one readable line) or json (one JSON object per line)"),
+    "METRICS_TOKEN": (None, "Bearer token that /metrics asks for; unset: /metrics is not found"),
+    "PROMETHEUS_MULTIPROC_DIR": (
+        None,
+        "directory where web and worker processes on one machine add up their metrics",
+    ),
 }
 
+ENVIRONMENTS = ("development", "production")
 TRUE = {"1", "true", "yes", "on"}
+FALSE = {"0", "false", "no", "off"}
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+LOG_FORMATS = ("text", "json")
+# The key signs every player link: at least as long as the HMAC's own output.
+MIN_SECRET_KEY_BYTES = 32
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+
+Number = TypeVar("Number", int, float)
 
 
-class ConfigError(RuntimeError):
-    """The environment does not describe a service that can start."""
+class ConfigError(click.ClickException, RuntimeError):
+    """The environment does not describe a service that can start.
+
+    Its message is one line naming the setting. As a ``ClickException`` the
+    ``flask`` command prints it as ``Error: ...`` and exits with status 1; as a
+    ``RuntimeError`` gunicorn does the same, both without a traceback.
+    """
 
 
 def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
     """Fill ``app.config`` from the environment, then from ``overrides`` (tests)."""
-    env = {name: os.environ.get(name, default) for name, (default, _) in SETTINGS.items()}
-    env = {name: value for name, value in env.items() if value not in (None, "")}
-    if overrides:
-        env.update({k: v for k, v in overrides.items() if k in SETTINGS})
-    production = env["SPLITMIND_ENV"] == "production"
+    env = read_settings(overrides)
+    production = environment(env) == "production"
+    if production:
+        check_production(env)
     instance = Path(app.instance_path)
     if not production:
         instance.mkdir(parents=True, exist_ok=True)
@@ -57,21 +79,25 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         SQLALCHEMY_DATABASE_URI=database_url(
             env.get("DATABASE_URL") or f"sqlite:///{instance / 'splitmind.sqlite'}"
         ),
-        SECRET_KEY=env.get("SECRET_KEY") or _secret_key(instance, production),
+        SECRET_KEY=env.get("SECRET_KEY") or _secret_key(instance),
         BASE_URL=env["BASE_URL"].rstrip("/"),
         MAIL_SERVER=env.get("MAIL_SERVER"),
-        MAIL_PORT=int(env["MAIL_PORT"]),
-        MAIL_USE_TLS=str(env["MAIL_USE_TLS"]).lower() in TRUE,
-        MAIL_USE_SSL=str(env["MAIL_USE_SSL"]).lower() in TRUE,
+        MAIL_PORT=number(env, "MAIL_PORT", int),
+        MAIL_USE_TLS=flag(env, "MAIL_USE_TLS"),
+        MAIL_USE_SSL=flag(env, "MAIL_USE_SSL"),
         MAIL_USERNAME=env.get("MAIL_USERNAME"),
         MAIL_PASSWORD=env.get("MAIL_PASSWORD"),
         MAIL_DEFAULT_SENDER=env["MAIL_DEFAULT_SENDER"],
-        MAIL_TIMEOUT=float(env["MAIL_TIMEOUT"]),
+        MAIL_TIMEOUT=number(env, "MAIL_TIMEOUT", float),
         LOCAL_MAILBOX=not production and not env.get("MAIL_SERVER"),
         MAIL_SUPPRESS_SEND=False,  # the worker decides: SMTP or the local mailbox
         RATELIMIT_STORAGE_URI=env["RATELIMIT_STORAGE_URI"],
-        DEFAULT_DAYS_PER_MOVE=int(env["DEFAULT_DAYS_PER_MOVE"]),
-        TRUSTED_PROXIES=int(env["TRUSTED_PROXIES"]),
+        DEFAULT_DAYS_PER_MOVE=number(env, "DEFAULT_DAYS_PER_MOVE", int),
+        TRUSTED_PROXIES=number(env, "TRUSTED_PROXIES", int),
+        LOG_LEVEL=log_level(env),
+        LOG_FORMAT=log_format(env),
+        METRICS_TOKEN=env.get("METRICS_TOKEN"),
+        PROMETHEUS_MULTIPROC_DIR=env.get("PROMETHEUS_MULTIPROC_DIR"),
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=env["BASE_URL"].startswith("https://"),
@@ -81,8 +107,94 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
     )
     if overrides:
         app.config.update({k: v for k, v in overrides.items() if k not in SETTINGS})
-    if production and not env.get("MAIL_SERVER"):
+
+
+def read_settings(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Each setting of :data:`SETTINGS` that has a value: the environment's, else its default.
+
+    ``overrides`` (tests) win over the environment. An empty variable means the
+    default, as an unset one does.
+    """
+    env: dict[str, Any] = {name: os.environ.get(name) for name in SETTINGS}
+    if overrides:
+        env.update({k: v for k, v in overrides.items() if k in SETTINGS})
+    env = {name: SETTINGS[name][0] if value in (None, "") else value for name, value in env.items()}
+    return {name: value for name, value in env.items() if value is not None}
+
+
+def environment(env: Mapping[str, Any]) -> str:
+    """``SPLITMIND_ENV``, one of :data:`ENVIRONMENTS`: a typo must not mean development."""
+    value = env["SPLITMIND_ENV"]
+    if value not in ENVIRONMENTS:
+        raise ConfigError(f"SPLITMIND_ENV must be development or production, not {value!r}")
+    return value
+
+
+def check_production(env: Mapping[str, Any]) -> None:
+    """Refuse settings that only make sense on a developer's machine.
+
+    A SQLite file, a local or plain-http ``BASE_URL`` (every emailed link is
+    built from it), a short ``SECRET_KEY`` and the local mailbox would each
+    leave a running service that quietly loses games, links or mail.
+    """
+    url = env.get("DATABASE_URL")
+    if not url:
+        raise ConfigError("DATABASE_URL is required when SPLITMIND_ENV=production")
+    if url.startswith("sqlite"):
+        raise ConfigError("DATABASE_URL must not be SQLite when SPLITMIND_ENV=production")
+    key = env.get("SECRET_KEY")
+    if not key:
+        raise ConfigError("SECRET_KEY is required when SPLITMIND_ENV=production")
+    if len(key.encode()) < MIN_SECRET_KEY_BYTES:
+        raise ConfigError(
+            f"SECRET_KEY must be at least {MIN_SECRET_KEY_BYTES} bytes when "
+            f"SPLITMIND_ENV=production (it has {len(key.encode())})"
+        )
+    base = urlsplit(env["BASE_URL"])
+    if base.scheme != "https" or (base.hostname or "") in LOCAL_HOSTS:
+        raise ConfigError(
+            "BASE_URL must be the public https:// address when SPLITMIND_ENV=production, "
+            f"not {base.geturl()}"
+        )
+    if not env.get("MAIL_SERVER"):
         raise ConfigError("MAIL_SERVER is required when SPLITMIND_ENV=production")
+
+
+def number(env: Mapping[str, Any], name: str, kind: type[Number]) -> Number:
+    """A numeric setting, or a :class:`ConfigError` naming it (never a ``ValueError``)."""
+    value = env[name]
+    try:
+        result = kind(value)
+    except (TypeError, ValueError):
+        what = "a whole number" if kind is int else "a number"
+        raise ConfigError(f"{name} must be {what}, not {value!r}") from None
+    if result < 0:
+        raise ConfigError(f"{name} must not be negative, not {value!r}")
+    return result
+
+
+def flag(env: Mapping[str, Any], name: str) -> bool:
+    """A true/false setting; anything but the usual spellings is refused, not read as false."""
+    value = str(env[name]).lower()
+    if value not in TRUE | FALSE:
+        raise ConfigError(f"{name} must be true or false, not {value!r}")
+    return value in TRUE
+
+
+def log_level(env: Mapping[str, Any]) -> str:
+    """``LOG_LEVEL``, upper-cased, one of :data:`LOG_LEVELS`."""
+    value = str(env["LOG_LEVEL"]).upper()
+    if value not in LOG_LEVELS:
+        raise ConfigError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {value!r}")
+    return value
+
+
+def log_format(env: Mapping[str, Any]) -> str:
+    """``LOG_FORMAT``, one of :data:`LOG_FORMATS`."""
+    value = str(env["LOG_FORMAT"]).lower()
+    if value not in LOG_FORMATS:
+        raise ConfigError(f"LOG_FORMAT must be text or json, not {value!r}")
+    return value
 
 
 def database_url(url: str) -> str:
@@ -93,9 +205,8 @@ def database_url(url: str) -> str:
     return url
 
 
-def _secret_key(instance: Path, production: bool) -> str:
-    if production:
-        raise ConfigError("SECRET_KEY is required when SPLITMIND_ENV=production")
+def _secret_key(instance: Path) -> str:
+    """Development's key, kept in the instance folder (production requires SECRET_KEY)."""
     path = instance / "secret_key"
     if not path.exists():
         path.write_text(secrets.token_urlsafe(48))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,9 @@ from service import create_app
 from service.config import SETTINGS, ConfigError, database_url
 from service.models import OutboxMessage, db
 
+from .conftest import base_config
 from .helpers import pick_action
+from .servers import ROOT, clean_env, gunicorn_command, run_flask
 
 
 def test_development_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -42,20 +46,136 @@ def test_environment_is_read_at_creation(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert "mailbox" not in app.blueprints
 
 
-@pytest.mark.parametrize("missing", ["SECRET_KEY", "MAIL_SERVER"])
-def test_production_refuses_to_start_without(
-    missing: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+PRODUCTION = {
+    "SPLITMIND_ENV": "production",
+    "DATABASE_URL": "postgresql://splitmind@db.example.org/splitmind",
+    "SECRET_KEY": "k" * 40,
+    "BASE_URL": "https://play.example.org",
+    "MAIL_SERVER": "smtp.example.org",
+}
+# A setting changed from PRODUCTION, and the message the service refuses to start with.
+REFUSED = [
+    ({"SPLITMIND_ENV": "prod"}, "SPLITMIND_ENV must be development or production, not 'prod'"),
+    ({"DATABASE_URL": ""}, "DATABASE_URL is required when SPLITMIND_ENV=production"),
+    (
+        {"DATABASE_URL": "sqlite:////srv/splitmind.sqlite"},
+        "DATABASE_URL must not be SQLite when SPLITMIND_ENV=production",
+    ),
+    ({"SECRET_KEY": ""}, "SECRET_KEY is required when SPLITMIND_ENV=production"),
+    (
+        {"SECRET_KEY": "k" * 31},
+        "SECRET_KEY must be at least 32 bytes when SPLITMIND_ENV=production (it has 31)",
+    ),
+    (
+        {"BASE_URL": ""},
+        "BASE_URL must be the public https:// address when SPLITMIND_ENV=production, "
+        "not http://127.0.0.1:5000",
+    ),
+    (
+        {"BASE_URL": "http://play.example.org"},
+        "BASE_URL must be the public https:// address when SPLITMIND_ENV=production, "
+        "not http://play.example.org",
+    ),
+    (
+        {"BASE_URL": "https://localhost:8000"},
+        "BASE_URL must be the public https:// address when SPLITMIND_ENV=production, "
+        "not https://localhost:8000",
+    ),
+    ({"MAIL_SERVER": ""}, "MAIL_SERVER is required when SPLITMIND_ENV=production"),
+    ({"MAIL_PORT": "abc"}, "MAIL_PORT must be a whole number, not 'abc'"),
+    ({"MAIL_TIMEOUT": "soon"}, "MAIL_TIMEOUT must be a number, not 'soon'"),
+    ({"TRUSTED_PROXIES": "-1"}, "TRUSTED_PROXIES must not be negative, not '-1'"),
+    ({"MAIL_USE_TLS": "maybe"}, "MAIL_USE_TLS must be true or false, not 'maybe'"),
+    ({"LOG_LEVEL": "loud"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, not 'LOUD'"),
+    ({"LOG_FORMAT": "xml"}, "LOG_FORMAT must be text or json, not 'xml'"),
+]
+
+
+def refused(*names: str) -> list[tuple[dict[str, str], str]]:
+    """The cases of REFUSED that change one of these settings."""
+    return [(change, message) for change, message in REFUSED if set(change) <= set(names)]
+
+
+# Refused whatever the mode.
+BAD_VALUES = refused(
+    "MAIL_PORT", "MAIL_TIMEOUT", "TRUSTED_PROXIES", "MAIL_USE_TLS", "LOG_LEVEL", "LOG_FORMAT"
+)
+
+
+def production_env(monkeypatch: pytest.MonkeyPatch, change: dict[str, str]) -> None:
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in {**PRODUCTION, **change}.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_production_starts_with_real_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    production_env(monkeypatch, {})
+    app = create_app({"instance_path": str(tmp_path / "instance")})
+    assert app.config["PRODUCTION"] and not app.config["LOCAL_MAILBOX"]
+    assert not (tmp_path / "instance").exists()
+
+
+@pytest.mark.parametrize(("change", "message"), REFUSED)
+def test_production_refuses_to_start_with(
+    change: dict[str, str], message: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    production_env(monkeypatch, change)
+    with pytest.raises(ConfigError) as refused:
+        create_app({"instance_path": str(tmp_path)})
+    assert str(refused.value) == message
+    assert not (tmp_path / "secret_key").exists()
+
+
+@pytest.mark.parametrize(("change", "message"), BAD_VALUES)
+def test_bad_values_are_refused_in_development_too(
+    change: dict[str, str], message: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     for name in SETTINGS:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SPLITMIND_ENV", "production")
-    monkeypatch.setenv("SECRET_KEY", "k" * 40)
-    monkeypatch.setenv("MAIL_SERVER", "smtp.example.org")
-    monkeypatch.setenv("BASE_URL", "https://play.example.org")
-    monkeypatch.delenv(missing)
-    with pytest.raises(ConfigError, match=missing):
+    for name, value in change.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
         create_app({"instance_path": str(tmp_path)})
-    assert not (tmp_path / "secret_key").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    refused("SPLITMIND_ENV", "DATABASE_URL", "SECRET_KEY", "BASE_URL", "MAIL_PORT"),
+)
+def test_the_flask_command_refuses_with_one_line(
+    change: dict[str, str], message: str, tmp_path: Path
+) -> None:
+    result = run_flask("db", "upgrade", env=clean_env(**{**PRODUCTION, **change}))
+    assert result.returncode == 1
+    assert result.stderr == f"Error: {message}\n"
+
+
+def test_the_flask_command_refuses_a_bad_number_in_development(tmp_path: Path) -> None:
+    env = clean_env(MAIL_PORT="abc", DATABASE_URL=f"sqlite:///{tmp_path / 'x.sqlite'}")
+    result = run_flask("games", "show", "1", env=env)
+    assert result.returncode == 1
+    assert result.stderr == "Error: MAIL_PORT must be a whole number, not 'abc'\n"
+
+
+@pytest.mark.parametrize(("change", "message"), refused("SPLITMIND_ENV", "MAIL_PORT"))
+def test_gunicorn_refuses_with_one_line(
+    change: dict[str, str], message: str, tmp_path: Path
+) -> None:
+    result = subprocess.run(
+        gunicorn_command("service:create_app()"),
+        env=clean_env(**{**PRODUCTION, **change}),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert f"Error: {message}\n" in result.stderr
+    assert [line for line in result.stderr.splitlines() if message in line] == [f"Error: {message}"]
 
 
 def test_database_url_forms() -> None:
@@ -85,3 +205,28 @@ def test_links_use_base_url_never_the_host_header(app, client, make_game) -> Non
         text = message.text_body + message.html_body + str(message.headers)
         assert "attacker.example" not in text
         assert "http://splitmind.test/play/" in text
+
+
+BANNER = {
+    "en": "development: mail is delivered to the local mailbox, not sent",
+    "fr": "développement : le courrier est remis à la boîte aux lettres locale",
+}
+
+
+def test_every_page_says_mail_goes_to_the_local_mailbox(app, client, make_game) -> None:  # noqa: ANN001
+    assert app.config["LOCAL_MAILBOX"]
+    game = make_game(seed=2)
+    pages = ["/", "/rules", "/new", "/links", "/mailbox", "/admin/login", "/no/such/page"]
+    for url in [*pages, f"/play/{game['keeper']}", f"/play/{game['keeper']}zz"]:
+        for language, banner in BANNER.items():
+            page = client.get(url, query_string={"lang": language}).get_data(as_text=True)
+            english_only = url.startswith("/admin")  # the dashboard speaks English alone
+            assert (BANNER["en"] if english_only else banner) in page, (url, language)
+        assert 'href="/mailbox"' in page
+
+
+def test_no_banner_when_mail_is_sent(tmp_path: Path) -> None:
+    config = base_config(f"sqlite:///{tmp_path / 'x.sqlite'}", tmp_path)
+    app = create_app({**config, "MAIL_SERVER": "smtp.example.org"})
+    page = app.test_client().get("/rules").get_data(as_text=True)
+    assert "local mailbox" not in page and "/mailbox" not in page

@@ -41,6 +41,13 @@ def test_no_mailbox_with_a_mail_server_or_in_production(tmp_path: Path) -> None:
     with_server = create_app({**config, "MAIL_SERVER": "smtp.example.org"})
     assert with_server.test_client().get("/mailbox").status_code == 404
     production = create_app(
-        {**config, "SPLITMIND_ENV": "production", "MAIL_SERVER": "smtp.example.org"}
+        {
+            **config,
+            "SPLITMIND_ENV": "production",
+            "DATABASE_URL": "postgresql://splitmind@db.example.org/splitmind",
+            "SECRET_KEY": "k" * 40,
+            "BASE_URL": "https://play.example.org",
+            "MAIL_SERVER": "smtp.example.org",
+        }
     )
-    assert production.test_client().get("/mailbox").status_code == 404
+    assert "mailbox" not in production.blueprints

@@ -1,0 +1,115 @@
+"""Run the real ``flask`` command and gunicorn (with the project's gunicorn.conf.py)."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from service.config import SETTINGS
+
+ROOT = Path(__file__).resolve().parents[1]
+FLASK = [sys.executable, "-m", "flask", "--app", "service"]
+LISTENING = re.compile(r"Listening at: http://127\.0\.0\.1:(\d+)")
+START_TIMEOUT = 30.0
+
+
+def clean_env(**settings: str) -> dict[str, str]:
+    """The environment without the service's settings, plus ``settings``."""
+    env = {name: value for name, value in os.environ.items() if name not in SETTINGS}
+    env.update(settings)
+    return env
+
+
+def gunicorn_env(tmp_path: Path, **settings: str) -> dict[str, str]:
+    """Development settings on a SQLite file in ``tmp_path``, then ``settings``."""
+    metrics = tmp_path / "metrics"
+    metrics.mkdir(exist_ok=True)
+    defaults = {
+        "SPLITMIND_ENV": "development",
+        "SECRET_KEY": "test-secret-key",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'web.sqlite'}",
+        "PROMETHEUS_MULTIPROC_DIR": str(metrics),
+    }
+    return clean_env(**{**defaults, **settings})
+
+
+def run_flask(*args: str, env: dict[str, str], cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """``flask --app service ARGS`` in a process of its own."""
+    return subprocess.run(
+        [*FLASK, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+def gunicorn_command(app: str) -> list[str]:
+    """gunicorn with the project's configuration, one worker, on a port the system picks."""
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--config",
+        str(ROOT / "gunicorn.conf.py"),
+        "--bind",
+        "127.0.0.1:0",
+        "--workers",
+        "1",
+        app,
+    ]
+
+
+@dataclass
+class Server:
+    """A running gunicorn: its port and what it wrote."""
+
+    port: int
+    out: Path
+    err: Path
+
+    def stdout(self) -> str:
+        return self.out.read_text()
+
+    def stderr(self) -> str:
+        return self.err.read_text()
+
+
+@contextmanager
+def run_gunicorn(app: str, env: dict[str, str], folder: Path) -> Iterator[Server]:
+    """Serve ``app`` until the block ends, then stop gunicorn and wait for it.
+
+    What it writes lands in ``folder``.
+    """
+    out, err = folder / "gunicorn.out", folder / "gunicorn.err"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        process = subprocess.Popen(
+            gunicorn_command(app), env=env, cwd=ROOT, stdout=stdout, stderr=stderr
+        )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not (match := LISTENING.search(err.read_text())):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"gunicorn did not start:\n{err.read_text()}")
+            time.sleep(0.1)
+        yield Server(int(match[1]), out, err)
+    finally:
+        process.send_signal(signal.SIGINT)  # a quick shutdown
+        process.wait(timeout=30)
+
+
+def http_get(
+    port: int, path: str, headers: dict[str, str] | None = None
+) -> http.client.HTTPResponse:
+    """One GET to the local server; the body is read before returning."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("GET", path, headers=headers or {})
+    response = connection.getresponse()
+    response.body = response.read()  # type: ignore[attr-defined]
+    connection.close()
+    return response
