@@ -16,6 +16,10 @@ from itsdangerous import BadSignature, URLSafeSerializer
 from .models import Player, db
 
 SALT = "splitmind.play-link"
+# Paths whose next segment is a signed token, a credential: a player's link and
+# its JSON twin, an invitation, a rematch and an unsubscribe link. Logs redact
+# them and their pages are never cached.
+TOKEN_PATHS = ("/api/play/", "/play/", "/invitations/", "/rematch/", "/unsubscribe/")
 
 
 def new_link_key() -> str:

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from flask import Flask, Response, request
 
+from .links import TOKEN_PATHS
+
 CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
 # Pages whose address carries a credential (a player's, a creator's or an opponent's link).
-PRIVATE_PREFIXES = (
-    "/play/",
-    "/api/play/",
-    "/invitations/",
-    "/rematch/",
-    "/unsubscribe/",
-    "/admin",
-    "/mailbox",
-)
+PRIVATE_PREFIXES = (*TOKEN_PATHS, "/admin", "/mailbox")
 
 
 def init_app(app: Flask) -> None:

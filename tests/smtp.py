@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import logging
 import re
 import socket
 import threading
@@ -14,6 +15,9 @@ from typing import Any
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
+
+# aiosmtpd logs every command at INFO: only its warnings belong in a test's output.
+logging.getLogger("mail.log").setLevel(logging.WARNING)
 
 
 @dataclass

@@ -1,0 +1,127 @@
+"""Logging: one format for the web app, gunicorn, the mail worker and the command line.
+
+Every line carries the time, the level, the process id, the logger's name and
+the message, as text or as one JSON object (``LOG_FORMAT``). No line carries a
+credential: the path of a player link, an invitation, a rematch or an
+unsubscribe link is its secret, and it turns up in Flask's "Exception on
+/api/play/..." lines, in tracebacks and in gunicorn's own errors. The filter
+here rewrites the message, its arguments and the exception text before any
+handler writes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from flask import Flask
+from pythonjsonlogger.json import JsonFormatter
+
+from .config import log_format, log_level
+from .links import TOKEN_PATHS
+
+TOKEN_IN_PATH = re.compile(
+    "(" + "|".join(re.escape(path) for path in TOKEN_PATHS) + r")[^/\s?#\"'<>]+"
+)
+REDACTED = "[redacted]"
+TEXT_FORMAT = "%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s"
+# The handler this module installs on the root logger, found again by its name.
+HANDLER_NAME = "splitmind"
+
+
+def redact(text: str) -> str:
+    """The text with the token of every credential-carrying path replaced."""
+    return TOKEN_IN_PATH.sub(rf"\1{REDACTED}", text)
+
+
+class RedactCredentials(logging.Filter):
+    """Rewrites a record's message, arguments, exception and stack text without tokens.
+
+    The exception is formatted here, once, and kept as text: a formatter would
+    otherwise format it again from ``exc_info``, token and all.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Redact the record in place; never drops it."""
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # arguments that do not fit the message
+            message = f"{record.msg} {record.args}"
+        record.msg, record.args = redact(message), None
+        if record.exc_info:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return True
+
+
+REDACT = RedactCredentials()
+
+
+class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to the ``sys.stderr`` of the moment, like logging's last resort.
+
+    A handler made by one app keeps working when a later one (or a test)
+    replaces ``sys.stderr``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> TextIO:
+        """The current standard error."""
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _: TextIO) -> None:
+        """Ignored: the stream is always the current standard error."""
+
+
+def formatter(kind: str) -> logging.Formatter:
+    """The formatter for ``LOG_FORMAT`` ``kind``: ``text`` or ``json``."""
+    if kind == "json":
+        return JsonFormatter(
+            "%(levelname)s %(process)d %(name)s %(message)s",
+            rename_fields={"levelname": "level", "process": "pid", "name": "logger"},
+            timestamp="time",
+        )
+    return logging.Formatter(TEXT_FORMAT)
+
+
+def style(logger: logging.Logger, kind: str) -> None:
+    """Give a logger configured elsewhere (gunicorn's) the service's format and redaction."""
+    logger.addFilter(REDACT)
+    for handler in logger.handlers:
+        handler.setFormatter(formatter(kind))
+        handler.addFilter(REDACT)
+
+
+def configure(settings: Mapping[str, Any]) -> None:
+    """Send every log line to standard error in the configured level and format.
+
+    Replaces the handler an earlier call installed, so each new app (and each
+    test) configures logging afresh without doubling lines.
+    """
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if handler.get_name() == HANDLER_NAME:
+            root.removeHandler(handler)
+    handler = StderrHandler()
+    handler.set_name(HANDLER_NAME)
+    handler.setFormatter(formatter(log_format(settings)))
+    handler.addFilter(REDACT)
+    root.addHandler(handler)
+    root.setLevel(log_level(settings))
+
+
+def init_app(app: Flask) -> None:
+    """Configure logging from the app's settings; Flask's own logger redacts too."""
+    configure(app.config)
+    app.logger.addFilter(REDACT)
