@@ -7,12 +7,18 @@ message of :class:`service.config.ConfigError` and exit status 1.
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import tempfile
+from typing import TYPE_CHECKING, Any
 
 from gunicorn.glogging import Logger
 
 from service import logs
 from service.config import log_format, log_level, read_settings
+
+if TYPE_CHECKING:
+    from gunicorn.arbiter import Arbiter
+    from gunicorn.workers.base import Worker
 
 bind = "0.0.0.0:8000"
 workers = 3
@@ -23,6 +29,12 @@ accesslog = "-"
 # Player, invitation, rematch and unsubscribe paths are credentials, and a page's
 # Referer may be one too: the access log records neither the path nor the referrer.
 access_log_format = '%(h)s %(t)s "%(m)s" %(s)s %(b)s %(M)sms'
+
+# The workers add up their metrics through files in this directory, which
+# prometheus-client reads when the app is imported: set it before. Without one of
+# the operator's (shared with the mail worker), each start gets a fresh one.
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="splitmind-metrics-")
 
 
 class ServiceLogger(Logger):
@@ -38,3 +50,10 @@ class ServiceLogger(Logger):
 
 
 logger_class = ServiceLogger
+
+
+def child_exit(server: Arbiter, worker: Worker) -> None:
+    """Retire an exited worker's live metrics (its counts stay in the totals)."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

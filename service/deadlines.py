@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import and_, or_, select
 
-from . import games
+from . import games, metrics
 from .models import Game, db, utcnow
 
 REMINDER_BEFORE = timedelta(hours=24)
@@ -47,4 +47,5 @@ def sweep(now: datetime | None = None) -> SweepResult:
     db.session.rollback()
     reminded = [game_id for game_id in soon if games.remind(game_id, now)]
     expired = [game_id for game_id in late if games.expire(game_id, now)]
+    metrics.SWEEPS.inc()
     return SweepResult(reminded=reminded, expired=expired)

@@ -16,7 +16,7 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.orm.exc import StaleDataError
 
-from . import figures, notify
+from . import figures, metrics, notify
 from .links import new_link_key
 from .models import Event, Game, Match, Player, db, utcnow
 from .playerview import describe_status
@@ -237,6 +237,7 @@ def apply_move(player_id: int, version: object, action: object) -> Game:
     except BaseException:
         db.session.rollback()
         raise
+    metrics.MOVES.inc()
     return game
 
 

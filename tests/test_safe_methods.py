@@ -132,6 +132,7 @@ def test_get_and_head_change_nothing_on_any_page(
         "/new",
         "/links",
         "/api/openapi.json",
+        "/metrics",
         *invitation_pages,
         "/invitations/nothing-here",
         *links_in_outbox(app, "/unsubscribe/"),

@@ -22,6 +22,7 @@ from flask_mail import Connection, Mail, Message
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from .. import metrics
 from ..models import Game, OutboxMessage, Player, db, utcnow
 from ..rules import to_act
 
@@ -177,6 +178,7 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
     try:
         for message in messages:
             _deliver(transport, message, now)
+            metrics.count_mail(message.status)
             handled += 1
     except (smtplib.SMTPException, OSError):
         db.session.commit()

@@ -1,0 +1,151 @@
+"""Prometheus metrics at ``/metrics``, for the operator's scraper alone.
+
+Counters and histograms live in this module and are counted where things
+happen: requests here, moves in :mod:`service.games`, emails in the mail
+worker, sweeps in :mod:`service.deadlines`. The outbox's depth and the age of
+its oldest queued message are read from the database at each scrape.
+
+Under gunicorn every worker counts on its own: with ``PROMETHEUS_MULTIPROC_DIR``
+set (before the process starts: prometheus-client reads it on import) each
+process writes its counts to a file there and a scrape adds the files up. The
+mail worker and ``flask tick`` join in when they share the directory.
+gunicorn.conf.py marks the files of a worker that exits.
+
+``/metrics`` answers only a request bearing ``Authorization: Bearer
+<METRICS_TOKEN>``; without the setting it is not found.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+
+from flask import Flask, Response, abort, current_app, g, request
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
+from sqlalchemy import func, select
+
+from .models import OutboxMessage, db, utcnow
+
+REQUEST_SECONDS = Histogram(
+    "splitmind_http_request_duration_seconds",
+    "Time to answer a request, by route (the URL rule, never the path), method and status",
+    ["route", "method", "status"],
+)
+MOVES = Counter("splitmind_moves", "Moves applied by players (page, API)")
+MAIL = Counter(
+    "splitmind_mail",
+    "Emails the worker handled, by outcome: sent, failed (given up), deferred (to retry), "
+    "skipped (no longer wanted)",
+    ["outcome"],
+)
+SWEEPS = Counter("splitmind_sweeps", "Deadline sweeps run (reminders and timeouts)")
+
+# Outbox statuses that stay few in a healthy service: counting them reads a short index range.
+DEPTH_STATUSES = ("queued", "failed")
+METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+UNMATCHED = "unmatched"
+
+
+def count_mail(status: str) -> None:
+    """Count one email the worker handled, by the status it was left in."""
+    MAIL.labels(outcome="deferred" if status == "queued" else status).inc()
+
+
+class OutboxCollector(Collector):
+    """The outbox's depth and its oldest queued message's age, read when scraped.
+
+    Both queries read the ``(status, id)`` index: their cost follows the
+    messages waiting or failed, never the messages sent.
+    """
+
+    def collect(self) -> list[Metric]:
+        """Query the outbox (inside the scrape's request)."""
+        counts = dict(
+            db.session.execute(
+                select(OutboxMessage.status, func.count())
+                .where(OutboxMessage.status.in_(DEPTH_STATUSES))
+                .group_by(OutboxMessage.status)
+            ).all()
+        )
+        depth = GaugeMetricFamily(
+            "splitmind_outbox_messages",
+            "Emails in the outbox waiting to be sent (queued) or given up on (failed)",
+            labels=["status"],
+        )
+        for status in DEPTH_STATUSES:
+            depth.add_metric([status], counts.get(status, 0))
+        oldest = db.session.scalar(
+            select(OutboxMessage.created_at)
+            .where(OutboxMessage.status == "queued")
+            .order_by(OutboxMessage.id)
+            .limit(1)
+        )
+        age = GaugeMetricFamily(
+            "splitmind_outbox_oldest_queued_age_seconds",
+            "Seconds since the oldest queued email was queued; 0 when none waits",
+            value=(utcnow() - oldest).total_seconds() if oldest else 0.0,
+        )
+        return [depth, age]
+
+
+def exposition() -> bytes:
+    """Every metric in Prometheus' text format: this process's, or all processes' added up."""
+    directory = current_app.config["PROMETHEUS_MULTIPROC_DIR"]
+    counted = REGISTRY
+    if directory:
+        counted = CollectorRegistry()
+        MultiProcessCollector(counted, path=directory)
+    outbox = CollectorRegistry(auto_describe=False)
+    outbox.register(OutboxCollector())
+    return generate_latest(counted) + generate_latest(outbox)
+
+
+def scrape() -> Response:
+    """``GET /metrics``: not found without ``METRICS_TOKEN``, refused without the token."""
+    token = current_app.config["METRICS_TOKEN"]
+    if not token:
+        abort(404)
+    given = request.headers.get("Authorization", "")
+    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        return Response(
+            "a Bearer token is required\n",
+            401,
+            {"WWW-Authenticate": 'Bearer realm="metrics"'},
+            mimetype="text/plain",
+        )
+    return Response(exposition(), content_type=CONTENT_TYPE_LATEST)
+
+
+def init_app(app: Flask) -> None:
+    """Time every request and serve ``/metrics``.
+
+    Call it before other extensions add ``before_request`` hooks, so a request
+    they answer early (a rate limit) is timed too.
+    """
+
+    @app.before_request
+    def start_timer() -> None:
+        g.request_started = time.perf_counter()
+
+    @app.after_request
+    def observe(response: Response) -> Response:
+        started = g.pop("request_started", None)
+        if started is not None:
+            REQUEST_SECONDS.labels(
+                route=request.url_rule.rule if request.url_rule else UNMATCHED,
+                method=request.method if request.method in METHODS else "other",
+                status=str(response.status_code),
+            ).observe(time.perf_counter() - started)
+        return response
+
+    app.add_url_rule("/metrics", "metrics", scrape)

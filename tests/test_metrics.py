@@ -1,0 +1,154 @@
+"""``/metrics``: Prometheus' text format, for the holder of ``METRICS_TOKEN`` alone."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import func, select
+
+from service import create_app
+from service.mail.worker import drain
+from service.models import OutboxMessage, db
+
+from .conftest import base_config
+from .helpers import pick_action
+from .servers import clean_env
+
+TOKEN = "metrics-token-for-tests"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def app_config() -> dict[str, Any]:
+    return {"METRICS_TOKEN": TOKEN}
+
+
+def scrape(client: FlaskClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of a scrape, by name and labels."""
+    response = client.get("/metrics", headers=AUTH)
+    assert response.status_code == 200
+    assert response.content_type.startswith("text/plain; version=")
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(response.get_data(as_text=True))
+        for sample in family.samples
+    }
+
+
+def value(samples: dict, name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def test_metrics_are_not_found_without_a_token_setting(tmp_path: Path) -> None:
+    app = create_app(base_config(f"sqlite:///{tmp_path / 'x.sqlite'}", tmp_path))
+    assert app.config["METRICS_TOKEN"] is None
+    assert app.test_client().get("/metrics", headers=AUTH).status_code == 404
+
+
+def test_metrics_ask_for_the_token(client: FlaskClient) -> None:
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+        response = client.get("/metrics", headers=headers)
+        assert response.status_code == 401
+        assert response.headers["WWW-Authenticate"].startswith("Bearer")
+        assert "splitmind" not in response.get_data(as_text=True)
+    assert client.get("/metrics", headers=AUTH).status_code == 200
+
+
+def test_requests_are_counted_by_route_never_by_path(client: FlaskClient, make_game) -> None:
+    game = make_game(seed=5)
+    name, route = "splitmind_http_request_duration_seconds_count", "/api/play/<token>"
+    before = scrape(client)
+    assert client.get(f"/api/play/{game['keeper']}").status_code == 200
+    assert client.get(f"/api/play/{game['keeper']}zz").status_code == 404
+    assert client.get("/no/such/page").status_code == 404
+    after = scrape(client)
+    for status, labels in (("200", {"route": route}), ("404", {"route": route})):
+        labels = {**labels, "method": "GET", "status": status}
+        assert value(after, name, **labels) == value(before, name, **labels) + 1
+    unmatched = {"route": "unmatched", "method": "GET", "status": "404"}
+    assert value(after, name, **unmatched) == value(before, name, **unmatched) + 1
+    text = client.get("/metrics", headers=AUTH).get_data(as_text=True)
+    assert game["keeper"] not in text and "/no/such/page" not in text
+    assert (
+        value(
+            after,
+            "splitmind_http_request_duration_seconds_bucket",
+            le="+Inf",
+            **{"route": route, "method": "GET", "status": "200"},
+        )
+        >= 1
+    )
+
+
+def test_a_move_is_counted(app: Flask, client: FlaskClient, make_game) -> None:
+    game = make_game(seed=3)
+    before = value(scrape(client), "splitmind_moves_total")
+    view = client.get(f"/api/play/{game['keeper']}").get_json()
+    body = {"version": view["version"], **pick_action(view, random.Random(3))}
+    assert client.post(f"/api/play/{game['keeper']}", json=body).status_code == 200
+    stale = client.post(f"/api/play/{game['keeper']}", json=body)
+    assert stale.status_code in (409, 422)  # refused: not a move applied
+    assert value(scrape(client), "splitmind_moves_total") == before + 1
+
+
+def test_outbox_depth_and_oldest_age_come_from_the_database(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    make_game(seed=1)
+    make_game(seed=2)
+    with app.app_context():
+        queued = db.session.scalar(select(func.count()).where(OutboxMessage.status == "queued"))
+        failed = db.session.scalars(select(OutboxMessage).limit(1)).one()
+        failed.status = "failed"
+        db.session.commit()
+    samples = scrape(client)
+    assert value(samples, "splitmind_outbox_messages", status="queued") == queued - 1
+    assert value(samples, "splitmind_outbox_messages", status="failed") == 1
+    assert value(samples, "splitmind_outbox_oldest_queued_age_seconds") >= 0
+    sent_before = value(samples, "splitmind_mail_total", outcome="sent")
+    with app.app_context():
+        assert drain() == queued - 1
+    samples = scrape(client)
+    assert value(samples, "splitmind_outbox_messages", status="queued") == 0
+    assert value(samples, "splitmind_outbox_oldest_queued_age_seconds") == 0
+    assert value(samples, "splitmind_mail_total", outcome="sent") == sent_before + queued - 1
+
+
+def test_a_sweep_is_counted(app: Flask, client: FlaskClient) -> None:
+    before = value(scrape(client), "splitmind_sweeps_total")
+    result = app.test_cli_runner().invoke(args=["tick"])
+    assert result.exit_code == 0, result.output
+    assert value(scrape(client), "splitmind_sweeps_total") == before + 1
+
+
+COUNT_IN_A_PROCESS = """
+from service import metrics
+metrics.MOVES.inc({moves})
+metrics.count_mail("sent")
+"""
+
+
+def test_processes_sharing_a_directory_add_up(tmp_path: Path) -> None:
+    directory = tmp_path / "metrics"
+    directory.mkdir()
+    env = clean_env(PROMETHEUS_MULTIPROC_DIR=str(directory))
+    for moves in (2, 3):
+        subprocess.run(
+            [sys.executable, "-c", COUNT_IN_A_PROCESS.format(moves=moves)], env=env, check=True
+        )
+    assert len(list(directory.glob("counter_*.db"))) == 2
+    config = base_config(f"sqlite:///{tmp_path / 'x.sqlite'}", tmp_path / "instance")
+    app = create_app({**config, "METRICS_TOKEN": TOKEN, "PROMETHEUS_MULTIPROC_DIR": str(directory)})
+    with app.app_context():
+        db.create_all()
+    samples = scrape(app.test_client())
+    assert value(samples, "splitmind_moves_total") == 5
+    assert value(samples, "splitmind_mail_total", outcome="sent") == 2
