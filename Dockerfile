@@ -1,16 +1,20 @@
 # The Split Mind by Mail web app and mail worker (the same image, two commands).
-FROM python:3.11-slim
-
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 SPLITMIND_ENV=production
-WORKDIR /app
-
+# The first stage builds the wheel (it carries the templates, migrations, static
+# files and compiled translations); the second installs it, as `pip install .` does.
+FROM python:3.11-slim AS build
+WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY service ./service
 COPY migrations ./migrations
 COPY templates ./templates
+RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
+
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 SPLITMIND_ENV=production
+WORKDIR /app
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir "$(ls /wheels/*.whl)[redis]" && rm -rf /wheels
 COPY gunicorn.conf.py ./
-# Editable: the app finds templates/ and migrations/ next to service/.
-RUN pip install --no-cache-dir -e '.[redis]'
 
 RUN useradd --create-home splitmind
 USER splitmind

@@ -15,7 +15,18 @@ from .config import load_config
 from .extensions import csrf, db, limiter, migrate
 from .models import MAX_ID
 
-ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = Path(__file__).resolve().parent
+
+
+def data_folder(name: str) -> Path:
+    """``templates/`` or ``migrations/``: inside the installed package, else beside it.
+
+    The repository keeps them at its top level; a wheel carries them inside
+    ``service/`` (see pyproject.toml), while a checkout and an editable
+    install find them next to the package.
+    """
+    inside = PACKAGE / name
+    return inside if inside.is_dir() else PACKAGE.parent / name
 
 
 class IdConverter(IntegerConverter):
@@ -34,7 +45,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         "service",
         instance_path=(test_config or {}).get("instance_path"),
         instance_relative_config=True,
-        template_folder=str(ROOT / "templates"),
+        template_folder=str(data_folder("templates")),
     )
     load_config(app, test_config)
     logs.init_app(app)
@@ -44,7 +55,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
 
     db.init_app(app)
-    migrate.init_app(app, db, directory=str(ROOT / "migrations"))
+    migrate.init_app(app, db, directory=str(data_folder("migrations")))
     csrf.init_app(app)
     limiter.init_app(app)
     app.url_map.converters["id"] = IdConverter

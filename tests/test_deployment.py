@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from service.config import SETTINGS
+
+from .servers import clean_env
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRED_IN_PRODUCTION = {"SPLITMIND_ENV", "DATABASE_URL", "SECRET_KEY", "BASE_URL", "MAIL_SERVER"}
@@ -43,11 +48,82 @@ def test_every_setting_is_documented_in_the_readme() -> None:
     assert not missing, f"README does not document {missing}"
 
 
-def test_the_access_log_keeps_credentials_out() -> None:
-    """Links carry credentials in their path: gunicorn logs neither paths nor referrers."""
+def test_every_long_running_service_restarts() -> None:
+    services = compose()["services"]
+    for name, service in services.items():
+        assert service.get("restart") in ("unless-stopped", "always"), name
+
+
+def gunicorn_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict:
+    """The names gunicorn.conf.py defines (its metrics directory kept out of this process)."""
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
     settings: dict = {}
     exec((ROOT / "gunicorn.conf.py").read_text(), settings)
+    return settings
+
+
+def test_the_access_log_keeps_credentials_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Links carry credentials in their path: gunicorn logs neither paths nor referrers."""
+    settings = gunicorn_settings(monkeypatch, tmp_path)
     log_format = settings["access_log_format"]
     for field in ("%(r)s", "%(U)s", "%(q)s", "%(f)s", "%(u)s"):
         assert field not in log_format
     assert settings["accesslog"] == "-" and "%(s)s" in log_format
+
+
+def test_gunicorn_loads_the_app_once_and_retires_dead_workers_metrics(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    settings = gunicorn_settings(monkeypatch, tmp_path)
+    assert settings["preload_app"] is True  # a refused setting stops the master, in one line
+    assert callable(settings["child_exit"])
+    assert settings["logger_class"].__name__ == "ServiceLogger"
+
+
+RENDER = """
+import sys
+from service import create_app
+import service
+app = create_app()
+client = app.test_client()
+rules = client.get("/rules?lang=fr")
+style = client.get("/static/style.css")
+print(service.__file__)
+print(rules.status_code, style.status_code, "Règles" in rules.get_data(as_text=True))
+"""
+
+
+def test_the_wheel_carries_what_the_service_needs(tmp_path: Path) -> None:
+    """``pip install .`` then ``flask db upgrade`` and a page, far from the checkout."""
+    wheels = tmp_path / "wheels"
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+    subprocess.run([*build, "-q", "-w", wheels, ROOT], check=True, capture_output=True)
+    (wheel,) = wheels.glob("*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+    python = venv / "bin" / "python"
+    install = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps"]
+    subprocess.run([*install, "--no-index", wheel], check=True, capture_output=True)
+    # The dependencies come from this environment, the service from the wheel alone.
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    here = [path for path in sys.path if path.endswith("site-packages")]
+    (Path(site) / "dependencies.pth").write_text("\n".join(here) + "\n")
+    env = clean_env(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'wheel.sqlite'}", SECRET_KEY="test-secret-key"
+    )
+    flask = [python, "-m", "flask", "--app", "service"]
+    run = {"env": env, "cwd": tmp_path, "capture_output": True, "text": True, "timeout": 120}
+    upgrade = subprocess.run([*flask, "db", "upgrade"], **run)
+    assert upgrade.returncode == 0, upgrade.stderr
+    page = subprocess.run([python, "-c", RENDER], **run)
+    assert page.returncode == 0, page.stderr
+    location, statuses = page.stdout.splitlines()[-2:]
+    assert location.startswith(str(venv))
+    assert statuses == "200 200 True"
