@@ -21,7 +21,7 @@ from service.links import SALT
 from service.logs import REDACTED, redact
 
 from .conftest import base_config
-from .servers import gunicorn_env, http_get, run_gunicorn
+from .servers import clean_env, gunicorn_env, http_get, run_flask, run_gunicorn
 
 SECRET = "test-secret-key"
 TEXT_LINE = re.compile(
@@ -136,3 +136,16 @@ def test_gunicorn_own_error_lines_leave_out_the_token(tmp_path: Path) -> None:
     assert errors[0]["message"].endswith(f" /rematch/{REDACTED}")
     assert errors[0]["logger"] == "gunicorn.error"
     assert f"cannot answer /rematch/{REDACTED}" in errors[0]["exc_info"]
+
+
+def test_migrations_log_in_the_service_format(tmp_path: Path) -> None:
+    env = clean_env(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'x.sqlite'}",
+        SECRET_KEY="test-secret-key",
+        LOG_FORMAT="json",
+    )
+    result = run_flask("db", "upgrade", env=env)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stderr.splitlines()]
+    assert lines and {line["logger"] for line in lines} == {"alembic.runtime.migration"}
+    assert any(line["message"].startswith("Running upgrade") for line in lines)
