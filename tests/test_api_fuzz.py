@@ -47,7 +47,13 @@ Answer = tuple[str, str, int | None]  # phase, method, status
 @pytest.fixture
 def app_config() -> dict[str, Any]:
     """Production settings; mail stays in the outbox, so this server is never called."""
-    return {"SPLITMIND_ENV": "production", "MAIL_SERVER": "127.0.0.1", "TESTING": False}
+    return {
+        "SPLITMIND_ENV": "production",
+        "SECRET_KEY": "a production-length key for the fuzzed app",
+        "BASE_URL": "https://splitmind.test",
+        "MAIL_SERVER": "127.0.0.1",
+        "TESTING": False,
+    }
 
 
 def fuzz_config(token: str) -> schemathesis.Config:
