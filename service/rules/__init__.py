@@ -6,11 +6,9 @@ Everything the service does with a game goes through these functions:
 
 from .cards import DECK, ELIXIRS, SUITS, is_elixir, sort_cards
 from .engine import (
-    SEATS,
     ActionError,
     DealError,
     RuleError,
-    Seat,
     State,
     apply,
     choices,
@@ -23,14 +21,32 @@ from .engine import (
 )
 from .labels import card_label, effect_label, seat_label, suit_label
 from .match import return_match, shadow_score
+from .names import (
+    ACTION_KINDS,
+    CHOICE_PHASES,
+    EXCHANGE,
+    OVER,
+    PHASES,
+    PLAY,
+    SEATS,
+    SWAP,
+    Seat,
+)
 from .scenario import ScenarioError, export, run
 from .view import seat_view
 
 __all__ = [
+    "ACTION_KINDS",
+    "CHOICE_PHASES",
     "DECK",
     "ELIXIRS",
+    "EXCHANGE",
+    "OVER",
+    "PHASES",
+    "PLAY",
     "SEATS",
     "SUITS",
+    "SWAP",
     "ActionError",
     "DealError",
     "RuleError",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from itertools import combinations
-from typing import Any, Literal
+from typing import Any
 
 from .cards import (
     ASIDE_SIZE,
@@ -27,21 +27,19 @@ from .cards import (
     strength,
     suit_of,
 )
+from .names import ACTION_KINDS, EXCHANGE, OVER, PLAY, SEATS, SWAP, Seat
 
-Seat = Literal["keeper", "shadow"]
 State = dict[str, Any]
 Action = dict[str, Any]
 
-SEATS: tuple[Seat, Seat] = ("keeper", "shadow")
 ROUNDS = 3
 TRICKS_PER_ROUND = 10
 TRACK_LENGTH = 10
 HALFWAY = 5
 SWAP_SIZE = 2
-ACTION_KINDS = ("exchange", "play", "swap")
 # The keys an action of each kind may hold besides its own (and the seat): the one
 # statement of an action's shape, checked by parse_action and published by the JSON API.
-ACTION_EXTRAS: dict[str, tuple[str, ...]] = {"exchange": (), "play": ("name",), "swap": ()}
+ACTION_EXTRAS: dict[str, tuple[str, ...]] = {EXCHANGE: (), PLAY: ("name",), SWAP: ()}
 EFFECTS = {"H": "reset", "D": "swap", "C": "steal"}
 
 
@@ -123,7 +121,7 @@ def new_game(*, seed: int | None = None, deals: list[Any] | None = None) -> Stat
         "seed": seed,
         "deals": recorded,
         "round": 0,
-        "phase": "exchange",
+        "phase": EXCHANGE,
         "track": 0,
         "trick": 1,
         "leader": "keeper",
@@ -149,7 +147,7 @@ def _start_round(state: State, number: int) -> None:
         state["deals"] = [*state["deals"], seeded_deal(state["seed"], number)]
     deal = state["deals"][number - 1]
     state["round"] = number
-    state["phase"] = "exchange"
+    state["phase"] = EXCHANGE
     state["trick"] = 1
     state["leader"] = "keeper" if number == 1 or state["track"] < HALFWAY else "shadow"
     state["hands"] = {"keeper": sort_cards(deal["keeper"]), "shadow": sort_cards(deal["shadow"])}
@@ -166,9 +164,9 @@ def _start_round(state: State, number: int) -> None:
 def to_act(state: State) -> list[Seat]:
     """The seats that owe an action now, keeper first."""
     phase = state["phase"]
-    if phase == "play":
+    if phase == PLAY:
         return [other(state["leader"]) if state["table"] else state["leader"]]
-    if phase == "over":
+    if phase == OVER:
         return []
     pending = state["pending"]
     return [seat for seat in SEATS if pending[seat] is None]
@@ -176,14 +174,14 @@ def to_act(state: State) -> list[Seat]:
 
 def choice_size(state: State) -> int:
     """How many cards each seat gives in the current exchange or swap."""
-    if state["phase"] == "exchange":
+    if state["phase"] == EXCHANGE:
         return state["round"]
     return min(SWAP_SIZE, len(state["hands"]["keeper"]) + len(state["pending"]["keeper"] or ()))
 
 
 def must_give_elixir(state: State, seat: Seat) -> bool:
     """Whether the seat's exchange must include an elixir (it was dealt two or more)."""
-    if state["phase"] != "exchange":
+    if state["phase"] != EXCHANGE:
         return False
     held = state["hands"][seat] + (state["pending"][seat] or [])
     return sum(1 for card in held if is_elixir(card)) >= 2
@@ -191,7 +189,7 @@ def must_give_elixir(state: State, seat: Seat) -> bool:
 
 def legal_plays(state: State, seat: Seat) -> list[Action]:
     """Every legal ``play`` action for ``seat``; empty when it is not the seat's play."""
-    if state["phase"] != "play" or seat not in to_act(state):
+    if state["phase"] != PLAY or seat not in to_act(state):
         return []
     return _plays(state, seat)
 
@@ -232,7 +230,7 @@ def legal_actions(
     """
     if seat not in (to_act(state) if acting is None else acting):
         return []
-    if state["phase"] == "play":
+    if state["phase"] == PLAY:
         return _plays(state, seat)
     return {"choose": choice_size(state), "must_include_elixir": must_give_elixir(state, seat)}
 
@@ -272,7 +270,7 @@ def parse_action(action: object) -> tuple[str, Action]:
             article = "an" if kind[0] in "aeiou" else "a"
             raise ActionError(f"unexpected key {key!r} in {article} {kind} action")
     value = action[kind]
-    if kind == "play":
+    if kind == PLAY:
         if not is_card(value):
             raise ActionError(f"unknown card {value!r}")
         if "name" in action and action["name"] not in SUITS:
@@ -291,7 +289,7 @@ def apply(state: State, seat: Seat, action: Action) -> State:
     if seat not in SEATS:
         raise ActionError(f"a seat is keeper or shadow, not {seat!r}")
     kind, action = parse_action(action)
-    if state["phase"] == "over":
+    if state["phase"] == OVER:
         raise RuleError("game_over", "The game is over: no more moves.")
     if kind != state["phase"]:
         raise RuleError(
@@ -302,7 +300,7 @@ def apply(state: State, seat: Seat, action: Action) -> State:
     if seat not in to_act(state):
         raise RuleError("not_your_turn", _not_your_turn(state, seat), phase=state["phase"])
     new = _clone(state)
-    if kind == "play":
+    if kind == PLAY:
         _play(new, seat, action["play"], action.get("name"))
     else:
         _choose(new, seat, kind, action[kind])
@@ -312,13 +310,13 @@ def apply(state: State, seat: Seat, action: Action) -> State:
 def _phase_hint(state: State, seat: Seat) -> str:
     if seat not in to_act(state):
         return _not_your_turn(state, seat)
-    if state["phase"] == "play":
+    if state["phase"] == PLAY:
         return "Play a card."
     return f"Give {choice_size(state)} card{'s' if choice_size(state) > 1 else ''}."
 
 
 def _not_your_turn(state: State, seat: Seat) -> str:
-    if state["phase"] == "play":
+    if state["phase"] == PLAY:
         return f"It is not your turn: the {title(other(seat))} plays next."
     return (
         f"You have already chosen your cards for this {state['phase']}; "
@@ -329,7 +327,7 @@ def _not_your_turn(state: State, seat: Seat) -> str:
 def _choose(state: State, seat: Seat, kind: str, cards: list[str]) -> None:
     size = choice_size(state)
     noun = "card" if size == 1 else "cards"
-    where = f"the round {state['round']} exchange" if kind == "exchange" else "the swap"
+    where = f"the round {state['round']} exchange" if kind == EXCHANGE else "the swap"
     if len(cards) != size or len(set(cards)) != len(cards):
         raise RuleError(
             "choose_count", f"Give exactly {size} different {noun} in {where}.", size=size
@@ -338,7 +336,7 @@ def _choose(state: State, seat: Seat, kind: str, cards: list[str]) -> None:
     for card in cards:
         if card not in hand:
             raise RuleError("not_held", f"You do not hold {card}.", card=card)
-    if kind == "exchange" and must_give_elixir(state, seat) and not any(map(is_elixir, cards)):
+    if kind == EXCHANGE and must_give_elixir(state, seat) and not any(map(is_elixir, cards)):
         held = sum(1 for card in hand if is_elixir(card))
         raise RuleError(
             "exchange_elixir",
@@ -365,7 +363,7 @@ def _resolve_choices(state: State, kind: str) -> None:
     }
     state["transfers"] = [*state["transfers"], transfer]
     state["pending"] = {"keeper": None, "shadow": None}
-    state["phase"] = "play"
+    state["phase"] = PLAY
 
 
 def _play(state: State, seat: Seat, card: str, name: str | None) -> None:
@@ -481,7 +479,7 @@ def _resolve_trick(state: State) -> None:
     state["table"] = []
     state["trick"] += 1
     if effect == "swap" and swap_size:
-        state["phase"] = "swap"
+        state["phase"] = SWAP
     elif state["trick"] > TRICKS_PER_ROUND:
         _end_round(state)
 
@@ -502,7 +500,7 @@ def _end_round(state: State) -> None:
 
 def _finish(state: State, winner: Seat) -> None:
     state["winner"] = winner
-    state["phase"] = "over"
+    state["phase"] = OVER
     state["leader"] = None
 
 

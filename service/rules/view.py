@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .engine import Seat, State, legal_actions, other, to_act
+from .names import CHOICE_PHASES
 
 
 def seat_view(state: State, seat: Seat) -> dict[str, Any]:
@@ -16,21 +17,26 @@ def seat_view(state: State, seat: Seat) -> dict[str, Any]:
     ``history`` and ``transfers`` are shared with the state: read them, do not
     change them. Every card the opponent gave in an exchange or swap is a card
     this seat received, so both sides of a transfer are the seat's to see.
+
+    ``choosing`` says the seat owes a secret choice of cards (an exchange or
+    swap) rather than a play.
     """
     acting = to_act(state)
     opponent = other(seat)
+    choice = state["phase"] in CHOICE_PHASES
     return {
         "seat": seat,
         "round": state["round"],
         "phase": state["phase"],
         "trick": state["trick"],
         "your_turn": seat in acting,
+        "choosing": choice and seat in acting,
         "to_act": acting,
         "leader": state["leader"],
         "hand": list(state["hands"][seat]),
         "pending": list(state["pending"][seat]) if state["pending"][seat] else None,
         "opponent_cards": len(state["hands"][opponent]),
-        "opponent_chosen": state["phase"] in ("exchange", "swap") and opponent not in acting,
+        "opponent_chosen": choice and opponent not in acting,
         "table": list(state["table"]),
         "suit_order": list(state["suit_order"]),
         "tricks": dict(state["tricks"]),

@@ -18,6 +18,7 @@ VIEW_KEYS = {
     "phase",
     "trick",
     "your_turn",
+    "choosing",
     "to_act",
     "leader",
     "hand",
@@ -141,6 +142,7 @@ def test_legal_in_play_lists_plays() -> None:
     for action in leader["legal"]:
         assert set(action) in ({"play"}, {"play", "name"})
         assert action["play"] in state["hands"]["keeper"]
+    assert leader["choosing"] is False
     follower = seat_view(state, "shadow")
     assert follower["legal"] == [] and follower["your_turn"] is False
 
@@ -159,10 +161,12 @@ def test_legal_when_choosing_cards(phase: str) -> None:
     for seat in SEATS:
         view = seat_view(state, seat)
         assert view["legal"] == {"choose": size, "must_include_elixir": False}
-        assert view["your_turn"] is True
+        assert view["your_turn"] is True and view["choosing"] is True
     state = apply(state, "keeper", {phase: state["hands"]["keeper"][:size]})
     assert seat_view(state, "keeper")["legal"] == []
     assert seat_view(state, "keeper")["your_turn"] is False
+    assert seat_view(state, "keeper")["choosing"] is False
+    assert seat_view(state, "shadow")["choosing"] is True
     assert seat_view(state, "shadow")["legal"] == {"choose": size, "must_include_elixir": False}
 
 
@@ -178,3 +182,4 @@ def test_legal_is_empty_once_over() -> None:
     for seat in SEATS:
         view = seat_view(state, seat)
         assert view["legal"] == [] and view["winner"] == state["winner"]
+        assert view["choosing"] is False
