@@ -12,8 +12,8 @@ from typing import Any
 
 from flask import current_app
 
-from ..rules import DECK, SUITS
-from ..rules.engine import ACTION_EXTRAS, ACTION_KINDS, ROUNDS, SWAP_SIZE
+from ..rules import DECK, PRINTED, SUITS
+from ..rules.engine import ACTION_EXTRAS, ACTION_KINDS
 
 CARD = {"type": "string", "enum": list(DECK), "description": "A card: rank then suit letter."}
 SEAT = {"type": "string", "enum": ["keeper", "shadow"]}
@@ -26,8 +26,9 @@ TALLY = {
 VERSION = {"type": "integer", "description": "The version of the game the move was made against."}
 # The schema of each key an action may hold besides its own (ACTION_EXTRAS).
 EXTRAS = {"name": {**SUIT, "description": "The suit named when leading an elixir."}}
-# The most cards a choice can take: an exchange takes one per round, a swap two.
-MOST_CHOSEN = {"exchange": ROUNDS, "swap": SWAP_SIZE}
+# The most cards a choice can take in the printed rules, the only games the service deals:
+# an exchange takes one per round, a swap two.
+MOST_CHOSEN = {"exchange": max(PRINTED.exchange_sizes), "swap": PRINTED.swap_size}
 
 MOVE_EXAMPLES = {
     "exchange": {

@@ -1,7 +1,9 @@
 """The Split Mind rules engine: pure, deterministic, no I/O.
 
 Everything the service does with a game goes through these functions:
-:func:`new_game`, :func:`legal_actions`, :func:`apply`, :func:`seat_view`.
+:func:`new_game`, :func:`legal_actions`, :func:`apply`, :func:`seat_view`. The
+numbers of the rules are a :class:`Variant`, the printed game unless a game says
+otherwise.
 """
 
 from .cards import DECK, ELIXIRS, SUITS, is_elixir, sort_cards
@@ -33,6 +35,15 @@ from .names import (
     Seat,
 )
 from .scenario import ScenarioError, export, run
+from .variant import (
+    PRINTED,
+    ROUNDS,
+    TRACK_LENGTH,
+    TRICKS_PER_ROUND,
+    Variant,
+    VariantError,
+    variant_of,
+)
 from .view import seat_view
 
 __all__ = [
@@ -44,15 +55,21 @@ __all__ = [
     "OVER",
     "PHASES",
     "PLAY",
+    "PRINTED",
+    "ROUNDS",
     "SEATS",
     "SUITS",
     "SWAP",
+    "TRACK_LENGTH",
+    "TRICKS_PER_ROUND",
     "ActionError",
     "DealError",
     "RuleError",
     "ScenarioError",
     "Seat",
     "State",
+    "Variant",
+    "VariantError",
     "apply",
     "card_label",
     "choices",
@@ -72,4 +89,5 @@ __all__ = [
     "suit_label",
     "summary",
     "to_act",
+    "variant_of",
 ]

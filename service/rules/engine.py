@@ -28,15 +28,11 @@ from .cards import (
     suit_of,
 )
 from .names import ACTION_KINDS, EXCHANGE, OVER, PLAY, SEATS, SWAP, Seat
+from .variant import PRINTED, TRICKS_PER_ROUND, Variant, variant_of
 
 State = dict[str, Any]
 Action = dict[str, Any]
 
-ROUNDS = 3
-TRICKS_PER_ROUND = 10
-TRACK_LENGTH = 10
-HALFWAY = 5
-SWAP_SIZE = 2
 # The keys an action of each kind may hold besides its own (and the seat): the one
 # statement of an action's shape, checked by parse_action and published by the JSON API.
 ACTION_EXTRAS: dict[str, tuple[str, ...]] = {EXCHANGE: (), PLAY: ("name",), SWAP: ()}
@@ -110,11 +106,17 @@ def seeded_deal(seed: int, round_number: int) -> dict[str, list[str]]:
     }
 
 
-def new_game(*, seed: int | None = None, deals: list[Any] | None = None) -> State:
-    """A game at the exchange of round 1, dealt from ``deals`` first, then from ``seed``."""
+def new_game(
+    *, seed: int | None = None, deals: list[Any] | None = None, variant: Variant = PRINTED
+) -> State:
+    """A game at the start of round 1, dealt from ``deals`` first, then from ``seed``.
+
+    The state holds ``variant`` only when it is not the printed game, so the
+    states of printed games are the same as before variants existed.
+    """
     recorded = [check_deal(deal) for deal in deals or []]
-    if len(recorded) > ROUNDS:
-        raise DealError(f"a game has at most {ROUNDS} deals")
+    if len(recorded) > variant.rounds:
+        raise DealError(f"a game has at most {variant.rounds} deals")
     if not recorded and seed is None:
         raise DealError("a game needs a deal or a seed")
     state: State = {
@@ -136,20 +138,25 @@ def new_game(*, seed: int | None = None, deals: list[Any] | None = None) -> Stat
         "transfers": [],
         "winner": None,
     }
-    _start_round(state, 1)
+    if variant != PRINTED:
+        state["variant"] = variant.to_json()
+    _start_round(state, 1, variant)
     return state
 
 
-def _start_round(state: State, number: int) -> None:
+def _start_round(state: State, number: int, variant: Variant) -> None:
     if len(state["deals"]) < number:
         if state["seed"] is None:
             raise DealError(f"round {number} has no deal and the scenario has no seed")
         state["deals"] = [*state["deals"], seeded_deal(state["seed"], number)]
     deal = state["deals"][number - 1]
     state["round"] = number
-    state["phase"] = EXCHANGE
+    state["phase"] = EXCHANGE if variant.exchange_sizes[number - 1] else PLAY
     state["trick"] = 1
-    state["leader"] = "keeper" if number == 1 or state["track"] < HALFWAY else "shadow"
+    if number == 1:
+        state["leader"] = variant.first_leader
+    else:
+        state["leader"] = "keeper" if state["track"] < variant.halfway else "shadow"
     state["hands"] = {"keeper": sort_cards(deal["keeper"]), "shadow": sort_cards(deal["shadow"])}
     state["aside"] = list(deal["aside"])
     state["pending"] = {"keeper": None, "shadow": None}
@@ -174,9 +181,11 @@ def to_act(state: State) -> list[Seat]:
 
 def choice_size(state: State) -> int:
     """How many cards each seat gives in the current exchange or swap."""
+    variant = variant_of(state)
     if state["phase"] == EXCHANGE:
-        return state["round"]
-    return min(SWAP_SIZE, len(state["hands"]["keeper"]) + len(state["pending"]["keeper"] or ()))
+        return variant.exchange_sizes[state["round"] - 1]
+    held = len(state["hands"]["keeper"]) + len(state["pending"]["keeper"] or ())
+    return min(variant.swap_size, held)
 
 
 def must_give_elixir(state: State, seat: Seat) -> bool:
@@ -452,6 +461,7 @@ def _resolve_trick(state: State) -> None:
     tricks = state["tricks"]
     tricks[winner] += 1
     outcome = ""
+    swap_size = 0
     if effect == "steal":
         if tricks[loser]:
             tricks[loser] -= 1
@@ -461,8 +471,8 @@ def _resolve_trick(state: State) -> None:
             outcome = "nothing"
     elif effect == "reset":
         state["suit_order"] = []
-    swap_size = min(SWAP_SIZE, len(state["hands"]["keeper"]))
-    if effect == "swap":
+    elif effect == "swap":
+        swap_size = min(variant_of(state).swap_size, len(state["hands"]["keeper"]))
         outcome = str(swap_size)
     entry = {
         "round": state["round"],
@@ -478,7 +488,7 @@ def _resolve_trick(state: State) -> None:
     state["leader"] = winner
     state["table"] = []
     state["trick"] += 1
-    if effect == "swap" and swap_size:
+    if swap_size:
         state["phase"] = SWAP
     elif state["trick"] > TRICKS_PER_ROUND:
         _end_round(state)
@@ -489,13 +499,14 @@ def _end_round(state: State) -> None:
     moved = abs(tricks["keeper"] - tricks["shadow"])
     result = {"keeper": tricks["keeper"], "shadow": tricks["shadow"], "moved": moved}
     state["rounds"] = [*state["rounds"], result]
-    state["track"] = min(TRACK_LENGTH, state["track"] + moved)
-    if state["track"] >= TRACK_LENGTH:
+    variant = variant_of(state)
+    state["track"] = min(variant.track_length, state["track"] + moved)
+    if state["track"] >= variant.track_length:
         _finish(state, "shadow")
-    elif state["round"] == ROUNDS:
+    elif state["round"] == variant.rounds:
         _finish(state, "keeper")
     else:
-        _start_round(state, state["round"] + 1)
+        _start_round(state, state["round"] + 1, variant)
 
 
 def _finish(state: State, winner: Seat) -> None:

@@ -1,4 +1,4 @@
-"""Replay scenarios: deals (or a seed) and a list of actions, as RULES.md defines them."""
+"""Replay scenarios: deals or a seed, a variant and actions, as RULES.md defines them."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .engine import SEATS, ActionError, DealError, RuleError, State, apply, new_game, parse_action
+from .variant import PRINTED, Variant, VariantError, variant_of
 
 
 class ScenarioError(ValueError):
@@ -39,7 +40,11 @@ def run(scenario: object) -> Outcome:
     if not isinstance(actions, list):
         raise ScenarioError('"actions" is a list of actions')
     try:
-        state = new_game(seed=seed, deals=deals)
+        variant = Variant.from_json(scenario["variant"]) if "variant" in scenario else PRINTED
+    except VariantError as exc:
+        raise ScenarioError(f"variant: {exc}") from None
+    try:
+        state = new_game(seed=seed, deals=deals, variant=variant)
     except DealError as exc:
         raise ScenarioError(str(exc)) from None
     for index, action in enumerate(actions):
@@ -61,9 +66,11 @@ def _seat(action: Any) -> Any:
 
 
 def export(state: State, actions: list[dict[str, Any]]) -> dict[str, Any]:
-    """A scenario that replays to ``state``: its deals, its seed and the actions taken."""
+    """A scenario that replays to ``state``: its deals, its seed, its variant and the actions."""
     scenario: dict[str, Any] = {"deals": [dict(deal) for deal in state["deals"]]}
     if state["seed"] is not None:
         scenario["seed"] = state["seed"]
+    if "variant" in state:
+        scenario["variant"] = variant_of(state).to_json()
     scenario["actions"] = actions
     return scenario

@@ -6,6 +6,7 @@ from typing import Any
 
 from .engine import Seat, State, legal_actions, other, to_act
 from .names import CHOICE_PHASES
+from .variant import TRICKS_PER_ROUND, variant_of
 
 
 def seat_view(state: State, seat: Seat) -> dict[str, Any]:
@@ -19,10 +20,12 @@ def seat_view(state: State, seat: Seat) -> dict[str, Any]:
     this seat received, so both sides of a transfer are the seat's to see.
 
     ``choosing`` says the seat owes a secret choice of cards (an exchange or
-    swap) rather than a play.
+    swap) rather than a play; ``tricks_per_round``, ``track_length`` and
+    ``last_round`` are the game's numbers, which a variant may change.
     """
     acting = to_act(state)
     opponent = other(seat)
+    variant = variant_of(state)
     choice = state["phase"] in CHOICE_PHASES
     return {
         "seat": seat,
@@ -41,6 +44,9 @@ def seat_view(state: State, seat: Seat) -> dict[str, Any]:
         "suit_order": list(state["suit_order"]),
         "tricks": dict(state["tricks"]),
         "track": state["track"],
+        "track_length": variant.track_length,
+        "tricks_per_round": TRICKS_PER_ROUND,
+        "last_round": variant.rounds,
         "rounds": list(state["rounds"]),
         "history": list(state["history"]),
         "transfers": [

@@ -15,8 +15,10 @@ from typing import Any
 
 from service.rules import (
     DECK,
+    PRINTED,
     Seat,
     State,
+    Variant,
     apply,
     choices,
     is_elixir,
@@ -52,10 +54,10 @@ def elixirs(cards: list[str]) -> int:
     return sum(1 for card in cards if is_elixir(card))
 
 
-def playing(keeper: str, shadow: str, *, seed: int | None = 0) -> State:
+def playing(keeper: str, shadow: str, *, seed: int | None = 0, variant: Variant = PRINTED) -> State:
     """Round 1 at its first trick with exactly these hands, reached through a legal exchange.
 
-    Later rounds are dealt from ``seed``.
+    Later rounds are dealt from ``seed``. ``variant`` must give one card in round 1.
     """
     want = {"keeper": keeper.split(), "shadow": shadow.split()}
     for keeper_gives, shadow_gives in itertools.product(want["shadow"], want["keeper"]):
@@ -67,7 +69,8 @@ def playing(keeper: str, shadow: str, *, seed: int | None = 0) -> State:
             break
     else:
         raise AssertionError("no legal round 1 exchange leads to these hands")
-    state = new_game(seed=seed, deals=[deal(" ".join(dealt_keeper), " ".join(dealt_shadow))])
+    dealt = deal(" ".join(dealt_keeper), " ".join(dealt_shadow))
+    state = new_game(seed=seed, deals=[dealt], variant=variant)
     state = apply(state, "keeper", {"exchange": [keeper_gives]})
     state = apply(state, "shadow", {"exchange": [shadow_gives]})
     assert {seat: sorted(state["hands"][seat]) for seat in want} == {
@@ -137,10 +140,11 @@ def random_game(
     deals: list[dict[str, list[str]]] | None = None,
     stop_after: int | None = None,
     stop_at_round: int | None = None,
+    variant: Variant = PRINTED,
 ) -> tuple[State, list[dict[str, Any]]]:
     """Play random legal moves; returns the state and the actions taken, each with its seat."""
     rng = random.Random(seed)
-    state = new_game(seed=None if deals else seed, deals=deals)
+    state = new_game(seed=None if deals else seed, deals=deals, variant=variant)
     actions: list[dict[str, Any]] = []
     while state["phase"] != "over":
         if stop_after is not None and len(actions) >= stop_after:

@@ -29,6 +29,9 @@ VIEW_KEYS = {
     "suit_order",
     "tricks",
     "track",
+    "track_length",
+    "tricks_per_round",
+    "last_round",
     "rounds",
     "history",
     "transfers",
@@ -183,3 +186,8 @@ def test_legal_is_empty_once_over() -> None:
         view = seat_view(state, seat)
         assert view["legal"] == [] and view["winner"] == state["winner"]
         assert view["choosing"] is False
+
+
+def test_view_holds_the_printed_numbers() -> None:
+    view = seat_view(new_game(seed=4), "shadow")
+    assert (view["track_length"], view["tricks_per_round"], view["last_round"]) == (10, 10, 3)
