@@ -3,7 +3,7 @@
 Everything the service does with a game goes through these functions:
 :func:`new_game`, :func:`legal_actions`, :func:`apply`, :func:`seat_view`. The
 numbers of the rules are a :class:`Variant`, the printed game unless a game says
-otherwise.
+otherwise; the rules themselves are written out in ``docs/rules.md``.
 """
 
 from .cards import DECK, ELIXIRS, SUITS, is_elixir, sort_cards

@@ -545,7 +545,7 @@ def describe_effect(entry: dict[str, Any], names: dict[str, str] | None = None) 
 
 
 def summary(state: State) -> dict[str, Any]:
-    """The state in the replay output format of RULES.md (hands included: not for players)."""
+    """The state in the replay output format of docs/rules.md (hands included: not for players)."""
     return {
         "round": state["round"],
         "phase": state["phase"],

@@ -1,4 +1,4 @@
-"""The return match: two games with roles swapped, scored per RULES.md."""
+"""The return match: two games with roles swapped, scored per docs/rules.md."""
 
 from __future__ import annotations
 

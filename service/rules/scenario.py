@@ -1,4 +1,4 @@
-"""Replay scenarios: deals or a seed, a variant and actions, as RULES.md defines them."""
+"""Replay scenarios: deals or a seed, a variant and actions, as docs/rules.md defines them."""
 
 from __future__ import annotations
 

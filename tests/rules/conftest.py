@@ -16,6 +16,6 @@ def examples() -> Path:
     if not path.is_dir() or not any(path.glob("*.json")):
         pytest.fail(
             f"no rule examples at {path}: restore tests/rules/examples/ "
-            f"or set {RULES_DIR_VARIABLE} to the directory holding RULES.md and examples/"
+            f"or set {RULES_DIR_VARIABLE} to a directory holding examples/"
         )
     return path

@@ -36,7 +36,8 @@ RULES_DIR_VARIABLE = "SPLITMIND_RULES_DIR"
 def examples_dir() -> Path:
     """Where the rule examples are: ``$SPLITMIND_RULES_DIR/examples``, or the copies kept here.
 
-    ``tests/rules/examples/`` holds the scenarios of RULES.md with their expected output.
+    ``tests/rules/examples/`` holds scenarios in the replay format of docs/rules.md with
+    their expected output.
     """
     rules = os.environ.get(RULES_DIR_VARIABLE)
     return Path(rules) / "examples" if rules else Path(__file__).resolve().parent / "examples"

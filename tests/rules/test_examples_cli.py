@@ -22,7 +22,7 @@ DEAL = deal(
 
 
 def normalised(output: dict[str, Any]) -> dict[str, Any]:
-    """The replay output with hands sorted: RULES.md lets them come in any order."""
+    """The replay output with hands sorted: docs/rules.md lets them come in any order."""
     if "hands" not in output:
         return output
     return {**output, "hands": {seat: sorted(cards) for seat, cards in output["hands"].items()}}

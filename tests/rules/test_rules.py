@@ -1,4 +1,4 @@
-"""The rules of RULES.md, one at a time, on games built from explicit deals."""
+"""The rules of docs/rules.md, one at a time, on games built from explicit deals."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The elixir effects and the six rulings of RULES.md."""
+"""The elixir effects and rulings 1 to 6 of docs/rules.md."""
 
 from __future__ import annotations
 
