@@ -17,6 +17,7 @@ from .links import player_url
 from .mail import worker
 from .models import Game, db
 from .playerview import describe_status
+from .rules import PRINTED, TRICKS_PER_ROUND, variant_of
 
 games_cli = AppGroup("games", help="Create and inspect games.")
 
@@ -77,15 +78,19 @@ def show(game_id: int) -> None:
     """Print a summary of the game."""
     game = _game(game_id)
     state = game.state
+    variant = variant_of(state)
     click.echo(f"Game {game.id}: {describe_status(game.status)} (version {game.version})")
     for player in game.players:
         link = "link revoked" if player.link_key is None else "link live"
         click.echo(f"  {player.seat:<7} {player.name} <{player.email}> ({link})")
     click.echo(
-        f"  round {state['round']}, {state['phase']}, trick {min(state['trick'], 10)}; "
+        f"  round {state['round']}, {state['phase']}, "
+        f"trick {min(state['trick'], TRICKS_PER_ROUND)}; "
         f"tricks {state['tricks']['keeper']}-{state['tricks']['shadow']}; "
-        f"track {state['track']}/10"
+        f"track {state['track']}/{variant.track_length}"
     )
+    if variant != PRINTED:
+        click.echo(f"  variant: {variant.describe()}")
     if game.to_act:
         deadline = game.deadline.isoformat(timespec="minutes") if game.deadline else "none"
         click.echo(f"  to act: {game.to_act}; deadline {deadline}")

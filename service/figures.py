@@ -10,7 +10,7 @@ from collections import Counter
 from typing import Any
 
 from .models import Game, GameFigures, db
-from .rules import State
+from .rules import OVER, State
 
 
 def game_figures(state: State) -> dict[str, Any]:
@@ -19,7 +19,7 @@ def game_figures(state: State) -> dict[str, Any]:
     effects = Counter(entry["effect"] for entry in history)
     leaders = {entry["round"]: entry["leader"] for entry in history if entry["trick"] == 1}
     return {
-        "complete": state["phase"] == "over",
+        "complete": state["phase"] == OVER,
         "winner": state["winner"],
         "track": state["track"],
         "tricks": len(history),

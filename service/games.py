@@ -22,6 +22,8 @@ from .models import Event, Game, Match, Player, db, utcnow
 from .playerview import describe_status
 from .playerview import player_view as player_view  # the view pages and emails render
 from .rules import (
+    CHOICE_PHASES,
+    OVER,
     ActionError,
     RuleError,
     State,
@@ -270,7 +272,7 @@ def _opponent_chose_since(game: Game, seat: str, version: int) -> bool:
     a new exchange or swap (the end of a round, a swap trick) is a change.
     """
     state = game.state
-    if game.version != version + 1 or state["phase"] not in ("exchange", "swap"):
+    if game.version != version + 1 or state["phase"] not in CHOICE_PHASES:
         return False
     opponent = other(seat)
     if seat not in to_act(state) or state["pending"][opponent] is None:
@@ -311,7 +313,7 @@ def _refresh(game: Game, *, previous: list[str], mover: str | None) -> None:
     acting = to_act(state)
     game.updated_at = now
     game.to_act = "both" if len(acting) == 2 else (acting[0] if acting else "")
-    if state["phase"] == "over":
+    if state["phase"] == OVER:
         game.status = "finished"
         game.winner = state["winner"]
         game.finished_at = now

@@ -23,7 +23,7 @@ from flask import Flask, Response, g, has_request_context, request
 from flask_babel import Babel, force_locale, format_datetime, get_locale, gettext, ngettext
 from flask_babel import lazy_gettext as _l
 
-from .rules import is_elixir
+from .rules import EXCHANGE, PLAY, is_elixir
 from .rules.cards import suit_of
 
 if TYPE_CHECKING:
@@ -340,7 +340,7 @@ def rule_message(
     params: Mapping[str, Any],
     *,
     look: str = "standard",
-    phase: str = "play",
+    phase: str = PLAY,
     round_number: int = 1,
     opponent: str = "",
     fallback: str = "",
@@ -356,15 +356,15 @@ def rule_message(
     suit = suit_name(params["suit"], look) if "suit" in params else ""
     if code == "game_over":
         return gettext("The game is over: no more moves.")
-    if code == "wrong_phase" and phase == "play":
+    if code == "wrong_phase" and phase == PLAY:
         return gettext("This is the time to play a card.")
     if code == "wrong_phase":
         return gettext("Choose the cards to give first.")
-    if code == "not_your_turn" and phase == "play":
+    if code == "not_your_turn" and phase == PLAY:
         return gettext("It is not your turn: %(seat)s plays next.", seat=seat)
     if code == "not_your_turn":
         return gettext("You have already chosen your cards; waiting for %(seat)s.", seat=seat)
-    if code == "choose_count" and phase == "exchange":
+    if code == "choose_count" and phase == EXCHANGE:
         return ngettext(
             "Give exactly %(num)d different card in the round %(round)d exchange.",
             "Give exactly %(num)d different cards in the round %(round)d exchange.",

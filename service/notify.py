@@ -22,7 +22,7 @@ from .links import player_url, token_for
 from .mail import compose, queue, withdraw_turn
 from .models import Game, Player, db
 from .playerview import player_view
-from .rules import State, to_act
+from .rules import OVER, State, to_act
 
 
 def _context(player: Player) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def moved(game: Game, before: State, mover: str | None) -> None:
     if mover is not None:
         withdraw_turn(game.player(mover).id)
     state = game.state
-    if state["phase"] == "over":
+    if state["phase"] == OVER:
         for player in game.players:
             _send(player, "over", "game_over", rematch=_rematch_url(game, player))
         return

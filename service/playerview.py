@@ -11,7 +11,7 @@ from typing import Any
 
 from .i18n import LANGUAGES
 from .models import Game, Player, db
-from .rules import return_match, seat_view
+from .rules import OVER, return_match, seat_view
 
 STATUS_WORDS = {
     "waiting": "waiting for its players",
@@ -70,7 +70,7 @@ def match_summary(player: Player) -> dict[str, Any] | None:
 
 
 def _ended_early(game: Game) -> bool:
-    return game.status not in ("waiting", "active") and game.state["phase"] != "over"
+    return game.status not in ("waiting", "active") and game.state["phase"] != OVER
 
 
 def player_view(player: Player) -> dict[str, Any]:
@@ -79,7 +79,7 @@ def player_view(player: Player) -> dict[str, Any]:
     view = seat_view(game.state, player.seat)
     open_game = game.status == "active"
     if not open_game:
-        view.update(your_turn=False, to_act=[], legal=[])
+        view.update(your_turn=False, choosing=False, to_act=[], legal=[])
     opponent = game.player("shadow" if player.seat == "keeper" else "keeper")
     view.update(
         game=game.id,

@@ -10,11 +10,12 @@ from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import Any
 
+from flask import Flask
 from flask.testing import FlaskClient
 
 from service import invitations
-from service.models import Invitation
-from service.rules import SEATS, is_elixir
+from service.models import Game, Invitation, db
+from service.rules import SEATS, Variant, is_elixir, new_game
 
 
 def pick_action(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -28,6 +29,15 @@ def pick_action(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         rest = [card for card in hand if card != elixir]
         return {view["phase"]: [elixir, *rng.sample(rest, legal["choose"] - 1)]}
     return {view["phase"]: rng.sample(hand, legal["choose"])}
+
+
+def redeal(app: Flask, game_id: int, variant: Variant) -> None:
+    """Deal a new game again, from its seed, under ``variant`` (the service deals printed games)."""
+    with app.app_context():
+        game = db.session.get(Game, game_id)
+        assert game is not None and game.version == 0
+        game.state = new_game(seed=game.state["seed"], variant=variant)
+        db.session.commit()
 
 
 def random_move(

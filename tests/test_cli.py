@@ -11,10 +11,10 @@ from flask import Flask
 
 from service.links import player_for
 from service.models import Game, db
-from service.rules import run, summary
+from service.rules import Variant, run, summary
 
 from .conftest import BASE_URL
-from .helpers import pick_action
+from .helpers import pick_action, redeal
 
 
 def test_create_prints_the_id_and_each_seat_with_its_link(app: Flask, runner) -> None:  # noqa: ANN001
@@ -85,4 +85,14 @@ def test_show_prints_a_summary(runner, make_game) -> None:  # noqa: ANN001
     assert f"Game {game['id']}: in play (version 0)" in result.output
     assert "keeper  Kim <kim@example.com> (link live)" in result.output
     assert "round 1, exchange" in result.output and "to act: both" in result.output
+    assert "track 0/10" in result.output and "variant" not in result.output
     assert runner.invoke(args=["games", "show", "999"]).exit_code == 2
+
+
+def test_show_names_a_variant(app: Flask, runner, make_game) -> None:  # noqa: ANN001
+    game = make_game(seed=1)
+    redeal(app, game["id"], Variant(track_length=12, exchange_sizes=(0, 2, 3)))
+    result = runner.invoke(args=["games", "show", str(game["id"])])
+    assert result.exit_code == 0
+    assert "round 1, play, trick 1; tricks 0-0; track 0/12" in result.output
+    assert "  variant: exchange_sizes=0,2,3 track_length=12\n" in result.output

@@ -11,9 +11,10 @@ from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
+from service.rules import Variant
 from service.rules.engine import ACTION_KINDS
 
-from .helpers import random_move
+from .helpers import random_move, redeal
 
 PLAY = "/api/play/{token}"
 
@@ -135,3 +136,18 @@ def test_views_and_errors_fit_their_schemas(client, make_game, doc) -> None:  # 
         answer_schema(doc, method, response.status_code).validate(response.get_json())
         statuses.add(response.status_code)
     assert statuses == {400, 404, 405, 409, 422}
+
+
+def test_the_views_of_a_variant_game_fit_their_schema(app, client, make_game, doc) -> None:  # noqa: ANN001
+    game = make_game(seed=18)
+    redeal(
+        app,
+        game["id"],
+        Variant(track_length=25, rounds=5, halfway=12, exchange_sizes=(1, 2, 3, 4, 0)),
+    )
+    rng = random.Random(18)
+    for _ in range(40):
+        for seat in ("keeper", "shadow"):
+            answer = client.get(f"/api/play/{game[seat]}")
+            answer_schema(doc, "get", answer.status_code).validate(answer.get_json())
+        random_move(client, game, rng)

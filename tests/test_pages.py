@@ -5,12 +5,15 @@ from __future__ import annotations
 import random
 import re
 
+from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import select
 
-from service.rules import SEATS
+from service.models import OutboxMessage, db
+from service.rules import SEATS, Variant
 
 from .conftest import load_game
-from .helpers import MoveForm, error_text, form_data, pick_action
+from .helpers import MoveForm, error_text, form_data, pick_action, redeal
 
 
 def page(client: FlaskClient, token: str) -> str:
@@ -42,6 +45,48 @@ def test_a_whole_game_through_the_pages(app, client, make_game) -> None:
     winner = load_game(app, game["id"]).winner
     assert f"Game over: the {winner.capitalize()} wins." in final
     assert MoveForm(final).plays == [] and MoveForm(final).checkboxes == []
+
+
+# Four rounds, the first without an exchange, a longer track, swaps of one card.
+VARIANT = Variant(halfway=6, exchange_sizes=(0, 1, 2, 1), swap_size=1, track_length=14, rounds=4)
+
+
+def test_a_variant_game_through_the_pages(app: Flask, client: FlaskClient, make_game) -> None:  # noqa: ANN001
+    game = make_game(seed=23)
+    redeal(app, game["id"], VARIANT)
+    first = page(client, game["keeper"])
+    assert "round 1 of 4" in first and "0/14" in first
+    assert first.count('class="track-card') == 14
+    assert "At 14 the Shadow wins; after round 4 below 14 the Keeper wins." in first
+    assert "<dd>1 of 10</dd>" in first and MoveForm(first).plays
+    rng = random.Random(3)
+    for _ in range(400):
+        views = {seat: api_view(client, game[seat]) for seat in SEATS}
+        if views["keeper"]["phase"] == "over":
+            break
+        assert views["keeper"]["track_length"] == 14 and views["keeper"]["last_round"] == 4
+        seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
+        form = MoveForm(page(client, game[seat]))
+        response = client.post(
+            f"/play/{game[seat]}", data=form_data(form, pick_action(views[seat], rng))
+        )
+        assert response.status_code == 303, error_text(response.get_data(as_text=True))
+    else:
+        raise AssertionError("the game did not end")
+    state = load_game(app, game["id"]).state
+    assert state["track"] <= 14
+    with app.app_context():
+        endings = db.session.scalars(
+            select(OutboxMessage.text_body).where(
+                OutboxMessage.game_id == game["id"], OutboxMessage.kind == "over"
+            )
+        ).all()
+    if state["winner"] == "keeper":
+        assert len(state["rounds"]) == 4
+        said = f"with the track at {state['track']} of 14 after 4 rounds."
+    else:
+        said = "with the track at 14."
+    assert len(endings) == 2 and all(said in text for text in endings), endings
 
 
 def test_only_legal_cards_are_offered(client, make_game) -> None:

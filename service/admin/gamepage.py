@@ -13,9 +13,7 @@ from itertools import groupby
 from typing import Any
 
 from ..models import OPEN_STATUSES, Event, Game
-from ..rules import card_label, seat_label, suit_label
-
-CHOICES = ("exchange", "swap")
+from ..rules import CHOICE_PHASES, card_label, seat_label, suit_label
 
 
 def is_live(game: Game) -> bool:
@@ -42,7 +40,7 @@ def event_text(event: Event, live: bool, look: str = "standard") -> str:
     """What an event says; exchanges, swaps and the seed stay secret while ``live``."""
     action = event.action or {}
     if event.kind == "move":
-        for kind in CHOICES:
+        for kind in CHOICE_PHASES:
             if kind in action:
                 cards = action[kind]
                 if live:

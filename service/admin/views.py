@@ -20,6 +20,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from .. import games
 from ..mail.outbox import requeue
 from ..models import OPEN_STATUSES, Event, Game, OutboxMessage, Player, db, utcnow
+from ..rules import variant_of
 from . import bp, cache, gamepage, listing, stats
 from .forms import (
     CancelForm,
@@ -124,6 +125,7 @@ def game(game_id: int) -> str:
         game=found,
         live=gamepage.is_live(found),
         history=gamepage.history(found.state),
+        variant=variant_of(found.state),
         log=gamepage.log_lines(found, events),
         owes=gamepage.owes(found),
         extend_form=ExtendForm(),

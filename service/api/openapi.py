@@ -12,7 +12,7 @@ from typing import Any
 
 from flask import current_app
 
-from ..rules import DECK, PRINTED, SUITS
+from ..rules import DECK, PHASES, PRINTED, SUITS
 from ..rules.engine import ACTION_EXTRAS, ACTION_KINDS
 
 CARD = {"type": "string", "enum": list(DECK), "description": "A card: rank then suit letter."}
@@ -327,8 +327,13 @@ def _schemas() -> dict[str, Any]:
             "properties": {
                 "game": {"type": "integer"},
                 "seat": SEAT,
-                "round": {"type": "integer", "minimum": 1, "maximum": 3},
-                "phase": {"type": "string", "enum": ["exchange", "play", "swap", "over"]},
+                "round": {"type": "integer", "minimum": 1, "description": "1 to last_round."},
+                "last_round": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "The round the Keeper must last (3 by the printed rules).",
+                },
+                "phase": {"type": "string", "enum": list(PHASES)},
                 "status": {
                     "type": "string",
                     "enum": [
@@ -342,6 +347,13 @@ def _schemas() -> dict[str, Any]:
                 },
                 "version": {"type": "integer"},
                 "your_turn": {"type": "boolean"},
+                "choosing": {
+                    "type": "boolean",
+                    "description": (
+                        "Your move is a secret choice of cards (an exchange or a swap) "
+                        "made at the same time as your opponent's."
+                    ),
+                },
                 "to_act": {"type": "array", "items": SEAT},
                 "leader": {"oneOf": [SEAT, {"type": "null"}]},
                 "hand": cards,
@@ -350,7 +362,13 @@ def _schemas() -> dict[str, Any]:
                 "table": {"type": "array", "items": play_entry},
                 "suit_order": {"type": "array", "items": SUIT},
                 "tricks": TALLY,
-                "track": {"type": "integer", "minimum": 0, "maximum": 10},
+                "track": {"type": "integer", "minimum": 0, "description": "0 to track_length."},
+                "track_length": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "The track the Shadow must finish (10 by the printed rules).",
+                },
+                "tricks_per_round": {"type": "integer", "minimum": 1},
                 "rounds": {
                     "type": "array",
                     "items": {
@@ -411,6 +429,7 @@ def _schemas() -> dict[str, Any]:
                 "phase",
                 "version",
                 "your_turn",
+                "choosing",
                 "to_act",
                 "hand",
                 "opponent_cards",
@@ -418,6 +437,9 @@ def _schemas() -> dict[str, Any]:
                 "suit_order",
                 "tricks",
                 "track",
+                "track_length",
+                "tricks_per_round",
+                "last_round",
                 "rounds",
                 "history",
                 "winner",

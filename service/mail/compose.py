@@ -20,6 +20,7 @@ from itsdangerous import BadSignature, URLSafeSerializer
 
 from ..i18n import card_name, effect_text, recipient_locale, the_seat
 from ..models import Player
+from ..rules import EXCHANGE, OVER, SWAP
 
 UNSUBSCRIBE_SALT = "splitmind.unsubscribe"
 # Runs of white space in a subject become one space, all but the no-break spaces of French.
@@ -73,7 +74,9 @@ def unsubscribed_player_id(token: str) -> int | None:
 
 def situation(view: Mapping[str, Any]) -> str:
     """The game in one sentence: ``Round 2, trick 6: your lead. Track 4 of 10.``"""
-    track = gettext("Track %(track)s of 10.", track=view["track"])
+    track = gettext(
+        "Track %(track)s of %(length)s.", track=view["track"], length=view["track_length"]
+    )
     return f"{_where(view)} {track}"
 
 
@@ -81,7 +84,7 @@ def _where(view: Mapping[str, Any]) -> str:
     number, name, mine = view["round"], view["opponent"], view["your_turn"]
     if view["status"] != "active":
         return gettext("Game over after round %(round)s.", round=number)
-    if view["phase"] == "exchange" and mine:
+    if view["phase"] == EXCHANGE and mine:
         return ngettext(
             "Round %(round)s, the exchange: choose %(num)d card to give %(name)s.",
             "Round %(round)s, the exchange: choose %(num)d cards to give %(name)s.",
@@ -89,20 +92,20 @@ def _where(view: Mapping[str, Any]) -> str:
             round=number,
             name=name,
         )
-    if view["phase"] == "exchange":
+    if view["phase"] == EXCHANGE:
         return gettext(
             "Round %(round)s, the exchange: %(name)s is choosing cards to give you.",
             round=number,
             name=name,
         )
-    trick = min(view["trick"], 10)
-    if view["phase"] == "swap" and mine:
+    trick = min(view["trick"], view["tricks_per_round"])
+    if view["phase"] == SWAP and mine:
         return gettext(
             "Round %(round)s, swap after trick %(trick)s: choose the cards to swap.",
             round=number,
             trick=trick - 1,
         )
-    if view["phase"] == "swap":
+    if view["phase"] == SWAP:
         return gettext(
             "Round %(round)s, swap after trick %(trick)s: %(name)s is choosing cards to swap.",
             round=number,
@@ -182,22 +185,34 @@ def result(view: Mapping[str, Any]) -> str:
         return gettext("The game was cancelled by the server's admins.")
     if status != "finished":
         return ""
-    words = {"name": name, "seat": the_seat(view["winner"], view["look"]), "track": view["track"]}
-    if view["phase"] != "over" and mine:  # finished before the rules ended it: a forfeit
+    words = {
+        "name": name,
+        "seat": the_seat(view["winner"], view["look"]),
+        "track": view["track"],
+        "length": view["track_length"],
+    }
+    if view["phase"] != OVER and mine:  # finished before the rules ended it: a forfeit
         return gettext("You won: %(seat)s wins by forfeit.", **words)
-    if view["phase"] != "over":
+    if view["phase"] != OVER:
         return gettext("%(name)s won: %(seat)s wins by forfeit.", **words)
-    if view["track"] >= 10 and mine:
-        return gettext("You won: %(seat)s wins with the track at 10.", **words)
-    if view["track"] >= 10:
-        return gettext("%(name)s won: %(seat)s wins with the track at 10.", **words)
+    if view["track"] >= view["track_length"] and mine:
+        return gettext("You won: %(seat)s wins with the track at %(length)s.", **words)
+    if view["track"] >= view["track_length"]:
+        return gettext("%(name)s won: %(seat)s wins with the track at %(length)s.", **words)
     if mine:
-        return gettext(
-            "You won: %(seat)s wins with the track at %(track)s of 10 after three rounds.",
+        return ngettext(
+            "You won: %(seat)s wins with the track at %(track)s of %(length)s after %(num)d round.",
+            "You won: %(seat)s wins with the track at %(track)s of %(length)s after %(num)d"
+            " rounds.",
+            view["last_round"],
             **words,
         )
-    return gettext(
-        "%(name)s won: %(seat)s wins with the track at %(track)s of 10 after three rounds.",
+    return ngettext(
+        "%(name)s won: %(seat)s wins with the track at %(track)s of %(length)s after %(num)d"
+        " round.",
+        "%(name)s won: %(seat)s wins with the track at %(track)s of %(length)s after %(num)d"
+        " rounds.",
+        view["last_round"],
         **words,
     )
 

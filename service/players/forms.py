@@ -11,9 +11,7 @@ from wtforms import HiddenField, IntegerField, SelectMultipleField, StringField
 from wtforms.validators import InputRequired
 
 from ..i18n import LANGUAGES
-from ..rules import DECK, SUITS
-
-KINDS = ("exchange", "play", "swap")
+from ..rules import ACTION_KINDS, DECK, PLAY, SUITS
 
 
 class MoveForm(FlaskForm):
@@ -36,10 +34,10 @@ class MoveForm(FlaskForm):
         """The action, or ``None`` with the reason in ``self.problem``."""
         self.problem = ""
         kind = self.kind.data
-        if kind not in KINDS:
+        if kind not in ACTION_KINDS:
             self.problem = gettext("Unknown move type.")
             return None
-        if kind != "play":
+        if kind != PLAY:
             return {kind: list(self.cards.data or [])}
         card, _, name = (self.play.data or "").partition(":")
         if card not in DECK or (name and name not in SUITS):

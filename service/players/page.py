@@ -14,7 +14,7 @@ from flask_babel import format_timedelta, ngettext
 
 from ..i18n import deadline_text, exchange_elixir_reason, follow_reason
 from ..models import utcnow
-from ..rules import is_elixir
+from ..rules import PLAY, is_elixir
 
 
 def since_last_move(view: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -34,11 +34,12 @@ def since_last_move(view: dict[str, Any]) -> list[tuple[str, Any]]:
     if led is not None:
         last_seen = (led["round"], led["trick"])
     timed: list[tuple[tuple[int, int, int], str, Any]] = []
+    last = view["tricks_per_round"]
     for trick in since:
         timed.append(((trick["round"], trick["trick"], 0), "trick", trick))
-        if trick["trick"] == 10 and len(view["rounds"]) >= trick["round"]:
+        if trick["trick"] == last and len(view["rounds"]) >= trick["round"]:
             result = (trick["round"], view["rounds"][trick["round"] - 1])
-            timed.append(((trick["round"], 10, 2), "round", result))
+            timed.append(((trick["round"], last, 2), "round", result))
     table = view["table"]
     # A lead of the player's own on the table is their last move: every transfer came before.
     led_since = bool(table) and table[0]["seat"] == view["seat"]
@@ -109,8 +110,8 @@ def page_context(view: dict[str, Any]) -> dict[str, Any]:
         "news": since_last_move(view),
         "deadline": deadline(view),
     }
-    if view["your_turn"] and view["phase"] in ("exchange", "swap"):
+    if view["choosing"]:
         context["reasons"] = choose_reasons(view)
-    elif view["your_turn"] and view["phase"] == "play":
+    elif view["your_turn"] and view["phase"] == PLAY:
         context["reasons"] = play_reasons(view)
     return context

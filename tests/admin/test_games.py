@@ -15,9 +15,9 @@ from sqlalchemy import select, update
 from service import games
 from service.admin import listing
 from service.models import Game, OutboxMessage, db, utcnow
-from service.rules import card_label, run, summary, to_act
+from service.rules import Variant, card_label, run, summary, to_act
 
-from ..helpers import pick_action
+from ..helpers import pick_action, redeal
 from ..secrecy import leaks
 from .conftest import play
 
@@ -176,6 +176,20 @@ def test_a_live_game_page_shows_no_hidden_card(app, admin) -> None:
     html = admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
     assert "chose 1 card" not in html  # over: exchanges show their cards
     assert "exchange: gave" in html and seed_note in html
+
+
+def test_the_game_page_gives_the_games_numbers(app, admin) -> None:
+    printed = new_game(app, "kim@example.com", "sam@example.com", seed=5)
+    html = admin.get(f"/admin/games/{printed}").get_data(as_text=True)
+    assert "<dd>1 of 3</dd>" in html and "<dd>0 of 10</dd>" in html
+    assert "<dt>Variant</dt>" not in html
+    varied = new_game(app, "kim@example.com", "sam@example.com", seed=6)
+    redeal(app, varied, Variant(track_length=15, halfway=8, rounds=4, exchange_sizes=(1, 1, 2, 2)))
+    html = admin.get(f"/admin/games/{varied}").get_data(as_text=True)
+    assert "<dd>1 of 4</dd>" in html and "<dd>0 of 15</dd>" in html
+    assert (
+        "<dt>Variant</dt><dd>halfway=8 exchange_sizes=1,1,2,2 track_length=15 rounds=4</dd>" in html
+    )
 
 
 def test_a_live_game_page_says_what_was_chosen_not_which_cards(app, admin) -> None:
