@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from gunicorn.glogging import Logger
 
 from service import logs
-from service.config import log_format, log_level, read_settings
+from service.config import check_limit_storage, log_format, log_level, read_settings
 
 if TYPE_CHECKING:
     from gunicorn.arbiter import Arbiter
@@ -57,3 +57,12 @@ def child_exit(server: Arbiter, worker: Worker) -> None:
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+def on_starting(server: Arbiter) -> None:
+    """Refuse to start several workers that would each keep their own rate-limit counts.
+
+    This runs in the master before any worker, with the worker count gunicorn settled
+    on (this file, the command line or GUNICORN_CMD_ARGS).
+    """
+    check_limit_storage(read_settings(), server.cfg.workers)

@@ -197,6 +197,23 @@ def log_format(env: Mapping[str, Any]) -> str:
     return value
 
 
+def check_limit_storage(env: Mapping[str, Any], processes: int) -> None:
+    """Refuse per-process rate-limit counts in production when several processes serve.
+
+    With ``memory://`` each gunicorn worker counts on its own, so three workers
+    let three times the sign-in limit through. gunicorn.conf.py calls this with
+    :func:`read_settings` before any worker starts, with the number of workers
+    gunicorn settled on.
+    """
+    storage = env["RATELIMIT_STORAGE_URI"]
+    if env["SPLITMIND_ENV"] == "production" and processes > 1 and storage.startswith("memory://"):
+        raise ConfigError(
+            f"RATELIMIT_STORAGE_URI={storage} keeps rate-limit counts per process but "
+            f"{processes} gunicorn workers serve: set RATELIMIT_STORAGE_URI=redis://host:6379/0 "
+            "when SPLITMIND_ENV=production (or run one worker)"
+        )
+
+
 def database_url(url: str) -> str:
     """Use psycopg 3 for PostgreSQL URLs written the usual ways."""
     for prefix in ("postgres://", "postgresql://"):

@@ -20,6 +20,14 @@ ROOT = Path(__file__).resolve().parents[1]
 FLASK = [sys.executable, "-m", "flask", "--app", "service"]
 LISTENING = re.compile(r"Listening at: http://127\.0\.0\.1:(\d+)")
 START_TIMEOUT = 30.0
+# Settings a production service starts with (no mail is sent, no database reached at start).
+PRODUCTION = {
+    "SPLITMIND_ENV": "production",
+    "DATABASE_URL": "postgresql://splitmind@db.example.org/splitmind",
+    "SECRET_KEY": "k" * 40,
+    "BASE_URL": "https://play.example.org",
+    "MAIL_SERVER": "smtp.example.org",
+}
 
 
 def clean_env(**settings: str) -> dict[str, str]:
@@ -49,8 +57,9 @@ def run_flask(*args: str, env: dict[str, str], cwd: Path = ROOT) -> subprocess.C
     )
 
 
-def gunicorn_command(app: str) -> list[str]:
-    """gunicorn with the project's configuration, one worker, on a port the system picks."""
+def gunicorn_command(app: str, workers: int | None = 1) -> list[str]:
+    """gunicorn with the project's configuration on a port the system picks, with one
+    worker unless told (``None``: as many as gunicorn.conf.py or GUNICORN_CMD_ARGS say)."""
     return [
         sys.executable,
         "-m",
@@ -59,8 +68,7 @@ def gunicorn_command(app: str) -> list[str]:
         str(ROOT / "gunicorn.conf.py"),
         "--bind",
         "127.0.0.1:0",
-        "--workers",
-        "1",
+        *(["--workers", str(workers)] if workers else []),
         app,
     ]
 
@@ -81,19 +89,21 @@ class Server:
 
 
 @contextmanager
-def run_gunicorn(app: str, env: dict[str, str], folder: Path) -> Iterator[Server]:
+def run_gunicorn(app: str, env: dict[str, str], folder: Path, workers: int = 1) -> Iterator[Server]:
     """Serve ``app`` until the block ends, then stop gunicorn and wait for it.
 
-    What it writes lands in ``folder``.
+    It serves once all its workers are up. What it writes lands in ``folder``.
     """
     out, err = folder / "gunicorn.out", folder / "gunicorn.err"
     with out.open("w") as stdout, err.open("w") as stderr:
         process = subprocess.Popen(
-            gunicorn_command(app), env=env, cwd=ROOT, stdout=stdout, stderr=stderr
+            gunicorn_command(app, workers), env=env, cwd=ROOT, stdout=stdout, stderr=stderr
         )
     try:
         deadline = time.monotonic() + START_TIMEOUT
-        while not (match := LISTENING.search(err.read_text())):
+        while not (match := LISTENING.search(err.read_text())) or (
+            err.read_text().count("Booting worker") < workers
+        ):
             if process.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"gunicorn did not start:\n{err.read_text()}")
             time.sleep(0.1)

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from service import create_app
-from service.config import SETTINGS, ConfigError, database_url
+from service.config import SETTINGS, ConfigError, check_limit_storage, database_url, read_settings
 from service.models import OutboxMessage, db
 
 from .conftest import base_config
 from .helpers import pick_action
-from .servers import ROOT, clean_env, gunicorn_command, run_flask
+from .servers import PRODUCTION, ROOT, clean_env, gunicorn_command, gunicorn_env, run_flask
 
 
 def test_development_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -46,13 +46,6 @@ def test_environment_is_read_at_creation(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert "mailbox" not in app.blueprints
 
 
-PRODUCTION = {
-    "SPLITMIND_ENV": "production",
-    "DATABASE_URL": "postgresql://splitmind@db.example.org/splitmind",
-    "SECRET_KEY": "k" * 40,
-    "BASE_URL": "https://play.example.org",
-    "MAIL_SERVER": "smtp.example.org",
-}
 # A setting changed from PRODUCTION, and the message the service refuses to start with.
 REFUSED = [
     ({"SPLITMIND_ENV": "prod"}, "SPLITMIND_ENV must be development or production, not 'prod'"),
@@ -176,6 +169,55 @@ def test_gunicorn_refuses_with_one_line(
     assert "Traceback" not in result.stderr
     assert f"Error: {message}\n" in result.stderr
     assert [line for line in result.stderr.splitlines() if message in line] == [f"Error: {message}"]
+
+
+@pytest.mark.parametrize(
+    ("change", "processes"),
+    [
+        ({}, 1),
+        ({"RATELIMIT_STORAGE_URI": "redis://redis:6379/0"}, 3),
+        ({"SPLITMIND_ENV": "development"}, 3),
+    ],
+)
+def test_per_process_limits_do_for_one_process_or_outside_production(
+    change: dict[str, str], processes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    production_env(monkeypatch, change)
+    check_limit_storage(read_settings(), processes)  # raises ConfigError when refused
+
+
+PER_PROCESS_LIMITS = (
+    "RATELIMIT_STORAGE_URI=memory:// keeps rate-limit counts per process but {} gunicorn "
+    "workers serve: set RATELIMIT_STORAGE_URI=redis://host:6379/0 when "
+    "SPLITMIND_ENV=production (or run one worker)"
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "workers", "count"),
+    [
+        ({}, None, 3),  # gunicorn.conf.py's workers, on the default memory://
+        ({"RATELIMIT_STORAGE_URI": "memory://"}, 2, 2),
+        ({"GUNICORN_CMD_ARGS": "--workers 5"}, None, 5),
+    ],
+)
+def test_gunicorn_refuses_several_workers_on_per_process_limits(
+    change: dict[str, str], workers: int | None, count: int, tmp_path: Path
+) -> None:
+    result = subprocess.run(
+        gunicorn_command("service:create_app()", workers),
+        env=gunicorn_env(tmp_path, **PRODUCTION, **change),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr and "Booting worker" not in result.stderr
+    message = PER_PROCESS_LIMITS.format(count)
+    assert [line for line in result.stderr.splitlines() if "RATELIMIT" in line] == [
+        f"Error: {message}"
+    ]
 
 
 def test_database_url_forms() -> None:
