@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -50,6 +51,8 @@ LOG_FORMATS = ("text", "json")
 # The key signs every player link: at least as long as the HMAC's own output.
 MIN_SECRET_KEY_BYTES = 32
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+# How long an admin's sign-in lasts at most (the cookie also ends with the browser session).
+ADMIN_SESSION_LIFETIME = timedelta(hours=12)
 
 Number = TypeVar("Number", int, float)
 
@@ -101,6 +104,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=env["BASE_URL"].startswith("https://"),
+        PERMANENT_SESSION_LIFETIME=ADMIN_SESSION_LIFETIME,
         REMEMBER_COOKIE_SECURE=env["BASE_URL"].startswith("https://"),
         REMEMBER_COOKIE_HTTPONLY=True,
         SQLALCHEMY_ENGINE_OPTIONS={"pool_pre_ping": True},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import UTC, datetime
 from typing import Any
 
@@ -279,6 +280,11 @@ class Invitation(db.Model):
 # --- The admin dashboard -------------------------------------------------------
 
 
+def new_session_key() -> str:
+    """A fresh random session key for an admin (256 bits)."""
+    return secrets.token_urlsafe(32)
+
+
 class AdminUser(UserMixin, db.Model):
     """A person who may use the admin dashboard; the password is kept only as a hash."""
 
@@ -287,8 +293,14 @@ class AdminUser(UserMixin, db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(40), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
+    # In every session cookie of this admin: a new value signs all of them out.
+    session_key: Mapped[str] = mapped_column(String(64), default=new_session_key)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    def get_id(self) -> str:
+        """What Flask-Login keeps in the session: the id with the session key."""
+        return f"{self.id}:{self.session_key}"
 
 
 class GameFigures(db.Model):

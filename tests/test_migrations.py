@@ -13,13 +13,16 @@ from flask_migrate import downgrade, upgrade
 from sqlalchemy import select
 
 from service import games, invitations
+from service.admin.auth import create_admin
 from service.games import Seating
-from service.models import Event, Game, Invitation, db
+from service.models import AdminUser, Event, Game, Invitation, db
 
 from .helpers import request_invitation
 
 # The revision before games had a started_at column.
 BEFORE_STARTED_AT = "9095681fc52a"
+# The revision before admins had a session key.
+BEFORE_SESSION_KEYS = "83d3ce401245"
 
 
 def test_migrated_schema_matches_the_models(app: Flask) -> None:
@@ -90,3 +93,16 @@ def test_adding_started_at_fills_it_in_for_games_that_started(app: Flask) -> Non
         "accepted": accepted_at[ids["accepted"]],
         "accepted, then cancelled": accepted_at[ids["accepted, then cancelled"]],
     }
+
+
+def test_adding_session_keys_gives_each_admin_a_new_random_one(app: Flask) -> None:
+    with app.app_context():
+        for name in ("ada", "grace"):
+            create_admin(name, "a long enough password")
+        before = set(db.session.scalars(select(AdminUser.session_key)))
+        db.session.remove()
+        downgrade(revision=BEFORE_SESSION_KEYS)
+        upgrade()
+        keys = set(db.session.scalars(select(AdminUser.session_key)))
+    assert len(keys) == 2 and not keys & before
+    assert all(len(key) >= 43 for key in keys)  # 256 bits, as a new account gets

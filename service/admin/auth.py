@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 from functools import cache
 from urllib.parse import urlsplit
 
@@ -14,7 +15,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from werkzeug.wrappers import Response
 
 from ..extensions import limiter
-from ..models import AdminUser, db, utcnow
+from ..models import AdminUser, db, new_session_key, utcnow
 from . import bp
 from .forms import LoginForm
 
@@ -36,8 +37,23 @@ class AccountError(ValueError):
 
 @login_manager.user_loader
 def load_user(user_id: str) -> AdminUser | None:
-    """The admin a session belongs to (``None`` once the account is gone)."""
-    return db.session.get(AdminUser, int(user_id)) if user_id.isdigit() else None
+    """The admin a session belongs to, on every request.
+
+    ``None`` (back to sign-in) once the account is gone or its session key has
+    changed: by signing out, a new password or the account's removal.
+    """
+    admin_id, _, key = user_id.partition(":")
+    admin = db.session.get(AdminUser, int(admin_id)) if admin_id.isdigit() else None
+    if admin is None or not secrets.compare_digest(admin.session_key.encode(), key.encode()):
+        return None
+    return admin
+
+
+def _named(name: str) -> AdminUser:
+    admin = db.session.scalars(select(AdminUser).where(AdminUser.name == name)).first()
+    if admin is None:
+        raise AccountError(f"there is no admin named {name}")
+    return admin
 
 
 def _checked_password(password: str) -> str:
@@ -61,13 +77,18 @@ def create_admin(name: str, password: str) -> AdminUser:
 
 
 def set_password(name: str, password: str) -> AdminUser:
-    """Give an admin a new password."""
-    admin = db.session.scalars(select(AdminUser).where(AdminUser.name == name)).first()
-    if admin is None:
-        raise AccountError(f"there is no admin named {name}")
+    """Give an admin a new password, which signs out every session of theirs."""
+    admin = _named(name)
     admin.password_hash = _checked_password(password)
+    admin.session_key = new_session_key()
     db.session.commit()
     return admin
+
+
+def remove_admin(name: str) -> None:
+    """Delete an admin account; its sessions end, and the game logs keep its name."""
+    db.session.delete(_named(name))
+    db.session.commit()
 
 
 @cache
@@ -140,6 +161,12 @@ def login() -> Response | tuple[str, int]:
 
 @bp.post("/logout")
 def logout() -> Response:
-    """Sign out (a POST with the form's CSRF token, so no other site can sign you out)."""
+    """Sign out everywhere: a new session key refuses every cookie of this admin, even a copy.
+
+    A POST with the form's CSRF token, so no other site can sign you out.
+    """
+    if current_user.is_authenticated:
+        current_user.session_key = new_session_key()
+        db.session.commit()
     logout_user()
     return redirect(url_for("admin.login"), code=303)

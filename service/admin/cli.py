@@ -1,4 +1,4 @@
-"""Command line: ``flask --app service admin create-user|set-password|update-stats``."""
+"""Command line: ``flask --app service admin create-user|set-password|remove-user|update-stats``."""
 
 from __future__ import annotations
 
@@ -40,7 +40,19 @@ def set_password(name: str) -> None:
         auth.set_password(name, _password())
     except auth.AccountError as exc:
         raise click.UsageError(str(exc)) from None
-    click.echo(f"Admin {name} has a new password.")
+    click.echo(f"Admin {name} has a new password; their sessions have ended.")
+
+
+@admin_cli.command("remove-user")
+@click.argument("name")
+@click.confirmation_option(prompt="Remove this admin? Their sessions end at once.")
+def remove_user(name: str) -> None:
+    """Delete an admin (--yes to skip the question); the games log keeps their name."""
+    try:
+        auth.remove_admin(name)
+    except auth.AccountError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(f"Admin {name} is removed.")
 
 
 @admin_cli.command("update-stats")

@@ -1,0 +1,115 @@
+"""Admin sessions end: signing out, a new password or the account's removal refuses every cookie
+of that admin, even a copy taken before; a sign-in lasts 12 hours at most."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import time_machine
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from service import games
+from service.models import AdminUser, Event, db
+
+from .conftest import ADMIN, PASSWORD, csrf_token, sign_in
+
+NEW_PASSWORD = "another long password"
+
+
+def session_cookie(client: FlaskClient) -> str:
+    cookie = client.get_cookie("session")
+    assert cookie is not None
+    return cookie.value
+
+
+def replay(app: Flask, cookie: str) -> FlaskClient:
+    """A new browser holding a copy of a session cookie."""
+    browser = app.test_client()
+    browser.set_cookie("session", cookie)
+    return browser
+
+
+def signed_out(browser: FlaskClient) -> bool:
+    response = browser.get("/admin/")
+    if response.status_code == 200:
+        return False
+    assert response.status_code == 302, response.status_code
+    return response.headers["Location"].startswith("/admin/login")
+
+
+def sign_out(client: FlaskClient) -> None:
+    token = csrf_token(client.get("/admin/").get_data(as_text=True))
+    assert client.post("/admin/logout", data={"csrf_token": token}).status_code == 303
+
+
+def test_a_cookie_copied_before_signing_out_is_refused_after(app, admin) -> None:
+    copy = session_cookie(admin)
+    assert not signed_out(replay(app, copy))
+    sign_out(admin)
+    assert signed_out(admin)
+    assert signed_out(replay(app, copy))
+
+
+def test_signing_out_ends_the_sessions_on_other_devices(app, admin) -> None:
+    phone = app.test_client()
+    assert sign_in(phone).status_code == 303
+    sign_out(admin)
+    assert signed_out(phone)
+    assert sign_in(phone).status_code == 303  # signing in again works
+    assert not signed_out(phone)
+
+
+def test_a_new_password_ends_every_session(app, admin, runner) -> None:
+    copy = session_cookie(admin)
+    result = runner.invoke(
+        args=["admin", "set-password", ADMIN], env={"SPLITMIND_ADMIN_PASSWORD": NEW_PASSWORD}
+    )
+    assert result.exit_code == 0, result.output
+    assert "sessions have ended" in result.output
+    assert signed_out(admin)
+    assert signed_out(replay(app, copy))
+    assert sign_in(admin, password=PASSWORD).status_code == 400
+    assert sign_in(admin, password=NEW_PASSWORD).status_code == 303
+
+
+def test_removing_an_admin_ends_their_sessions_and_keeps_their_name_in_the_log(
+    app, admin, runner, make_game
+) -> None:
+    game_id = make_game()["id"]
+    with app.app_context():
+        games.cancel_game(game_id, actor=ADMIN)
+    copy = session_cookie(admin)
+    result = runner.invoke(args=["admin", "remove-user", ADMIN, "--yes"])
+    assert result.exit_code == 0, result.output
+    assert signed_out(replay(app, copy))
+    assert sign_in(admin).status_code == 400
+    with app.app_context():
+        assert db.session.scalars(select(AdminUser)).all() == []
+        actors = db.session.scalars(select(Event.actor).where(Event.game_id == game_id)).all()
+    assert ADMIN in actors
+
+
+def test_remove_user_asks_first_and_knows_only_admins_that_exist(app, admin, runner) -> None:
+    declined = runner.invoke(args=["admin", "remove-user", ADMIN], input="n\n")
+    assert declined.exit_code == 1 and "Aborted" in declined.output
+    assert not signed_out(admin)
+    missing = runner.invoke(args=["admin", "remove-user", "nobody", "--yes"])
+    assert missing.exit_code == 2 and "no admin named nobody" in missing.output
+    with app.app_context():
+        assert db.session.scalars(select(AdminUser.name)).all() == [ADMIN]
+
+
+def test_a_sign_in_lasts_twelve_hours_at_most(app, client, admin_account) -> None:
+    with time_machine.travel("2030-01-01 09:00Z", tick=False) as clock:
+        assert sign_in(client).status_code == 303
+        clock.shift(timedelta(hours=11, minutes=59))
+        assert not signed_out(client)
+        clock.shift(timedelta(minutes=2))
+        assert signed_out(client)
+
+
+def test_the_session_cookie_ends_with_the_browser(client, admin_account) -> None:
+    cookie = sign_in(client).headers["Set-Cookie"]
+    assert "Expires" not in cookie and "Max-Age" not in cookie
