@@ -22,6 +22,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "SPLITMIND_ENV": ("development", "development or production; anything else refuses to start"),
     "DATABASE_URL": (None, "SQLAlchemy URL; default a SQLite file in the instance folder"),
     "SECRET_KEY": (None, "signs player links and sessions; required in production"),
+    "SECRET_KEY_FALLBACKS": (None, "earlier SECRET_KEYs, comma-separated, still accepted"),
     "BASE_URL": ("http://127.0.0.1:5000", "public address every link is built from"),
     "MAIL_SERVER": (None, "SMTP host; unset in development delivers to the local mailbox"),
     "MAIL_PORT": ("25", "SMTP port"),
@@ -83,6 +84,10 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
             env.get("DATABASE_URL") or f"sqlite:///{instance / 'splitmind.sqlite'}"
         ),
         SECRET_KEY=env.get("SECRET_KEY") or _secret_key(instance),
+        # Flask checks session cookies against these too; service.links does the same for links.
+        SECRET_KEY_FALLBACKS=[
+            key.strip() for key in env.get("SECRET_KEY_FALLBACKS", "").split(",") if key.strip()
+        ],
         BASE_URL=env["BASE_URL"].rstrip("/"),
         MAIL_SERVER=env.get("MAIL_SERVER"),
         MAIL_PORT=number(env, "MAIL_PORT", int),

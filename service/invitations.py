@@ -16,10 +16,10 @@ from typing import Any
 
 from flask import current_app
 from flask_babel import gettext
-from itsdangerous import BadSignature, URLSafeSerializer
+from itsdangerous import BadSignature
 from sqlalchemy import select
 
-from . import games, notify
+from . import games, links, notify
 from .mail import compose, queue
 from .models import Address, Event, Game, Invitation, Player, db, insert_new, utcnow
 from .rules import other
@@ -47,13 +47,9 @@ class Request:
     language: str | None = None
 
 
-def _serializer() -> URLSafeSerializer:
-    return URLSafeSerializer(current_app.config["SECRET_KEY"], salt=SALT)
-
-
 def token(invitation: Invitation, stage: str) -> str:
     """The signed token of an invitation's link for one stage: ``confirm`` or ``respond``."""
-    return _serializer().dumps([invitation.id, invitation.key, stage])
+    return links.serializer(SALT).dumps([invitation.id, invitation.key, stage])
 
 
 def url(invitation: Invitation, stage: str) -> str:
@@ -64,7 +60,7 @@ def url(invitation: Invitation, stage: str) -> str:
 def from_token(value: str) -> tuple[Invitation, str] | None:
     """The invitation and stage a token stands for, or ``None`` for a bad link."""
     try:
-        payload = _serializer().loads(value)
+        payload = links.serializer(SALT).loads(value)
     except BadSignature:
         return None
     if not (isinstance(payload, list) and len(payload) == 3 and payload[2] in STAGES):

@@ -3,6 +3,10 @@
 A token signs the player's id and the player's ``link_key``, a random value of
 256 bits kept in the database. The signature stops forgery; the key lets a
 link be rotated (a new key) or revoked (no key) without touching the others.
+
+Every signed token of the service (player, invitation and unsubscribe links)
+comes from :func:`serializer`, so all of them survive a change of ``SECRET_KEY``
+the same way.
 """
 
 from __future__ import annotations
@@ -27,15 +31,23 @@ def new_link_key() -> str:
     return secrets.token_urlsafe(32)
 
 
-def _serializer() -> URLSafeSerializer:
-    return URLSafeSerializer(current_app.config["SECRET_KEY"], salt=SALT)
+def serializer(salt: str) -> URLSafeSerializer:
+    """The signer of one kind of token: it signs with ``SECRET_KEY`` only and also
+    accepts the keys in ``SECRET_KEY_FALLBACKS``.
+
+    After a leak the key is changed and the old one kept as a fallback for a
+    while, so the links already emailed keep working (itsdangerous signs with
+    the last key of the list and verifies with every one).
+    """
+    config = current_app.config
+    return URLSafeSerializer([*config["SECRET_KEY_FALLBACKS"], config["SECRET_KEY"]], salt=salt)
 
 
 def token_for(player: Player) -> str:
     """The token in the player's link; the player must have a live link key."""
     if player.link_key is None:
         raise ValueError("the player's link is revoked")
-    return _serializer().dumps([player.id, player.link_key])
+    return serializer(SALT).dumps([player.id, player.link_key])
 
 
 def player_url(player: Player, path: str = "/play/") -> str:
@@ -46,7 +58,7 @@ def player_url(player: Player, path: str = "/play/") -> str:
 def player_for(token: str) -> Player | None:
     """The player a token belongs to, or ``None`` for a tampered, unknown or revoked link."""
     try:
-        payload = _serializer().loads(token)
+        payload = serializer(SALT).loads(token)
     except BadSignature:
         return None
     if not (

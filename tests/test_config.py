@@ -134,6 +134,18 @@ def test_bad_values_are_refused_in_development_too(
         create_app({"instance_path": str(tmp_path)})
 
 
+def test_secret_key_fallbacks_are_a_comma_separated_list(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SECRET_KEY_FALLBACKS", " the key before, ,the first key ")
+    app = create_app({"instance_path": str(tmp_path)})
+    assert app.config["SECRET_KEY_FALLBACKS"] == ["the key before", "the first key"]
+    monkeypatch.delenv("SECRET_KEY_FALLBACKS")
+    assert create_app({"instance_path": str(tmp_path)}).config["SECRET_KEY_FALLBACKS"] == []
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     refused("SPLITMIND_ENV", "DATABASE_URL", "SECRET_KEY", "BASE_URL", "MAIL_PORT"),

@@ -16,9 +16,10 @@ from typing import Any
 
 from flask import current_app
 from flask_babel import gettext, ngettext
-from itsdangerous import BadSignature, URLSafeSerializer
+from itsdangerous import BadSignature
 
 from ..i18n import card_name, effect_text, recipient_locale, the_seat
+from ..links import serializer
 from ..models import Player
 from ..rules import EXCHANGE, OVER, SWAP
 
@@ -53,17 +54,13 @@ def render(name: str, language: str | None, **context: Any) -> Email:
 
 def unsubscribe_token(player: Player) -> str:
     """The signed token of the player's stop-notifications link for one game."""
-    return URLSafeSerializer(current_app.config["SECRET_KEY"], salt=UNSUBSCRIBE_SALT).dumps(
-        player.id
-    )
+    return serializer(UNSUBSCRIBE_SALT).dumps(player.id)
 
 
 def unsubscribed_player_id(token: str) -> int | None:
     """The player id in an unsubscribe token, or ``None`` if it is not one of ours."""
     try:
-        value = URLSafeSerializer(current_app.config["SECRET_KEY"], salt=UNSUBSCRIBE_SALT).loads(
-            token
-        )
+        value = serializer(UNSUBSCRIBE_SALT).loads(token)
     except BadSignature:
         return None
     return value if isinstance(value, int) else None

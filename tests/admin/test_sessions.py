@@ -1,10 +1,12 @@
 """Admin sessions end: signing out, a new password or the account's removal refuses every cookie
-of that admin, even a copy taken before; a sign-in lasts 12 hours at most."""
+of that admin, even a copy taken before; a sign-in lasts 12 hours at most; a change of
+SECRET_KEY keeps sessions while the old key is a fallback."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
@@ -113,3 +115,15 @@ def test_a_sign_in_lasts_twelve_hours_at_most(app, client, admin_account) -> Non
 def test_the_session_cookie_ends_with_the_browser(client, admin_account) -> None:
     cookie = sign_in(client).headers["Set-Cookie"]
     assert "Expires" not in cookie and "Max-Age" not in cookie
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_sessions_survive_a_new_secret_key_while_the_old_one_is_a_fallback(
+    app, admin, kept
+) -> None:
+    old_key = app.config["SECRET_KEY"]
+    app.config.update(
+        SECRET_KEY="the new secret key, after the leak",
+        SECRET_KEY_FALLBACKS=[old_key] if kept else [],
+    )
+    assert signed_out(admin) is not kept
