@@ -96,11 +96,16 @@ class Seating:
 
 
 def clean_email(address: str) -> str:
-    """A normalised email address, or :class:`InvalidGame` saying why it is not one."""
+    """A normalised email address, or :class:`InvalidGame` saying why it is not one.
+
+    The part before the @ must be ASCII: any other needs SMTPUTF8, which the
+    service's SMTP server need not speak, so mail to it could never leave.
+    """
     try:
-        return validate_email(address, check_deliverability=False).normalized.lower()
+        found = validate_email(address, check_deliverability=False, allow_smtputf8=False)
     except EmailNotValidError as exc:
         raise InvalidGame(f"{address!r} is not an email address: {exc}") from None
+    return found.normalized.lower()
 
 
 def clean_name(name: str, fallback: str) -> str:

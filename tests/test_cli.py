@@ -50,6 +50,17 @@ def test_create_refuses_bad_input(runner) -> None:  # noqa: ANN001
     assert result.exit_code == 2 and "is not an email address" in result.output
 
 
+def test_create_refuses_an_address_that_needs_smtputf8(app: Flask, runner) -> None:  # noqa: ANN001
+    """A fullwidth v reads as victim@example.com; only SMTPUTF8 could carry it."""
+    result = runner.invoke(
+        args=["games", "create", "--keeper", "\uff56ictim@example.com", "--shadow", "b@example.com"]
+    )
+    assert result.exit_code == 2
+    assert "Internationalized characters before the @-sign are not supported" in result.output
+    with app.app_context():
+        assert db.session.scalars(db.select(Game)).all() == []
+
+
 def test_export_replays_to_the_stored_state(
     app: Flask, client, runner, make_game, tmp_path
 ) -> None:  # noqa: ANN001

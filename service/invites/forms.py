@@ -2,16 +2,54 @@
 
 from __future__ import annotations
 
+from flask_babel import LazyString, gettext
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
-from wtforms import EmailField, IntegerField, RadioField, SelectChoice, StringField
-from wtforms.validators import Email, InputRequired, Length, NumberRange, Optional
+from wtforms import EmailField, Field, IntegerField, RadioField, SelectChoice, StringField
+from wtforms.validators import InputRequired, Length, NumberRange, Optional, ValidationError
+
+from .. import games
 
 # The validators' messages come from the service's catalogue, like every other word on the page.
 REQUIRED = _l("This field is required.")
 NOT_AN_ADDRESS = _l("Invalid email address.")
 TOO_LONG = _l("Field cannot be longer than %(max)d characters.")
 OUT_OF_RANGE = _l("Number must be between %(min)s and %(max)s.")
+
+
+def mailable(form: FlaskForm, field: Field) -> None:
+    """Accept what the service accepts (:func:`service.games.clean_email`), saying why not.
+
+    An address with characters beyond ASCII before the @ (an accent, another
+    script, a wide letter that looks like a plain one) is named as such: the
+    visitor may not see what is wrong with it.
+    """
+    try:
+        games.clean_email(field.data or "")
+    except games.InvalidGame:
+        local = (field.data or "").rpartition("@")[0]
+        if local.isascii():
+            raise ValidationError(str(NOT_AN_ADDRESS)) from None
+        unusual = ", ".join(dict.fromkeys(ch for ch in local if not ch.isascii()))
+        raise ValidationError(
+            gettext(
+                "Before the @ this address has characters that mail servers need not accept "
+                "(%(characters)s): use one with only unaccented letters, digits and punctuation.",
+                characters=unusual,
+            )
+        ) from None
+
+
+def address_field(label: LazyString) -> EmailField:
+    """An email address field: required, one the service can mail, at most 254 characters."""
+    return EmailField(
+        label,
+        validators=[
+            InputRequired(message=REQUIRED),
+            mailable,
+            Length(max=254, message=TOO_LONG),
+        ],
+    )
 
 
 class NewGameForm(FlaskForm):
@@ -21,26 +59,12 @@ class NewGameForm(FlaskForm):
         _l("Your name"),
         validators=[InputRequired(message=REQUIRED), Length(max=80, message=TOO_LONG)],
     )
-    email = EmailField(
-        _l("Your email"),
-        validators=[
-            InputRequired(message=REQUIRED),
-            Email(message=NOT_AN_ADDRESS),
-            Length(max=254, message=TOO_LONG),
-        ],
-    )
+    email = address_field(_l("Your email"))
     opponent_name = StringField(
         _l("Your opponent's name"),
         validators=[InputRequired(message=REQUIRED), Length(max=80, message=TOO_LONG)],
     )
-    opponent_email = EmailField(
-        _l("Your opponent's email"),
-        validators=[
-            InputRequired(message=REQUIRED),
-            Email(message=NOT_AN_ADDRESS),
-            Length(max=254, message=TOO_LONG),
-        ],
-    )
+    opponent_email = address_field(_l("Your opponent's email"))
     role = RadioField(
         _l("Your role"),
         choices=[
@@ -76,11 +100,4 @@ class NewGameForm(FlaskForm):
 class LinksForm(FlaskForm):
     """The address whose games' links to send again."""
 
-    email = EmailField(
-        _l("Your email"),
-        validators=[
-            InputRequired(message=REQUIRED),
-            Email(message=NOT_AN_ADDRESS),
-            Length(max=254, message=TOO_LONG),
-        ],
-    )
+    email = address_field(_l("Your email"))

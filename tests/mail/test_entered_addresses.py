@@ -1,0 +1,77 @@
+"""Addresses typed into the public pages: one that needs SMTPUTF8 is refused with the reason."""
+
+from __future__ import annotations
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import func, select
+
+from service import games, invitations
+from service.models import Game, Invitation, OutboxMessage, db
+
+from ..helpers import ask_for_game, request_invitation
+from .test_lost_links import ask as ask_for_links
+
+# Each reads as an ASCII address, and each needs SMTPUTF8: a fullwidth v, an accent, Cyrillic.
+NEEDS_SMTPUTF8 = ["\uff56ictim@example.com", "andré@example.com", "\u0430nn@example.com"]
+
+
+def rows(app: Flask) -> tuple[int, int, int]:
+    """How many games, invitations and emails there are."""
+    with app.app_context():
+        return tuple(
+            db.session.scalar(select(func.count()).select_from(model))
+            for model in (Game, Invitation, OutboxMessage)
+        )
+
+
+@pytest.mark.parametrize("address", NEEDS_SMTPUTF8)
+@pytest.mark.parametrize("field", ["email", "opponent_email"])
+def test_the_new_game_form_refuses_an_address_that_needs_smtputf8(
+    app: Flask, client: FlaskClient, field: str, address: str
+) -> None:
+    response = ask_for_game(client, **{field: address})
+    assert response.status_code == 400
+    page = response.get_data(as_text=True)
+    reason = "Before the @ this address has characters that mail servers need not accept"
+    unusual = next(ch for ch in address if not ch.isascii())
+    assert reason in page and f"({unusual})" in page
+    assert rows(app) == (0, 0, 0)
+
+
+def test_the_lost_links_page_refuses_an_address_that_needs_smtputf8(
+    app: Flask, client: FlaskClient
+) -> None:
+    response = ask_for_links(client, NEEDS_SMTPUTF8[0])
+    assert response.status_code == 400
+    page = response.get_data(as_text=True)
+    assert "Before the @ this address has characters" in page and "(\uff56)" in page
+    assert rows(app) == (0, 0, 0)
+
+
+def test_the_reason_in_french(client: FlaskClient) -> None:
+    french = {"Accept-Language": "fr-FR,fr;q=0.9"}
+    response = ask_for_game(client, headers=french, email=NEEDS_SMTPUTF8[1])
+    assert response.status_code == 400
+    assert "Avant le @, cette adresse contient des caractères" in response.get_data(as_text=True)
+
+
+def test_a_plain_bad_address_is_still_just_invalid(client: FlaskClient) -> None:
+    response = ask_for_game(client, email="ann@@example.com")
+    assert response.status_code == 400
+    assert "Invalid email address." in response.get_data(as_text=True)
+    assert "Before the @" not in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("address", NEEDS_SMTPUTF8)
+def test_the_service_refuses_an_address_that_needs_smtputf8(app: Flask, address: str) -> None:
+    with app.app_context():
+        with pytest.raises(games.InvalidGame, match="before the @-sign are not supported"):
+            games.clean_email(address)
+        with pytest.raises(games.InvalidGame):
+            request_invitation(address)
+        with pytest.raises(games.InvalidGame):
+            invitations.send_links(address, "en")
+        db.session.rollback()
+    assert rows(app) == (0, 0, 0)
