@@ -11,6 +11,8 @@ as the opponent has chosen nothing yet.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import abort, g, redirect, render_template, request
 from flask_babel import gettext
 
@@ -24,18 +26,28 @@ from . import bp
 from .forms import LinksForm, NewGameForm
 
 
-def _creator_address() -> str:
-    return (request.form.get("email") or "").strip().lower()
+def _address_in(field: str) -> Callable[[], str]:
+    """A rate-limit key: the address in a form field, normalised as the service stores it.
 
+    Every way of writing one address (capitals, wide letters, another full stop
+    in the domain) is one inbox, so it draws on one allowance. An address the
+    service refuses keys on its own text: it is refused before any email.
+    """
 
-def _opponent_address() -> str:
-    return (request.form.get("opponent_email") or "").strip().lower()
+    def key() -> str:
+        text = (request.form.get(field) or "").strip()
+        try:
+            return games.clean_email(text)
+        except games.InvalidGame:
+            return text.lower()
+
+    return key
 
 
 @bp.route("/new", methods=["GET", "POST"])
 @limiter.limit("10 per hour", methods=["POST"])
-@limiter.limit("5 per day", key_func=_creator_address, methods=["POST"])
-@limiter.limit("3 per day", key_func=_opponent_address, methods=["POST"])
+@limiter.limit("5 per day", key_func=_address_in("email"), methods=["POST"])
+@limiter.limit("3 per day", key_func=_address_in("opponent_email"), methods=["POST"])
 def new_game():  # noqa: ANN201
     """The public new-game form; a valid request emails the creator a confirm link."""
     form = NewGameForm()
@@ -66,13 +78,9 @@ def new_game():  # noqa: ANN201
     return render_template("invites/new.html", form=form, error=error), status
 
 
-def _asking_address() -> str:
-    return (request.form.get("email") or "").strip().lower()
-
-
 @bp.route("/links", methods=["GET", "POST"])
 @limiter.limit("10 per hour", methods=["POST"])
-@limiter.limit("3 per day", key_func=_asking_address, methods=["POST"])
+@limiter.limit("3 per day", key_func=_address_in("email"), methods=["POST"])
 def lost_links():  # noqa: ANN201
     """Lost your links? The links of an address's games in play go to that address.
 

@@ -1,4 +1,5 @@
-"""Addresses typed into the public pages: one that needs SMTPUTF8 is refused with the reason."""
+"""Addresses typed into the public pages: one that needs SMTPUTF8 is refused with the reason,
+and every way of writing one address draws on that address's one allowance."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ from service import games, invitations
 from service.models import Game, Invitation, OutboxMessage, db
 
 from ..helpers import ask_for_game, request_invitation
+from ..smtp import SMTPServer
 from .test_lost_links import ask as ask_for_links
 
 # Each reads as an ASCII address, and each needs SMTPUTF8: a fullwidth v, an accent, Cyrillic.
 NEEDS_SMTPUTF8 = ["\uff56ictim@example.com", "andré@example.com", "\u0430nn@example.com"]
+# One inbox written five ways: capitals, a fullwidth a, an ideographic and a fullwidth full stop.
+ANN = ["ann@example.com", "ANN@Example.com", "ann@ex\uff41mple.com", "ann@example\u3002com",
+       "ann@example\uff0ecom"]  # fmt: skip
 
 
 def rows(app: Flask) -> tuple[int, int, int]:
@@ -75,3 +80,45 @@ def test_the_service_refuses_an_address_that_needs_smtputf8(app: Flask, address:
             invitations.send_links(address, "en")
         db.session.rollback()
     assert rows(app) == (0, 0, 0)
+
+
+def test_the_creators_ways_of_writing_an_address_share_one_allowance(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
+) -> None:
+    statuses = [
+        ask_for_game(client, email=address, opponent_email=f"friend{n}@example.com").status_code
+        for n, address in enumerate([*ANN, "Ann@EXAMPLE.COM"])
+    ]
+    assert statuses == [200] * 5 + [429]
+    deliver()
+    assert len(smtp_server.handler.to("ann@example.com")) == 5
+    assert [m.envelope_to for m in smtp_server.received] == [["ann@example.com"]] * 5
+
+
+def test_the_opponents_ways_of_writing_an_address_share_one_allowance(
+    client: FlaskClient,
+) -> None:
+    statuses = [
+        ask_for_game(client, email=f"fan{n}@example.com", opponent_email=address).status_code
+        for n, address in enumerate(ANN[:4])
+    ]
+    assert statuses == [200] * 3 + [429]
+
+
+def test_the_lost_links_ways_of_writing_an_address_share_one_allowance(
+    client: FlaskClient, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    make_game(seed=1)
+    deliver()
+    smtp_server.received.clear()
+    kim = ["kim@example.com", "KIM@example.com", "kim@ex\uff41mple.com", "kim@example\u3002com"]
+    assert [ask_for_links(client, address).status_code for address in kim] == [200] * 3 + [429]
+    deliver()
+    assert [m.envelope_to for m in smtp_server.received] == [["kim@example.com"]] * 3
+
+
+def test_an_invalid_address_keys_on_its_own_text(client: FlaskClient) -> None:
+    """Refused before any email, it still counts against itself, and against no real address."""
+    statuses = [ask_for_links(client, "kim@@example.com").status_code for _ in range(4)]
+    assert statuses == [400] * 3 + [429]
+    assert ask_for_links(client, "kim@example.com").status_code == 200
