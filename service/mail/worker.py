@@ -1,11 +1,14 @@
 """The mail worker: deliver queued emails, one row lock at a time.
 
-Messages are claimed a few at a time with ``SELECT ... FOR UPDATE SKIP LOCKED``
-(so workers on several machines split the queue), sent while their rows stay
-locked, and marked sent in the same transaction. A worker killed after the SMTP reply but
-before its commit leaves the row queued: the next worker sends it once more,
-with the same Message-ID. An SMTP server or database that is down delays the
-queue; it loses nothing.
+Each message is claimed with ``SELECT ... FOR UPDATE SKIP LOCKED`` (so workers
+on several machines split the queue), sent while its row stays locked, and its
+outcome committed right after the SMTP reply, before the next is claimed. A
+database that goes away, or a worker killed, between the reply and the commit
+leaves that one message queued: the next claim sends it once more, with the
+same Message-ID. Whatever goes wrong with one message (a refusal, an address or
+a header that cannot be written out) is that message's failure, never the
+queue's. An SMTP server or database that is down delays the queue; it loses
+nothing.
 """
 
 from __future__ import annotations
@@ -13,14 +16,16 @@ from __future__ import annotations
 import logging
 import smtplib
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from email import charset
 
+from email_validator import validate_email
 from flask import Flask, current_app
 from flask_mail import Connection, Mail, Message
 from sqlalchemy import select
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError
 
 from .. import metrics
 from ..models import Game, OutboxMessage, Player, db, utcnow
@@ -102,18 +107,19 @@ class Transport:
 
         Raises :class:`ServerUnavailable` if no session could be opened, an
         ``smtplib`` error for a reply to the message itself (MAIL FROM, RCPT,
-        DATA), or a socket error if the connection drops.
+        DATA), a socket error if the connection drops, and whatever stops the
+        message being written out (an address that needs SMTPUTF8, say).
         """
-        if self.local:
-            return  # the local mailbox page reads sent messages from the outbox
         mail = Message(
             subject=message.subject,
-            recipients=[message.recipient],
+            recipients=[envelope_address(message.recipient)],
             body=message.text_body,
             html=message.html_body,
             extra_headers=dict(message.headers or {}),
         )
         mail.msgId = message.message_id
+        if self.local:
+            return  # the local mailbox page reads sent messages from the outbox
         if self.connection is None:
             connection = TimeoutConnection(current_app.extensions["mail"])
             self.connection = connection.__enter__()
@@ -133,15 +139,27 @@ class Transport:
         self.connection = None
 
 
+def envelope_address(address: str) -> str:
+    """The address as SMTP without SMTPUTF8 carries it: an ASCII local part, the domain in IDNA.
+
+    Flask-Mail would encode a domain by the older IDNA rules, under which
+    ``faß.de`` becomes another domain, ``fass.de``. An address whose local part
+    is not ASCII raises ``EmailNotValidError``: no such address can be sent.
+    """
+    found = validate_email(address, check_deliverability=False, allow_smtputf8=False)
+    assert found.ascii_email is not None  # without SMTPUTF8, every valid address has one
+    return found.ascii_email
+
+
 BATCH = 20
 
 
-def _due(now: datetime, limit: int):  # noqa: ANN202 - a SQLAlchemy select
+def _due(now: datetime):  # noqa: ANN202 - a SQLAlchemy select
     return (
         select(OutboxMessage)
         .where(OutboxMessage.status == "queued", OutboxMessage.next_attempt_at <= now)
         .order_by(OutboxMessage.next_attempt_at, OutboxMessage.id)
-        .limit(limit)
+        .limit(1)
         .with_for_update(skip_locked=True)
     )
 
@@ -165,55 +183,77 @@ def _still_wanted(message: OutboxMessage) -> bool:
 
 
 def deliver_batch(transport: Transport, size: int = BATCH) -> int:
-    """Claim up to ``size`` due messages, deliver them, commit; returns how many were handled.
+    """Deliver up to ``size`` due messages, one transaction each; returns how many were handled.
 
-    The rows stay locked until the commit, so no other worker takes them. If
-    the SMTP server becomes unreachable or refuses the session
-    (:class:`ServerUnavailable`), what was sent is recorded, the rest stays
-    queued as it was, and the error is raised so the caller can wait.
+    Each message is claimed under its row lock (no other worker takes it, and a
+    move that rewrites a player's turn email waits for it), sent, and its
+    outcome committed at once. If the SMTP server becomes unreachable or
+    refuses the session (:class:`ServerUnavailable`), or the connection drops,
+    the message in hand stays queued as it was and the error is raised so the
+    caller can wait.
     """
-    now = utcnow()
-    messages = db.session.scalars(_due(now, size)).all()
-    handled = 0
+    outcomes: Counter[str] = Counter()
     try:
-        for message in messages:
-            _deliver(transport, message, now)
-            metrics.count_mail(message.status)
-            handled += 1
-    except (smtplib.SMTPException, OSError):
-        db.session.commit()
-        raise
-    db.session.commit()
-    return handled
+        for _ in range(size):
+            message = db.session.scalars(_due(utcnow())).first()
+            if message is None:
+                break
+            outcome = _deliver(transport, message)
+            status = message.status  # read now: the commit expires it
+            db.session.commit()
+            metrics.count_mail(status)
+            outcomes[outcome] += 1
+    finally:
+        db.session.rollback()  # ends the claim of a message left as it was, if any
+    return outcomes.total()
 
 
-def _deliver(transport: Transport, message: OutboxMessage, now: datetime) -> None:
+def _deliver(transport: Transport, message: OutboxMessage) -> str:
+    """Send one claimed message and write the outcome on its row; returns which one it was.
+
+    ``sent``, ``retried`` (a temporary refusal), ``failed`` or ``skipped``.
+    Raises what says the SMTP server (:class:`ServerUnavailable`, a dropped
+    connection, a socket error) or the database is unavailable. Any other
+    error while the message is written out or sent is this message's failure,
+    kept on its row for the admins, who may queue it again.
+    """
     if not _still_wanted(message):
         message.status = "skipped"
-        return
+        return "skipped"
     try:
         transport.send(message)
+    except (ServerUnavailable, smtplib.SMTPServerDisconnected, DBAPIError):
+        raise
     except smtplib.SMTPResponseException as exc:
-        _failed_attempt(message, exc.smtp_code, exc.smtp_error, now)
+        return _failed_attempt(message, exc.smtp_code, exc.smtp_error)
     except smtplib.SMTPRecipientsRefused as exc:
         code, reply = next(iter(exc.recipients.values()))
-        _failed_attempt(message, code, reply, now)
-    else:
+        return _failed_attempt(message, code, reply)
+    except Exception as exc:
+        if isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException):
+            raise  # the connection failed (smtplib's errors are OSErrors too, about the message)
+        log.warning("mail %s to %s cannot be sent", message.id, message.recipient, exc_info=exc)
         message.attempts += 1
-        message.status = "sent"
-        message.sent_at = utcnow()
-        message.last_error = None
+        message.status = "failed"
+        message.last_error = f"{type(exc).__name__}: {exc}"[:1000]
+        return "failed"
+    message.attempts += 1
+    message.status = "sent"
+    message.sent_at = utcnow()
+    message.last_error = None
+    return "sent"
 
 
-def _failed_attempt(message: OutboxMessage, code: int, reply: bytes | str, now: datetime) -> None:
+def _failed_attempt(message: OutboxMessage, code: int, reply: bytes | str) -> str:
     text = _text(reply)
     message.attempts += 1
     message.last_error = f"{code} {text}"[:1000]
-    if 400 <= code < 500 and message.attempts < MAX_ATTEMPTS:
-        message.next_attempt_at = now + timedelta(seconds=retry_delay(message.attempts))
-    else:
-        message.status = "failed"
     log.warning("mail %s to %s: %s %s", message.id, message.recipient, code, text)
+    if 400 <= code < 500 and message.attempts < MAX_ATTEMPTS:
+        message.next_attempt_at = utcnow() + timedelta(seconds=retry_delay(message.attempts))
+        return "retried"
+    message.status = "failed"
+    return "failed"
 
 
 def retry_delay(attempts: int) -> float:
@@ -259,17 +299,16 @@ def run(
         while not should_stop():
             try:
                 if sweep is not None and time.monotonic() - last_sweep >= sweep_every:
-                    sweep()
                     last_sweep = time.monotonic()
+                    _sweep(sweep)
                 handled += drain(transport)
-                pause = poll
-            except (OperationalError, DBAPIError) as exc:
+            except DBAPIError as exc:
                 db.session.rollback()
                 if once:
                     raise
                 log.warning("database unavailable, waiting %.0fs: %s", pause, exc.orig)
                 pause = min(pause * 2, 60)
-            except (TimeoutError, smtplib.SMTPException, OSError) as exc:
+            except (smtplib.SMTPException, OSError) as exc:
                 if once:
                     raise
                 log.warning("SMTP server unavailable, waiting %.0fs: %s", pause, exc)
@@ -277,11 +316,23 @@ def run(
             else:
                 if once:
                     return handled
+                pause = poll
             _sleep(pause, should_stop)
     finally:
         transport.close()
         db.session.remove()
     return handled
+
+
+def _sweep(sweep: Callable[[], object]) -> None:
+    """Run the deadline sweep; a fault in it is logged, and the mail goes on."""
+    try:
+        sweep()
+    except DBAPIError:
+        raise
+    except Exception:
+        db.session.rollback()
+        log.exception("the deadline sweep failed; the mail goes on")
 
 
 def _sleep(seconds: float, should_stop: Callable[[], bool]) -> None:

@@ -340,10 +340,11 @@ def test_a_worker_killed_before_its_commit_sends_once_more_with_the_same_id(
         blocker.execute("LOCK TABLE outbox IN SHARE MODE")
         worker = start_worker(env)
         deadline = time.monotonic() + 30
-        while len(smtp_server.received) < 2 and time.monotonic() < deadline:
+        while not smtp_server.received and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(smtp_server.received) == 2  # both sent, neither marked: the commit waits
         time.sleep(0.3)
+        # One sent and not marked: its commit waits, and the next is not claimed before it.
+        assert len(smtp_server.received) == 1
         worker.send_signal(signal.SIGKILL)
         worker.communicate(timeout=10)
         blocker.rollback()
@@ -357,7 +358,7 @@ def test_a_worker_killed_before_its_commit_sends_once_more_with_the_same_id(
     rows = outbox(pg_app)
     assert {m.status for m in rows} == {"sent"}
     ids = Counter(r.message["Message-ID"] for r in smtp_server.received)
-    assert sorted(ids.values()) == [2, 2]  # one duplicate each, never more
+    assert sorted(ids.values()) == [1, 2]  # the one in flight goes out twice, the other once
     assert set(ids) == {m.message_id for m in rows}
 
 
@@ -465,9 +466,9 @@ def test_database_restarting_under_the_worker_loses_nothing(
         proxy.close()
         with worker_app.app_context():
             db.engine.dispose()
-    # A batch sent just before the cut may go out once more, with the same Message-ID.
+    # A message in flight at the cut may go out once more, with the same Message-ID.
     ids = _ids(smtp_server)
-    assert len(ids) == 12 and set(ids.values()) <= {1, 2}
+    assert len(ids) == 12 and sum(ids.values()) <= 13
     assert {m.status for m in outbox(pg_app)} == {"sent"}
 
 

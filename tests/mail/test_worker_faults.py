@@ -1,0 +1,177 @@
+"""What goes wrong with one message stays with that message; a lost database costs at most
+the message in flight."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service import create_app
+from service.admin.auth import create_admin
+from service.games import Seating, create_game
+from service.mail import queue, worker
+from service.mail.compose import Email
+from service.models import db
+
+from ..admin.conftest import csrf_token, sign_in
+from ..conftest import base_config
+from ..smtp import Received, SMTPServer
+from .test_worker import _ids, _wait_for, outbox, queue_games
+
+# A fullwidth v: it reads as victim@example.com, and only SMTPUTF8 can carry it.
+WIDE_V = "\uff56ictim@example.com"
+
+
+def poison(app: Flask) -> list[int]:
+    """Queue messages no SMTP library can write out, as rows from an older release may be."""
+    with app.app_context():
+        messages = [
+            queue(Email("Hello", "Hello", "<p>Hello</p>"), kind="link", recipient=WIDE_V),
+            # A line break in the subject would start a header of its own.
+            queue(
+                Email("Hello\r\nBcc: eve@example.com", "Hello", "<p>Hello</p>"),
+                kind="link",
+                recipient="kim@example.com",
+            ),
+        ]
+        db.session.commit()
+        return [message.id for message in messages]
+
+
+def test_a_message_that_cannot_be_written_out_fails_alone(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    """Its row says why; the messages around it go out once each, now and after a restart."""
+    queue_games(app, 1)
+    bad = poison(app)
+    queue_games(app, 1)
+    result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
+    assert (result.exit_code, result.output) == (0, "handled 6 message(s)\n"), result.exception
+    rows = {m.id: m for m in outbox(app)}
+    assert [(rows[i].status, rows[i].attempts) for i in bad] == [("failed", 1)] * 2
+    assert "Internationalized characters before the @-sign" in rows[bad[0]].last_error
+    assert rows[bad[1]].last_error.startswith("BadHeaderError")
+    assert {m.status for i, m in rows.items() if i not in bad} == {"sent"}
+    # Started again, the worker sends nothing twice and stops at nothing.
+    result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
+    assert (result.exit_code, result.output) == (0, "handled 0 message(s)\n")
+    ids = _ids(smtp_server)
+    assert len(ids) == 4 and set(ids.values()) == {1}
+    assert all(m.envelope_to != [WIDE_V] for m in smtp_server.received)
+
+
+def test_an_admin_sees_why_a_message_failed_and_queues_it_again(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer
+) -> None:
+    bad, _ = poison(app)
+    with app.app_context():
+        worker.drain()
+        create_admin("ada", "correct horse battery staple")
+    assert sign_in(client).status_code == 303
+    page = client.get(f"/admin/mail/{bad}").get_data(as_text=True)
+    assert "Last error" in page and "Internationalized characters before the @-sign" in page
+    token = csrf_token(page)
+    response = client.post(f"/admin/mail/{bad}/requeue", data={"csrf_token": token})
+    assert response.status_code == 303
+    assert next(m for m in outbox(app) if m.id == bad).status == "queued"
+    with app.app_context():
+        assert worker.drain() == 1
+    assert next(m for m in outbox(app) if m.id == bad).status == "failed"
+    assert smtp_server.received == []
+
+
+def test_the_worker_loop_outlives_a_message_that_cannot_be_sent(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    poison(app)
+    queue_games(app, 1)
+    with app.app_context():
+        handled = worker.run(poll=0.05, should_stop=lambda: len(smtp_server.received) == 2)
+    assert handled == 4
+    assert sorted(m.status for m in outbox(app)) == ["failed", "failed", "sent", "sent"]
+
+
+def test_an_international_domain_is_written_in_idna_2008(
+    app: Flask, smtp_server: SMTPServer, deliver
+) -> None:
+    """``faß.de`` is its own domain, ``xn--fa-hia.de``; the older rules would mail ``fass.de``."""
+    with app.app_context():
+        create_game(Seating("kim@faß.de", "Kim"), Seating("sam@example.com", "Sam"))
+    deliver()
+    envelopes = sorted(m.envelope_to for m in smtp_server.received)
+    assert envelopes == [["kim@xn--fa-hia.de"], ["sam@example.com"]]
+
+
+@pytest.mark.postgres
+def test_a_database_connection_lost_mid_batch_sends_again_only_the_message_in_flight(
+    pg_app: Flask,
+    postgres_database: str,
+    smtp_server: SMTPServer,
+    tmp_path: Path,
+) -> None:
+    """The worker's connection is terminated while the server takes the fourth of ten messages."""
+    queue_games(pg_app, 5)
+    name = "splitmind-mail-worker-under-test"
+    config = {
+        **base_config(f"{postgres_database}?application_name={name}", tmp_path),
+        "MAIL_SERVER": "127.0.0.1",
+        "MAIL_PORT": str(smtp_server.port),
+    }
+    worker_app = create_app(config)
+    terminated: list[Any] = []
+
+    def terminate(received: Received) -> None:
+        if len(smtp_server.received) == 4 and not terminated:
+            with psycopg.connect(postgres_database, autocommit=True) as conn:
+                terminated.extend(
+                    conn.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        " WHERE application_name = %s",
+                        [name],
+                    ).fetchall()
+                )
+
+    smtp_server.handler.on_data = terminate
+    stop = threading.Event()
+
+    def run() -> None:
+        with worker_app.app_context():
+            worker.run(poll=0.1, should_stop=stop.is_set)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        _wait_for(
+            lambda: len(_ids(smtp_server)) == 10 and {m.status for m in outbox(pg_app)} == {"sent"}
+        )
+    finally:
+        stop.set()
+        thread.join(10)
+        with worker_app.app_context():
+            db.engine.dispose()
+    assert terminated and all(row == (True,) for row in terminated)
+    ids = _ids(smtp_server)
+    assert sorted(ids.values()) == [1] * 9 + [2]
+    (again,) = [message_id for message_id, count in ids.items() if count == 2]
+    assert smtp_server.received[3].message["Message-ID"] == again
+
+
+def test_a_fault_in_the_deadline_sweep_does_not_stop_the_mail(
+    app: Flask, smtp_server: SMTPServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    def sweep() -> None:
+        raise RuntimeError("a fault in the sweep")
+
+    queue_games(app, 1)
+    with app.app_context():
+        handled = worker.run(
+            poll=0.05, sweep=sweep, should_stop=lambda: len(smtp_server.received) == 2
+        )
+    assert handled == 2
+    assert "the deadline sweep failed; the mail goes on" in caplog.text
