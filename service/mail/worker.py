@@ -205,6 +205,11 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
             outcomes[outcome] += 1
     finally:
         db.session.rollback()  # ends the claim of a message left as it was, if any
+        if outcomes:
+            log.info(
+                "mail batch: %d sent, %d retried, %d failed, %d skipped",
+                *(outcomes[outcome] for outcome in ("sent", "retried", "failed", "skipped")),
+            )
     return outcomes.total()
 
 
@@ -288,13 +293,15 @@ def run(
 
     With ``once``, drain the queue and return; a database or SMTP server that
     cannot be reached is raised instead of waited for. Otherwise outages are
-    logged and waited out with a growing pause. Returns how many messages were
-    handled (sent, skipped, failed or put off for a retry).
+    logged and waited out with a growing pause, and so is their end. Returns
+    how many messages were handled (sent, skipped, failed or put off for a retry).
     """
+    log.info("mail worker started: %s, batch %d, poll %gs", _settings(), BATCH, poll)
     transport = Transport()
     pause = poll
     last_sweep = 0.0
     handled = 0
+    down: dict[str, float] = {}  # what is unavailable, since when
     try:
         while not should_stop():
             try:
@@ -306,22 +313,39 @@ def run(
                 db.session.rollback()
                 if once:
                     raise
+                down.setdefault("database", time.monotonic())
                 log.warning("database unavailable, waiting %.0fs: %s", pause, exc.orig)
                 pause = min(pause * 2, 60)
             except (smtplib.SMTPException, OSError) as exc:
                 if once:
                     raise
+                down.setdefault("SMTP server", time.monotonic())
                 log.warning("SMTP server unavailable, waiting %.0fs: %s", pause, exc)
                 pause = min(pause * 2, 60)
             else:
                 if once:
                     return handled
+                for what, since in down.items():
+                    log.info("%s available again after %.0fs", what, time.monotonic() - since)
+                down.clear()
                 pause = poll
             _sleep(pause, should_stop)
     finally:
         transport.close()
         db.session.remove()
     return handled
+
+
+def _settings() -> str:
+    """Where the worker sends mail, in words for the log: never the password."""
+    if current_app.config["LOCAL_MAILBOX"]:
+        return "the local mailbox"
+    mail = current_app.extensions["mail"]
+    return (
+        f"SMTP server {mail.server}:{mail.port}, STARTTLS {'on' if mail.use_tls else 'off'}, "
+        f"SSL {'on' if mail.use_ssl else 'off'}, login {mail.username or 'none'}, "
+        f"timeout {current_app.config['MAIL_TIMEOUT']:g}s"
+    )
 
 
 def _sweep(sweep: Callable[[], object]) -> None:

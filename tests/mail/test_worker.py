@@ -232,7 +232,7 @@ def move(player: Player, rng: random.Random) -> None:
 def test_worker_once_says_how_many_messages_it_handled(app: Flask, smtp_server: SMTPServer) -> None:
     queue_games(app, 2)
     result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
-    assert (result.exit_code, result.output) == (0, "handled 4 message(s)\n")
+    assert (result.exit_code, result.stdout) == (0, "handled 4 message(s)\n")
     assert len(smtp_server.received) == 4
 
 

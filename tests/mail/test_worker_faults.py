@@ -1,9 +1,11 @@
 """What goes wrong with one message stays with that message; a lost database costs at most
-the message in flight."""
+the message in flight; the worker says what it does in its log."""
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +54,7 @@ def test_a_message_that_cannot_be_written_out_fails_alone(
     bad = poison(app)
     queue_games(app, 1)
     result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
-    assert (result.exit_code, result.output) == (0, "handled 6 message(s)\n"), result.exception
+    assert (result.exit_code, result.stdout) == (0, "handled 6 message(s)\n"), result.exception
     rows = {m.id: m for m in outbox(app)}
     assert [(rows[i].status, rows[i].attempts) for i in bad] == [("failed", 1)] * 2
     assert "Internationalized characters before the @-sign" in rows[bad[0]].last_error
@@ -60,7 +62,7 @@ def test_a_message_that_cannot_be_written_out_fails_alone(
     assert {m.status for i, m in rows.items() if i not in bad} == {"sent"}
     # Started again, the worker sends nothing twice and stops at nothing.
     result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
-    assert (result.exit_code, result.output) == (0, "handled 0 message(s)\n")
+    assert (result.exit_code, result.stdout) == (0, "handled 0 message(s)\n")
     ids = _ids(smtp_server)
     assert len(ids) == 4 and set(ids.values()) == {1}
     assert all(m.envelope_to != [WIDE_V] for m in smtp_server.received)
@@ -114,8 +116,10 @@ def test_a_database_connection_lost_mid_batch_sends_again_only_the_message_in_fl
     postgres_database: str,
     smtp_server: SMTPServer,
     tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The worker's connection is terminated while the server takes the fourth of ten messages."""
+    caplog.set_level(logging.INFO, logger=worker.__name__)
     queue_games(pg_app, 5)
     name = "splitmind-mail-worker-under-test"
     config = {
@@ -160,6 +164,48 @@ def test_a_database_connection_lost_mid_batch_sends_again_only_the_message_in_fl
     assert sorted(ids.values()) == [1] * 9 + [2]
     (again,) = [message_id for message_id, count in ids.items() if count == 2]
     assert smtp_server.received[3].message["Message-ID"] == again
+    assert "database unavailable" in caplog.text
+    assert "database available again after" in caplog.text
+
+
+def test_the_worker_logs_its_settings_batches_and_outages(
+    app: Flask,
+    smtp_server: SMTPServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger=worker.__name__)
+    mail = app.extensions["mail"]
+    mail.username, mail.password = "postmaster", "hunter2-secret"
+    smtp_server.stop()
+    pauses: list[float] = []
+
+    def sleep(seconds: float, should_stop: Any) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 2:
+            smtp_server.restart()
+
+    monkeypatch.setattr(worker, "_sleep", sleep)
+    queue_games(app, 1)
+    # The first message is put off once, the second refused for good.
+    smtp_server.handler.replies = ["451 4.3.0 Try again later", "550 5.1.1 No such user"]
+    with app.app_context():
+        worker.run(poll=1, should_stop=lambda: len(pauses) == 3)
+    port = smtp_server.port
+    messages = [record.getMessage() for record in caplog.records]
+    assert messages[0] == (
+        f"mail worker started: SMTP server 127.0.0.1:{port}, STARTTLS off, SSL off,"
+        " login postmaster, timeout 30s, batch 20, poll 1s"
+    )
+    assert [m for m in messages if "unavailable" in m] == [
+        f"SMTP server unavailable, waiting {pause}s: connecting to 127.0.0.1:{port}: "
+        "[Errno 111] Connection refused"
+        for pause in (1, 2)
+    ]
+    assert "mail batch: 1 sent, 1 retried, 1 failed, 0 skipped" in messages
+    assert any(m.startswith("SMTP server available again after") for m in messages)
+    assert "hunter2" not in caplog.text
+    assert Counter(m.status for m in outbox(app)) == {"sent": 1, "failed": 1}
 
 
 def test_a_fault_in_the_deadline_sweep_does_not_stop_the_mail(
