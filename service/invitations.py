@@ -313,6 +313,6 @@ def _email(invitation: Invitation, template: str, recipient: str, **context: Any
 
 
 def send_links(email: str, language: str | None) -> None:
-    """Someone asked for the links of an address's games: email them to that address."""
-    notify.links_for(games.clean_email(email), language)
+    """Someone asked for the links of an address's games: the worker emails them to that address."""
+    notify.links_requested(games.clean_email(email), language)
     db.session.commit()

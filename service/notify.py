@@ -20,7 +20,8 @@ from sqlalchemy import select
 
 from .links import player_url, token_for
 from .mail import compose, queue, withdraw_turn
-from .models import Game, Player, db
+from .mail.compose import Email
+from .models import Game, OutboxMessage, Player, db
 from .playerview import player_view
 from .rules import OVER, State, to_act
 
@@ -107,16 +108,35 @@ def link(player: Player) -> None:
     _send(player, "link", "link", always=True)
 
 
-def links_for(email: str, language: str | None) -> bool:
-    """Email an address the links of its games in play; returns whether it has any."""
+def links_requested(email: str, language: str | None) -> None:
+    """Queue a request for the links of an address's games in play; the worker writes the email.
+
+    Asking does the same work whether or not the address plays here, so neither
+    the page nor the time it takes tells anyone who does (:func:`write_links`).
+    """
+    headers = {"Content-Language": language} if language else {}
+    queue(Email("", "", ""), kind="links", recipient=email, headers=headers)
+
+
+def write_links(message: OutboxMessage) -> bool:
+    """Write a queued links request into the email with the links; ``False`` if none is to go.
+
+    None goes to an address that plays no game in play here.
+    """
     players = db.session.scalars(
         select(Player)
         .join(Game)
-        .where(Player.email == email.lower(), Game.status == "active", Player.link_key.is_not(None))
+        .where(
+            Player.email == message.recipient,
+            Game.status == "active",
+            Player.link_key.is_not(None),
+        )
         .order_by(Game.id)
     ).all()
     if not players:
         return False
+    language = (message.headers or {}).get("Content-Language")
     games = [{"view": player_view(player), "link": player_url(player)} for player in players]
-    queue(compose.render("your_games", language, games=games), kind="links", recipient=email)
+    email = compose.render("your_games", language, games=games)
+    message.subject, message.text_body, message.html_body = email.subject, email.text, email.html
     return True

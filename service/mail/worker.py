@@ -27,7 +27,7 @@ from flask_mail import Connection, Mail, Message
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
-from .. import metrics
+from .. import metrics, notify
 from ..models import Game, OutboxMessage, Player, db, utcnow
 from ..rules import to_act
 
@@ -182,6 +182,17 @@ def _still_wanted(message: OutboxMessage) -> bool:
     return message.kind == "turn" or game.reminded
 
 
+def _write(message: OutboxMessage) -> bool:
+    """Write the email of a message queued as a request; ``False`` when there is none to send.
+
+    A request for an address's links is queued bare, so that asking costs the
+    same whether or not the address plays here; the worker looks them up.
+    """
+    if message.kind == "links":
+        return notify.write_links(message)
+    return True
+
+
 def deliver_batch(transport: Transport, size: int = BATCH) -> int:
     """Deliver up to ``size`` due messages, one transaction each; returns how many were handled.
 
@@ -226,6 +237,9 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
         message.status = "skipped"
         return "skipped"
     try:
+        if not _write(message):
+            message.status = "skipped"
+            return "skipped"
         transport.send(message)
     except (ServerUnavailable, smtplib.SMTPServerDisconnected, DBAPIError):
         raise

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import event, select
 
 from service import games
+from service.models import OutboxMessage, db
 
 from ..helpers import csrf_token, play_to_end
 from ..secrecy import hidden_cards, leaks
@@ -88,3 +90,53 @@ def test_the_page_and_email_in_french(
     (email,) = smtp_server.received
     assert "les liens de vos parties" in str(email.message["Subject"])
     assert "vous êtes le Gardien contre Sam" in email.text
+
+
+def test_asking_does_the_same_work_whether_or_not_the_address_plays(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """The same statements and the same row, bar the address: nothing to time, nothing to read.
+
+    The worker looks the games up afterwards (see the tests above).
+    """
+    make_game(seed=1)
+    with app.app_context():
+        engine = db.engine
+    statements: dict[str, list[str]] = {}
+
+    def record(conn, cursor, statement, parameters, context, executemany) -> None:  # noqa: ANN001
+        statements[asking].append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        for asking in ("kim@example.com", "nobody@example.com"):
+            token = csrf_token(client.get("/links").get_data(as_text=True))
+            statements[asking] = []
+            response = client.post("/links", data={"email": asking, "csrf_token": token})
+            assert response.status_code == 200
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert statements["kim@example.com"] == statements["nobody@example.com"]
+    assert any(
+        statement.startswith("INSERT INTO outbox") for statement in statements["kim@example.com"]
+    )
+    with app.app_context():
+        kim, nobody = (
+            db.session.scalars(
+                select(OutboxMessage).where(
+                    OutboxMessage.recipient == address, OutboxMessage.kind == "links"
+                )
+            ).one()
+            for address in ("kim@example.com", "nobody@example.com")
+        )
+        assert same_but_address(kim) == same_but_address(nobody)
+
+
+def same_but_address(message: OutboxMessage) -> dict[str, object]:
+    """What a queued email holds, but for what names or numbers it."""
+    skip = {"id", "recipient", "message_id", "created_at", "next_attempt_at"}
+    return {
+        column.key: getattr(message, column.key)
+        for column in OutboxMessage.__table__.columns
+        if column.key not in skip
+    }
