@@ -3,7 +3,9 @@ confirms their address (a rematch's requester already has, through their game
 link), then the opponent accepts or declines; only then does the game start.
 
 An address that declined an invitation or stopped notifications is not
-invited again through this flow. Every answer to an invitation is taken under
+invited again through this flow, nor asked to confirm itself as a creator:
+the mail worker drops those emails, so the pages answer and work the same
+either way and tell no one about the address. Every answer to an invitation is taken under
 a row lock on its waiting game, so a double click or two answers at the same
 instant act once.
 """
@@ -17,7 +19,7 @@ from typing import Any
 from flask import current_app
 from flask_babel import gettext
 from itsdangerous import BadSignature
-from sqlalchemy import select
+from sqlalchemy import exists, select, update
 
 from . import games, links, notify
 from .mail import compose, queue
@@ -299,16 +301,41 @@ def _address(email: str) -> Address:
     return address
 
 
+def stop_all_emails(email: str) -> None:
+    """Stop every email to the address: about each game it plays, and any invitation.
+
+    The one-click unsubscribe of the emails that are about no game of the
+    address's own (an address to confirm, an invitation, the links it asked
+    for). Its game links keep working.
+    """
+    db.session.execute(update(Player).where(Player.email == email).values(notify=False))
+    address = _address(email)
+    address.unsubscribed_at = address.unsubscribed_at or utcnow()
+    db.session.commit()
+
+
+def stopped_all_emails(email: str) -> bool:
+    """Whether the address gets no email here: it stopped invitations and every game's emails."""
+    address = db.session.get(Address, email)
+    if address is None or address.unsubscribed_at is None:
+        return False
+    return not db.session.scalar(select(exists().where(Player.email == email, Player.notify)))
+
+
 def _email(invitation: Invitation, template: str, recipient: str, **context: Any) -> None:
-    """Queue one email of the invitation, in the creator's language.
+    """Queue one email of the invitation, in the creator's language, with a one-click opt-out.
 
     The opponent has chosen no language yet: the creator's is the best guess, as
     people mostly invite someone who reads the language they write in.
     """
+    stop_all = compose.stop_all_url(recipient)
     queue(
-        compose.render(template, invitation.language, invitation=invitation, **context),
+        compose.render(
+            template, invitation.language, invitation=invitation, stop_all=stop_all, **context
+        ),
         kind=template,
         recipient=recipient,
+        headers=compose.unsubscribe_headers(stop_all),
     )
 
 

@@ -45,17 +45,13 @@ def _send(player: Player, kind: str, template: str, *, always: bool = False, **e
     if not player.notify and not always:
         return
     context = {**_context(player), **extra}
-    headers = {
-        "List-Unsubscribe": f"<{context['unsubscribe']}>",
-        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-    }
     queue(
         compose.render(template, player.language, **context),
         kind=kind,
         recipient=player.email,
         game=player.game,
         player=player,
-        headers=headers,
+        headers=compose.unsubscribe_headers(context["unsubscribe"]),
     )
 
 
@@ -121,7 +117,8 @@ def links_requested(email: str, language: str | None) -> None:
 def write_links(message: OutboxMessage) -> bool:
     """Write a queued links request into the email with the links; ``False`` if none is to go.
 
-    None goes to an address that plays no game in play here.
+    None goes to an address that plays no game in play here, nor to one that
+    has stopped the emails of every game it plays: anyone may ask for this one.
     """
     players = db.session.scalars(
         select(Player)
@@ -133,10 +130,12 @@ def write_links(message: OutboxMessage) -> bool:
         )
         .order_by(Game.id)
     ).all()
-    if not players:
+    if not any(player.notify for player in players):
         return False
     language = (message.headers or {}).get("Content-Language")
+    stop_all = compose.stop_all_url(message.recipient)
     games = [{"view": player_view(player), "link": player_url(player)} for player in players]
-    email = compose.render("your_games", language, games=games)
+    email = compose.render("your_games", language, games=games, stop_all=stop_all)
     message.subject, message.text_body, message.html_body = email.subject, email.text, email.html
+    message.headers = {**(message.headers or {}), **compose.unsubscribe_headers(stop_all)}
     return True

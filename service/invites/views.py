@@ -134,7 +134,18 @@ def _unsubscribing_player(token: str) -> Player:
 @bp.route("/unsubscribe/<token>", methods=["GET", "POST"])
 @csrf.exempt
 def unsubscribe(token: str):  # noqa: ANN201
-    """Stop emails about one game: a confirm button, or a one-click POST (RFC 8058)."""
+    """Stop emails: a confirm button, or a one-click POST (RFC 8058).
+
+    The link in an email about a game stops that game's emails; the link in an
+    email about none of the address's games (an address to confirm, an
+    invitation, its links) stops every email to the address.
+    """
+    address = compose.stopping_address(token)
+    if address is not None:
+        if request.method == "POST":
+            invitations.stop_all_emails(address)
+        done = invitations.stopped_all_emails(address)
+        return render_template("invites/unsubscribe.html", address=address, done=done)
     player = _unsubscribing_player(token)
     if request.method == "POST":
         invitations.stop_emails(player)

@@ -24,6 +24,7 @@ from ..models import Player
 from ..rules import EXCHANGE, OVER, SWAP
 
 UNSUBSCRIBE_SALT = "splitmind.unsubscribe"
+STOP_ALL_SALT = "splitmind.unsubscribe.address"
 # Runs of white space in a subject become one space, all but the no-break spaces of French.
 SUBJECT_SPACE = re.compile(r"[^\S\u00a0\u202f]+")
 
@@ -50,6 +51,30 @@ def render(name: str, language: str | None, **context: Any) -> Email:
         subject = SUBJECT_SPACE.sub(" ", str(getattr(text, "subject", "Split Mind"))).strip()
         html = env.get_template(f"email/{name}.html").render({**context, "subject": subject})
     return Email(subject=subject, text=str(text).strip() + "\n", html=html)
+
+
+def unsubscribe_headers(link: str) -> dict[str, str]:
+    """The headers of a one-click unsubscribe (RFC 8058) through ``link``."""
+    return {"List-Unsubscribe": f"<{link}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
+
+
+def stop_all_url(email: str) -> str:
+    """The link that stops every email to an address, for the emails about no game of its own.
+
+    Anyone can have an invitation, an address to confirm or the links of its
+    games sent to an address; that address can say no to all of them at once.
+    """
+    token = serializer(STOP_ALL_SALT).dumps(email)
+    return f"{current_app.config['BASE_URL']}/unsubscribe/{token}"
+
+
+def stopping_address(token: str) -> str | None:
+    """The address in a stop-every-email token, or ``None`` if it is not one of ours."""
+    try:
+        value = serializer(STOP_ALL_SALT).loads(token)
+    except BadSignature:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def unsubscribe_token(player: Player) -> str:

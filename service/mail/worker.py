@@ -28,6 +28,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
 from .. import metrics, notify
+from ..invitations import blocked
 from ..models import Game, OutboxMessage, Player, db, utcnow
 from ..rules import to_act
 
@@ -165,12 +166,17 @@ def _due(now: datetime):  # noqa: ANN202 - a SQLAlchemy select
 
 
 def _still_wanted(message: OutboxMessage) -> bool:
-    """Whether a turn email or a reminder still matters when its turn comes to be sent.
+    """Whether a message still matters when its turn comes to be sent.
 
-    Both are about a move the player owes in a game in play; a reminder, also
-    about the deadline it was queued for (a move or an extension sets a new one).
-    A reminder held back by retries must not reach a player who has moved since.
+    A turn email or a reminder is about a move the player owes in a game in
+    play; a reminder, also about the deadline it was queued for (a move or an
+    extension sets a new one): one held back by retries must not reach a player
+    who has moved since. An email anyone can cause by typing an address (confirm
+    it, an invitation) is not sent to an address that opted out, even since it
+    was queued: the page said the same either way.
     """
+    if message.kind in ("confirm_address", "invite_opponent"):
+        return not blocked(message.recipient)
     if message.kind not in ("turn", "reminder") or message.player_id is None:
         return True
     player = db.session.get(Player, message.player_id)

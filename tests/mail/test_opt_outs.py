@@ -1,0 +1,175 @@
+"""An address that opted out gets none of the emails a stranger can cause, and the pages say
+the same as if it had; each such email offers a one-click way to stop them all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from service.mail import compose
+from service.models import Address, Invitation, OutboxMessage, Player, db, utcnow
+
+from ..conftest import BASE_URL
+from ..helpers import ask_for_game
+from ..smtp import Received, SMTPServer
+from .test_invitations import invited, last_link, path_of
+from .test_lost_links import ask as ask_for_links
+
+
+def opt_out(app: Flask, email: str, how: str) -> None:
+    """Record that ``email`` declined an invitation or stopped a game's emails."""
+    with app.app_context():
+        column = {"declined": "declined_at", "unsubscribed": "unsubscribed_at"}[how]
+        db.session.add(Address(email=email, **{column: utcnow()}))
+        db.session.commit()
+
+
+def stop_link(message: Received) -> str:
+    """The path of a message's one-click unsubscribe link."""
+    return path_of(message.message["List-Unsubscribe"].strip().strip("<>"))
+
+
+def kinds(app: Flask, recipient: str) -> list[tuple[str, str]]:
+    """(kind, status) of the emails to ``recipient``, oldest first."""
+    with app.app_context():
+        return [
+            (m.kind, m.status)
+            for m in db.session.scalars(
+                select(OutboxMessage)
+                .where(OutboxMessage.recipient == recipient)
+                .order_by(OutboxMessage.id)
+            )
+        ]
+
+
+@pytest.mark.parametrize("how", ["declined", "unsubscribed"])
+def test_an_address_that_opted_out_is_not_asked_to_confirm_it(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], int], how: str
+) -> None:
+    """A stranger names it as the creator: the page is the one anyone gets, and no email goes."""
+    opt_out(app, "kim@example.com", how)
+    page = ask_for_game(client, name="Mallory", email="kim@example.com")
+    other = ask_for_game(client, name="Mallory", email="lee@example.com", opponent_email="x@x.org")
+    assert page.status_code == other.status_code == 200
+    text = page.get_data(as_text=True).replace("kim@example.com", "ADDRESS")
+    assert text == other.get_data(as_text=True).replace("lee@example.com", "ADDRESS")
+    deliver()
+    assert smtp_server.handler.to("kim@example.com") == []
+    assert len(smtp_server.handler.to("lee@example.com")) == 1
+    assert kinds(app, "kim@example.com") == [("confirm_address", "skipped")]
+
+
+def test_an_invitation_is_not_sent_once_its_address_has_opted_out(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], int]
+) -> None:
+    """Queued before the opt-out, it is dropped when its turn comes."""
+    ask_for_game(client)
+    deliver()
+    client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))  # Bob is invited
+    opt_out(app, "bob@example.com", "declined")
+    deliver()
+    assert smtp_server.handler.to("bob@example.com") == []
+    assert kinds(app, "bob@example.com") == [("invite_opponent", "skipped")]
+
+
+def test_every_email_a_stranger_can_cause_has_a_one_click_stop_for_the_address(
+    app: Flask, client: FlaskClient, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    make_game(seed=4)  # Kim plays
+    ask_for_game(client, email="kim@example.com", opponent_email="bob@example.com")
+    deliver()
+    client.post(last_link(smtp_server, "kim@example.com", "/invitations/"))
+    ask_for_links(client, "kim@example.com")
+    deliver()
+    ask_for_game(client, name="Cy", email="cy@example.com", opponent_email="kim@example.com")
+    deliver()
+    client.post(last_link(smtp_server, "cy@example.com", "/invitations/"))
+    deliver()
+    subjects = {
+        "confirm_address": "confirm your address",
+        "your_games": "the links to your games",
+        "invite_opponent": "Cy invites you",
+    }
+    found = {}
+    for message in smtp_server.handler.to("kim@example.com"):
+        for kind, subject in subjects.items():
+            if subject in str(message.message["Subject"]):
+                found[kind] = message
+    assert found.keys() == subjects.keys()
+    links = {stop_link(message) for message in found.values()}
+    assert len(links) == 1  # one address, one link
+    (link,) = links
+    for message in found.values():
+        assert message.message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+        assert f"{BASE_URL}{link}" in message.text and f"{BASE_URL}{link}" in message.html
+    page = client.get(link).get_data(as_text=True)
+    assert "This service will send no more emails to kim@example.com" in page
+    response = client.post(link, data={"List-Unsubscribe": "One-Click"})
+    assert response.status_code == 200
+    assert "Done: this service will send no more emails to kim@example.com" in (
+        response.get_data(as_text=True)
+    )
+    with app.app_context():
+        assert db.session.get(Address, "kim@example.com").unsubscribed_at is not None
+        seats = db.session.scalars(select(Player).where(Player.email == "kim@example.com"))
+        assert not any(seat.notify for seat in seats)
+    # From now on nothing anyone asks for reaches Kim: a game, the links, an invitation.
+    received = len(smtp_server.received)
+    ask_for_game(client, email="kim@example.com", opponent_email="dee@example.com")
+    ask_for_links(client, "kim@example.com")
+    ask_for_game(client, name="Fay", email="fay@example.com", opponent_email="kim@example.com")
+    deliver()
+    client.post(last_link(smtp_server, "fay@example.com", "/invitations/"))
+    deliver()
+    assert [m.envelope_to for m in smtp_server.received[received:]] == [["fay@example.com"]]
+
+
+def test_the_declined_email_offers_the_stop_too(
+    client: FlaskClient, smtp_server: SMTPServer, deliver
+) -> None:
+    answer = invited(client, smtp_server, deliver)
+    client.post(answer, data={"answer": "decline"})
+    deliver()
+    declined = smtp_server.handler.to("ann@example.com")[-1]
+    assert "declined" in str(declined.message["Subject"])
+    assert stop_link(declined).startswith("/unsubscribe/")
+
+
+def test_no_links_email_to_an_address_that_stopped_the_emails_of_every_game_it_plays(
+    app: Flask, client: FlaskClient, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    first, second = make_game(seed=1), make_game(seed=2)
+    deliver()
+    with app.app_context():
+        kim = {
+            game["id"]: db.session.scalars(
+                select(Player).where(Player.game_id == game["id"], Player.seat == "keeper")
+            ).one()
+            for game in (first, second)
+        }
+        stops = {game_id: compose.unsubscribe_token(player) for game_id, player in kim.items()}
+    client.post(f"/unsubscribe/{stops[first['id']]}")
+    smtp_server.received.clear()
+    ask_for_links(client, "kim@example.com")
+    deliver()
+    (email,) = smtp_server.received  # one game still emails Kim: both links go
+    assert len(email.links("/play/")) == 2
+    client.post(f"/unsubscribe/{stops[second['id']]}")
+    ask_for_links(client, "kim@example.com")
+    deliver()
+    assert len(smtp_server.received) == 1
+    assert kinds(app, "kim@example.com")[-1] == ("links", "skipped")
+
+
+def test_a_stop_link_that_is_not_ours_is_not_found(client: FlaskClient, app: Flask) -> None:
+    with app.app_context():
+        forged = compose.stop_all_url("kim@example.com")[len(BASE_URL) :] + "x"
+    assert client.get(forged).status_code == 404
+    assert client.post(forged).status_code == 404
+    with app.app_context():
+        assert db.session.scalars(select(Invitation)).all() == []
+        assert db.session.get(Address, "kim@example.com") is None
