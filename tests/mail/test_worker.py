@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -424,48 +425,60 @@ class Proxy:
         self.listener.close()
 
 
-@pytest.mark.postgres
-def test_database_restarting_under_the_worker_loses_nothing(
-    pg_app: Flask, postgres_database: str, smtp_server: SMTPServer, tmp_path: Path
-) -> None:
+@contextlib.contextmanager
+def worker_thread(database_url: str, smtp_port: int, instance: Path) -> Iterator[Flask]:
+    """A mail worker in a thread, on an app (and connections) of its own, for the block."""
     from service import create_app
-    from service.mail import worker as mail_worker
+    from service.mail import worker
 
-    target = int(postgres_database.rsplit(":", 1)[1].split("/")[0])
-    proxy = Proxy(target)
-    proxied = postgres_database.replace(f":{target}/", f":{proxy.port}/")
-    config = {
-        **base_config(proxied, tmp_path),
-        "MAIL_SERVER": "127.0.0.1",
-        "MAIL_PORT": str(smtp_server.port),
-        "MAIL_RETRY_SCALE": 0,
-    }
-    worker_app = create_app(config)
+    app = create_app(
+        {
+            **base_config(database_url, instance),
+            "MAIL_SERVER": "127.0.0.1",
+            "MAIL_PORT": str(smtp_port),
+            "MAIL_RETRY_SCALE": 0,
+        }
+    )
     stop = threading.Event()
 
     def run() -> None:
-        with worker_app.app_context():
-            mail_worker.run(poll=0.1, should_stop=stop.is_set)
+        with app.app_context():
+            worker.run(poll=0.1, should_stop=stop.is_set)
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     try:
-        queue_games(pg_app, 3)
-        _wait_for(lambda: len(smtp_server.received) == 6)
-        proxy.cut()
-        queue_games(pg_app, 3)  # written straight to the database while the worker is cut off
-        time.sleep(1.5)
-        proxy.restore()
-        _wait_for(
-            lambda: len(_ids(smtp_server)) == 12 and {m.status for m in outbox(pg_app)} == {"sent"},
-            seconds=60,
-        )
+        yield app
     finally:
         stop.set()
         thread.join(10)
-        proxy.close()
-        with worker_app.app_context():
+        with app.app_context():
             db.engine.dispose()
+
+
+@pytest.mark.postgres
+def test_database_restarting_under_the_worker_loses_nothing(
+    pg_app: Flask, postgres_database: str, smtp_server: SMTPServer, tmp_path: Path
+) -> None:
+    target = int(postgres_database.rsplit(":", 1)[1].split("/")[0])
+    proxy = Proxy(target)
+    proxied = postgres_database.replace(f":{target}/", f":{proxy.port}/")
+    try:
+        with worker_thread(proxied, smtp_server.port, tmp_path):
+            queue_games(pg_app, 3)
+            _wait_for(lambda: len(smtp_server.received) == 6)
+            proxy.cut()
+            queue_games(pg_app, 3)  # written straight to the database while the worker is cut off
+            time.sleep(1.5)
+            proxy.restore()
+            _wait_for(
+                lambda: (
+                    len(_ids(smtp_server)) == 12 and {m.status for m in outbox(pg_app)} == {"sent"}
+                ),
+                seconds=60,
+            )
+    finally:
+        proxy.close()
     # A message in flight at the cut may go out once more, with the same Message-ID.
     ids = _ids(smtp_server)
     assert len(ids) == 12 and sum(ids.values()) <= 13

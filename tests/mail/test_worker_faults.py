@@ -4,7 +4,6 @@ the message in flight; the worker says what it does in its log."""
 from __future__ import annotations
 
 import logging
-import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,6 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service import create_app
 from service.admin.auth import create_admin
 from service.games import Seating, create_game
 from service.mail import queue, worker
@@ -22,9 +20,8 @@ from service.mail.compose import Email
 from service.models import db
 
 from ..admin.conftest import csrf_token, sign_in
-from ..conftest import base_config
 from ..smtp import Received, SMTPServer
-from .test_worker import _ids, _wait_for, outbox, queue_games
+from .test_worker import _ids, _wait_for, outbox, queue_games, worker_thread
 
 # A fullwidth v: it reads as victim@example.com, and only SMTPUTF8 can carry it.
 WIDE_V = "\uff56ictim@example.com"
@@ -122,12 +119,6 @@ def test_a_database_connection_lost_mid_batch_sends_again_only_the_message_in_fl
     caplog.set_level(logging.INFO, logger=worker.__name__)
     queue_games(pg_app, 5)
     name = "splitmind-mail-worker-under-test"
-    config = {
-        **base_config(f"{postgres_database}?application_name={name}", tmp_path),
-        "MAIL_SERVER": "127.0.0.1",
-        "MAIL_PORT": str(smtp_server.port),
-    }
-    worker_app = create_app(config)
     terminated: list[Any] = []
 
     def terminate(received: Received) -> None:
@@ -142,23 +133,11 @@ def test_a_database_connection_lost_mid_batch_sends_again_only_the_message_in_fl
                 )
 
     smtp_server.handler.on_data = terminate
-    stop = threading.Event()
-
-    def run() -> None:
-        with worker_app.app_context():
-            worker.run(poll=0.1, should_stop=stop.is_set)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
+    url = f"{postgres_database}?application_name={name}"
+    with worker_thread(url, smtp_server.port, tmp_path):
         _wait_for(
             lambda: len(_ids(smtp_server)) == 10 and {m.status for m in outbox(pg_app)} == {"sent"}
         )
-    finally:
-        stop.set()
-        thread.join(10)
-        with worker_app.app_context():
-            db.engine.dispose()
     assert terminated and all(row == (True,) for row in terminated)
     ids = _ids(smtp_server)
     assert sorted(ids.values()) == [1] * 9 + [2]
