@@ -62,16 +62,16 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     from . import admin, cli, errors, i18n, security, templating
     from .api import bp as api_bp
-    from .invites import bp as invites_bp
+    from .lobby import bp as lobby_bp
+    from .local_mailbox import bp as local_mailbox_bp
     from .mail import worker
-    from .mailbox import bp as mailbox_bp
     from .players import bp as players_bp
 
     app.register_blueprint(players_bp)
     app.register_blueprint(api_bp)
-    app.register_blueprint(invites_bp)
+    app.register_blueprint(lobby_bp)
     if app.config["LOCAL_MAILBOX"]:
-        app.register_blueprint(mailbox_bp)
+        app.register_blueprint(local_mailbox_bp)
     # Player links carry their credential in the URL, not a cookie: no CSRF to guard against.
     csrf.exempt(api_bp)
     csrf.exempt(players_bp)

@@ -16,7 +16,7 @@ from . import deadlines, games
 from .links import player_url
 from .mail import worker
 from .models import Game, db
-from .playerview import describe_status
+from .perspective import describe_status
 from .rules import PRINTED, TRICKS_PER_ROUND, variant_of
 
 games_cli = AppGroup("games", help="Create and inspect games.")

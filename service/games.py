@@ -19,8 +19,8 @@ from sqlalchemy.orm.exc import StaleDataError
 from . import figures, metrics, notify
 from .links import new_link_key
 from .models import Event, Game, Match, Player, db, utcnow
-from .playerview import describe_status
-from .playerview import player_view as player_view  # the view pages and emails render
+from .perspective import describe_status
+from .perspective import player_view as player_view  # the view pages and emails render
 from .rules import (
     CHOICE_PHASES,
     OVER,

@@ -22,7 +22,7 @@ from .links import player_url, token_for
 from .mail import compose, queue, withdraw_turn
 from .mail.compose import Email
 from .models import Game, OutboxMessage, Player, db
-from .playerview import player_view
+from .perspective import player_view
 from .rules import OVER, State, to_act
 
 

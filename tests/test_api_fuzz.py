@@ -28,7 +28,7 @@ from service import games
 from service.games import Seating, create_game
 from service.links import token_for
 from service.models import Player, db
-from service.playerview import player_view
+from service.perspective import player_view
 from service.rules import SEATS, other
 
 from .helpers import pick_action

@@ -43,7 +43,7 @@ def test_environment_is_read_at_creation(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert app.config["MAIL_PORT"] == 587 and app.config["MAIL_USE_TLS"] is True
     assert app.config["LOCAL_MAILBOX"] is False
     assert app.config["SESSION_COOKIE_SECURE"] is True
-    assert "mailbox" not in app.blueprints
+    assert "local_mailbox" not in app.blueprints
 
 
 # A setting changed from PRODUCTION, and the message the service refuses to start with.

@@ -21,7 +21,7 @@ from wtforms import (
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange
 
 from ..models import GAME_STATUSES, MAIL_STATUSES
-from ..playerview import describe_status
+from ..perspective import describe_status
 
 
 class LoginForm(FlaskForm):

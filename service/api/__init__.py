@@ -4,4 +4,4 @@ from flask import Blueprint
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
-from . import views  # noqa: E402,F401
+from . import routes  # noqa: E402,F401

@@ -4,4 +4,4 @@ from flask import Blueprint
 
 bp = Blueprint("players", __name__)
 
-from . import views  # noqa: E402,F401
+from . import routes  # noqa: E402,F401

@@ -35,6 +35,7 @@ from .names import (
     Seat,
 )
 from .scenario import ScenarioError, export, run
+from .seat_view import seat_view
 from .variant import (
     PRINTED,
     ROUNDS,
@@ -44,7 +45,6 @@ from .variant import (
     VariantError,
     variant_of,
 )
-from .view import seat_view
 
 __all__ = [
     "ACTION_KINDS",

@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 
 from service import deadlines, figures, games, invitations
 from service.admin import stats
-from service.admin.views import duration
+from service.admin.routes import duration
 from service.models import Event, Game, GameFigures, db, utcnow
 from service.rules import is_elixir
 from service.rules.cards import suit_of

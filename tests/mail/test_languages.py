@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from service.models import OutboxMessage, Player, db
-from service.playerview import set_language
+from service.perspective import set_language
 
 from ..helpers import play_to_end, random_move
 from ..secrecy import leaks

@@ -26,7 +26,7 @@ from service.games import Seating, apply_move, cancel_game, create_game
 from service.mail import requeue
 from service.mail.worker import MAX_ATTEMPTS, ServerUnavailable, drain
 from service.models import Game, OutboxMessage, Player, db, utcnow
-from service.playerview import player_view
+from service.perspective import player_view
 from service.rules import SEATS, to_act
 
 from ..conftest import base_config

@@ -50,4 +50,4 @@ def test_no_mailbox_with_a_mail_server_or_in_production(tmp_path: Path) -> None:
             "MAIL_SERVER": "smtp.example.org",
         }
     )
-    assert "mailbox" not in production.blueprints
+    assert "local_mailbox" not in production.blueprints

@@ -3,6 +3,6 @@ stop notifications, ask for a rematch. Every change is a POST behind a confirm b
 
 from flask import Blueprint
 
-bp = Blueprint("invites", __name__)
+bp = Blueprint("lobby", __name__)
 
-from . import views  # noqa: E402,F401
+from . import routes  # noqa: E402,F401

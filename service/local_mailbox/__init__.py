@@ -2,6 +2,6 @@
 
 from flask import Blueprint
 
-bp = Blueprint("mailbox", __name__, url_prefix="/mailbox")
+bp = Blueprint("local_mailbox", __name__, url_prefix="/mailbox")
 
-from . import views  # noqa: E402,F401
+from . import routes  # noqa: E402,F401

@@ -25,7 +25,7 @@ def inbox():  # noqa: ANN201
         select(OutboxMessage.recipient).distinct().order_by(OutboxMessage.recipient)
     ).all()
     return render_template(
-        "mailbox/inbox.html",
+        "local_mailbox/inbox.html",
         messages=db.session.scalars(query).all(),
         recipients=recipients,
         recipient=recipient,
@@ -38,7 +38,7 @@ def message(message_id: int):  # noqa: ANN201
     found = db.session.get(OutboxMessage, message_id)
     if found is None:
         abort(404)
-    return render_template("mailbox/message.html", message=found)
+    return render_template("local_mailbox/message.html", message=found)
 
 
 @bp.get("/<id:message_id>/html")

@@ -73,9 +73,9 @@ def new_game():  # noqa: ANN201
             # The form has checked the look and the days: what is left to refuse is an address.
             error = gettext("These addresses cannot make a game: check both of them.")
         else:
-            return render_template("invites/sent.html", email=form.email.data)
+            return render_template("lobby/sent.html", email=form.email.data)
     status = 400 if request.method == "POST" else 200
-    return render_template("invites/new.html", form=form, error=error), status
+    return render_template("lobby/new.html", form=form, error=error), status
 
 
 @bp.route("/links", methods=["GET", "POST"])
@@ -90,9 +90,9 @@ def lost_links():  # noqa: ANN201
     form = LinksForm()
     if form.validate_on_submit():
         invitations.send_links(form.email.data, current_language())
-        return render_template("invites/links.html", form=form, sent=True)
+        return render_template("lobby/links.html", form=form, sent=True)
     status = 400 if request.method == "POST" else 200
-    return render_template("invites/links.html", form=form, sent=False), status
+    return render_template("lobby/links.html", form=form, sent=False), status
 
 
 @bp.route("/invitations/<token>", methods=["GET", "POST"])
@@ -119,7 +119,7 @@ def invitation(token: str):  # noqa: ANN201
         if started is not None:
             # Only the answer that started the game leads to the opponent's seat.
             return redirect(f"/play/{token_for(started)}", code=303)
-    return render_template("invites/invitation.html", invitation=invite, stage=stage), status
+    return render_template("lobby/invitation.html", invitation=invite, stage=stage), status
 
 
 def _unsubscribing_player(token: str) -> Player:
@@ -145,11 +145,11 @@ def unsubscribe(token: str):  # noqa: ANN201
         if request.method == "POST":
             invitations.stop_all_emails(address)
         done = invitations.stopped_all_emails(address)
-        return render_template("invites/unsubscribe.html", address=address, done=done)
+        return render_template("lobby/unsubscribe.html", address=address, done=done)
     player = _unsubscribing_player(token)
     if request.method == "POST":
         invitations.stop_emails(player)
-    return render_template("invites/unsubscribe.html", player=player, done=not player.notify)
+    return render_template("lobby/unsubscribe.html", player=player, done=not player.notify)
 
 
 @bp.route("/rematch/<token>", methods=["GET", "POST"])
@@ -173,6 +173,6 @@ def rematch(token: str):  # noqa: ANN201
         proposal = invitations.rematch_of(player.game)
         refusal = None if proposal is not None else invitations.rematch_refusal(player)
     page = render_template(
-        "invites/rematch.html", player=player, invitation=proposal, refusal=refusal
+        "lobby/rematch.html", player=player, invitation=proposal, refusal=refusal
     )
     return page, 409 if refusal else 200

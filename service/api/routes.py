@@ -9,7 +9,7 @@ from flask import jsonify, request
 from .. import games
 from ..errors import NOT_FOUND, error_response
 from ..links import player_for
-from ..playerview import player_view
+from ..perspective import player_view
 from ..rules import ActionError, parse_action
 from . import bp
 from .openapi import document

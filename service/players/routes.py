@@ -9,12 +9,12 @@ from .. import games
 from ..i18n import current_language, remember_language, rule_message
 from ..links import player_for
 from ..models import Player
-from ..playerview import player_view, set_language
+from ..perspective import player_view, set_language
 from ..rules import other
 from ..rules.labels import LOOKS
 from . import bp
+from .annotations import page_context
 from .forms import LanguageForm, MoveForm
-from .page import page_context
 
 
 def _player(token: str) -> Player:
