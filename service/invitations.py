@@ -322,7 +322,7 @@ def stopped_all_emails(email: str) -> bool:
     return not db.session.scalar(select(exists().where(Player.email == email, Player.notify)))
 
 
-def _email(invitation: Invitation, template: str, recipient: str, **context: Any) -> None:
+def _email(invitation: Invitation, kind: str, recipient: str, **context: Any) -> None:
     """Queue one email of the invitation, in the creator's language, with a one-click opt-out.
 
     The opponent has chosen no language yet: the creator's is the best guess, as
@@ -331,9 +331,9 @@ def _email(invitation: Invitation, template: str, recipient: str, **context: Any
     stop_all = compose.stop_all_url(recipient)
     queue(
         compose.render(
-            template, invitation.language, invitation=invitation, stop_all=stop_all, **context
+            kind, invitation.language, invitation=invitation, stop_all=stop_all, **context
         ),
-        kind=template,
+        kind=kind,
         recipient=recipient,
         headers=compose.unsubscribe_headers(stop_all),
     )

@@ -40,13 +40,13 @@ def _context(player: Player) -> dict[str, Any]:
     }
 
 
-def _send(player: Player, kind: str, template: str, *, always: bool = False, **extra: Any) -> None:
-    """Queue one email to ``player``, in the player's language (English if none was chosen)."""
+def _send(player: Player, kind: str, *, always: bool = False, **extra: Any) -> None:
+    """Queue one email of ``kind`` to ``player``, in their language (English if none was chosen)."""
     if not player.notify and not always:
         return
     context = {**_context(player), **extra}
     queue(
-        compose.render(template, player.language, **context),
+        compose.render(kind, player.language, **context),
         kind=kind,
         recipient=player.email,
         game=player.game,
@@ -65,7 +65,7 @@ def _rematch_url(game: Game, player: Player) -> str | None:
 def game_started(game: Game) -> None:
     """Invite both players to a new game."""
     for player in game.players:
-        _send(player, "invitation", "invitation")
+        _send(player, "invitation")
 
 
 def moved(game: Game, before: State, mover: str | None) -> None:
@@ -75,33 +75,33 @@ def moved(game: Game, before: State, mover: str | None) -> None:
     state = game.state
     if state["phase"] == OVER:
         for player in game.players:
-            _send(player, "over", "game_over", rematch=_rematch_url(game, player))
+            _send(player, "game_over", rematch=_rematch_url(game, player))
         return
     if len(state["rounds"]) > len(before["rounds"]):
         for player in game.players:
-            _send(player, "round", "round_end", result=state["rounds"][-1])
+            _send(player, "round_end", result=state["rounds"][-1])
         return
     previous = to_act(before)
     for seat in to_act(state):
         if seat != mover and seat not in previous:
-            _send(game.player(seat), "turn", "turn")
+            _send(game.player(seat), "turn")
 
 
 def ended(game: Game) -> None:
     """Tell both players a game ended other than by play: timeout, forfeit, cancel."""
     for player in game.players:
-        _send(player, "ended", "game_ended", rematch=_rematch_url(game, player))
+        _send(player, "game_ended", rematch=_rematch_url(game, player))
 
 
 def reminder(game: Game) -> None:
     """Remind whoever owes a move that the deadline is near."""
     for seat in to_act(game.state):
-        _send(game.player(seat), "reminder", "reminder")
+        _send(game.player(seat), "reminder")
 
 
 def link(player: Player) -> None:
     """Send a player their link again (an admin asked)."""
-    _send(player, "link", "link", always=True)
+    _send(player, "link", always=True)
 
 
 def links_requested(email: str, language: str | None) -> None:
@@ -111,7 +111,7 @@ def links_requested(email: str, language: str | None) -> None:
     the page nor the time it takes tells anyone who does (:func:`write_links`).
     """
     headers = {"Content-Language": language} if language else {}
-    queue(Email("", "", ""), kind="links", recipient=email, headers=headers)
+    queue(Email("", "", ""), kind="your_games", recipient=email, headers=headers)
 
 
 def write_links(message: OutboxMessage) -> bool:

@@ -15,7 +15,9 @@ from sqlalchemy import select
 from service import games, invitations
 from service.admin.auth import create_admin
 from service.games import Seating
-from service.models import AdminUser, Event, Game, Invitation, db
+from service.mail import queue
+from service.mail.compose import Email
+from service.models import AdminUser, Event, Game, Invitation, OutboxMessage, db
 
 from .helpers import request_invitation
 
@@ -23,6 +25,8 @@ from .helpers import request_invitation
 BEFORE_STARTED_AT = "9095681fc52a"
 # The revision before admins had a session key.
 BEFORE_SESSION_KEYS = "83d3ce401245"
+# The revision before each outbox kind was named as its templates.
+BEFORE_KINDS_AS_TEMPLATES = "6060eb26bc82"
 
 
 def test_migrated_schema_matches_the_models(app: Flask) -> None:
@@ -106,3 +110,27 @@ def test_adding_session_keys_gives_each_admin_a_new_random_one(app: Flask) -> No
         keys = set(db.session.scalars(select(AdminUser.session_key)))
     assert len(keys) == 2 and not keys & before
     assert all(len(key) >= 43 for key in keys)  # 256 bits, as a new account gets
+
+
+def test_naming_kinds_as_their_templates_renames_the_stored_emails(app: Flask) -> None:
+    kinds = ("turn", "game_over", "round_end", "game_ended", "your_games", "link")
+    with app.app_context():
+        for kind in kinds:
+            queue(Email(kind, kind, kind), kind=kind, recipient=f"{kind}@example.com")
+        db.session.commit()
+        db.session.remove()
+        downgrade(revision=BEFORE_KINDS_AS_TEMPLATES)
+        stored = select(OutboxMessage.recipient, OutboxMessage.kind)
+        before = dict(db.session.execute(stored).all())
+        db.session.remove()
+        upgrade()
+        after = dict(db.session.execute(stored).all())
+    assert before == {
+        "turn@example.com": "turn",
+        "game_over@example.com": "over",
+        "round_end@example.com": "round",
+        "game_ended@example.com": "ended",
+        "your_games@example.com": "links",
+        "link@example.com": "link",
+    }
+    assert after == {f"{kind}@example.com": kind for kind in kinds}

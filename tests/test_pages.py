@@ -78,7 +78,7 @@ def test_a_variant_game_through_the_pages(app: Flask, client: FlaskClient, make_
     with app.app_context():
         endings = db.session.scalars(
             select(OutboxMessage.text_body).where(
-                OutboxMessage.game_id == game["id"], OutboxMessage.kind == "over"
+                OutboxMessage.game_id == game["id"], OutboxMessage.kind == "game_over"
             )
         ).all()
     if state["winner"] == "keeper":

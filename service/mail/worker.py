@@ -194,7 +194,7 @@ def _write(message: OutboxMessage) -> bool:
     A request for an address's links is queued bare, so that asking costs the
     same whether or not the address plays here; the worker looks them up.
     """
-    if message.kind == "links":
+    if message.kind == "your_games":
         return notify.write_links(message)
     return True
 

@@ -103,7 +103,7 @@ def test_the_classic_look_reads_right_in_every_email(
         messages = db.session.scalars(select(OutboxMessage)).all()
         kinds = {message.kind for message in messages}
         texts = [f"{m.subject}\n{m.text_body}\n{m.html_body}" for m in messages]
-    assert {"invitation", "turn", "round", "over"} <= kinds
+    assert {"invitation", "turn", "round_end", "game_over"} <= kinds
     for text in texts:
         words = re.sub(r"https?://\S+|<[^>]+>", " ", text)
         for symbol in "♥♦♣♠":

@@ -124,7 +124,7 @@ def test_asking_does_the_same_work_whether_or_not_the_address_plays(
         kim, nobody = (
             db.session.scalars(
                 select(OutboxMessage).where(
-                    OutboxMessage.recipient == address, OutboxMessage.kind == "links"
+                    OutboxMessage.recipient == address, OutboxMessage.kind == "your_games"
                 )
             ).one()
             for address in ("kim@example.com", "nobody@example.com")

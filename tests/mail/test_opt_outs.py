@@ -162,7 +162,7 @@ def test_no_links_email_to_an_address_that_stopped_the_emails_of_every_game_it_p
     ask_for_links(client, "kim@example.com")
     deliver()
     assert len(smtp_server.received) == 1
-    assert kinds(app, "kim@example.com")[-1] == ("links", "skipped")
+    assert kinds(app, "kim@example.com")[-1] == ("your_games", "skipped")
 
 
 def test_a_stop_link_that_is_not_ours_is_not_found(client: FlaskClient, app: Flask) -> None:

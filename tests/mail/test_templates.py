@@ -28,8 +28,8 @@ from .test_invitations import last_link
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots" / "email"
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 KINDS = (
-    "invitation", "turn", "round", "over", "reminder", "ended", "link",
-    "confirm_address", "invite_opponent", "declined", "links",
+    "invitation", "turn", "round_end", "game_over", "reminder", "game_ended", "link",
+    "confirm_address", "invite_opponent", "declined", "your_games",
 )  # fmt: skip
 
 
