@@ -22,8 +22,19 @@ from itsdangerous import BadSignature
 from sqlalchemy import exists, select, update
 
 from . import games, links, notify
-from .mail import compose, queue
-from .models import Address, Event, Game, Invitation, Player, db, insert_new, utcnow
+from .mail import compose, kinds, queue
+from .mail.kinds import Kind
+from .models import (
+    Address,
+    Event,
+    Game,
+    Invitation,
+    OutboxMessage,
+    Player,
+    db,
+    insert_new,
+    utcnow,
+)
 from .rules import other
 
 SALT = "splitmind.invitation"
@@ -343,3 +354,19 @@ def send_links(email: str, language: str | None) -> None:
     """Someone asked for the links of an address's games: the worker emails them to that address."""
     notify.links_requested(games.clean_email(email), language)
     db.session.commit()
+
+
+def _not_blocked(message: OutboxMessage) -> bool:
+    """Whether the recipient still takes the emails anyone can cause by typing an address.
+
+    One that opted out since the email was queued gets none either: the page
+    said the same either way.
+    """
+    return not blocked(message.recipient)
+
+
+kinds.register(
+    Kind("confirm_address", still_wanted=_not_blocked),
+    Kind("invite_opponent", still_wanted=_not_blocked),
+    Kind("declined"),
+)

@@ -9,6 +9,8 @@
 
 A player who stopped notifications for a game gets none for it, except a link
 an admin resends on request.
+
+The kinds of email sent here are registered at the end (see :mod:`.mail.kinds`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from flask import current_app
 from sqlalchemy import select
 
 from .links import player_url, token_for
-from .mail import compose, queue, withdraw_turn
+from .mail import compose, kinds, queue, withdraw_turn
 from .mail.compose import Email
+from .mail.kinds import Kind
 from .models import Game, OutboxMessage, Player, db
 from .perspective import player_view
 from .rules import OVER, State, to_act
@@ -139,3 +142,44 @@ def write_links(message: OutboxMessage) -> bool:
     message.subject, message.text_body, message.html_body = email.subject, email.text, email.html
     message.headers = {**(message.headers or {}), **compose.unsubscribe_headers(stop_all)}
     return True
+
+
+def _owing_a_move(message: OutboxMessage) -> Game | None:
+    """The game in play in which the message's player owes a move and takes emails, if any."""
+    player = db.session.get(Player, message.player_id)
+    if player is None or not player.notify:
+        return None
+    game = db.session.get(Game, player.game_id)
+    if game is None or game.status != "active" or player.seat not in to_act(game.state):
+        return None
+    return game
+
+
+def _turn_wanted(message: OutboxMessage) -> bool:
+    """A turn email is about a move the player owes in a game in play."""
+    return message.player_id is None or _owing_a_move(message) is not None
+
+
+def _reminder_wanted(message: OutboxMessage) -> bool:
+    """A reminder is about a move owed, and about the deadline it was queued for.
+
+    A move or an extension sets a new deadline: a reminder held back by retries
+    must not reach a player who has moved since.
+    """
+    if message.player_id is None:
+        return True
+    game = _owing_a_move(message)
+    return game is not None and game.reminded
+
+
+kinds.register(
+    Kind("invitation"),
+    Kind("turn", still_wanted=_turn_wanted),
+    Kind("round_end"),
+    Kind("game_over"),
+    Kind("game_ended"),
+    Kind("reminder", still_wanted=_reminder_wanted),
+    Kind("link"),
+    # Queued bare, so that asking costs the same whether or not the address plays here.
+    Kind("your_games", write=write_links),
+)

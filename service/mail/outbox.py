@@ -9,6 +9,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from ..models import Game, OutboxMessage, Player, db, utcnow
+from . import kinds
 from .compose import Email
 
 
@@ -32,8 +33,10 @@ def queue(
     waiting: the newest says everything the older one did. (The player's own
     move withdraws it first, see :func:`withdraw_turn`; one is still here if a
     worker was sending it then and the server put it off, or an admin queued
-    it again.)
+    it again.) Raises ``LookupError`` for a kind that is not registered
+    (:mod:`.kinds`).
     """
+    kinds.kind(kind)
     message: OutboxMessage | None = None
     if kind == "turn" and player is not None and player.id is not None:
         message = _queued_turn(player.id)

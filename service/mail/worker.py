@@ -27,10 +27,9 @@ from flask_mail import Connection, Mail, Message
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
-from .. import metrics, notify
-from ..invitations import blocked
-from ..models import Game, OutboxMessage, Player, db, utcnow
-from ..rules import to_act
+from .. import metrics
+from ..models import OutboxMessage, db, utcnow
+from . import kinds
 
 log = logging.getLogger(__name__)
 
@@ -165,40 +164,6 @@ def _due(now: datetime):  # noqa: ANN202 - a SQLAlchemy select
     )
 
 
-def _still_wanted(message: OutboxMessage) -> bool:
-    """Whether a message still matters when its turn comes to be sent.
-
-    A turn email or a reminder is about a move the player owes in a game in
-    play; a reminder, also about the deadline it was queued for (a move or an
-    extension sets a new one): one held back by retries must not reach a player
-    who has moved since. An email anyone can cause by typing an address (confirm
-    it, an invitation) is not sent to an address that opted out, even since it
-    was queued: the page said the same either way.
-    """
-    if message.kind in ("confirm_address", "invite_opponent"):
-        return not blocked(message.recipient)
-    if message.kind not in ("turn", "reminder") or message.player_id is None:
-        return True
-    player = db.session.get(Player, message.player_id)
-    if player is None or not player.notify:
-        return False
-    game = db.session.get(Game, player.game_id)
-    if game is None or game.status != "active" or player.seat not in to_act(game.state):
-        return False
-    return message.kind == "turn" or game.reminded
-
-
-def _write(message: OutboxMessage) -> bool:
-    """Write the email of a message queued as a request; ``False`` when there is none to send.
-
-    A request for an address's links is queued bare, so that asking costs the
-    same whether or not the address plays here; the worker looks them up.
-    """
-    if message.kind == "your_games":
-        return notify.write_links(message)
-    return True
-
-
 def deliver_batch(transport: Transport, size: int = BATCH) -> int:
     """Deliver up to ``size`` due messages, one transaction each; returns how many were handled.
 
@@ -233,17 +198,17 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
 def _deliver(transport: Transport, message: OutboxMessage) -> str:
     """Send one claimed message and write the outcome on its row; returns which one it was.
 
-    ``sent``, ``retried`` (a temporary refusal), ``failed`` or ``skipped``.
-    Raises what says the SMTP server (:class:`ServerUnavailable`, a dropped
-    connection, a socket error) or the database is unavailable. Any other
-    error while the message is written out or sent is this message's failure,
-    kept on its row for the admins, who may queue it again.
+    ``sent``, ``retried`` (a temporary refusal), ``failed`` or ``skipped``
+    (its kind says it no longer matters, or that there is nothing to send: see
+    :mod:`.kinds`). Raises what says the SMTP server (:class:`ServerUnavailable`,
+    a dropped connection, a socket error) or the database is unavailable. Any
+    other error while the message is checked, written out or sent (a kind no
+    longer registered, say) is this message's failure, kept on its row for the
+    admins, who may queue it again.
     """
-    if not _still_wanted(message):
-        message.status = "skipped"
-        return "skipped"
     try:
-        if not _write(message):
+        kind = kinds.kind(message.kind)
+        if not kind.still_wanted(message) or (kind.write is not None and not kind.write(message)):
             message.status = "skipped"
             return "skipped"
         transport.send(message)

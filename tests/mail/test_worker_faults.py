@@ -65,6 +65,27 @@ def test_a_message_that_cannot_be_written_out_fails_alone(
     assert all(m.envelope_to != [WIDE_V] for m in smtp_server.received)
 
 
+def test_a_message_of_a_kind_no_longer_registered_fails_alone(
+    pg_app: Flask, smtp_server: SMTPServer
+) -> None:
+    """A row of a kind this release does not send (queued by a newer one) says why it failed."""
+    with pg_app.app_context():
+        stray, _ = (
+            queue(Email("Hi", "Hi", "<p>Hi</p>"), kind="link", recipient=recipient)
+            for recipient in ("kim@example.com", "sam@example.com")
+        )
+        stray.kind = "postcard"
+        db.session.commit()
+        assert worker.drain() == 2
+    rows = {m.recipient: m for m in outbox(pg_app)}
+    assert (rows["kim@example.com"].status, rows["kim@example.com"].last_error) == (
+        "failed",
+        "LookupError: no email kind 'postcard'",
+    )
+    assert rows["sam@example.com"].status == "sent"
+    assert [m.envelope_to for m in smtp_server.received] == [["sam@example.com"]]
+
+
 def test_an_admin_sees_why_a_message_failed_and_queues_it_again(
     app: Flask, client: FlaskClient, smtp_server: SMTPServer
 ) -> None:
