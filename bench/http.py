@@ -295,7 +295,7 @@ def project_app(postgres: str, workers: int, logs: Path) -> Iterator[App]:
     """The service on a migrated throwaway database, under gunicorn."""
     from service.games import Seating, create_game
     from service.links import token_for
-    from service.models import db
+    from service.unit_of_work import transaction
 
     with scratch_app(postgres, SECRET_KEY=SECRET_KEY) as (flask_app, url):
 
@@ -303,12 +303,12 @@ def project_app(postgres: str, workers: int, logs: Path) -> Iterator[App]:
             dealt = []
             with flask_app.app_context():
                 for seed in seeds:
-                    game = create_game(
-                        Seating(f"keeper{seed}@example.com", "Keeper"),
-                        Seating(f"shadow{seed}@example.com", "Shadow"),
-                        seed=seed,
-                    )
-                    db.session.commit()
+                    with transaction():
+                        game = create_game(
+                            Seating(f"keeper{seed}@example.com", "Keeper"),
+                            Seating(f"shadow{seed}@example.com", "Shadow"),
+                            seed=seed,
+                        )
                     tokens = {seat: token_for(game.player(seat)) for seat in SEATS}
                     dealt.append({"seed": seed, "tokens": tokens})
             return dealt

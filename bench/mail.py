@@ -24,6 +24,7 @@ from bench.scratch import scratch_app  # noqa: E402
 from service.games import Seating, create_game  # noqa: E402
 from service.mail.worker import drain  # noqa: E402
 from service.models import OutboxMessage, db  # noqa: E402
+from service.unit_of_work import transaction  # noqa: E402
 
 
 class Sink:
@@ -52,8 +53,10 @@ def main() -> None:
     try:
         config = {"MAIL_SERVER": "127.0.0.1", "MAIL_PORT": str(port)}
         with scratch_app(args.postgres, **config) as (app, _), app.app_context():
-            for n in range(args.messages // 2):
-                create_game(Seating(f"k{n}@example.com", "K"), Seating(f"s{n}@example.com", "S"))
+            with transaction():
+                for n in range(args.messages // 2):
+                    seats = Seating(f"k{n}@example.com", "K"), Seating(f"s{n}@example.com", "S")
+                    create_game(*seats)
             rows = db.session.scalars(db.select(OutboxMessage)).all()
             fields = [_fields(row) for row in rows]
             db.session.rollback()

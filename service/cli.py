@@ -18,6 +18,7 @@ from .mail import worker
 from .models import Game, db
 from .perspective import describe_status
 from .rules import PRINTED, TRICKS_PER_ROUND, variant_of
+from .unit_of_work import transaction
 
 games_cli = AppGroup("games", help="Create and inspect games.")
 
@@ -44,13 +45,14 @@ def create(
     """Deal a game; print its id, then each seat and its link."""
     start = games.create_match if match else games.create_game
     try:
-        game = start(
-            games.Seating(keeper_email, keeper_name or keeper_email.split("@")[0]),
-            games.Seating(shadow_email, shadow_name or shadow_email.split("@")[0]),
-            seed=seed,
-            look=look,
-            days_per_move=days,
-        )
+        with transaction():
+            game = start(
+                games.Seating(keeper_email, keeper_name or keeper_email.split("@")[0]),
+                games.Seating(shadow_email, shadow_name or shadow_email.split("@")[0]),
+                seed=seed,
+                look=look,
+                days_per_move=days,
+            )
     except games.InvalidGame as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(game.id)

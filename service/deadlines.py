@@ -6,6 +6,7 @@ in play near their deadline, never with the games already finished.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -13,6 +14,7 @@ from sqlalchemy import and_, or_, select
 
 from . import games, metrics
 from .models import Game, db, utcnow
+from .unit_of_work import transaction
 
 REMINDER_BEFORE = timedelta(hours=24)
 # With one day per move, every deadline is already within a day: remind halfway instead.
@@ -28,24 +30,40 @@ class SweepResult:
 
 
 def sweep(now: datetime | None = None) -> SweepResult:
-    """Send due reminders, then end the games whose deadline has passed."""
+    """Send due reminders, then end the games whose deadline has passed.
+
+    Each game is changed in a transaction of its own: one game's lock is held
+    only while that game is handled, and a game that fails undoes no other.
+    """
     now = now or utcnow()
-    soon = db.session.scalars(
-        select(Game.id).where(
-            Game.status == "active",
-            Game.deadline > now,
-            Game.reminded.is_(False),
-            or_(
-                and_(Game.days_per_move > 1, Game.deadline <= now + REMINDER_BEFORE),
-                and_(Game.days_per_move == 1, Game.deadline <= now + SHORT_REMINDER_BEFORE),
-            ),
-        )
-    ).all()
-    late = db.session.scalars(
-        select(Game.id).where(Game.status == "active", Game.deadline <= now)
-    ).all()
-    db.session.rollback()
-    reminded = [game_id for game_id in soon if games.remind(game_id, now)]
-    expired = [game_id for game_id in late if games.expire(game_id, now)]
+    with transaction():
+        soon = db.session.scalars(
+            select(Game.id).where(
+                Game.status == "active",
+                Game.deadline > now,
+                Game.reminded.is_(False),
+                or_(
+                    and_(Game.days_per_move > 1, Game.deadline <= now + REMINDER_BEFORE),
+                    and_(Game.days_per_move == 1, Game.deadline <= now + SHORT_REMINDER_BEFORE),
+                ),
+            )
+        ).all()
+        late = db.session.scalars(
+            select(Game.id).where(Game.status == "active", Game.deadline <= now)
+        ).all()
+    reminded = _each(soon, games.remind, now)
+    expired = _each(late, games.expire, now)
     metrics.SWEEPS.inc()
     return SweepResult(reminded=reminded, expired=expired)
+
+
+def _each(
+    game_ids: Sequence[int], step: Callable[[int, datetime], Game | None], now: datetime
+) -> list[int]:
+    """Run ``step`` on each game, one transaction each; returns the games it changed."""
+    changed = []
+    for game_id in game_ids:
+        with transaction():
+            if step(game_id, now) is not None:
+                changed.append(game_id)
+    return changed

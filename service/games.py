@@ -1,11 +1,15 @@
 """The game service: the one place where games are created and moves are applied.
 
 The pages, the JSON API, the command line, the admin dashboard and the
-deadline sweep all call these functions; each call is one transaction.
+deadline sweep all call these functions. Each one flushes what it changed and
+logs it; it never commits. Whoever calls it owns the transaction
+(:func:`service.unit_of_work.transaction`), so calls compose: a second move
+can follow a first inside one transaction, under the same locks and checks.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -34,6 +38,9 @@ from .rules import (
     to_act,
 )
 from .rules.labels import LOOKS
+from .unit_of_work import after_commit
+
+log = logging.getLogger(__name__)
 
 
 class MoveError(Exception):
@@ -124,7 +131,6 @@ def create_game(
     match: Match | None = None,
     match_game: int | None = None,
     waiting: bool = False,
-    commit: bool = True,
 ) -> Game:
     """Deal a new game, seat both players with fresh links, and queue the invitations.
 
@@ -166,8 +172,7 @@ def create_game(
     if not waiting:
         _start(game)
     db.session.flush()
-    if commit:
-        db.session.commit()
+    log.info("game %d dealt: %s", game.id, "waiting for its players" if waiting else "started")
     return game
 
 
@@ -179,15 +184,15 @@ def _start(game: Game) -> None:
     notify.game_started(game)
 
 
-def start_waiting_game(game_id: int, *, commit: bool = True) -> Game:
+def start_waiting_game(game_id: int) -> Game:
     """Start a game that waited for its players: deadlines run and invitations go out."""
     game = lock_game(game_id)
     if game.status != "waiting":
         raise GameClosed(f"This game is {describe_status(game.status)}.")
     _start(game)
     game.events.add(Event(kind="started", version=game.version))
-    if commit:
-        db.session.commit()
+    db.session.flush()
+    log.info("game %d started", game.id)
     return game
 
 
@@ -197,6 +202,8 @@ def drop_waiting_game(game_id: int, reason: str) -> None:
     if game.status == "waiting":
         _close(game, "cancelled", None)
         game.events.add(Event(kind="cancelled", version=game.version, note=reason))
+        db.session.flush()
+        log.info("game %d cancelled before it started: %s", game.id, reason)
 
 
 def create_match(keeper: Seating, shadow: Seating, **options: Any) -> Game:
@@ -235,16 +242,13 @@ def apply_move(player_id: int, version: object, action: object) -> Game:
             raise IllegalMove(exc) from None
         _record(game, player.seat, action, state)
         player.history_mark = len(state["history"])
-        db.session.commit()
+        db.session.flush()
     except StaleDataError:
-        db.session.rollback()
         raise StaleVersion(
             "Another move was applied at the same moment: reload and try again."
         ) from None
-    except BaseException:
-        db.session.rollback()
-        raise
-    metrics.MOVES.inc()
+    log.info("game %d: the %s moved (version %d)", game.id, player.seat, game.version)
+    after_commit(metrics.MOVES.inc)
     return game
 
 
@@ -342,12 +346,13 @@ def _start_second_game(first: Game) -> Game:
         days_per_move=first.days_per_move or 0,
         match=first.match,
         match_game=2,
-        commit=False,
     )
 
 
 def _admin_event(game: Game, actor: str, note: str, kind: str = "admin") -> None:
+    """Log a change made other than by a move, in the game's log and the service's."""
     game.events.add(Event(kind=kind, version=game.version, actor=actor, note=note))
+    log.info("game %d: %s (%s)", game.id, note, actor)
 
 
 def _close(game: Game, status: str, winner: str | None) -> None:
@@ -377,7 +382,7 @@ def cancel_game(game_id: int, actor: str) -> Game:
     _admin_event(game, actor, "cancelled the game")
     if started:
         notify.ended(game)
-    db.session.commit()
+    db.session.flush()
     return game
 
 
@@ -390,7 +395,7 @@ def declare_forfeit(game_id: int, seat: str, actor: str) -> Game:
     figures.record(game)
     _admin_event(game, actor, f"declared a forfeit by the {seat}", kind="forfeit")
     notify.ended(game)
-    db.session.commit()
+    db.session.flush()
     return game
 
 
@@ -409,7 +414,7 @@ def extend_deadline(game_id: int, days: int, actor: str) -> Game:
     game.deadline = start + timedelta(days=days)
     game.reminded = False
     _admin_event(game, actor, f"extended the deadline by {days} day{'s' if days > 1 else ''}")
-    db.session.commit()
+    db.session.flush()
     return game
 
 
@@ -421,7 +426,7 @@ def rotate_link(player_id: int, actor: str) -> Player:
     lock_game(player.game_id)
     player.link_key = new_link_key()
     _admin_event(player.game, actor, f"rotated the {player.seat}'s link")
-    db.session.commit()
+    db.session.flush()
     return player
 
 
@@ -433,7 +438,7 @@ def resend_link(player_id: int, actor: str) -> Player:
     lock_game(player.game_id)
     notify.link(player)
     _admin_event(player.game, actor, f"resent the {player.seat}'s link")
-    db.session.commit()
+    db.session.flush()
     return player
 
 
@@ -444,7 +449,6 @@ def expire(game_id: int, now: datetime) -> Game | None:
     """
     game = lock_game(game_id)
     if game.status != "active" or game.deadline is None or game.deadline > now:
-        db.session.rollback()
         return None
     late = to_act(game.state)
     if len(late) == 2:
@@ -454,7 +458,7 @@ def expire(game_id: int, now: datetime) -> Game | None:
         _close(game, "timed_out", other(late[0]))
         _admin_event(game, "deadline", f"the {late[0]} ran out of time", kind="timeout")
     notify.ended(game)
-    db.session.commit()
+    db.session.flush()
     return game
 
 
@@ -462,11 +466,11 @@ def remind(game_id: int, now: datetime) -> Game | None:
     """Remind whoever owes a move that their deadline is near (once per deadline)."""
     game = lock_game(game_id)
     if game.status != "active" or game.reminded or game.deadline is None or game.deadline <= now:
-        db.session.rollback()
         return None
     game.reminded = True
     notify.reminder(game)
-    db.session.commit()
+    db.session.flush()
+    log.info("game %d: a reminder of the deadline to %s", game.id, game.to_act)
     return game
 
 

@@ -114,7 +114,6 @@ def request_game(request: Request) -> Invitation:
         look=request.look,
         days_per_move=request.days_per_move or 0,
         waiting=True,
-        commit=False,
     )
     invitation = Invitation(
         game_id=game.id,
@@ -175,7 +174,7 @@ def respond(invitation: Invitation, accept: bool) -> Player | None:
         if game.status != "waiting":  # an admin cancelled it
             invitation.status = "closed"
         elif accept:
-            games.start_waiting_game(game.id, commit=False)
+            games.start_waiting_game(game.id)
             invitation.status = "accepted"
             _address(invitation.opponent_email).confirmed_at = utcnow()
             started = next(p for p in game.players if p.email == invitation.opponent_email)
@@ -266,7 +265,6 @@ def propose_rematch(player: Player) -> Invitation:
         look=game.look,
         days_per_move=game.days_per_move or 0,
         waiting=True,
-        commit=False,
     )
     invitation = Invitation(
         status="invited",

@@ -25,6 +25,7 @@ from service import create_app
 from service.games import Seating, create_game
 from service.links import token_for
 from service.models import Game, db
+from service.unit_of_work import transaction
 
 from .smtp import SMTPServer
 
@@ -183,7 +184,7 @@ def make_game(app: Flask) -> Callable[..., dict[str, Any]]:
     """
 
     def make(seed: int = 7, **options: Any) -> dict[str, Any]:
-        with app.app_context():
+        with app.app_context(), transaction():
             game = create_game(
                 Seating(
                     "kim@example.com",

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from service import games, invitations
 from service.mail.compose import unsubscribe_token
 from service.models import Address, Invitation, db
+from service.unit_of_work import transaction
 
 from .helpers import at_once, request_invitation
 
@@ -43,7 +44,7 @@ def test_a_creator_confirming_invitations_at_once_is_one_address(pg_app: Flask) 
 def test_unsubscribes_racing_a_confirmation_are_one_address(pg_app: Flask) -> None:
     for attempt in range(3):
         player = f"sam{attempt}@example.com"
-        with pg_app.app_context():
+        with pg_app.app_context(), transaction():
             seats = [
                 games.create_game(
                     games.Seating(f"kim{attempt}-{n}@example.com", "Kim"),

@@ -11,6 +11,7 @@ from flask.testing import FlaskClient
 from werkzeug.exceptions import TooManyRequests
 
 from service.rules import SEATS, other
+from service.unit_of_work import transaction
 
 from .conftest import load_game
 from .helpers import pick_action, play_to_end
@@ -283,7 +284,7 @@ def test_a_game_ended_by_an_admin_shows_a_new_version(app, client, make_game) ->
 
     game = make_game(seed=21)
     before = client.get(f"/api/play/{game['keeper']}").get_json()
-    with app.app_context():
+    with app.app_context(), transaction():
         service.declare_forfeit(game["id"], "shadow", actor="ada")
     after = client.get(f"/api/play/{game['keeper']}").get_json()
     assert after["version"] > before["version"]

@@ -30,6 +30,7 @@ from service.links import token_for
 from service.models import Player, db
 from service.perspective import player_view
 from service.rules import SEATS, other
+from service.unit_of_work import transaction
 
 from .helpers import pick_action
 
@@ -81,7 +82,8 @@ def answer_as_opponent(app: Flask, player_id: int, rng: random.Random) -> None:
         assert opponent is not None
         view = player_view(opponent)
         if view["your_turn"]:
-            games.apply_move(opponent.id, view["version"], pick_action(view, rng))
+            with transaction():
+                games.apply_move(opponent.id, view["version"], pick_action(view, rng))
 
 
 def run_schemathesis(schema: schemathesis.BaseSchema) -> tuple[list[str], Counter[Answer]]:
@@ -112,7 +114,7 @@ def run_schemathesis(schema: schemathesis.BaseSchema) -> tuple[list[str], Counte
 @pytest.mark.parametrize("seat", SEATS)
 def test_schemathesis_finds_nothing(pg_app: Flask, seat: str) -> None:
     """No server error, undocumented answer, refused valid move or accepted invalid one."""
-    with pg_app.app_context():
+    with pg_app.app_context(), transaction():
         game = create_game(
             Seating("kim@example.com", "Kim"), Seating("sam@example.com", "Sam"), seed=5
         )

@@ -23,7 +23,7 @@ def test_create_prints_the_id_and_each_seat_with_its_link(app: Flask, runner) ->
               "--keeper-name", "Kim", "--seed", "12"]
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    lines = result.output.strip().splitlines()
+    lines = result.stdout.strip().splitlines()
     game_id = int(lines[0])
     seats = dict(line.split(" ", 1) for line in lines[1:])
     assert set(seats) == {"keeper", "shadow"}

@@ -12,6 +12,7 @@ from flask import Flask
 from service.games import Seating, create_game
 from service.links import token_for
 from service.models import Event, Game, db
+from service.unit_of_work import transaction
 
 from .helpers import at_once, pick_action
 
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.postgres
 
 
 def new_game(app: Flask, seed: int) -> dict[str, Any]:
-    with app.app_context():
+    with app.app_context(), transaction():
         game = create_game(
             Seating("kim@example.com", "Kim"), Seating("sam@example.com", "Sam"), seed=seed
         )

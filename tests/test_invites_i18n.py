@@ -13,6 +13,7 @@ from sqlalchemy import select
 from service import invitations
 from service.mail import compose
 from service.models import Address, Game, Invitation, Player, db, utcnow
+from service.unit_of_work import transaction
 
 from .helpers import NEW_GAME_FORM, play_to_end
 from .helpers import ask_for_game as ask
@@ -149,7 +150,7 @@ def test_a_closed_invitation_in_french(app: Flask, client: FlaskClient) -> None:
 
     ask(client, FRENCH)
     client.post(invitation_link(app, "confirm"))
-    with app.app_context():
+    with app.app_context(), transaction():
         games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
     response = client.post(
         invitation_link(app, "respond"), data={"answer": "accept"}, headers=FRENCH
@@ -212,11 +213,10 @@ def test_rematch_refusals_in_french(app: Flask, client: FlaskClient, make_game) 
     from service import games
 
     cancelled, finished = make_game(seed=31), make_game(seed=32)
-    with app.app_context():
+    with app.app_context(), transaction():
         games.cancel_game(cancelled["id"], "alice")
         games.declare_forfeit(finished["id"], "keeper", "alice")
         db.session.add(Address(email="sam@example.com", declined_at=utcnow()))
-        db.session.commit()
     for token, reason in (
         (cancelled["keeper"], f"La partie {cancelled['id']} a été annulée : pas de revanche."),
         (finished["keeper"], "Sam a demandé à ne pas recevoir d’invitations de ce service."),

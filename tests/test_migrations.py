@@ -18,6 +18,7 @@ from service.games import Seating
 from service.mail import queue
 from service.mail.compose import Email
 from service.models import AdminUser, Event, Game, Invitation, OutboxMessage, db
+from service.unit_of_work import transaction
 
 from .helpers import request_invitation
 
@@ -50,21 +51,24 @@ def _invite(opponent: str) -> Invitation:
 
 def test_adding_started_at_fills_it_in_for_games_that_started(app: Flask) -> None:
     with app.app_context():
-        in_play = games.create_game(Seating("k1@example.com", "K"), Seating("s1@example.com", "S"))
-        cancelled = games.create_game(
-            Seating("k2@example.com", "K"), Seating("s2@example.com", "S")
-        )
-        games.cancel_game(cancelled.id, actor="ada")
-        waiting = _invite("waiting@example.com")
-        declined = _invite("declined@example.com")
-        invitations.respond(declined, accept=False)
-        withdrawn = _invite("withdrawn@example.com")
-        games.cancel_game(withdrawn.game_id, actor="ada")
-        accepted = _invite("accepted@example.com")
-        invitations.respond(accepted, accept=True)
-        ended = _invite("ended@example.com")
-        invitations.respond(ended, accept=True)
-        games.cancel_game(ended.game_id, actor="ada")
+        with transaction():
+            in_play = games.create_game(
+                Seating("k1@example.com", "K"), Seating("s1@example.com", "S")
+            )
+            cancelled = games.create_game(
+                Seating("k2@example.com", "K"), Seating("s2@example.com", "S")
+            )
+            games.cancel_game(cancelled.id, actor="ada")
+            waiting = _invite("waiting@example.com")
+            declined = _invite("declined@example.com")
+            invitations.respond(declined, accept=False)
+            withdrawn = _invite("withdrawn@example.com")
+            games.cancel_game(withdrawn.game_id, actor="ada")
+            accepted = _invite("accepted@example.com")
+            invitations.respond(accepted, accept=True)
+            ended = _invite("ended@example.com")
+            invitations.respond(ended, accept=True)
+            games.cancel_game(ended.game_id, actor="ada")
         ids = {
             "in play": in_play.id,
             "cancelled in play": cancelled.id,

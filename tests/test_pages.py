@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from service.models import OutboxMessage, db
 from service.rules import SEATS, Variant
+from service.unit_of_work import transaction
 
 from .conftest import load_game
 from .helpers import MoveForm, error_text, form_data, pick_action, redeal
@@ -261,7 +262,7 @@ def test_a_forfeit_is_shown_as_one(app, client, make_game) -> None:
     from service import games
 
     game = make_game(seed=4)
-    with app.app_context():
+    with app.app_context(), transaction():
         games.declare_forfeit(game["id"], "shadow", actor="ada")
     html = page(client, game["keeper"])
     assert "Game over: the Keeper wins." in html and "The game ended by forfeit." in html

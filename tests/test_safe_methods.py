@@ -17,6 +17,7 @@ from service.admin.auth import create_admin
 from service.games import declare_forfeit
 from service.models import OutboxMessage, Player, db
 from service.rules import SEATS
+from service.unit_of_work import transaction
 
 from .admin.conftest import ADMIN, PASSWORD, sign_in
 from .conftest import BASE_URL
@@ -149,7 +150,7 @@ def test_get_and_head_change_nothing_on_any_page(
     ]
     for moment in ("in play", "ended"):
         if moment == "ended":
-            with app.app_context():
+            with app.app_context(), transaction():
                 declare_forfeit(game["id"], "keeper", ADMIN)
         before = snapshot(app)
         reached = visited(app, [client, admin], urls)

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import logging
+import random
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from flask import Flask
 from sqlalchemy import func, select
 
-from service.models import Address, db
+from service import games
+from service.models import Address, Event, Game, OutboxMessage, Player, db
+from service.rules import to_act
 from service.unit_of_work import RolledBack, after_commit, transaction
+
+from .helpers import pick_action
 
 
 def committed_addresses() -> int:
@@ -82,3 +89,57 @@ def test_a_failing_after_commit_action_is_logged_and_the_rest_run(
 def test_after_commit_needs_a_transaction(ctx: Flask) -> None:
     with pytest.raises(RuntimeError, match="inside a transaction"):
         after_commit(lambda: None)
+
+
+def committed_version(game_id: int) -> int:
+    """The game's version as another connection sees it."""
+    with db.engine.connect() as other:
+        return other.scalar(select(Game.version).where(Game.id == game_id))
+
+
+def next_move(game: Game, rng: random.Random) -> tuple[Player, int, dict[str, Any]]:
+    """Whoever owes a move, the version they see and a legal move of theirs."""
+    player = game.player(to_act(game.state)[0])
+    view = games.player_view(player)
+    return player, view["version"], pick_action(view, rng)
+
+
+def test_a_move_can_follow_another_inside_one_transaction(
+    app: Flask, make_game: Callable[..., dict[str, Any]]
+) -> None:
+    """As a computer's reply follows a human's move: the same rules, one commit."""
+    game_id = make_game(seed=5)["id"]
+    rng = random.Random(5)
+    with app.app_context():
+        game = db.session.get(Game, game_id)
+        with transaction():
+            for _ in range(2):
+                player, version, action = next_move(game, rng)
+                games.apply_move(player.id, version, action)
+            assert (game.version, committed_version(game_id)) == (2, 0)
+        assert committed_version(game_id) == 2
+        moves = db.session.scalars(
+            select(Event.seat).where(Event.game_id == game_id, Event.kind == "move")
+        ).all()
+        assert sorted(moves) == ["keeper", "shadow"]
+
+
+def test_a_refused_second_move_undoes_the_first(
+    app: Flask, make_game: Callable[..., dict[str, Any]]
+) -> None:
+    game_id = make_game(seed=5)["id"]
+    rng = random.Random(5)
+    with app.app_context():
+        queued = db.session.scalar(select(func.count()).select_from(OutboxMessage))
+        game = db.session.get(Game, game_id)
+        with pytest.raises(games.StaleVersion), transaction():
+            player, version, action = next_move(game, rng)
+            games.apply_move(player.id, version, action)
+            player, _, action = next_move(game, rng)
+            games.apply_move(player.id, 99, action)  # a version the game never had
+        db.session.expire_all()
+        assert (game.version, committed_version(game_id)) == (0, 0)
+        assert db.session.scalars(select(Event.kind).where(Event.game_id == game_id)).all() == [
+            "created"
+        ]
+        assert db.session.scalar(select(func.count()).select_from(OutboxMessage)) == queued

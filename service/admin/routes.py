@@ -21,6 +21,7 @@ from .. import games
 from ..mail.outbox import requeue
 from ..models import OPEN_STATUSES, Event, Game, OutboxMessage, Player, db, utcnow
 from ..rules import variant_of
+from ..unit_of_work import transaction
 from . import bp, cache, gamepage, listing, stats
 from .forms import (
     CancelForm,
@@ -163,14 +164,17 @@ def _act(
     form: FlaskForm | None = None,
     invalid: str = "",
 ) -> BaseResponse:
-    """Check the form, run a service call for the signed-in admin, say how it went."""
+    """Check the form, run a service call for the signed-in admin, say how it went.
+
+    The call is one transaction: a refusal leaves nothing of it behind.
+    """
     if form is not None and not form.validate():
         flash(invalid, "error")
         return _done(game_id)
     try:
-        action()
+        with transaction():
+            action()
     except (games.MoveError, games.InvalidGame) as exc:
-        db.session.rollback()
         flash(getattr(exc, "message", str(exc)), "error")
     else:
         cache.forget()

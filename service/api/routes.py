@@ -11,6 +11,7 @@ from ..errors import NOT_FOUND, error_response
 from ..links import player_for
 from ..perspective import player_view
 from ..rules import ActionError, parse_action
+from ..unit_of_work import transaction
 from . import bp
 from .openapi import document
 
@@ -32,7 +33,8 @@ def move(token: str):  # noqa: ANN201
         return error_response(404, "not_found", NOT_FOUND)
     try:
         version, action = _read_move(request.get_json(silent=True), player.seat)
-        games.apply_move(player.id, version, action)
+        with transaction():
+            games.apply_move(player.id, version, action)
     except games.IllegalMove as exc:  # the rule's name lets a client explain it in its own words
         return error_response(exc.status, exc.code, exc.message, rule=exc.rule)
     except games.MoveError as exc:

@@ -12,6 +12,7 @@ from ..models import Player
 from ..perspective import player_view, set_language
 from ..rules import other
 from ..rules.labels import LOOKS
+from ..unit_of_work import transaction
 from . import bp
 from .annotations import page_context
 from .forms import LanguageForm, MoveForm
@@ -43,7 +44,8 @@ def move(token: str):  # noqa: ANN201
     if action is None:
         return _page(player, token, form.problem, 400)
     try:
-        games.apply_move(player.id, form.version.data, action)
+        with transaction():
+            games.apply_move(player.id, form.version.data, action)
     except games.MoveError as exc:
         return _page(player, token, exc, exc.status)
     return redirect(url_for("players.play", token=token), code=303)

@@ -15,6 +15,7 @@ from service import games
 from service.admin.auth import create_admin
 from service.models import Game, db
 from service.rules import to_act
+from service.unit_of_work import transaction
 
 from ..helpers import csrf_token, pick_action
 
@@ -66,4 +67,5 @@ def play(
                 return state
             player = game.player(rng.choice(to_act(state)))
             view = games.player_view(player)
-            games.apply_move(player.id, game.version, pick_action(view, rng))
+            with transaction():
+                games.apply_move(player.id, game.version, pick_action(view, rng))

@@ -16,6 +16,7 @@ from service import games
 from service.admin import listing
 from service.models import Game, OutboxMessage, db, utcnow
 from service.rules import Variant, card_label, run, summary, to_act
+from service.unit_of_work import transaction
 
 from ..helpers import pick_action, redeal
 from ..secrecy import leaks
@@ -23,7 +24,7 @@ from .conftest import play
 
 
 def new_game(app: Flask, keeper: str, shadow: str, seed: int = 7, **options: Any) -> int:
-    with app.app_context():
+    with app.app_context(), transaction():
         return games.create_game(
             games.Seating(keeper, keeper.split("@")[0]),
             games.Seating(shadow, shadow.split("@")[0]),
@@ -81,7 +82,7 @@ def test_list_filters_and_counts(app, admin) -> None:
     second = new_game(app, "cat@example.com", "ann@example.com", seed=2)
     third = new_game(app, "dan@example.com", "eve@example.com", seed=3)
     fourth = new_game(app, "fay@example.com", "gus@example.com", seed=4, days_per_move=0)
-    with app.app_context():
+    with app.app_context(), transaction():
         games.cancel_game(third, actor="ada")
     # In the first game the Keeper has chosen: only the Shadow owes the exchange.
     play(app, first, seed=5, until=lambda state: to_act(state) != ["keeper", "shadow"])
@@ -170,7 +171,7 @@ def test_a_live_game_page_shows_no_hidden_card(app, admin) -> None:
         assert seed_note not in html and ": gave" not in html
         swaps += state["phase"] == "swap"
         checked += 1
-        with app.app_context():
+        with app.app_context(), transaction():
             games.apply_move(player.id, version, action)
     assert checked > 40
     html = admin.get(f"/admin/games/{game_id}").get_data(as_text=True)

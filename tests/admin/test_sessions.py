@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from service import games
 from service.models import AdminUser, Event, db
+from service.unit_of_work import transaction
 
 from .conftest import ADMIN, PASSWORD, csrf_token, sign_in
 
@@ -80,7 +81,7 @@ def test_removing_an_admin_ends_their_sessions_and_keeps_their_name_in_the_log(
     app, admin, runner, make_game
 ) -> None:
     game_id = make_game()["id"]
-    with app.app_context():
+    with app.app_context(), transaction():
         games.cancel_game(game_id, actor=ADMIN)
     copy = session_cookie(admin)
     result = runner.invoke(args=["admin", "remove-user", ADMIN, "--yes"])

@@ -18,6 +18,7 @@ from service.admin.routes import duration
 from service.models import Event, Game, GameFigures, db, utcnow
 from service.rules import is_elixir
 from service.rules.cards import suit_of
+from service.unit_of_work import transaction
 
 from ..helpers import request_invitation
 from .conftest import play
@@ -73,8 +74,9 @@ def test_the_statistics_page_matches_games_played_to_the_end(app, admin) -> None
     play(app, timed_out, seed=9, until=lambda s: len(games.to_act(s)) == 1)
     new_game(app, "live1@example.com", "live2@example.com", seed=5)
     with app.app_context():
-        games.cancel_game(cancelled, actor="ada")
-        games.declare_forfeit(forfeited, "keeper", actor="ada")
+        with transaction():
+            games.cancel_game(cancelled, actor="ada")
+            games.declare_forfeit(forfeited, "keeper", actor="ada")
         late = datetime.now(UTC) - timedelta(minutes=1)
         db.session.execute(
             update(Game).where(Game.id.in_([abandoned, timed_out])).values(deadline=late)
@@ -152,16 +154,19 @@ def test_weeks_start_on_monday_in_utc(app) -> None:
         "long ago": (monday - timedelta(weeks=30), "finished"),
     }
     with app.app_context():
-        for n, (moment, status) in enumerate(dates.values()):
-            game = games.create_game(
-                games.Seating(f"k{n}@example.com", "K"), games.Seating(f"s{n}@example.com", "S")
+        with transaction():
+            for n, (moment, status) in enumerate(dates.values()):
+                game = games.create_game(
+                    games.Seating(f"k{n}@example.com", "K"),
+                    games.Seating(f"s{n}@example.com", "S"),
+                )
+                game.status, game.started_at, game.finished_at = status, moment, moment
+            waiting = games.create_game(
+                games.Seating("w1@example.com", "W"),
+                games.Seating("w2@example.com", "V"),
+                waiting=True,
             )
-            game.status, game.started_at, game.finished_at = status, moment, moment
-        waiting = games.create_game(
-            games.Seating("w1@example.com", "W"), games.Seating("w2@example.com", "V"), waiting=True
-        )
-        waiting.created_at = monday
-        db.session.commit()
+            waiting.created_at = monday
         weeks = stats.weekly(now, weeks=3)
     assert [week.start.isoformat() for week in weeks] == ["2026-03-09", "2026-03-02", "2026-02-23"]
     assert [(w.started, w.finished, w.timeouts, w.cancelled) for w in weeks] == [
@@ -184,7 +189,8 @@ def test_a_declined_invitation_is_no_game_started_or_cancelled(app) -> None:
         (this_week,) = stats.weekly(utcnow(), weeks=1)
         assert (this_week.started, this_week.cancelled) == (1, 0)
         # Cancelled once in play, the accepted game counts as cancelled.
-        games.cancel_game(started[0], actor="ada")
+        with transaction():
+            games.cancel_game(started[0], actor="ada")
         (this_week,) = stats.weekly(utcnow(), weeks=1)
         assert (this_week.started, this_week.finished, this_week.cancelled) == (1, 0, 1)
 
@@ -196,7 +202,8 @@ def test_figures_are_written_when_a_game_finishes(app) -> None:
     forfeited = new_game(app, "f1@example.com", "f2@example.com", seed=9)
     new_game(app, "live1@example.com", "live2@example.com", seed=10)
     with app.app_context():
-        games.declare_forfeit(forfeited, "shadow", actor="ada")
+        with transaction():
+            games.declare_forfeit(forfeited, "shadow", actor="ada")
         rows = {row.game_id: row for row in db.session.scalars(select(GameFigures))}
         assert sorted(rows) == [*ids, forfeited]
         assert rows[forfeited].complete is False and rows[ids[0]].complete is True
@@ -209,8 +216,9 @@ def test_figures_are_written_when_a_game_finishes(app) -> None:
 def test_missing_figures_are_filled_in_by_the_command(app) -> None:
     ids = [new_game(app, f"k{n}@example.com", f"s{n}@example.com", seed=n) for n in range(3)]
     with app.app_context():
-        for game_id in ids:
-            games.declare_forfeit(game_id, "shadow", actor="ada")
+        with transaction():
+            for game_id in ids:
+                games.declare_forfeit(game_id, "shadow", actor="ada")
         db.session.execute(GameFigures.__table__.delete())
         db.session.commit()
         assert stats.summarize_finished(limit=2) == (2, True)

@@ -19,6 +19,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from service.games import Seating, create_game
 from service.links import token_for
+from service.unit_of_work import transaction
 
 from ..conftest import IN_CI
 
@@ -83,7 +84,7 @@ def new_game(pg_app: Flask, live_server: str) -> Callable[..., dict[str, Any]]:
     """Create a game on the live server; returns its id and each seat's page address."""
 
     def make(seed: int, **options: Any) -> dict[str, Any]:
-        with pg_app.app_context():
+        with pg_app.app_context(), transaction():
             game = create_game(
                 Seating("kim@example.com", "Kim", options.pop("keeper_language", None)),
                 Seating("sam@example.com", "Sam", options.pop("shadow_language", None)),

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from service import games, invitations
 from service.links import token_for
 from service.models import Event, Game, Invitation, OutboxMessage, db
+from service.unit_of_work import transaction
 
 from ..helpers import at_once
 
@@ -99,7 +100,7 @@ def test_accept_racing_decline_ends_one_way(pg_app: Flask) -> None:
 
 
 def test_a_rematch_asked_by_both_players_at_once_is_one_invitation(pg_app: Flask) -> None:
-    with pg_app.app_context():
+    with pg_app.app_context(), transaction():
         game = games.create_game(
             games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
         )

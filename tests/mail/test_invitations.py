@@ -13,6 +13,7 @@ from service import invitations
 from service.links import token_for
 from service.mail import compose
 from service.models import Address, Game, Invitation, OutboxMessage, Player, db, utcnow
+from service.unit_of_work import transaction
 
 from ..conftest import BASE_URL
 from ..helpers import NEW_GAME_FORM, ask_for_game
@@ -238,7 +239,7 @@ def test_the_opponent_asking_too_is_shown_the_invitation_they_were_sent(
     from service import games
 
     game = make_game()
-    with app.app_context():
+    with app.app_context(), transaction():
         games.declare_forfeit(game["id"], "shadow", "alice")
     assert client.post(f"/rematch/{game['keeper']}").status_code == 200
     response = client.post(f"/rematch/{game['shadow']}")
@@ -253,7 +254,7 @@ def test_a_declined_rematch_tells_the_requester(
     from service import games
 
     game = make_game()
-    with app.app_context():
+    with app.app_context(), transaction():
         games.declare_forfeit(game["id"], "keeper", "alice")
     client.post(f"/rematch/{game['shadow']}")
     deliver()
@@ -276,7 +277,7 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_addr
 
     live = make_game(seed=31)
     cancelled = make_game(seed=32)
-    with app.app_context():
+    with app.app_context(), transaction():
         games.cancel_game(cancelled["id"], "alice")
         match = games.create_match(
             games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
@@ -293,10 +294,9 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_addr
             assert response.status_code == 409, reason
             assert reason in response.get_data(as_text=True)
     finished = make_game(seed=34)
-    with app.app_context():
+    with app.app_context(), transaction():
         games.declare_forfeit(finished["id"], "shadow", "alice")
         db.session.add(Address(email="sam@example.com", unsubscribed_at=utcnow()))
-        db.session.commit()
     for method in (client.get, client.post):
         response = method(f"/rematch/{finished['keeper']}")
         assert response.status_code == 409
@@ -330,7 +330,7 @@ def test_a_game_closed_under_the_answer_shows_the_page(
 ) -> None:
     from service import games
 
-    def closed(game_id: int, *, commit: bool = True) -> None:
+    def closed(game_id: int) -> None:
         raise games.GameClosed("This game is cancelled.")
 
     invite = invited(client, smtp_server, deliver)
@@ -376,7 +376,7 @@ def test_an_invitation_closes_when_an_admin_cancels_its_game(
     from service import games
 
     invite = invited(client, smtp_server, deliver)
-    with app.app_context():
+    with app.app_context(), transaction():
         games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
     response = client.post(invite, data={"answer": "accept"})
     assert response.status_code == 200
@@ -396,7 +396,7 @@ def test_confirming_after_an_admin_cancelled_the_game_closes_the_invitation(
     ask(client)
     deliver()
     confirm = last_link(smtp_server, "ann@example.com", "/invitations/")
-    with app.app_context():
+    with app.app_context(), transaction():
         games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
     response = client.post(confirm)
     assert response.status_code == 200

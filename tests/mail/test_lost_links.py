@@ -8,6 +8,7 @@ from sqlalchemy import event, select
 
 from service import games
 from service.models import OutboxMessage, db
+from service.unit_of_work import transaction
 
 from ..helpers import csrf_token, play_to_end
 from ..secrecy import hidden_cards, leaks
@@ -25,7 +26,7 @@ def test_the_links_of_games_in_play_go_to_their_address(
     live = [make_game(seed=n) for n in (1, 2)]
     finished = make_game(seed=3)
     play_to_end(client, finished, seed=3)
-    with app.app_context():
+    with app.app_context(), transaction():
         other = games.create_game(
             games.Seating("zoe@example.com", "Zoe"), games.Seating("sam@example.com", "Sam")
         )

@@ -11,6 +11,7 @@ from service import games
 from service.links import token_for
 from service.models import Game, db
 from service.rules import return_match
+from service.unit_of_work import transaction
 
 from ..helpers import play_to_end
 
@@ -27,7 +28,7 @@ def tokens(app: Flask, game_id: int) -> dict[str, str | int]:
 def test_a_return_match_plays_two_games_and_scores_them(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
-    with app.app_context():
+    with app.app_context(), transaction():
         first_id = games.create_match(
             games.Seating("kim@example.com", "Kim"),
             games.Seating("sam@example.com", "Sam"),
@@ -76,7 +77,7 @@ def test_a_timeout_ends_the_match(app: Flask, client: FlaskClient) -> None:
 
     from service.deadlines import sweep
 
-    with app.app_context():
+    with app.app_context(), transaction():
         first = games.create_match(
             games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam"), seed=3
         )
@@ -101,10 +102,13 @@ def test_a_cancelled_match_ends_without_a_winner_and_is_no_draw(
     app: Flask, client: FlaskClient
 ) -> None:
     with app.app_context():
-        first = games.create_match(
-            games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam"), seed=3
-        )
-        games.cancel_game(first.id, "ada")
+        with transaction():
+            first = games.create_match(
+                games.Seating("kim@example.com", "Kim"),
+                games.Seating("sam@example.com", "Sam"),
+                seed=3,
+            )
+            games.cancel_game(first.id, "ada")
         ids = tokens(app, first.id)
     match = client.get(f"/api/play/{ids['keeper']}").get_json()["match"]
     assert (match["over"], match["winner"], match["draw"]) == (True, None, False)

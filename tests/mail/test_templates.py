@@ -21,6 +21,7 @@ from sqlalchemy import select
 from service import games, invitations
 from service.deadlines import sweep
 from service.models import Game, OutboxMessage, db
+from service.unit_of_work import transaction
 
 from ..helpers import play_to_end
 from .test_invitations import last_link
@@ -98,7 +99,8 @@ def emails(
             deadline = db.session.get(Game, second["id"]).deadline
             sweep(deadline - timedelta(hours=12))
             sweep(deadline + timedelta(hours=1))
-            games.resend_link(db.session.get(Game, first["id"]).player("keeper").id, "admin")
+            with transaction():
+                games.resend_link(db.session.get(Game, first["id"]).player("keeper").id, "admin")
         make_game(seed=103, days_per_move=3, **readers)
         with app.app_context():
             invitations.send_links("kim@example.com", language)
@@ -150,7 +152,7 @@ def test_every_email_is_written_out_in_its_language(
 
 
 def test_names_cannot_inject_headers(app: Flask, smtp_server, deliver) -> None:
-    with app.app_context():
+    with app.app_context(), transaction():
         games.create_game(
             games.Seating("kim@example.com", "Eve\r\nBcc: evil@example.com"),
             games.Seating("sam@example.com", "Sam\nSubject: free money"),

@@ -28,6 +28,7 @@ from service.mail.worker import MAX_ATTEMPTS, ServerUnavailable, drain
 from service.models import Game, OutboxMessage, Player, db, utcnow
 from service.perspective import player_view
 from service.rules import SEATS, to_act
+from service.unit_of_work import transaction
 
 from ..conftest import base_config
 from ..helpers import pick_action
@@ -38,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def queue_games(app: Flask, count: int) -> None:
     """Create games: each queues two invitation emails."""
-    with app.app_context():
+    with app.app_context(), transaction():
         for n in range(count):
             create_game(
                 Seating(f"k{n}@example.com", f"K{n}"), Seating(f"s{n}@example.com", f"S{n}")
@@ -101,7 +102,8 @@ def test_permanent_failure_is_marked_failed_and_can_be_requeued(
 def test_too_many_temporary_failures_end_as_failed(app: Flask, smtp_server: SMTPServer) -> None:
     smtp_server.handler.replies = ["451 busy"] * (2 * MAX_ATTEMPTS)
     with app.app_context():
-        create_game(Seating("a@example.com", "A"), Seating("b@example.com", "B"))
+        with transaction():
+            create_game(Seating("a@example.com", "A"), Seating("b@example.com", "B"))
         drain()
     rows = outbox(app)
     assert [(m.status, m.attempts) for m in rows] == [("failed", MAX_ATTEMPTS)] * 2
@@ -194,14 +196,15 @@ def test_a_reminder_held_back_by_retries_is_dropped_once_it_is_moot(
     app.config["MAIL_RETRY_SCALE"] = 1.0
     rng = random.Random(3)
     with app.app_context():
-        game = create_game(
-            Seating("kim@example.com", "Kim"),
-            Seating("sam@example.com", "Sam"),
-            seed=3,
-            days_per_move=3,
-        )
-        for seat in SEATS:  # the exchange: then one seat leads
-            move(game.player(seat), rng)
+        with transaction():
+            game = create_game(
+                Seating("kim@example.com", "Kim"),
+                Seating("sam@example.com", "Sam"),
+                seed=3,
+                days_per_move=3,
+            )
+            for seat in SEATS:  # the exchange: then one seat leads
+                move(game.player(seat), rng)
         drain()
         assert sweep(game.deadline - timedelta(hours=23)).reminded == [game.id]
     smtp_server.handler.replies = ["451 4.3.0 Try again later"]
@@ -211,13 +214,14 @@ def test_a_reminder_held_back_by_retries_is_dropped_once_it_is_moot(
     assert (reminder.status, reminder.attempts) == ("queued", 1)
     with app.app_context():
         game = db.session.get(Game, game.id)
-        if moot == "moved":
-            (leader,) = to_act(game.state)
-            move(game.player(leader), rng)
-        else:
-            cancel_game(game.id, "ada")
-        db.session.get(OutboxMessage, reminder.id).next_attempt_at = utcnow()  # the retry is due
-        db.session.commit()
+        with transaction():
+            if moot == "moved":
+                (leader,) = to_act(game.state)
+                move(game.player(leader), rng)
+            else:
+                cancel_game(game.id, "ada")
+            # The retry is due.
+            db.session.get(OutboxMessage, reminder.id).next_attempt_at = utcnow()
         drain()
     (reminder,) = [m for m in outbox(app) if m.kind == "reminder"]
     assert reminder.status == "skipped"

@@ -18,6 +18,7 @@ from service.games import Seating, create_game
 from service.mail import queue, worker
 from service.mail.compose import Email
 from service.models import db
+from service.unit_of_work import transaction
 
 from ..admin.conftest import csrf_token, sign_in
 from ..smtp import Received, SMTPServer
@@ -121,7 +122,7 @@ def test_an_international_domain_is_written_in_idna_2008(
     app: Flask, smtp_server: SMTPServer, deliver
 ) -> None:
     """``faß.de`` is its own domain, ``xn--fa-hia.de``; the older rules would mail ``fass.de``."""
-    with app.app_context():
+    with app.app_context(), transaction():
         create_game(Seating("kim@faß.de", "Kim"), Seating("sam@example.com", "Sam"))
     deliver()
     envelopes = sorted(m.envelope_to for m in smtp_server.received)
@@ -192,7 +193,7 @@ def test_the_worker_logs_its_settings_batches_and_outages(
     with app.app_context():
         worker.run(poll=1, should_stop=lambda: len(pauses) == 3)
     port = smtp_server.port
-    messages = [record.getMessage() for record in caplog.records]
+    messages = [r.getMessage() for r in caplog.records if r.name == worker.__name__]
     assert messages[0] == (
         f"mail worker started: SMTP server 127.0.0.1:{port}, STARTTLS off, SSL off,"
         " login postmaster, timeout 30s, batch 20, poll 1s"
