@@ -8,10 +8,15 @@ the mail worker drops those emails, so the pages answer and work the same
 either way and tell no one about the address. Every answer to an invitation is taken under
 a row lock on its waiting game, so a double click or two answers at the same
 instant act once.
+
+These functions flush and log what they did; the lobby's routes own the
+transaction (:func:`service.unit_of_work.transaction`), which holds that lock
+until it commits.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +41,8 @@ from .models import (
     utcnow,
 )
 from .rules import other
+
+log = logging.getLogger(__name__)
 
 SALT = "splitmind.invitation"
 STAGES = {"confirm": "unconfirmed", "respond": "invited"}
@@ -131,7 +138,8 @@ def request_game(request: Request) -> Invitation:
     db.session.add(invitation)
     db.session.flush()
     _email(invitation, "confirm_address", invitation.creator_email, url=url(invitation, "confirm"))
-    db.session.commit()
+    db.session.flush()
+    log.info("invitation %d to game %d: the creator is asked to confirm", invitation.id, game.id)
     return invitation
 
 
@@ -139,8 +147,7 @@ def confirm(invitation: Invitation) -> None:
     """The creator confirmed their address: invite the opponent, once however often it is posted."""
     invitation, game = _lock(invitation)
     if invitation.status != "unconfirmed":
-        db.session.rollback()  # confirmed before, or closed: nothing to do
-        return
+        return  # confirmed before, or closed: nothing to do
     invitation.updated_at = utcnow()
     if game.status != "waiting":  # an admin cancelled it
         invitation.status = "closed"
@@ -154,7 +161,8 @@ def confirm(invitation: Invitation) -> None:
         _email(
             invitation, "invite_opponent", invitation.opponent_email, url=url(invitation, "respond")
         )
-    db.session.commit()
+    db.session.flush()
+    log.info("invitation %d confirmed: %s", invitation.id, invitation.status)
 
 
 def respond(invitation: Invitation, accept: bool) -> Player | None:
@@ -166,27 +174,23 @@ def respond(invitation: Invitation, accept: bool) -> Player | None:
     """
     invitation, game = _lock(invitation)
     if invitation.status != "invited":
-        db.session.rollback()  # answered before, or closed: nothing to do
-        return None
+        return None  # answered before, or closed: nothing to do
     invitation.updated_at = utcnow()
     started = None
-    try:
-        if game.status != "waiting":  # an admin cancelled it
-            invitation.status = "closed"
-        elif accept:
-            games.start_waiting_game(game.id)
-            invitation.status = "accepted"
-            _address(invitation.opponent_email).confirmed_at = utcnow()
-            started = next(p for p in game.players if p.email == invitation.opponent_email)
-        else:
-            invitation.status = "declined"
-            _address(invitation.opponent_email).declined_at = utcnow()
-            games.drop_waiting_game(game.id, "the opponent declined")
-            _email(invitation, "declined", invitation.creator_email)
-        db.session.commit()
-    except BaseException:
-        db.session.rollback()
-        raise
+    if game.status != "waiting":  # an admin cancelled it
+        invitation.status = "closed"
+    elif accept:
+        games.start_waiting_game(game.id)
+        invitation.status = "accepted"
+        _address(invitation.opponent_email).confirmed_at = utcnow()
+        started = next(p for p in game.players if p.email == invitation.opponent_email)
+    else:
+        invitation.status = "declined"
+        _address(invitation.opponent_email).declined_at = utcnow()
+        games.drop_waiting_game(game.id, "the opponent declined")
+        _email(invitation, "declined", invitation.creator_email)
+    db.session.flush()
+    log.info("invitation %d answered: %s", invitation.id, invitation.status)
     return started
 
 
@@ -253,7 +257,6 @@ def propose_rematch(player: Player) -> Invitation:
     earlier = rematch_of(game)
     refusal = None if earlier is not None else rematch_refusal(player)
     if earlier is not None or refusal is not None:
-        db.session.rollback()
         if refusal is not None:
             raise InvitationError(refusal)
         return earlier
@@ -284,7 +287,8 @@ def propose_rematch(player: Player) -> Invitation:
     db.session.flush()
     game.events.add(Event(kind="rematch", version=game.version, seat=player.seat, note=str(new.id)))
     _email(invitation, "invite_opponent", opponent.email, url=url(invitation, "respond"))
-    db.session.commit()
+    db.session.flush()
+    log.info("invitation %d: a rematch of game %d as game %d", invitation.id, game.id, new.id)
     return invitation
 
 
@@ -293,7 +297,8 @@ def stop_emails(player: Player) -> None:
     player.notify = False
     address = _address(player.email)
     address.unsubscribed_at = address.unsubscribed_at or utcnow()
-    db.session.commit()
+    db.session.flush()
+    log.info("game %d: the %s stopped its emails", player.game_id, player.seat)
 
 
 def _address(email: str) -> Address:
@@ -320,7 +325,8 @@ def stop_all_emails(email: str) -> None:
     db.session.execute(update(Player).where(Player.email == email).values(notify=False))
     address = _address(email)
     address.unsubscribed_at = address.unsubscribed_at or utcnow()
-    db.session.commit()
+    db.session.flush()
+    log.info("an address stopped every email")
 
 
 def stopped_all_emails(email: str) -> bool:
@@ -351,7 +357,8 @@ def _email(invitation: Invitation, kind: str, recipient: str, **context: Any) ->
 def send_links(email: str, language: str | None) -> None:
     """Someone asked for the links of an address's games: the worker emails them to that address."""
     notify.links_requested(games.clean_email(email), language)
-    db.session.commit()
+    db.session.flush()
+    log.info("a request for an address's links is queued")
 
 
 def _not_blocked(message: OutboxMessage) -> bool:

@@ -16,6 +16,7 @@ from flask.testing import FlaskClient
 from service import invitations
 from service.models import Game, Invitation, db
 from service.rules import SEATS, Variant, is_elixir, new_game
+from service.unit_of_work import transaction
 
 
 def pick_action(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -193,15 +194,16 @@ def ask_for_game(client: FlaskClient, headers: dict[str, str] | None = None, **c
 
 
 def request_invitation(opponent: str, creator: str = "ann@example.com") -> Invitation:
-    """``creator`` asks the service for a game against ``opponent`` (inside an app context)."""
-    return invitations.request_game(
-        invitations.Request(
-            name=creator.split("@")[0].capitalize(),
-            email=creator,
-            opponent_name=opponent.split("@")[0].capitalize(),
-            opponent_email=opponent,
-            role="keeper",
-            match=False,
-            days_per_move=5,
+    """``creator`` asks for a game against ``opponent`` (in an app context, in a transaction)."""
+    with transaction():
+        return invitations.request_game(
+            invitations.Request(
+                name=creator.split("@")[0].capitalize(),
+                email=creator,
+                opponent_name=opponent.split("@")[0].capitalize(),
+                opponent_email=opponent,
+                role="keeper",
+                match=False,
+                days_per_move=5,
+            )
         )
-    )

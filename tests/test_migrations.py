@@ -44,8 +44,9 @@ def test_one_head(app: Flask) -> None:
 
 def _invite(opponent: str) -> Invitation:
     """Ann asks for a game against ``opponent`` and confirms her address."""
-    invitation = request_invitation(opponent)
-    invitations.confirm(invitation)
+    with transaction():
+        invitation = request_invitation(opponent)
+        invitations.confirm(invitation)
     return invitation
 
 

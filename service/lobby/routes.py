@@ -22,6 +22,7 @@ from ..i18n import current_language
 from ..links import player_for, token_for
 from ..mail import compose
 from ..models import Player, db
+from ..unit_of_work import transaction
 from . import bp
 from .forms import LinksForm, NewGameForm
 
@@ -54,19 +55,20 @@ def new_game():  # noqa: ANN201
     error = None
     if form.validate_on_submit():
         try:
-            invitations.request_game(
-                invitations.Request(
-                    name=form.name.data,
-                    email=form.email.data,
-                    opponent_name=form.opponent_name.data,
-                    opponent_email=form.opponent_email.data,
-                    role=form.role.data,
-                    match=form.format.data == "match",
-                    days_per_move=form.days.data,
-                    look=form.look.data,
-                    language=current_language(),
+            with transaction():
+                invitations.request_game(
+                    invitations.Request(
+                        name=form.name.data,
+                        email=form.email.data,
+                        opponent_name=form.opponent_name.data,
+                        opponent_email=form.opponent_email.data,
+                        role=form.role.data,
+                        match=form.format.data == "match",
+                        days_per_move=form.days.data,
+                        look=form.look.data,
+                        language=current_language(),
+                    )
                 )
-            )
         except invitations.InvitationError as exc:
             error = str(exc)
         except games.InvalidGame:
@@ -89,7 +91,8 @@ def lost_links():  # noqa: ANN201
     """
     form = LinksForm()
     if form.validate_on_submit():
-        invitations.send_links(form.email.data, current_language())
+        with transaction():
+            invitations.send_links(form.email.data, current_language())
         return render_template("lobby/links.html", form=form, sent=True)
     status = 400 if request.method == "POST" else 200
     return render_template("lobby/links.html", form=form, sent=False), status
@@ -107,13 +110,15 @@ def invitation(token: str):  # noqa: ANN201
         g.player_language = invite.language
     status = 200
     if request.method == "POST" and stage == "confirm":
-        invitations.confirm(invite)
+        with transaction():
+            invitations.confirm(invite)
     elif request.method == "POST":
         answer = request.form.get("answer")
         if answer not in ("accept", "decline"):
             abort(400, gettext("Answer accept or decline."))
         try:
-            started = invitations.respond(invite, answer == "accept")
+            with transaction():
+                started = invitations.respond(invite, answer == "accept")
         except games.GameClosed:
             started, status = None, 409  # the page shows how the invitation ended
         if started is not None:
@@ -143,12 +148,14 @@ def unsubscribe(token: str):  # noqa: ANN201
     address = compose.stopping_address(token)
     if address is not None:
         if request.method == "POST":
-            invitations.stop_all_emails(address)
+            with transaction():
+                invitations.stop_all_emails(address)
         done = invitations.stopped_all_emails(address)
         return render_template("lobby/unsubscribe.html", address=address, done=done)
     player = _unsubscribing_player(token)
     if request.method == "POST":
-        invitations.stop_emails(player)
+        with transaction():
+            invitations.stop_emails(player)
     return render_template("lobby/unsubscribe.html", player=player, done=not player.notify)
 
 
@@ -166,7 +173,8 @@ def rematch(token: str):  # noqa: ANN201
     refusal = None
     if request.method == "POST":
         try:
-            proposal = invitations.propose_rematch(player)
+            with transaction():
+                proposal = invitations.propose_rematch(player)
         except invitations.InvitationError as exc:
             proposal, refusal = None, str(exc)
     else:

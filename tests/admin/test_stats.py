@@ -180,10 +180,11 @@ def test_a_declined_invitation_is_no_game_started_or_cancelled(app) -> None:
     with app.app_context():
         started = []
         for opponent, accept in (("bob@example.com", False), ("cat@example.com", True)):
-            invitation = request_invitation(opponent)
-            invitations.confirm(invitation)
-            if invitations.respond(invitation, accept=accept) is not None:
-                started.append(invitation.game_id)
+            with transaction():
+                invitation = request_invitation(opponent)
+                invitations.confirm(invitation)
+                if invitations.respond(invitation, accept=accept) is not None:
+                    started.append(invitation.game_id)
         statuses = sorted(db.session.scalars(select(Game.status)))
         assert statuses == ["active", "cancelled"]
         (this_week,) = stats.weekly(utcnow(), weeks=1)

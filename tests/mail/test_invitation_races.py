@@ -21,7 +21,7 @@ pytestmark = pytest.mark.postgres
 
 def request_game(app: Flask, opponent: str = "bob@example.com") -> dict[str, str]:
     """Ann asks for a game against ``opponent``; returns the paths of both stages' links."""
-    with app.app_context():
+    with app.app_context(), transaction():
         invitation = invitations.request_game(
             invitations.Request(
                 name="Ann",

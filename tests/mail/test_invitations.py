@@ -346,9 +346,11 @@ def test_stop_emails_keeps_the_first_time(app: Flask, make_game) -> None:
     game = make_game()
     with app.app_context():
         kim = db.session.scalars(select(Player).where(Player.game_id == game["id"])).first()
-        invitations.stop_emails(kim)
+        with transaction():
+            invitations.stop_emails(kim)
         first = db.session.get(Address, kim.email).unsubscribed_at
-        invitations.stop_emails(kim)
+        with transaction():
+            invitations.stop_emails(kim)
         assert not kim.notify
         assert db.session.get(Address, kim.email).unsubscribed_at == first is not None
         assert invitations.blocked(kim.email)

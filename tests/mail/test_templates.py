@@ -64,7 +64,7 @@ def first_of_each_kind(app: Flask) -> dict[str, OutboxMessage]:
 
 def invite(app: Flask, language: str) -> None:
     """Ann asks for a game against Bob, from a page in ``language``."""
-    with app.app_context():
+    with app.app_context(), transaction():
         invitations.request_game(
             invitations.Request(
                 name="Ann",
@@ -102,7 +102,7 @@ def emails(
             with transaction():
                 games.resend_link(db.session.get(Game, first["id"]).player("keeper").id, "admin")
         make_game(seed=103, days_per_move=3, **readers)
-        with app.app_context():
+        with app.app_context(), transaction():
             invitations.send_links("kim@example.com", language)
         invite(app, language)
         deliver()
