@@ -35,6 +35,7 @@ from service.admin import cache, stats  # noqa: E402
 from service.admin.auth import create_admin  # noqa: E402
 from service.models import db  # noqa: E402
 from service.rules import apply, legal_actions, new_game, other, to_act  # noqa: E402
+from service.unit_of_work import transaction  # noqa: E402
 
 TEMPLATES = 400
 REQUESTS = 25
@@ -262,7 +263,7 @@ def main() -> None:
     started = time.perf_counter()
     templates = played_games(TEMPLATES)
     with scratch_app(args.postgres, MAIL_SERVER="127.0.0.1") as (app, url):
-        with app.app_context():
+        with app.app_context(), transaction():
             create_admin("bench", PASSWORD)
         client = app.test_client()
         page = client.get("/admin/login").get_data(as_text=True)

@@ -6,12 +6,15 @@ The move page, the JSON API and every email render from :func:`player_view`.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any
 
 from .i18n import LANGUAGES
 from .models import Game, Player, db
 from .rules import OVER, return_match, seat_view
+
+log = logging.getLogger(__name__)
 
 STATUS_WORDS = {
     "waiting": "waiting for its players",
@@ -106,4 +109,5 @@ def set_language(player: Player, language: str) -> None:
     if language not in LANGUAGES:
         raise ValueError(f"no language {language!r}; choose {' or '.join(LANGUAGES)}")
     player.language = language
-    db.session.commit()
+    db.session.flush()
+    log.info("game %d: the %s reads %s", player.game_id, player.seat, language)

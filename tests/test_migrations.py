@@ -106,8 +106,9 @@ def test_adding_started_at_fills_it_in_for_games_that_started(app: Flask) -> Non
 
 def test_adding_session_keys_gives_each_admin_a_new_random_one(app: Flask) -> None:
     with app.app_context():
-        for name in ("ada", "grace"):
-            create_admin(name, "a long enough password")
+        with transaction():
+            for name in ("ada", "grace"):
+                create_admin(name, "a long enough password")
         before = set(db.session.scalars(select(AdminUser.session_key)))
         db.session.remove()
         downgrade(revision=BEFORE_SESSION_KEYS)

@@ -6,6 +6,7 @@ from flask import Flask, url_for
 
 from service.admin.auth import create_admin
 from service.models import MAX_ID
+from service.unit_of_work import transaction
 
 from .admin.conftest import ADMIN, PASSWORD, csrf_token, sign_in
 
@@ -25,7 +26,7 @@ def id_urls(app: Flask, value: int) -> list[tuple[str, str]]:
 
 def test_ids_the_database_cannot_hold_are_not_found(app: Flask) -> None:
     assert app.config["LOCAL_MAILBOX"]  # its pages are checked too
-    with app.app_context():
+    with app.app_context(), transaction():
         create_admin(ADMIN, PASSWORD)
     client = app.test_client()
     token = csrf_token(client.get("/admin/login").get_data(as_text=True))

@@ -96,7 +96,7 @@ def test_get_and_head_change_nothing_on_any_page(
     app: Flask, client: FlaskClient, make_game
 ) -> None:
     """Every GET route, visited by a visitor and by a signed-in admin, before and after an end."""
-    with app.app_context():
+    with app.app_context(), transaction():
         create_admin(ADMIN, PASSWORD)
     admin = app.test_client()
     assert sign_in(admin).status_code == 303

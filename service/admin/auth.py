@@ -1,7 +1,12 @@
-"""Who may use the dashboard: admin accounts, sign-in and the guard on every admin page."""
+"""Who may use the dashboard: admin accounts, sign-in and the guard on every admin page.
+
+The account functions flush and log what they did; their callers (the
+``flask admin`` commands, sign-in and sign-out here) own the transaction.
+"""
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 from functools import cache
@@ -16,6 +21,7 @@ from werkzeug.wrappers import Response
 
 from ..extensions import limiter
 from ..models import AdminUser, db, new_session_key, utcnow
+from ..unit_of_work import transaction
 from . import bp
 from .forms import LoginForm
 
@@ -28,6 +34,7 @@ NAME_LOGIN_LIMIT = "5 per 15 minutes"
 ADDRESS_LOGIN_LIMIT = "20 per 15 minutes"
 OPEN_ENDPOINTS = {"admin.login", "admin.logout"}
 
+log = logging.getLogger(__name__)
 login_manager = LoginManager()
 
 
@@ -72,7 +79,8 @@ def create_admin(name: str, password: str) -> AdminUser:
         raise AccountError(f"there is already an admin named {name}")
     admin = AdminUser(name=name, password_hash=_checked_password(password))
     db.session.add(admin)
-    db.session.commit()
+    db.session.flush()
+    log.info("admin %s added", name)
     return admin
 
 
@@ -81,14 +89,16 @@ def set_password(name: str, password: str) -> AdminUser:
     admin = _named(name)
     admin.password_hash = _checked_password(password)
     admin.session_key = new_session_key()
-    db.session.commit()
+    db.session.flush()
+    log.info("admin %s has a new password; their sessions have ended", name)
     return admin
 
 
 def remove_admin(name: str) -> None:
     """Delete an admin account; its sessions end, and the game logs keep its name."""
     db.session.delete(_named(name))
-    db.session.commit()
+    db.session.flush()
+    log.info("admin %s removed", name)
 
 
 @cache
@@ -150,8 +160,8 @@ def login() -> Response | tuple[str, int]:
         admin = authenticate(form.name.data, form.password.data)
         if admin is not None:
             login_user(admin)
-            admin.last_login_at = utcnow()
-            db.session.commit()
+            with transaction():
+                admin.last_login_at = utcnow()
             return redirect(_safe_next(request.args.get("next")), code=303)
         g.failed_login = True
         error = "Wrong name or password."
@@ -166,7 +176,7 @@ def logout() -> Response:
     A POST with the form's CSRF token, so no other site can sign you out.
     """
     if current_user.is_authenticated:
-        current_user.session_key = new_session_key()
-        db.session.commit()
+        with transaction():
+            current_user.session_key = new_session_key()
     logout_user()
     return redirect(url_for("admin.login"), code=303)

@@ -7,6 +7,7 @@ import os
 import click
 from flask.cli import AppGroup
 
+from ..unit_of_work import transaction
 from . import auth, stats
 
 PASSWORD_VARIABLE = "SPLITMIND_ADMIN_PASSWORD"
@@ -25,8 +26,10 @@ def _password() -> str:
 @click.argument("name")
 def create_user(name: str) -> None:
     """Add an admin; the password is asked for, or read from SPLITMIND_ADMIN_PASSWORD."""
+    password = _password()
     try:
-        auth.create_admin(name, _password())
+        with transaction():
+            auth.create_admin(name, password)
     except auth.AccountError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(f"Admin {name} can now sign in at /admin/login.")
@@ -36,8 +39,10 @@ def create_user(name: str) -> None:
 @click.argument("name")
 def set_password(name: str) -> None:
     """Give an admin a new password, asked for or read from SPLITMIND_ADMIN_PASSWORD."""
+    password = _password()
     try:
-        auth.set_password(name, _password())
+        with transaction():
+            auth.set_password(name, password)
     except auth.AccountError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(f"Admin {name} has a new password; their sessions have ended.")
@@ -49,7 +54,8 @@ def set_password(name: str) -> None:
 def remove_user(name: str) -> None:
     """Delete an admin (--yes to skip the question); the games log keeps their name."""
     try:
-        auth.remove_admin(name)
+        with transaction():
+            auth.remove_admin(name)
     except auth.AccountError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(f"Admin {name} is removed.")

@@ -329,7 +329,8 @@ def message_html(message_id: int) -> Response:
 def requeue_message(message_id: int) -> BaseResponse:
     """Put a failed message back in the queue."""
     try:
-        requeue(message_id)
+        with transaction():
+            requeue(message_id)
     except LookupError:
         abort(404)
     except ValueError as exc:

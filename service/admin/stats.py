@@ -7,6 +7,7 @@ the page adds those rows up with SQL and writes nothing.
 
 from __future__ import annotations
 
+import logging
 import statistics as pystats
 from collections import Counter
 from dataclasses import dataclass
@@ -25,6 +26,9 @@ from sqlalchemy import (
 
 from ..figures import game_figures
 from ..models import Event, Game, GameFigures, db, insert_new
+from ..unit_of_work import transaction
+
+log = logging.getLogger(__name__)
 
 WEEKS = 12
 # The median time per move is taken over this many of the latest moves.
@@ -38,7 +42,8 @@ def summarize_finished(limit: int | None = None) -> tuple[int, bool]:
     Games write their figures when they finish; this fills in any that are
     missing (``flask --app service admin update-stats``). Returns how many were
     added and whether more remain. Safe to run in several processes at once: a
-    game summarized twice keeps its first row.
+    game summarized twice keeps its first row. Each batch is a transaction of
+    its own, so a long run keeps what it has written if it is stopped.
     """
     missing = (
         select(Game.id, Game.state, Game.finished_at)
@@ -51,20 +56,21 @@ def summarize_finished(limit: int | None = None) -> tuple[int, bool]:
     added = 0
     while limit is None or added < limit:
         size = SUMMARY_BATCH if limit is None else min(SUMMARY_BATCH, limit - added)
-        rows = db.session.execute(missing.limit(size)).all()
+        with transaction():
+            rows = db.session.execute(missing.limit(size)).all()
+            if rows:
+                figures = [
+                    {"game_id": game_id, "finished_at": finished_at, **game_figures(state)}
+                    for game_id, state, finished_at in rows
+                ]
+                db.session.execute(insert_new(GameFigures), figures)
         if not rows:
-            db.session.commit()
             return added, False
-        figures = [
-            {"game_id": game_id, "finished_at": finished_at, **game_figures(state)}
-            for game_id, state, finished_at in rows
-        ]
-        db.session.execute(insert_new(GameFigures), figures)
-        db.session.commit()
+        log.info("figures written for %d finished game(s)", len(rows))
         added += len(rows)
         missing = missing.where(Game.id > rows[-1].id)
-    more = db.session.execute(missing.with_only_columns(Game.id).limit(1)).first() is not None
-    db.session.commit()
+    with transaction():
+        more = db.session.execute(missing.with_only_columns(Game.id).limit(1)).first() is not None
     return added, more
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from email.utils import make_msgid, parseaddr
 from typing import Any
 
@@ -11,6 +12,8 @@ from sqlalchemy import select
 from ..models import Game, OutboxMessage, Player, db, utcnow
 from . import kinds
 from .compose import Email
+
+log = logging.getLogger(__name__)
 
 
 def _domain() -> str:
@@ -116,5 +119,6 @@ def requeue(message_id: int) -> OutboxMessage:
     message.status = "queued"
     message.attempts = 0
     message.next_attempt_at = utcnow()
-    db.session.commit()
+    db.session.flush()
+    log.info("mail %d queued again", message.id)
     return message

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from email import charset
+from functools import partial
 
 from email_validator import validate_email
 from flask import Flask, current_app
@@ -29,6 +30,7 @@ from sqlalchemy.exc import DBAPIError
 
 from .. import metrics
 from ..models import OutboxMessage, db, utcnow
+from ..unit_of_work import after_commit, transaction
 from . import kinds
 
 log = logging.getLogger(__name__)
@@ -177,16 +179,15 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
     outcomes: Counter[str] = Counter()
     try:
         for _ in range(size):
-            message = db.session.scalars(_due(utcnow())).first()
-            if message is None:
-                break
-            outcome = _deliver(transport, message)
-            status = message.status  # read now: the commit expires it
-            db.session.commit()
-            metrics.count_mail(status)
+            # An error rolls back: the claim of a message left as it was ends.
+            with transaction():
+                message = db.session.scalars(_due(utcnow())).first()
+                if message is None:
+                    break
+                outcome = _deliver(transport, message)
+                after_commit(partial(metrics.count_mail, message.status))
             outcomes[outcome] += 1
     finally:
-        db.session.rollback()  # ends the claim of a message left as it was, if any
         if outcomes:
             log.info(
                 "mail batch: %d sent, %d retried, %d failed, %d skipped",

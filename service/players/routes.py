@@ -58,7 +58,8 @@ def language(token: str):  # noqa: ANN201
     chosen = LanguageForm().choice()
     if chosen is None:
         abort(400)
-    set_language(player, chosen)
+    with transaction():
+        set_language(player, chosen)
     return remember_language(redirect(url_for("players.play", token=token), code=303), chosen)
 
 

@@ -40,7 +40,7 @@ def submit(client: FlaskClient, page: str, action: str, **data: Any) -> TestResp
 @pytest.fixture
 def admin_account(app: Flask) -> str:
     """An admin account; its name."""
-    with app.app_context():
+    with app.app_context(), transaction():
         create_admin(ADMIN, PASSWORD)
     return ADMIN
 

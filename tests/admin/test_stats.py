@@ -225,7 +225,7 @@ def test_missing_figures_are_filled_in_by_the_command(app) -> None:
         assert stats.summarize_finished(limit=2) == (2, True)
         assert sorted(db.session.scalars(select(GameFigures.game_id)).all()) == ids[:2]
     result = app.test_cli_runner().invoke(args=["admin", "update-stats"])
-    assert result.exit_code == 0 and result.output == "summarized 1 finished game(s)\n"
+    assert result.exit_code == 0 and result.stdout == "summarized 1 finished game(s)\n"
     with app.app_context():
         assert sorted(db.session.scalars(select(GameFigures.game_id)).all()) == ids
 

@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from service.models import OutboxMessage, Player, db
 from service.perspective import set_language
+from service.unit_of_work import transaction
 
 from ..helpers import play_to_end, random_move
 from ..secrecy import leaks
@@ -133,8 +134,9 @@ def test_a_player_sets_a_language_the_service_speaks(app: Flask, make_game) -> N
         sam = db.session.scalars(
             select(Player).where(Player.game_id == game["id"], Player.seat == "shadow")
         ).one()
-        set_language(sam, "fr")
-        with pytest.raises(ValueError, match="no language 'xx'"):
+        with transaction():
+            set_language(sam, "fr")
+        with pytest.raises(ValueError, match="no language 'xx'"), transaction():
             set_language(sam, "xx")
         db.session.expire_all()
         assert db.session.get(Player, sam.id).language == "fr"

@@ -19,6 +19,7 @@ from service.mail import queue, requeue
 from service.mail.compose import Email
 from service.models import OutboxMessage, Player, db
 from service.rules import SEATS
+from service.unit_of_work import transaction
 
 from ..helpers import random_move
 from ..smtp import SMTPServer
@@ -233,9 +234,8 @@ def test_a_failed_turn_email_is_not_queued_again_behind_a_newer_one(app: Flask, 
         db.session.flush()
         queue(Email("new", "new", "<p>new</p>"), kind="turn", recipient=player.email, player=player)
         db.session.commit()
-        with pytest.raises(
-            ValueError, match="A newer turn email for this player is already queued."
-        ):
+        newer = "A newer turn email for this player is already queued."
+        with pytest.raises(ValueError, match=newer), transaction():
             requeue(failed.id)
         db.session.rollback()
         assert db.session.get(OutboxMessage, failed.id).status == "failed"

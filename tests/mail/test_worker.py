@@ -93,7 +93,8 @@ def test_permanent_failure_is_marked_failed_and_can_be_requeued(
     assert len(failed) == 1 and failed[0].last_error.startswith("550")
     assert len(smtp_server.received) == 1
     with app.app_context():
-        requeue(failed[0].id)
+        with transaction():
+            requeue(failed[0].id)
         drain()
     assert {m.status for m in outbox(app)} == {"sent"}
     assert len(smtp_server.received) == 2

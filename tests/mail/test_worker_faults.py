@@ -93,7 +93,8 @@ def test_an_admin_sees_why_a_message_failed_and_queues_it_again(
     bad, _ = poison(app)
     with app.app_context():
         worker.drain()
-        create_admin("ada", "correct horse battery staple")
+        with transaction():
+            create_admin("ada", "correct horse battery staple")
     assert sign_in(client).status_code == 303
     page = client.get(f"/admin/mail/{bad}").get_data(as_text=True)
     assert "Last error" in page and "Internationalized characters before the @-sign" in page
