@@ -1,7 +1,8 @@
 """The deadline sweep: a reminder when a day is left, a timeout when the time is up.
 
 Both queries use the (status, deadline) index: their cost grows with the games
-in play near their deadline, never with the games already finished.
+in play near their deadline, never with the games already finished. The sweep
+owns its transactions: one for each game it changes.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def set_language(player: Player, language: str) -> None:
-    """Remember the language the player reads, for their pages and the emails they get."""
+    """Remember the language the player reads, for their pages and emails (caller's transaction)."""
     if language not in LANGUAGES:
         raise ValueError(f"no language {language!r}; choose {' or '.join(LANGUAGES)}")
     player.language = language

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import logging
 import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
 from sqlalchemy import func, select
 
+import service
 from service import games
 from service.models import Address, Event, Game, OutboxMessage, Player, db
 from service.rules import to_act
@@ -143,3 +146,31 @@ def test_a_refused_second_move_undoes_the_first(
             "created"
         ]
         assert db.session.scalar(select(func.count()).select_from(OutboxMessage)) == queued
+
+
+def commits_outside_the_unit_of_work(package: Path) -> list[str]:
+    """Every ``….commit()`` call in the package but in :mod:`service.unit_of_work`."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "unit_of_work.py" and path.parent == package:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "commit"
+            ):
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}")
+    return found
+
+
+def test_only_the_unit_of_work_commits(tmp_path: Path) -> None:
+    """A service function that commits could not be combined with another: use transaction()."""
+    package = Path(service.__file__).parent
+    assert commits_outside_the_unit_of_work(package) == []
+    # The check finds one when there is one.
+    copy = tmp_path / "service"
+    (copy / "mail").mkdir(parents=True)
+    (copy / "unit_of_work.py").write_text("db.session.commit()\n")
+    (copy / "mail" / "worker.py").write_text("def f():\n    db.session.commit()\n")
+    assert commits_outside_the_unit_of_work(copy) == ["service/mail/worker.py:2"]

@@ -2,6 +2,7 @@
 
 Lookups live in :mod:`.listing` and :mod:`.stats`; every change to a game goes
 through :mod:`service.games`, which writes it to the game's log with the admin's name.
+Each action is one transaction, owned here (:func:`service.unit_of_work.transaction`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``GET /api/play/<token>`` returns the seat's view; ``POST`` applies a move."""
+"""``GET /api/play/<token>`` returns the seat's view; ``POST`` applies a move (one transaction)."""
 
 from __future__ import annotations
 

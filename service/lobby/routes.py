@@ -1,7 +1,8 @@
 """Start a game, answer an invitation, stop notifications, ask for a rematch.
 
 GET shows a page with a button; only the POST behind it changes anything
-(mail scanners open every link they see).
+(mail scanners open every link they see), in one transaction owned here
+(:func:`service.unit_of_work.transaction`).
 
 The pages speak the visitor's language (:func:`service.i18n.select_locale`).
 A page reached by a player's or a creator's link falls back on the language

@@ -2,7 +2,8 @@
 
 Each message is claimed with ``SELECT ... FOR UPDATE SKIP LOCKED`` (so workers
 on several machines split the queue), sent while its row stays locked, and its
-outcome committed right after the SMTP reply, before the next is claimed. A
+outcome committed right after the SMTP reply, before the next is claimed: each
+message is one :func:`~service.unit_of_work.transaction` of the worker's. A
 database that goes away, or a worker killed, between the reply and the commit
 leaves that one message queued: the next claim sends it once more, with the
 same Message-ID. Whatever goes wrong with one message (a refusal, an address or

@@ -1,4 +1,8 @@
-"""GET shows the seat's view; POST applies a move. GET and HEAD never change anything."""
+"""GET shows the seat's view; POST applies a move. GET and HEAD never change anything.
+
+Each POST that changes something is one transaction, owned here
+(:func:`service.unit_of_work.transaction`).
+"""
 
 from __future__ import annotations
 
