@@ -1,0 +1,46 @@
+"""Computer players for Split Mind: pure, like the engine, and blind to what their seat cannot see.
+
+A computer player's only input is a seat's view (``service.rules.seat_view``,
+the data of the JSON API) and a seeded ``random.Random``; its answer is an
+action in the engine's notation, as :func:`service.rules.apply` and the JSON
+API take it. The same view and seed always give the same action.
+
+:data:`LEVELS` is the one table of levels:
+
+- ``random``: any legal move;
+- ``easy``: card sense, no look ahead (``cardsense``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .simple import Action, CardSense, RandomPlayer
+
+
+class Player(Protocol):
+    """A computer player: chooses the move a seat owes from that seat's view."""
+
+    def choose(self, view: dict[str, Any], rng: random.Random) -> Action:
+        """The action for the seat of ``view``, which must owe one."""
+        ...
+
+
+LEVELS: dict[str, Callable[..., Player]] = {
+    "random": RandomPlayer,
+    "easy": CardSense,
+}
+
+
+def player(level: str, **settings: Any) -> Player:
+    """The computer player of ``level``; ``settings`` replace its standard ones (search budgets)."""
+    if level not in LEVELS:
+        raise ValueError(f"no level {level!r}; the levels are {', '.join(LEVELS)}")
+    return LEVELS[level](**settings)
+
+
+def choose(level: str, view: dict[str, Any], rng: random.Random) -> Action:
+    """The move the computer player of ``level`` makes from ``view``."""
+    return player(level).choose(view, rng)
