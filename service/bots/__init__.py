@@ -8,15 +8,19 @@ API take it. The same view and seed always give the same action.
 :data:`LEVELS` is the one table of levels:
 
 - ``random``: any legal move;
-- ``easy``: card sense, no look ahead (``cardsense``).
+- ``easy``: card sense, no look ahead (``cardsense``);
+- ``medium``: a short flat search over imagined deals of the unseen cards
+  (``search``), within 18 ms of processor time.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Protocol
 
+from .search import FlatSearch
 from .simple import Action, CardSense, RandomPlayer
 
 
@@ -31,6 +35,7 @@ class Player(Protocol):
 LEVELS: dict[str, Callable[..., Player]] = {
     "random": RandomPlayer,
     "easy": CardSense,
+    "medium": partial(FlatSearch, playouts=40, budget_ms=18.0, gifts=8),
 }
 
 

@@ -14,7 +14,7 @@ opponents and play-outs, where they must be fast.
 
 from __future__ import annotations
 
-from .round_model import ELIXIR_SUIT, KEEPER, NO_CARD, POWER, SUIT, Round
+from .round_model import ELIXIR_SUIT, KEEPER, NO_CARD, POWER, SHADOW, SUIT, Round
 
 TAKE, DUCK, EITHER = 1, -1, 0
 # The mean card value (doubled, as POWER is) of the 25 cards: a hand above it is strong.
@@ -108,3 +108,11 @@ def pick_give(hand: list[int], count: int, must_give_elixir: bool, keep: bool) -
         elixir = next(card for card in ranked if SUIT[card] == ELIXIR_SUIT)
         chosen[-1] = elixir
     return chosen
+
+
+def swap_both(model: Round) -> None:
+    """Make the swap that is due, each seat giving the cards card sense gives."""
+    count = model.swap_due
+    keeper = pick_give(model.hands[KEEPER], count, False, keep_strength(model, KEEPER))
+    shadow = pick_give(model.hands[SHADOW], count, False, keep_strength(model, SHADOW))
+    model.swap(keeper, shadow)

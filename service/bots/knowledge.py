@@ -14,12 +14,15 @@ the seat knows more about:
 - an exchange in which the opponent gave no elixir shows that the opponent was
   dealt at most one (a hand dealt two must give one).
 
-:func:`read` gathers this into a :class:`Knowledge`.
+:func:`read` gathers this into a :class:`Knowledge`; :meth:`Knowledge.sample`
+deals the unseen cards again in a way consistent with all of it.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
+from math import comb
 from typing import Any
 
 from service.rules.names import EXCHANGE, PLAY, SWAP
@@ -74,6 +77,32 @@ class Knowledge:
     track_length: int
     round: int
     last_round: int
+
+    def sample(self, rng: random.Random) -> list[int]:
+        """The opponent's cards (hand and pending choice) in one deal consistent with the view.
+
+        Each deal that respects the voids and the elixir limit is as likely as
+        any other. Should the view be one that no such deal explains, the
+        voids and the limit are set aside rather than trusted.
+        """
+        known = list(self.opponent_known)
+        free = [card for card in self.unseen if card not in known]
+        wanted = self.opponent_holds - len(known)
+        allowed = [card for card in free if SUIT[card] not in self.opponent_voids]
+        elixirs = [card for card in allowed if SUIT[card] == ELIXIR_SUIT]
+        others = [card for card in allowed if SUIT[card] != ELIXIR_SUIT]
+        most = len(elixirs) if self.opponent_elixirs is None else self.opponent_elixirs
+        # How many elixirs to draw, weighed by how many deals hold that many.
+        counts = [
+            count
+            for count in range(min(most, len(elixirs), wanted) + 1)
+            if wanted - count <= len(others)
+        ]
+        if not counts:
+            return known + rng.sample(free, wanted)
+        weights = [comb(len(elixirs), n) * comb(len(others), wanted - n) for n in counts]
+        count = rng.choices(counts, weights)[0]
+        return known + rng.sample(elixirs, count) + rng.sample(others, wanted - count)
 
     def round_with(self, opponent_cards: list[int]) -> Round:
         """A :class:`Round` where the opponent holds ``opponent_cards`` (pending ones included)."""

@@ -20,13 +20,14 @@ from service.rules import (
 )
 from tests.rules.helpers import random_game
 
-# The settings of each level in the tests.
+# Search budgets small enough for tests, with no time limit so that results never depend on speed.
 TEST_SETTINGS: dict[str, dict[str, Any]] = {
     "random": {},
     "easy": {},
+    "medium": {"playouts": 24, "budget_ms": None, "gifts": 6},
 }
 # Whole games each level plays in the tests of legal moves.
-WHOLE_GAMES = {"random": 30, "easy": 30}
+WHOLE_GAMES = {"random": 30, "easy": 30, "medium": 4}
 LEVEL_NAMES = tuple(TEST_SETTINGS)
 
 

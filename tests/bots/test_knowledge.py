@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from itertools import product
 
 from service.bots.knowledge import Knowledge, read, swap_size
@@ -45,6 +46,20 @@ def test_knowledge_is_true_of_the_real_game() -> None:
         assert not {SUIT[card] for card in own} & known.opponent_voids
         if known.opponent_elixirs is not None:
             assert sum(SUIT[card] == ELIXIR_SUIT for card in own) <= known.opponent_elixirs
+
+
+def test_samples_respect_the_knowledge() -> None:
+    for (state, _, seat), draw in product(POSITIONS, range(3)):
+        known = read(seat_view(state, seat))
+        cards = known.sample(random.Random(draw))
+        assert len(cards) == len(set(cards)) == known.opponent_holds
+        assert set(cards) <= set(known.unseen)
+        assert set(known.opponent_known) <= set(cards)
+        drawn = set(cards) - set(known.opponent_known)
+        assert not {SUIT[card] for card in drawn} & known.opponent_voids
+        if known.opponent_elixirs is not None:
+            assert sum(SUIT[card] == ELIXIR_SUIT for card in drawn) <= known.opponent_elixirs
+        assert cards == known.sample(random.Random(draw))
 
 
 def knows(state: State, seat: Seat) -> Knowledge:
