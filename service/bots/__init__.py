@@ -10,7 +10,9 @@ API take it. The same view and seed always give the same action.
 - ``random``: any legal move;
 - ``easy``: card sense, no look ahead (``cardsense``);
 - ``medium``: a short flat search over imagined deals of the unseen cards
-  (``search``), within 18 ms of processor time.
+  (``search``), within 18 ms of processor time;
+- ``hard``: information-set Monte Carlo tree search over the same imagined
+  deals (``tree``), within 180 ms of processor time.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any, Protocol
 
 from .search import FlatSearch
 from .simple import Action, CardSense, RandomPlayer
+from .tree import TreeSearch
 
 
 class Player(Protocol):
@@ -36,6 +39,7 @@ LEVELS: dict[str, Callable[..., Player]] = {
     "random": RandomPlayer,
     "easy": CardSense,
     "medium": partial(FlatSearch, playouts=40, budget_ms=18.0, gifts=8),
+    "hard": partial(TreeSearch, playouts=1000, budget_ms=180.0, gifts=30),
 }
 
 

@@ -14,7 +14,7 @@ to the moves worth telling apart. ``playouts`` bounds the work (the result
 depends only on the view and the random generator), and ``budget_ms``, when
 set, stops the search early on a slow machine: it counts the processor time
 of the thread that searches, so a busy machine delays the answer but does not
-weaken it.
+weaken it. The ``hard`` level weighs its exchanges and swaps this way too.
 """
 
 from __future__ import annotations

@@ -25,9 +25,10 @@ TEST_SETTINGS: dict[str, dict[str, Any]] = {
     "random": {},
     "easy": {},
     "medium": {"playouts": 24, "budget_ms": None, "gifts": 6},
+    "hard": {"playouts": 60, "budget_ms": None, "gifts": 8},
 }
 # Whole games each level plays in the tests of legal moves.
-WHOLE_GAMES = {"random": 30, "easy": 30, "medium": 4}
+WHOLE_GAMES = {"random": 30, "easy": 30, "medium": 4, "hard": 2}
 LEVEL_NAMES = tuple(TEST_SETTINGS)
 
 

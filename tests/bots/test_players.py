@@ -42,7 +42,7 @@ def assert_legal(state: State, seat: str, action: dict[str, Any]) -> None:
 
 
 def test_the_levels_are_those_of_the_table() -> None:
-    assert tuple(LEVELS) == LEVEL_NAMES == ("random", "easy", "medium")
+    assert tuple(LEVELS) == LEVEL_NAMES == ("random", "easy", "medium", "hard")
 
 
 def test_an_unknown_level_is_refused_by_name() -> None:
