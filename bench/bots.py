@@ -1,0 +1,165 @@
+"""Play the computer levels against each other and print how often the stronger one wins.
+
+Each match plays pairs of games on the same deals (the same seed), the
+challenger as the Keeper in one and as the Shadow in the other, so both play
+each role equally often on the same cards. The table gives the challenger's
+win rate as the Keeper, as the Shadow and overall, with the 95% Wilson
+interval of the overall rate, and the processor time per move of each level
+(the time a move takes on one core, however busy the machine; moves with a
+single legal choice included). The last line is the same as JSON, with the
+wall-clock times as well.
+
+    python bench/bots.py [--pairs N] [--hard-pairs N] [--workers K] [--seed S] [--match A:B ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import os
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from service.bots import player  # noqa: E402
+from service.rules import SEATS, apply, new_game, seat_view, to_act  # noqa: E402
+
+MATCHES = (("easy", "random"), ("medium", "easy"), ("hard", "medium"))
+Z95 = 1.959964
+
+
+def wilson(wins: int, games: int) -> tuple[float, float]:
+    """The 95% Wilson score interval of a win rate."""
+    if not games:
+        return 0.0, 1.0
+    rate = wins / games
+    denominator = 1 + Z95**2 / games
+    centre = (rate + Z95**2 / (2 * games)) / denominator
+    spread = Z95 * math.sqrt(rate * (1 - rate) / games + Z95**2 / (4 * games**2)) / denominator
+    return centre - spread, centre + spread
+
+
+def play_game(job: tuple[str, str, str, int]) -> dict[str, Any]:
+    """One game: ``challenger`` in ``seat``, the other level in the other, dealt from ``seed``."""
+    challenger, opponent, seat, seed = job
+    sides = {seat: "challenger", ("shadow" if seat == "keeper" else "keeper"): "opponent"}
+    levels = {"challenger": challenger, "opponent": opponent}
+    players = {each: player(levels[sides[each]]) for each in SEATS}
+    rngs = {each: random.Random(f"{seed}:{each}") for each in SEATS}
+    times: dict[str, list[float]] = {side: [] for side in levels}
+    walls: dict[str, list[float]] = {side: [] for side in levels}
+    state = new_game(seed=seed)
+    while state["phase"] != "over":
+        each = to_act(state)[0]
+        view = seat_view(state, each)
+        started, wall = time.thread_time(), time.perf_counter()
+        action = players[each].choose(view, rngs[each])
+        times[sides[each]].append(time.thread_time() - started)
+        walls[sides[each]].append(time.perf_counter() - wall)
+        state = apply(state, each, action)
+    return {
+        "challenger": challenger,
+        "opponent": opponent,
+        "seat": seat,
+        "won": state["winner"] == seat,
+        "times": times,
+        "walls": walls,
+    }
+
+
+def summarise(challenger: str, opponent: str, games: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of one match."""
+    by_seat = {seat: [game["won"] for game in games if game["seat"] == seat] for seat in SEATS}
+    wins = sum(game["won"] for game in games)
+    low, high = wilson(wins, len(games))
+    timing = {}
+    for side, level in (("challenger", challenger), ("opponent", opponent)):
+        moves = [moment for game in games for moment in game["times"][side]]
+        walls = [moment for game in games for moment in game["walls"][side]]
+        timing[side] = {
+            "level": level,
+            "mean_ms": 1000 * sum(moves) / len(moves),
+            "max_ms": 1000 * max(moves),
+            "wall_mean_ms": 1000 * sum(walls) / len(walls),
+            "wall_max_ms": 1000 * max(walls),
+            "moves": len(moves),
+        }
+    return {
+        "challenger": challenger,
+        "opponent": opponent,
+        "games": len(games),
+        "keeper_win_rate": sum(by_seat["keeper"]) / len(by_seat["keeper"]),
+        "shadow_win_rate": sum(by_seat["shadow"]) / len(by_seat["shadow"]),
+        "win_rate": wins / len(games),
+        "win_rate_ci": [low, high],
+        "stronger": low > 0.5,
+        "time": timing,
+    }
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    """The matches as a Markdown table."""
+    lines = [
+        "| match | games | as Keeper | as Shadow | overall (95% CI) | ms a move: mean, max |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for result in results:
+        low, high = result["win_rate_ci"]
+        times = "; ".join(
+            f"{figures['level']} {figures['mean_ms']:.1f}, {figures['max_ms']:.0f}"
+            for figures in result["time"].values()
+        )
+        lines.append(
+            f"| {result['challenger']} vs {result['opponent']} | {result['games']} "
+            f"| {result['keeper_win_rate']:.1%} | {result['shadow_win_rate']:.1%} "
+            f"| {result['win_rate']:.1%} ({low:.1%}–{high:.1%}) | {times} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=200, help="pairs of games per match")
+    parser.add_argument(
+        "--hard-pairs", type=int, default=40, help="pairs of games in matches with hard"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="processes (at most 2 here)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--match", action="append", help="CHALLENGER:OPPONENT, e.g. hard:medium (repeatable)"
+    )
+    args = parser.parse_args()
+    matches = [tuple(text.split(":", 1)) for text in args.match] if args.match else MATCHES
+    jobs = []
+    for challenger, opponent in matches:
+        pairs = args.hard_pairs if "hard" in (challenger, opponent) else args.pairs
+        for pair in range(pairs):
+            for seat in SEATS:
+                jobs.append((challenger, opponent, seat, args.seed + pair))
+    started = time.perf_counter()
+    with multiprocessing.Pool(args.workers) as pool:
+        games = pool.map(play_game, jobs, chunksize=1)
+    results = [
+        summarise(
+            challenger,
+            opponent,
+            [g for g in games if (g["challenger"], g["opponent"]) == (challenger, opponent)],
+        )
+        for challenger, opponent in matches
+    ]
+    elapsed = time.perf_counter() - started
+    print(
+        f"{len(games)} games in {elapsed:.0f} s, {args.workers} processes on {os.cpu_count()} cores"
+    )
+    print(table(results))
+    print(json.dumps({"matches": results}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""The match script runs and prints its table and its JSON line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.rules.helpers import REPO
+
+
+def test_the_match_script_runs() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "bench/bots.py",
+            "--pairs",
+            "2",
+            "--workers",
+            "1",
+            "--match",
+            "easy:random",
+            "--match",
+            "medium:easy",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert "| easy vs random | 4 |" in result.stdout
+    assert "| medium vs easy | 4 |" in result.stdout
+    figures = json.loads(lines[-1])
+    assert [(match["challenger"], match["games"]) for match in figures["matches"]] == [
+        ("easy", 4),
+        ("medium", 4),
+    ]
+    for match in figures["matches"]:
+        low, high = match["win_rate_ci"]
+        assert 0 <= low <= match["win_rate"] <= high + 1e-9 <= 1 + 1e-9
+        assert match["time"]["challenger"]["moves"] > 0
