@@ -25,10 +25,10 @@ TEST_SETTINGS: dict[str, dict[str, Any]] = {
     "random": {},
     "easy": {},
     "medium": {"playouts": 24, "budget_ms": None, "gifts": 6},
-    "hard": {"playouts": 60, "budget_ms": None, "gifts": 8},
+    "hard": {"playouts": 40, "budget_ms": None, "gifts": 8},
 }
 # Whole games each level plays in the tests of legal moves.
-WHOLE_GAMES = {"random": 30, "easy": 30, "medium": 4, "hard": 2}
+WHOLE_GAMES = {"random": 40, "easy": 40, "medium": 10, "hard": 6}
 LEVEL_NAMES = tuple(TEST_SETTINGS)
 
 
