@@ -10,7 +10,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import IntegerConverter, Map
 
-from . import logs, metrics
+from . import logs, metrics, request_limits
 from .config import load_config
 from .extensions import csrf, db, limiter, migrate
 from .models import MAX_ID
@@ -50,6 +50,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     load_config(app, test_config)
     logs.init_app(app)
     metrics.init_app(app)  # first, so it times requests that other hooks answer early
+    request_limits.init_app(app)  # before the hooks that read forms
     if app.config["TRUSTED_PROXIES"]:
         hops = app.config["TRUSTED_PROXIES"]
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]

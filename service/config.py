@@ -33,6 +33,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "MAIL_DEFAULT_SENDER": ("Split Mind <splitmind@localhost>", "From address of every email"),
     "MAIL_TIMEOUT": ("30", "seconds before an SMTP connection gives up"),
     "RATELIMIT_STORAGE_URI": ("memory://", "Flask-Limiter storage, e.g. redis://host:6379"),
+    "MAX_CONTENT_LENGTH": ("8192", "bytes a request body may hold; a larger one is refused (413)"),
     "DEFAULT_DAYS_PER_MOVE": ("7", "days a player has for each move; 0 for no deadline"),
     "TRUSTED_PROXIES": ("0", "reverse proxies in front of the app whose X-Forwarded-* to trust"),
     "LOG_LEVEL": ("INFO", "DEBUG, INFO, WARNING or ERROR: the least severe log line written"),
@@ -52,6 +53,10 @@ LOG_FORMATS = ("text", "json")
 # The key signs every player link: at least as long as the HMAC's own output.
 MIN_SECRET_KEY_BYTES = 32
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+# The most a form sent as multipart/form-data may hold, besides MAX_CONTENT_LENGTH: no field
+# the service reads takes more than 254 characters, and no form more than a dozen fields.
+FORM_FIELD_BYTES = 1024
+FORM_PARTS = 50
 # How long an admin's sign-in lasts at most (the cookie also ends with the browser session).
 ADMIN_SESSION_LIFETIME = timedelta(hours=12)
 
@@ -100,6 +105,11 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         LOCAL_MAILBOX=not production and not env.get("MAIL_SERVER"),
         MAIL_SUPPRESS_SEND=False,  # the worker decides: SMTP or the local mailbox
         RATELIMIT_STORAGE_URI=env["RATELIMIT_STORAGE_URI"],
+        # Werkzeug refuses a larger body (413) while reading it, before any form or JSON is
+        # parsed, and stops reading a body sent without a length once it passes the limit.
+        MAX_CONTENT_LENGTH=number(env, "MAX_CONTENT_LENGTH", int),
+        MAX_FORM_MEMORY_SIZE=FORM_FIELD_BYTES,
+        MAX_FORM_PARTS=FORM_PARTS,
         DEFAULT_DAYS_PER_MOVE=number(env, "DEFAULT_DAYS_PER_MOVE", int),
         TRUSTED_PROXIES=number(env, "TRUSTED_PROXIES", int),
         LOG_LEVEL=log_level(env),

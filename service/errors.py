@@ -6,7 +6,7 @@ English messages, with a code a client can explain in its own words.
 
 from __future__ import annotations
 
-from flask import Flask, jsonify, make_response, render_template, request
+from flask import Flask, current_app, jsonify, make_response, render_template, request
 from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
@@ -18,8 +18,13 @@ PAGE_MESSAGES = {
     400: _l("This request could not be understood."),
     404: _l("There is nothing at this address."),
     405: _l("This address does not take this kind of request."),
+    413: _l("This request is larger than the service accepts: nothing was saved."),
     429: _l("Too many requests: wait a while, then try again."),
     500: _l("Something went wrong on our side: try again later."),
+}
+# What the API says for an error that came with no message of the service's own.
+API_MESSAGES = {
+    413: "The request is larger than the {MAX_CONTENT_LENGTH} bytes the service reads.",
 }
 UNCHECKED_FORM = _l("This form could not be checked: reload the page and send it again.")
 
@@ -53,6 +58,14 @@ def page_message(exc: HTTPException) -> str:
     return str(PAGE_MESSAGES[exc.code])
 
 
+def api_message(exc: HTTPException) -> str:
+    """What an API error says, in English: the message given where it was raised, if any."""
+    own = exc.description != type(exc).description
+    if own or exc.code not in API_MESSAGES:
+        return exc.description or exc.name
+    return API_MESSAGES[exc.code].format(**current_app.config)
+
+
 def init_app(app: Flask) -> None:
     """Register the handlers."""
 
@@ -62,7 +75,7 @@ def init_app(app: Flask) -> None:
         if exc.code == 404:
             code = "not_found"
         if wants_json():
-            message = NOT_FOUND if exc.code == 404 else exc.description or exc.name
+            message = NOT_FOUND if exc.code == 404 else api_message(exc)
         else:
             message = page_message(exc)
         response = make_response(error_response(exc.code or 500, code, message))

@@ -22,8 +22,11 @@ def mailable(form: FlaskForm, field: Field) -> None:
 
     An address with characters beyond ASCII before the @ (an accent, another
     script, a wide letter that looks like a plain one) is named as such: the
-    visitor may not see what is wrong with it.
+    visitor may not see what is wrong with it. An address already found too long
+    is not checked again: the length check comes first, and is cheap.
     """
+    if field.errors:
+        return
     try:
         games.clean_email(field.data or "")
     except games.InvalidGame:
@@ -46,8 +49,8 @@ def address_field(label: LazyString) -> EmailField:
         label,
         validators=[
             InputRequired(message=REQUIRED),
-            mailable,
             Length(max=254, message=TOO_LONG),
+            mailable,
         ],
     )
 

@@ -1,0 +1,123 @@
+"""What one request may hold: a few kilobytes of body, short fields.
+
+A request over a limit is refused before anything reads it as a form or a
+move, with 413 and a message that says so: JSON under ``/api/``, the error
+page elsewhere. Nothing changes.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service import create_app
+from service.models import OutboxMessage, db
+
+from .conftest import base_config, load_game
+from .helpers import csrf_token
+
+EIGHT_MB = 8 * 1024 * 1024
+
+
+def outbox_size(app: Flask) -> int:
+    with app.app_context():
+        return len(db.session.scalars(db.select(OutboxMessage)).all())
+
+
+def post_links(client: FlaskClient, email: str, **options: Any):  # noqa: ANN201
+    """The lost-links form, sent with its CSRF token."""
+    token = csrf_token(client.get("/links").get_data(as_text=True))
+    return client.post("/links", data={"email": email, "csrf_token": token}, **options)
+
+
+def test_an_eight_megabyte_address_is_refused_unread(app: Flask, client: FlaskClient) -> None:
+    response = post_links(client, "a" * EIGHT_MB + "@example.com")
+    assert response.status_code == 413
+    page = response.get_data(as_text=True)
+    assert "This request is larger than the service accepts: nothing was saved." in page
+    assert "Invalid email address" not in page
+    assert outbox_size(app) == 0
+
+
+def test_a_long_address_is_refused_as_too_long_before_any_address_check(
+    client: FlaskClient,
+) -> None:
+    """The length check comes first and stops there: the address check never runs."""
+    response = post_links(client, "a" * 300 + "@example.com")
+    assert response.status_code == 400
+    page = response.get_data(as_text=True)
+    assert "Field cannot be longer than 254 characters." in page
+    assert "Invalid email address" not in page
+
+
+def test_the_page_says_it_in_the_visitors_language(client: FlaskClient) -> None:
+    response = post_links(client, "a" * 9000 + "@example.com", headers={"Accept-Language": "fr"})
+    assert response.status_code == 413
+    assert "Cette requête est plus grande" in response.get_data(as_text=True)
+
+
+def test_an_oversized_move_is_refused_in_json_and_changes_nothing(
+    app: Flask, client: FlaskClient, make_game: Callable[..., dict[str, Any]]
+) -> None:
+    game = make_game()
+    body = b'{"version": 0, "exchange": ["' + b"x" * 90_000 + b'"]}'
+    response = client.post(
+        f"/api/play/{game['keeper']}", data=body, content_type="application/json"
+    )
+    assert response.status_code == 413
+    assert response.get_json() == {
+        "error": {
+            "code": "request_entity_too_large",
+            "message": "The request is larger than the 8192 bytes the service reads.",
+        }
+    }
+    assert load_game(app, game["id"]).version == 0
+
+
+def test_a_body_sent_without_a_length_is_read_no_further_than_the_limit(
+    app: Flask, client: FlaskClient, make_game: Callable[..., dict[str, Any]]
+) -> None:
+    """Chunked, as gunicorn hands it on: Werkzeug stops reading past the limit."""
+    game = make_game()
+    endless = io.BytesIO(b'{"version": 0, "play": "' + b"x" * EIGHT_MB + b'"}')
+    response = client.post(
+        f"/api/play/{game['keeper']}",
+        input_stream=endless,
+        content_type="application/json",
+        headers={"Transfer-Encoding": "chunked"},
+        environ_overrides={"wsgi.input_terminated": True},
+    )
+    assert response.status_code == 413
+    assert endless.tell() < EIGHT_MB
+    assert load_game(app, game["id"]).version == 0
+
+
+def test_multipart_forms_hold_short_fields_and_few_of_them(
+    client: FlaskClient, make_game: Callable[..., dict[str, Any]]
+) -> None:
+    """Within the body's limit, a long field or many fields are refused all the same."""
+    game = make_game()
+    url = f"/play/{game['keeper']}"
+    long_field = client.post(
+        url,
+        data={"kind": "play", "version": "0", "play": "x" * 4000},
+        content_type="multipart/form-data",
+    )
+    assert long_field.status_code == 413
+    many = client.post(
+        url, data={f"field{n}": "" for n in range(60)}, content_type="multipart/form-data"
+    )
+    assert many.status_code == 413
+
+
+def test_the_limit_is_a_setting(tmp_path, sqlite_template) -> None:  # noqa: ANN001
+    app = create_app(
+        {**base_config(f"sqlite:///{sqlite_template}", tmp_path), "MAX_CONTENT_LENGTH": "100"}
+    )
+    assert app.config["MAX_CONTENT_LENGTH"] == 100
+    response = app.test_client().post("/links", data={"email": "a" * 100 + "@example.com"})
+    assert response.status_code == 413
