@@ -6,11 +6,17 @@ of :mod:`service.config` while parsing it. A body sent in chunks has no length
 to check: Werkzeug stops reading it at the limit, and the rest would be cut
 off without a word, so it is read here, first, and refused if it reaches the
 limit.
+
+JSON nested deeper than Python's recursion limit is malformed, like any other
+body the API cannot read.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Flask, abort, request
+from flask.json.provider import DefaultJSONProvider
 
 
 def read_chunked_body() -> None:
@@ -25,6 +31,18 @@ def read_chunked_body() -> None:
         abort(413)
 
 
+class JSONProvider(DefaultJSONProvider):
+    """Flask's JSON, reading a body nested too deeply to decode as malformed (``ValueError``)."""
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        """Decode ``s``; ``ValueError`` where the decoder would run out of stack."""
+        try:
+            return super().loads(s, **kwargs)
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
+
+
 def init_app(app: Flask) -> None:
     """Check each request before the other hooks (rate limits, CSRF) read its form."""
+    app.json = JSONProvider(app)
     app.before_request(read_chunked_body)

@@ -11,6 +11,7 @@ import io
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -121,3 +122,31 @@ def test_the_limit_is_a_setting(tmp_path, sqlite_template) -> None:  # noqa: ANN
     assert app.config["MAX_CONTENT_LENGTH"] == 100
     response = app.test_client().post("/links", data={"email": "a" * 100 + "@example.com"})
     assert response.status_code == 413
+
+
+def nested(depth: int, inner: str = "0") -> str:
+    return "[" * depth + inner + "]" * depth
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        nested(1000),
+        nested(4000),
+        '{"version": 0, "play": ' + nested(1000) + "}",
+        '{"version": ' + nested(990) + ', "play": "1H"}',
+        '{"version": 0, "exchange": [' + nested(995, '"1H"') + "]}",
+        "[" * 3000,
+    ],
+    ids=["1000", "4000", "play", "version", "exchange", "unclosed"],
+)
+def test_deeply_nested_json_is_a_malformed_move(
+    app: Flask, client: FlaskClient, make_game: Callable[..., dict[str, Any]], body: str
+) -> None:
+    game = make_game()
+    response = client.post(
+        f"/api/play/{game['keeper']}", data=body, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.get_json()["error"]["code"] == "malformed"
+    assert load_game(app, game["id"]).version == 0
