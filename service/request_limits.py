@@ -7,16 +7,24 @@ to check: Werkzeug stops reading it at the limit, and the rest would be cut
 off without a word, so it is read here, first, and refused if it reaches the
 limit.
 
-JSON nested deeper than Python's recursion limit is malformed, like any other
-body the API cannot read.
+No field, query parameter or path the service reads holds a NUL character,
+and no PostgreSQL text column can store one: a request with one is refused
+(400) before any of it reaches a query. JSON nested deeper than Python's
+recursion limit is malformed, like any other body the API cannot read.
 """
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 from flask import Flask, abort, request
 from flask.json.provider import DefaultJSONProvider
+from flask_babel import gettext
+
+from .errors import wants_json
+
+NUL_IN_REQUEST = "The request holds a NUL character (\\0), which no field or address takes."
 
 
 def read_chunked_body() -> None:
@@ -29,6 +37,22 @@ def read_chunked_body() -> None:
     request.get_data(cache=True, parse_form_data=False)
     if getattr(request.stream, "is_exhausted", False):
         abort(413)
+
+
+def refuse_nul() -> None:
+    """400 for a NUL character in the path, a query parameter or a form field (name or value)."""
+    texts = chain(
+        [request.path],
+        chain.from_iterable(request.args.items(multi=True)),
+        chain.from_iterable(request.form.items(multi=True)),
+    )
+    if any("\0" in text for text in texts):
+        abort(
+            400,
+            NUL_IN_REQUEST
+            if wants_json()
+            else gettext("This request holds a NUL character, which no field takes."),
+        )
 
 
 class JSONProvider(DefaultJSONProvider):
@@ -46,3 +70,4 @@ def init_app(app: Flask) -> None:
     """Check each request before the other hooks (rate limits, CSRF) read its form."""
     app.json = JSONProvider(app)
     app.before_request(read_chunked_body)
+    app.before_request(refuse_nul)

@@ -16,8 +16,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from service import create_app
+from service.admin.auth import create_admin
 from service.models import OutboxMessage, db
 
+from .admin.conftest import sign_in
 from .conftest import base_config, load_game
 from .helpers import csrf_token
 
@@ -150,3 +152,62 @@ def test_deeply_nested_json_is_a_malformed_move(
     assert response.status_code == 400
     assert response.get_json()["error"]["code"] == "malformed"
     assert load_game(app, game["id"]).version == 0
+
+
+NUL_PAGE = "This request holds a NUL character, which no field takes."
+
+
+def test_a_nul_in_an_admin_filter_or_sign_in_is_a_bad_request(
+    app: Flask, client: FlaskClient
+) -> None:
+    """PostgreSQL cannot compare text with a NUL in it: the request stops before any query."""
+    with app.app_context():
+        create_admin("ada", "correct horse battery staple")
+    token = csrf_token(client.get("/admin/login").get_data(as_text=True))
+    refused = client.post(
+        "/admin/login", data={"csrf_token": token, "name": "a\0da", "password": "x"}
+    )
+    assert refused.status_code == 400 and NUL_PAGE in refused.get_data(as_text=True)
+    assert sign_in(client).status_code == 303
+    for path in (
+        "/admin/?email=%00",
+        "/admin/?email=kim%00@example.com&status=active",
+        "/admin/mail?recipient=kim%00",
+        "/admin/mail?recipient%00=kim",
+    ):
+        response = client.get(path)
+        assert response.status_code == 400, path
+        assert NUL_PAGE in response.get_data(as_text=True)
+
+
+def test_a_nul_in_a_form_a_query_or_a_path_is_a_bad_request(
+    app: Flask, client: FlaskClient, make_game: Callable[..., dict[str, Any]]
+) -> None:
+    game = make_game()
+    queued = outbox_size(app)
+    response = post_links(client, "kim\0@example.com")
+    assert response.status_code == 400
+    assert NUL_PAGE in response.get_data(as_text=True)
+    assert outbox_size(app) == queued
+    french = client.get("/rules?look=%00", headers={"Accept-Language": "fr"})
+    assert french.status_code == 400 and "caractère NUL" in french.get_data(as_text=True)
+    assert client.get(f"/play/{game['keeper']}%00").status_code == 400
+    moved = client.post(
+        f"/play/{game['keeper']}", data={"kind": "exchange", "version": "0", "cards": "1H\0"}
+    )
+    assert moved.status_code == 400
+    assert load_game(app, game["id"]).version == 0
+
+
+def test_a_nul_in_an_api_query_is_a_bad_request_in_english(
+    client: FlaskClient, make_game: Callable[..., dict[str, Any]]
+) -> None:
+    game = make_game()
+    response = client.get(f"/api/play/{game['keeper']}?x=%00", headers={"Accept-Language": "fr"})
+    assert response.status_code == 400
+    assert response.get_json() == {
+        "error": {
+            "code": "bad_request",
+            "message": "The request holds a NUL character (\\0), which no field or address takes.",
+        }
+    }
