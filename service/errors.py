@@ -2,14 +2,26 @@
 
 A page says what went wrong in the visitor's language; the API keeps its
 English messages, with a code a client can explain in its own words.
+
+A database that cannot be reached, does not answer in time or holds a lock
+too long is an outage, not a fault: 503 with ``Retry-After``, and a warning in
+the log rather than a traceback.
 """
 
 from __future__ import annotations
 
+import logging
+import sqlite3
+
 from flask import Flask, current_app, jsonify, make_response, render_template, request
 from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
-from werkzeug.exceptions import HTTPException
+from psycopg import OperationalError as PostgreSQLUnavailable
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from werkzeug.exceptions import HTTPException, ServiceUnavailable
+
+log = logging.getLogger(__name__)
 
 NOT_FOUND = "There is nothing at this address."
 
@@ -21,11 +33,15 @@ PAGE_MESSAGES = {
     413: _l("This request is larger than the service accepts: nothing was saved."),
     429: _l("Too many requests: wait a while, then try again."),
     500: _l("Something went wrong on our side: try again later."),
+    503: _l("The service is unavailable for a moment: try again later."),
 }
 # What the API says for an error that came with no message of the service's own.
 API_MESSAGES = {
     413: "The request is larger than the {MAX_CONTENT_LENGTH} bytes the service reads.",
+    503: "The service is unavailable for a moment: try again later.",
 }
+# Seconds a client is asked to wait before trying again after a database outage.
+RETRY_AFTER = 30
 UNCHECKED_FORM = _l("This form could not be checked: reload the page and send it again.")
 
 
@@ -66,21 +82,55 @@ def api_message(exc: HTTPException) -> str:
     return API_MESSAGES[exc.code].format(**current_app.config)
 
 
+def http_error(exc: HTTPException):  # noqa: ANN201
+    """The answer to an HTTP error: its status, code and message, and its own headers."""
+    code = (exc.name or "error").lower().replace(" ", "_")
+    if exc.code == 404:
+        code = "not_found"
+    if wants_json():
+        message = NOT_FOUND if exc.code == 404 else api_message(exc)
+    else:
+        message = page_message(exc)
+    response = make_response(error_response(exc.code or 500, code, message))
+    # The exception's own headers stay: Allow on a 405 (RFC 9110), Retry-After...
+    for name, value in exc.get_headers():
+        if name.lower() != "content-type":
+            response.headers.add(name, value)
+    return response
+
+
+def is_outage(exc: SQLAlchemyError) -> bool:
+    """Whether a database error says the database is unavailable, rather than a fault.
+
+    PostgreSQL's operational errors are all about the server: down or
+    restarting, a statement or lock timeout, a transaction to run again. No
+    connection left in the pool is one too. SQLite's also say "no such table",
+    a fault: there only a locked database file is an outage.
+    """
+    if isinstance(exc, PoolTimeout):
+        return True
+    orig = getattr(exc, "orig", None)
+    if isinstance(orig, sqlite3.OperationalError):
+        return "database is locked" in str(orig)
+    return isinstance(orig, PostgreSQLUnavailable)
+
+
+def database_unavailable(exc: SQLAlchemyError):  # noqa: ANN201
+    """503 with ``Retry-After`` for a database outage; the log says what the driver said.
+
+    Any other database error goes on to be the 500 it is.
+    """
+    if not is_outage(exc):
+        raise exc
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines() or [type(exc).__name__]
+    log.warning(
+        "database unavailable: %s; answered 503 to %s %s", reason[0], request.method, request.path
+    )
+    return http_error(ServiceUnavailable(retry_after=RETRY_AFTER))
+
+
 def init_app(app: Flask) -> None:
     """Register the handlers."""
-
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):  # noqa: ANN202
-        code = (exc.name or "error").lower().replace(" ", "_")
-        if exc.code == 404:
-            code = "not_found"
-        if wants_json():
-            message = NOT_FOUND if exc.code == 404 else api_message(exc)
-        else:
-            message = page_message(exc)
-        response = make_response(error_response(exc.code or 500, code, message))
-        # The exception's own headers stay: Allow on a 405 (RFC 9110), Retry-After...
-        for name, value in exc.get_headers():
-            if name.lower() != "content-type":
-                response.headers.add(name, value)
-        return response
+    app.register_error_handler(HTTPException, http_error)
+    app.register_error_handler(OperationalError, database_unavailable)
+    app.register_error_handler(PoolTimeout, database_unavailable)
