@@ -96,6 +96,12 @@ def run_migrations_online():
         )
 
         with context.begin_transaction():
+            if connection.dialect.name == 'postgresql':
+                # The timeouts that keep requests short (DATABASE_STATEMENT_TIMEOUT,
+                # DATABASE_LOCK_TIMEOUT) must not cut a migration short: it may rewrite
+                # a table, or wait for a request or the mail worker to let go of one.
+                connection.exec_driver_sql('SET LOCAL statement_timeout = 0')
+                connection.exec_driver_sql('SET LOCAL lock_timeout = 0')
             context.run_migrations()
 
 

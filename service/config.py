@@ -6,6 +6,7 @@ the README documents them and a test checks docker-compose.yml against them.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 from collections.abc import Mapping
@@ -16,11 +17,21 @@ from urllib.parse import urlsplit
 
 import click
 from flask import Flask
+from sqlalchemy.engine import make_url
 
 # Name: (default, description). A default of None means "not set".
 SETTINGS: dict[str, tuple[str | None, str]] = {
     "SPLITMIND_ENV": ("development", "development or production; anything else refuses to start"),
     "DATABASE_URL": (None, "SQLAlchemy URL; default a SQLite file in the instance folder"),
+    "DATABASE_CONNECT_TIMEOUT": ("5", "seconds to wait for a PostgreSQL connection (2 at least)"),
+    "DATABASE_STATEMENT_TIMEOUT": (
+        "5",
+        "seconds a PostgreSQL statement may take, waits included; 0 for no limit",
+    ),
+    "DATABASE_LOCK_TIMEOUT": (
+        "3",
+        "seconds a PostgreSQL statement may wait for a lock; 0: no limit",
+    ),
     "SECRET_KEY": (None, "signs player links and sessions; required in production"),
     "SECRET_KEY_FALLBACKS": (None, "earlier SECRET_KEYs, comma-separated, still accepted"),
     "BASE_URL": ("http://127.0.0.1:5000", "public address every link is built from"),
@@ -82,12 +93,18 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
     if not production:
         instance.mkdir(parents=True, exist_ok=True)
 
+    url = database_url(env.get("DATABASE_URL") or f"sqlite:///{instance / 'splitmind.sqlite'}")
+    connect = number(env, "DATABASE_CONNECT_TIMEOUT", float)
+    statement = number(env, "DATABASE_STATEMENT_TIMEOUT", float)
+    lock = number(env, "DATABASE_LOCK_TIMEOUT", float)
     app.config.update(
         SPLITMIND_ENV=env["SPLITMIND_ENV"],
         PRODUCTION=production,
-        SQLALCHEMY_DATABASE_URI=database_url(
-            env.get("DATABASE_URL") or f"sqlite:///{instance / 'splitmind.sqlite'}"
-        ),
+        SQLALCHEMY_DATABASE_URI=url,
+        SQLALCHEMY_ENGINE_OPTIONS=engine_options(url, connect, statement, lock),
+        DATABASE_CONNECT_TIMEOUT=connect,
+        DATABASE_STATEMENT_TIMEOUT=statement,
+        DATABASE_LOCK_TIMEOUT=lock,
         SECRET_KEY=env.get("SECRET_KEY") or _secret_key(instance),
         # Flask checks session cookies against these too; service.links does the same for links.
         SECRET_KEY_FALLBACKS=[
@@ -122,7 +139,6 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         PERMANENT_SESSION_LIFETIME=ADMIN_SESSION_LIFETIME,
         REMEMBER_COOKIE_SECURE=env["BASE_URL"].startswith("https://"),
         REMEMBER_COOKIE_HTTPONLY=True,
-        SQLALCHEMY_ENGINE_OPTIONS={"pool_pre_ping": True},
     )
     if overrides:
         app.config.update({k: v for k, v in overrides.items() if k not in SETTINGS})
@@ -239,6 +255,32 @@ def database_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     return url
+
+
+def engine_options(url: str, connect: float, statement: float, lock: float) -> dict[str, Any]:
+    """SQLAlchemy's engine options: each connection checked before use; timeouts on PostgreSQL.
+
+    The timeouts are in seconds, 0 for none. libpq's ``connect_timeout`` bounds
+    connecting (whole seconds, 2 at least); ``statement_timeout`` and
+    ``lock_timeout``, set for every session, bound each statement and each wait
+    for a lock. A database that is down, slow or
+    locked then fails a request within seconds (503), instead of holding it
+    until gunicorn kills its worker. Migrations lift both for their own
+    transaction (migrations/env.py). ``options`` already in the URL are kept.
+    """
+    options: dict[str, Any] = {"pool_pre_ping": True}
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        return options
+    server = [
+        f"-c statement_timeout={round(statement * 1000)}",
+        f"-c lock_timeout={round(lock * 1000)}",
+    ]
+    given = parsed.query.get("options")
+    if isinstance(given, str):
+        server.insert(0, given)
+    options["connect_args"] = {"connect_timeout": math.ceil(connect), "options": " ".join(server)}
+    return options
 
 
 def _secret_key(instance: Path) -> str:

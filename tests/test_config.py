@@ -77,6 +77,11 @@ REFUSED = [
     ({"MAIL_SERVER": ""}, "MAIL_SERVER is required when SPLITMIND_ENV=production"),
     ({"MAIL_PORT": "abc"}, "MAIL_PORT must be a whole number, not 'abc'"),
     ({"MAIL_TIMEOUT": "soon"}, "MAIL_TIMEOUT must be a number, not 'soon'"),
+    ({"DATABASE_LOCK_TIMEOUT": "soon"}, "DATABASE_LOCK_TIMEOUT must be a number, not 'soon'"),
+    (
+        {"DATABASE_STATEMENT_TIMEOUT": "-1"},
+        "DATABASE_STATEMENT_TIMEOUT must not be negative, not '-1'",
+    ),
     ({"TRUSTED_PROXIES": "-1"}, "TRUSTED_PROXIES must not be negative, not '-1'"),
     ({"MAIL_USE_TLS": "maybe"}, "MAIL_USE_TLS must be true or false, not 'maybe'"),
     ({"LOG_LEVEL": "loud"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, not 'LOUD'"),
@@ -91,7 +96,14 @@ def refused(*names: str) -> list[tuple[dict[str, str], str]]:
 
 # Refused whatever the mode.
 BAD_VALUES = refused(
-    "MAIL_PORT", "MAIL_TIMEOUT", "TRUSTED_PROXIES", "MAIL_USE_TLS", "LOG_LEVEL", "LOG_FORMAT"
+    "MAIL_PORT",
+    "MAIL_TIMEOUT",
+    "DATABASE_LOCK_TIMEOUT",
+    "DATABASE_STATEMENT_TIMEOUT",
+    "TRUSTED_PROXIES",
+    "MAIL_USE_TLS",
+    "LOG_LEVEL",
+    "LOG_FORMAT",
 )
 
 

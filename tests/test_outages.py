@@ -3,19 +3,30 @@ and never a request that waits until gunicorn kills its worker."""
 
 from __future__ import annotations
 
+import random
+import socket
+import threading
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
+from alembic.script import ScriptDirectory
 from flask import Flask
+from flask_migrate import upgrade
+from psycopg import sql
+from sqlalchemy import func, select, text
 
 from service import create_app
-from service.links import SALT, new_link_key, serializer
-from service.models import db
+from service.games import Seating, create_game
+from service.links import SALT, new_link_key, serializer, token_for
+from service.models import Event, Game, db
 
 from .conftest import base_config
-from .helpers import csrf_token
+from .helpers import csrf_token, pick_action
 from .smtp import free_port
 
 UNAVAILABLE_PAGE = "The service is unavailable for a moment: try again later."
@@ -84,3 +95,155 @@ def test_asking_for_links_answers_503_when_the_database_is_down(down: Flask) -> 
     client = down.test_client()
     form = csrf_token(client.get("/links").get_data(as_text=True))
     assert_unavailable(client.post("/links", data={"email": "kim@example.com", "csrf_token": form}))
+
+
+def new_game(app: Flask) -> dict[str, Any]:
+    with app.app_context():
+        game = create_game(Seating("kim@example.com", "Kim"), Seating("sam@example.com", "Sam"))
+        return {"id": game.id, **{player.seat: token_for(player) for player in game.players}}
+
+
+@pytest.mark.postgres
+def test_every_connection_carries_the_timeouts(pg_app: Flask, postgres_database: str) -> None:
+    with pg_app.app_context():
+        assert db.session.execute(text("SHOW statement_timeout")).scalar() == "5s"
+        assert db.session.execute(text("SHOW lock_timeout")).scalar() == "3s"
+        connection = db.session.connection().connection.driver_connection
+        assert connection.info.get_parameters()["connect_timeout"] == "5"
+    # Options of the operator's own, in the URL, are kept.
+    app = create_app(
+        {
+            **base_config(f"{postgres_database}?options=-c%20work_mem%3D7MB", pg_app.instance_path),
+            "DATABASE_LOCK_TIMEOUT": "0.25",
+        }
+    )
+    with app.app_context():
+        assert db.session.execute(text("SHOW work_mem")).scalar() == "7MB"
+        assert db.session.execute(text("SHOW lock_timeout")).scalar() == "250ms"
+        db.session.remove()
+        db.engine.dispose()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "timeouts",
+    [
+        {"DATABASE_LOCK_TIMEOUT": "0.2", "DATABASE_STATEMENT_TIMEOUT": "0"},
+        {"DATABASE_LOCK_TIMEOUT": "0", "DATABASE_STATEMENT_TIMEOUT": "0.2"},
+    ],
+    ids=["lock_timeout", "statement_timeout"],
+)
+def test_a_move_behind_a_lock_held_too_long_is_a_503_and_changes_nothing(
+    pg_app: Flask, postgres_database: str, tmp_path: Path, timeouts: dict[str, str]
+) -> None:
+    """Another connection holds the game's row: the move gives up, and can be sent again."""
+    game = new_game(pg_app)
+    impatient = create_app({**base_config(postgres_database, tmp_path / "impatient"), **timeouts})
+    client = impatient.test_client()
+    view = client.get(f"/api/play/{game['keeper']}").get_json()
+    move = {"version": 0, **pick_action(view, random.Random(1))}
+    with psycopg.connect(postgres_database) as holder:
+        # Should the move wait after all, the server ends the holder in a minute and the move
+        # goes through: a 200, not a test that hangs.
+        holder.execute("SET idle_in_transaction_session_timeout = '60s'")
+        holder.execute("SELECT id FROM games WHERE id = %s FOR UPDATE", [game["id"]])
+        response = client.post(f"/api/play/{game['keeper']}", json=move)
+        assert_unavailable(response, page=False)
+        page = client.post(
+            f"/play/{game['keeper']}",
+            data={"kind": "exchange", "version": "0", "cards": move["exchange"]},
+        )
+        assert_unavailable(page)
+        holder.rollback()
+    with pg_app.app_context():
+        stored = db.session.get(Game, game["id"])
+        assert stored.version == 0
+        moves = select(func.count()).select_from(Event).filter_by(game_id=game["id"], kind="move")
+        assert db.session.scalar(moves) == 0
+    assert client.post(f"/api/play/{game['keeper']}", json=move).status_code == 200
+    with impatient.app_context():
+        db.engine.dispose()
+
+
+def test_a_database_that_accepts_and_never_answers_is_a_503(tmp_path: Path) -> None:
+    """A frozen server: the connection is accepted, and nothing more comes back."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        app = create_app(
+            {
+                **base_config(f"postgresql://root@127.0.0.1:{port}/splitmind", tmp_path),
+                "DATABASE_CONNECT_TIMEOUT": "1",
+            }
+        )
+        response = app.test_client().get(f"/api/play/{link(app)}")
+        assert_unavailable(response, page=False)
+        with app.app_context():
+            db.engine.dispose()
+
+
+@pytest.fixture
+def throwaway_database(postgres_server: str) -> Iterator[str]:
+    """An empty PostgreSQL database of this test's own, dropped at the end."""
+    name = f"splitmind_throwaway_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield postgres_server.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(postgres_server, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+@pytest.mark.postgres
+def test_a_migration_waits_for_its_locks_whatever_the_timeouts(
+    throwaway_database: str, tmp_path: Path
+) -> None:
+    """``flask db upgrade`` waits behind a lock longer than the statement and lock timeouts."""
+    name = "splitmind-migration-under-test"
+    app = create_app(
+        {
+            **base_config(f"{throwaway_database}?application_name={name}", tmp_path),
+            "DATABASE_STATEMENT_TIMEOUT": "0.1",
+            "DATABASE_LOCK_TIMEOUT": "0.1",
+        }
+    )
+    failures: list[Exception] = []
+
+    def migrate() -> None:
+        with app.app_context():
+            try:
+                upgrade()
+            except Exception as exc:  # reported below, in the test's thread
+                failures.append(exc)
+            finally:
+                db.engine.dispose()
+
+    with (
+        psycopg.connect(throwaway_database) as holder,
+        psycopg.connect(throwaway_database, autocommit=True) as watcher,
+    ):
+        # Alembic writes the first revision into alembic_version: it waits for the holder,
+        # and is let go once it has waited five times as long as its timeouts would allow.
+        holder.execute("CREATE TABLE alembic_version (version_num varchar(32) PRIMARY KEY)")
+        holder.commit()
+        holder.execute("LOCK TABLE alembic_version IN SHARE MODE")
+        migration = threading.Thread(target=migrate)
+        migration.start()
+        waiting = (
+            "SELECT 1 FROM pg_stat_activity WHERE application_name = %s"
+            " AND wait_event_type = 'Lock' AND clock_timestamp() - query_start > '0.5 s'"
+        )
+        while migration.is_alive() and not watcher.execute(waiting, [name]).fetchone():
+            time.sleep(0.05)
+        holder.rollback()
+        migration.join(timeout=60)
+    assert not failures, failures
+    with app.app_context():
+        head = ScriptDirectory.from_config(app.extensions["migrate"].migrate.get_config())
+    with psycopg.connect(throwaway_database) as conn:
+        (version,) = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    assert version == head.get_current_head()
