@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -14,11 +16,13 @@ from typing import Any
 
 import psycopg
 import pytest
+import yaml
 from alembic.script import ScriptDirectory
 from flask import Flask
 from flask_migrate import upgrade
 from psycopg import sql
 from sqlalchemy import func, select, text
+from werkzeug.serving import make_server
 
 from service import create_app
 from service.games import Seating, create_game
@@ -27,6 +31,7 @@ from service.models import Event, Game, db
 
 from .conftest import base_config
 from .helpers import csrf_token, pick_action
+from .servers import ROOT
 from .smtp import free_port
 
 UNAVAILABLE_PAGE = "The service is unavailable for a moment: try again later."
@@ -91,10 +96,32 @@ def test_pages_answer_503_in_the_visitors_language_when_the_database_is_down(dow
     assert "Le service est indisponible pour un moment" in french.get_data(as_text=True)
 
 
-def test_asking_for_links_answers_503_when_the_database_is_down(down: Flask) -> None:
+def test_the_front_page_and_the_forms_it_leads_to_answer_503_when_the_database_is_down(
+    down: Flask,
+) -> None:
+    """They need no row, but every form they lead to does: the outage shows at once."""
     client = down.test_client()
-    form = csrf_token(client.get("/links").get_data(as_text=True))
-    assert_unavailable(client.post("/links", data={"email": "kim@example.com", "csrf_token": form}))
+    for path in ("/", "/new", "/links"):
+        assert_unavailable(client.get(path))
+    assert client.get("/rules").status_code == 200  # the rules need no database
+
+
+@pytest.mark.parametrize("app_config", [{"RATELIMIT_DEFAULT": "2 per minute"}])
+def test_healthz_says_ok_while_the_database_answers(app: Flask) -> None:
+    """Without a cookie, and whatever the rate limits (here, two requests a minute elsewhere)."""
+    client = app.test_client()
+    for _ in range(5):
+        response = client.get("/healthz")
+        assert response.status_code == 200
+        assert response.get_json() == {"status": "ok"}
+        assert "Set-Cookie" not in response.headers
+    assert [client.get("/rules").status_code for _ in range(3)] == [200, 200, 429]
+
+
+def test_healthz_says_unavailable_when_the_database_is_down(down: Flask) -> None:
+    response = down.test_client().get("/healthz")
+    assert response.status_code == 503
+    assert response.get_json() == {"status": "unavailable"}
 
 
 def new_game(app: Flask) -> dict[str, Any]:
@@ -179,6 +206,7 @@ def test_a_database_that_accepts_and_never_answers_is_a_503(tmp_path: Path) -> N
         )
         response = app.test_client().get(f"/api/play/{link(app)}")
         assert_unavailable(response, page=False)
+        assert app.test_client().get("/healthz").status_code == 503
         with app.app_context():
             db.engine.dispose()
 
@@ -247,3 +275,31 @@ def test_a_migration_waits_for_its_locks_whatever_the_timeouts(
     with psycopg.connect(throwaway_database) as conn:
         (version,) = conn.execute("SELECT version_num FROM alembic_version").fetchone()
     assert version == head.get_current_head()
+
+
+@pytest.mark.postgres
+def test_the_compose_healthcheck_follows_the_database(
+    throwaway_database: str, postgres_server: str, tmp_path: Path
+) -> None:
+    """The web service's healthcheck command, run against the app: healthy while the database
+    takes connections, unhealthy once it refuses them."""
+    web = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["web"]
+    kind, program, flag, code = web["healthcheck"]["test"]
+    assert (kind, program, flag) == ("CMD", "python", "-c")
+    assert "http://127.0.0.1:8000/healthz" in code
+    app = create_app(base_config(throwaway_database, tmp_path))
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    check = [sys.executable, "-c", code.replace(":8000/", f":{server.port}/")]
+    try:
+        assert subprocess.run(check, capture_output=True, timeout=30).returncode == 0
+        name = throwaway_database.rsplit("/", 1)[1]
+        with psycopg.connect(postgres_server, autocommit=True) as conn:
+            refuse = sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS false")
+            conn.execute(refuse.format(sql.Identifier(name)))
+        unhealthy = subprocess.run(check, capture_output=True, text=True, timeout=30)
+        assert unhealthy.returncode == 1
+        assert "HTTP Error 503: SERVICE UNAVAILABLE" in unhealthy.stderr
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -134,6 +134,7 @@ def test_get_and_head_change_nothing_on_any_page(
         "/links",
         "/api/openapi.json",
         "/metrics",
+        "/healthz",
         *invitation_pages,
         "/invitations/nothing-here",
         *links_in_outbox(app, "/unsubscribe/"),

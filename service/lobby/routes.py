@@ -19,6 +19,7 @@ from flask_babel import gettext
 
 from .. import games, invitations
 from ..extensions import csrf, limiter
+from ..health import check_database
 from ..i18n import current_language
 from ..links import player_for, token_for
 from ..mail import compose
@@ -52,6 +53,7 @@ def _address_in(field: str) -> Callable[[], str]:
 @limiter.limit("3 per day", key_func=_address_in("opponent_email"), methods=["POST"])
 def new_game():  # noqa: ANN201
     """The public new-game form; a valid request emails the creator a confirm link."""
+    check_database()  # an outage shows before the form is filled in
     form = NewGameForm()
     error = None
     if form.validate_on_submit():
@@ -90,6 +92,7 @@ def lost_links():  # noqa: ANN201
     The answer is the same whether or not the address has games: the page
     tells no one who plays here.
     """
+    check_database()  # an outage shows before the form is filled in
     form = LinksForm()
     if form.validate_on_submit():
         with transaction():

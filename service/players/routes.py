@@ -10,6 +10,7 @@ from flask import abort, g, redirect, render_template, request, url_for
 from flask_babel import gettext
 
 from .. import games
+from ..health import check_database
 from ..i18n import current_language, remember_language, rule_message
 from ..links import player_for
 from ..models import Player
@@ -101,7 +102,8 @@ def _move_error(view: dict, exc: games.MoveError) -> str:
 
 @bp.get("/")
 def home():  # noqa: ANN201
-    """The front page."""
+    """The front page: a 503 while the database is unavailable, as every form it leads to is."""
+    check_database()
     return render_template("home.html")
 
 

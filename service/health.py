@@ -1,0 +1,65 @@
+"""``GET /healthz``: whether the service can serve, for compose, a load balancer or a monitor.
+
+200 ``{"status": "ok"}`` when the database answers ``SELECT 1`` within a
+second, 503 ``{"status": "unavailable"}`` otherwise. On PostgreSQL the check
+opens a connection of its own and gives up after the second, wherever it is
+(connecting to a server that accepts and never answers, or waiting for its
+reply): no pooled connection is left stuck behind a frozen server, and the
+check never waits for the statement timeout of requests. It sets no cookie
+and no rate limit counts it.
+
+The pages that lead to a form (the front page, the new-game and lost-links
+forms) ask the database too (:func:`check_database`), so that an outage
+shows there as a 503 rather than after the visitor has filled the form in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import psycopg
+from flask import Flask, Response, jsonify
+from sqlalchemy import select, text
+from sqlalchemy.exc import SQLAlchemyError
+
+from .extensions import db, limiter
+
+# Seconds the database has to answer the health check.
+HEALTH_TIMEOUT = 1.0
+
+
+def check_database() -> None:
+    """Ask the database a trivial question; an outage raises, and the visitor gets a 503."""
+    db.session.execute(select(1))
+
+
+async def _select_one(conninfo: str) -> None:
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as connection:
+        await connection.execute("SELECT 1")
+
+
+def database_answers(timeout: float = HEALTH_TIMEOUT) -> bool:
+    """Whether the database answers ``SELECT 1`` within ``timeout`` seconds."""
+    url = db.engine.url
+    try:
+        if url.get_backend_name() == "postgresql":
+            conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
+            asyncio.run(asyncio.wait_for(_select_one(conninfo), timeout))
+        else:
+            with db.engine.connect() as connection:
+                connection.execute(text("SELECT 1"))
+    except (TimeoutError, psycopg.Error, SQLAlchemyError, OSError):
+        return False
+    return True
+
+
+def healthz() -> tuple[Response, int]:
+    """``GET /healthz``."""
+    if database_answers():
+        return jsonify(status="ok"), 200
+    return jsonify(status="unavailable"), 503
+
+
+def init_app(app: Flask) -> None:
+    """Serve ``/healthz``, exempt from rate limits."""
+    app.add_url_rule("/healthz", "healthz", limiter.exempt(healthz))
