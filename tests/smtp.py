@@ -47,7 +47,9 @@ class Handler:
     """Stores what it receives; ``replies`` scripts a reply per DATA (default 250).
 
     ``greeting``, when set, is the reply to every EHLO and HELO (such as "421
-    busy"); ``logins`` says whether AUTH succeeds, whatever the credentials.
+    busy"); ``logins`` says whether AUTH succeeds, whatever the credentials;
+    the server hangs up, without a reply, on a RCPT TO of an address in
+    ``hang_up_on``.
     """
 
     received: list[Received] = field(default_factory=list)
@@ -55,6 +57,7 @@ class Handler:
     on_data: Callable[[Received], None] | None = None
     greeting: str | None = None
     logins: bool = True
+    hang_up_on: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     async def handle_EHLO(
@@ -70,6 +73,16 @@ class Handler:
             return self.greeting
         session.host_name = hostname
         return f"250 {server.hostname}"
+
+    async def handle_RCPT(
+        self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]
+    ) -> str:
+        if address in self.hang_up_on:
+            server.transport.close()
+            return "421 4.3.0 Closing the connection"  # never sent: the connection is gone
+        envelope.rcpt_tos.append(address)
+        envelope.rcpt_options.extend(rcpt_options)
+        return "250 OK"
 
     def authenticate(
         self, server: Any, session: Any, envelope: Any, mechanism: str, data: Any

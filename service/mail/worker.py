@@ -8,8 +8,11 @@ database that goes away, or a worker killed, between the reply and the commit
 leaves that one message queued: the next claim sends it once more, with the
 same Message-ID. Whatever goes wrong with one message (a refusal, an address or
 a header that cannot be written out) is that message's failure, never the
-queue's. An SMTP server or database that is down delays the queue; it loses
-nothing.
+queue's. A connection that drops or times out while one message is sent is
+that message's temporary failure too: it is tried again later, then given up
+on, and the next message goes out on a new connection, so a message the server
+hangs up on every time cannot hold up the others. An SMTP server or database
+that is down delays the queue; it loses nothing.
 """
 
 from __future__ import annotations
@@ -99,6 +102,8 @@ class Transport:
     """Where messages go: an SMTP server through Flask-Mail, or the local mailbox.
 
     The SMTP connection is opened on first use and kept for the next messages.
+    A kept connection is checked (NOOP) before it carries another message: one
+    the server closed meanwhile is replaced, and not blamed on the message.
     """
 
     def __init__(self) -> None:
@@ -110,7 +115,8 @@ class Transport:
 
         Raises :class:`ServerUnavailable` if no session could be opened, an
         ``smtplib`` error for a reply to the message itself (MAIL FROM, RCPT,
-        DATA), a socket error if the connection drops, and whatever stops the
+        DATA), ``SMTPServerDisconnected`` or a socket error if the connection
+        drops or times out while the message is sent, and whatever stops the
         message being written out (an address that needs SMTPUTF8, say).
         """
         mail = Message(
@@ -123,6 +129,8 @@ class Transport:
         mail.msgId = message.message_id
         if self.local:
             return  # the local mailbox page reads sent messages from the outbox
+        if self.connection is not None and not self._alive():
+            self.close()
         if self.connection is None:
             connection = TimeoutConnection(current_app.extensions["mail"])
             self.connection = connection.__enter__()
@@ -131,6 +139,15 @@ class Transport:
         except Exception:
             self.close()
             raise
+
+    def _alive(self) -> bool:
+        """Whether the kept connection still answers."""
+        assert self.connection is not None and self.connection.host is not None
+        try:
+            code, _ = self.connection.host.noop()
+        except (smtplib.SMTPException, OSError):
+            return False
+        return code == 250
 
     def close(self) -> None:
         """Close the SMTP connection, if any (quietly: it may be broken)."""
@@ -173,7 +190,7 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
     Each message is claimed under its row lock (no other worker takes it, and a
     move that rewrites a player's turn email waits for it), sent, and its
     outcome committed at once. If the SMTP server becomes unreachable or
-    refuses the session (:class:`ServerUnavailable`), or the connection drops,
+    refuses the session (:class:`ServerUnavailable`), or the database fails,
     the message in hand stays queued as it was and the error is raised so the
     caller can wait.
     """
@@ -200,13 +217,13 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
 def _deliver(transport: Transport, message: OutboxMessage) -> str:
     """Send one claimed message and write the outcome on its row; returns which one it was.
 
-    ``sent``, ``retried`` (a temporary refusal), ``failed`` or ``skipped``
-    (its kind says it no longer matters, or that there is nothing to send: see
-    :mod:`.kinds`). Raises what says the SMTP server (:class:`ServerUnavailable`,
-    a dropped connection, a socket error) or the database is unavailable. Any
-    other error while the message is checked, written out or sent (a kind no
-    longer registered, say) is this message's failure, kept on its row for the
-    admins, who may queue it again.
+    ``sent``, ``retried`` (a temporary refusal, or the connection lost while
+    sending it), ``failed`` or ``skipped`` (its kind says it no longer matters,
+    or that there is nothing to send: see :mod:`.kinds`). Raises what says the
+    SMTP server (:class:`ServerUnavailable`: no session could be opened) or the
+    database is unavailable. Any other error while the message is checked,
+    written out or sent (a kind no longer registered, say) is this message's
+    failure, kept on its row for the admins, who may queue it again.
     """
     try:
         kind = kinds.kind(message.kind)
@@ -214,16 +231,17 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
             message.status = "skipped"
             return "skipped"
         transport.send(message)
-    except (ServerUnavailable, smtplib.SMTPServerDisconnected, DBAPIError):
+    except (ServerUnavailable, DBAPIError):
         raise
     except smtplib.SMTPResponseException as exc:
-        return _failed_attempt(message, exc.smtp_code, exc.smtp_error)
+        code = exc.smtp_code
+        return _failed_attempt(message, f"{code} {_text(exc.smtp_error)}", 400 <= code < 500)
     except smtplib.SMTPRecipientsRefused as exc:
         code, reply = next(iter(exc.recipients.values()))
-        return _failed_attempt(message, code, reply)
+        return _failed_attempt(message, f"{code} {_text(reply)}", 400 <= code < 500)
     except Exception as exc:
-        if isinstance(exc, OSError) and not isinstance(exc, smtplib.SMTPException):
-            raise  # the connection failed (smtplib's errors are OSErrors too, about the message)
+        if _connection_lost(exc):
+            return _failed_attempt(message, f"connection lost: {_describe(exc)}", temporary=True)
         log.warning("mail %s to %s cannot be sent", message.id, message.recipient, exc_info=exc)
         message.attempts += 1
         message.status = "failed"
@@ -236,12 +254,22 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
     return "sent"
 
 
-def _failed_attempt(message: OutboxMessage, code: int, reply: bytes | str) -> str:
-    text = _text(reply)
+def _connection_lost(exc: Exception) -> bool:
+    """Whether the connection dropped or timed out under a message, rather than refused it.
+
+    smtplib's errors are OSErrors too; of them, only ``SMTPServerDisconnected`` says so.
+    """
+    if isinstance(exc, smtplib.SMTPException):
+        return isinstance(exc, smtplib.SMTPServerDisconnected)
+    return isinstance(exc, OSError)
+
+
+def _failed_attempt(message: OutboxMessage, error: str, temporary: bool) -> str:
+    """Count a failed attempt: tried again later if ``temporary`` and attempts are left."""
     message.attempts += 1
-    message.last_error = f"{code} {text}"[:1000]
-    log.warning("mail %s to %s: %s %s", message.id, message.recipient, code, text)
-    if 400 <= code < 500 and message.attempts < MAX_ATTEMPTS:
+    message.last_error = error[:1000]
+    log.warning("mail %s to %s: %s", message.id, message.recipient, error)
+    if temporary and message.attempts < MAX_ATTEMPTS:
         message.next_attempt_at = utcnow() + timedelta(seconds=retry_delay(message.attempts))
         return "retried"
     message.status = "failed"

@@ -223,3 +223,66 @@ def test_a_fault_in_the_deadline_sweep_does_not_stop_the_mail(
         )
     assert handled == 2
     assert "the deadline sweep failed; the mail goes on" in caplog.text
+
+
+def test_a_message_the_server_hangs_up_on_fails_alone_after_its_retries(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    """Each try of it drops the connection: it is retried, then failed; the others go out."""
+    smtp_server.handler.hang_up_on = {"k0@example.com"}
+    queue_games(app, 2)
+    with app.app_context():
+        handled = worker.drain()
+    assert handled == 3 + worker.MAX_ATTEMPTS
+    (dropped,) = [m for m in outbox(app) if m.recipient == "k0@example.com"]
+    assert (dropped.status, dropped.attempts) == ("failed", worker.MAX_ATTEMPTS)
+    assert dropped.last_error.startswith("connection lost: ")
+    assert sorted(m.status for m in outbox(app) if m.id != dropped.id) == ["sent"] * 3
+    ids = _ids(smtp_server)
+    assert len(ids) == 3 and set(ids.values()) == {1}
+
+
+def test_a_message_the_server_hangs_up_on_waits_its_turn_again(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    """With the real delays: one attempt counted, the next in a minute, the queue moves on."""
+    app.config["MAIL_RETRY_SCALE"] = 1.0
+    smtp_server.handler.hang_up_on = {"k0@example.com"}
+    queue_games(app, 1)
+    with app.app_context():
+        assert worker.drain() == 2
+    rows = {m.recipient: m for m in outbox(app)}
+    dropped = rows["k0@example.com"]
+    assert (dropped.status, dropped.attempts) == ("queued", 1)
+    assert 55 < (dropped.next_attempt_at - dropped.created_at).total_seconds() < 120
+    assert (rows["s0@example.com"].status, rows["s0@example.com"].attempts) == ("sent", 1)
+
+
+def test_the_worker_loop_keeps_sending_past_a_message_the_server_hangs_up_on(
+    app: Flask, smtp_server: SMTPServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The loop neither stops nor waits for a server that is there."""
+    smtp_server.handler.hang_up_on = {"k0@example.com"}
+    queue_games(app, 2)
+    with app.app_context():
+        worker.run(poll=0.05, should_stop=lambda: len(smtp_server.received) == 3)
+    assert "SMTP server unavailable" not in caplog.text
+    assert Counter(m.status for m in outbox(app)) == {"sent": 3, "failed": 1}
+
+
+def test_a_kept_connection_the_server_closed_is_replaced_not_blamed(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    """The server restarts between two batches: the next message goes out at its first try."""
+    with app.app_context():
+        transport = worker.Transport()
+        try:
+            queue_games(app, 1)
+            assert worker.drain(transport) == 2
+            smtp_server.stop()
+            smtp_server.restart()
+            queue_games(app, 1)
+            assert worker.drain(transport) == 2
+        finally:
+            transport.close()
+    assert [(m.status, m.attempts) for m in outbox(app)] == [("sent", 1)] * 4
