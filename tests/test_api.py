@@ -236,7 +236,7 @@ def test_openapi_document_describes_the_api(client) -> None:
     assert doc["openapi"].startswith("3.")
     operations = doc["paths"]["/api/play/{token}"]
     assert set(operations) >= {"get", "post"}
-    assert set(operations["get"]["responses"]) == {"200", "404", "405", "503"}
+    assert set(operations["get"]["responses"]) == {"200", "400", "404", "405", "413", "503"}
     assert set(operations["post"]["responses"]) == {
         "200", "400", "404", "405", "409", "413", "422", "503"
     }  # fmt: skip

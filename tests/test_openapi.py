@@ -11,10 +11,14 @@ from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
+from service import create_app
+from service.models import db
 from service.rules import Variant
 from service.rules.engine import ACTION_KINDS
 
+from .conftest import base_config
 from .helpers import random_move, redeal
+from .smtp import free_port
 
 PLAY = "/api/play/{token}"
 
@@ -151,3 +155,32 @@ def test_the_views_of_a_variant_game_fit_their_schema(app, client, make_game, do
             answer = client.get(f"/api/play/{game[seat]}")
             answer_schema(doc, "get", answer.status_code).validate(answer.get_json())
         random_move(client, game, rng)
+
+
+def test_limits_and_outages_are_answered_as_documented(  # noqa: ANN001
+    client, make_game, doc, tmp_path
+) -> None:
+    """A body too large, a NUL in the query, a database down: each answer is in the document,
+    with its headers, and no operation documents an answer it cannot give."""
+    url = f"/api/play/{make_game()['keeper']}"
+    down = create_app(base_config(f"postgresql://root@127.0.0.1:{free_port()}/x", tmp_path))
+    answers = [
+        (PLAY, "post", client.post(url, data=b" " * 9000, content_type="application/json")),
+        (PLAY, "get", client.get(url + "?q=%00")),
+        (PLAY, "post", client.post(url + "?q=%00", json={"version": 0, "play": "1H"})),
+        (PLAY, "get", down.test_client().get(url)),
+        (PLAY, "post", down.test_client().post(url, json={"version": 0, "play": "1H"})),
+        ("/api/openapi.json", "get", client.get("/api/openapi.json?q=%00")),
+    ]
+    for path, method, response in answers:
+        documented = doc["paths"][path][method]["responses"][str(response.status_code)]
+        schema = documented["content"]["application/json"]["schema"]
+        validator(doc, schema).validate(response.get_json())
+        for header, described in documented.get("headers", {}).items():
+            assert header in response.headers or not described["required"]
+    statuses = sorted(response.status_code for *_, response in answers)
+    assert statuses == [400, 400, 400, 413, 503, 503]
+    # The document needs no database: it is never a 503.
+    assert "503" not in doc["paths"]["/api/openapi.json"]["get"]["responses"]
+    with down.app_context():
+        db.engine.dispose()

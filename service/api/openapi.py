@@ -12,6 +12,8 @@ from typing import Any
 
 from flask import current_app
 
+from ..errors import API_MESSAGES, RETRY_AFTER
+from ..request_limits import NUL_IN_REQUEST
 from ..rules import DECK, PHASES, PRINTED, SUITS
 from ..rules.engine import ACTION_EXTRAS, ACTION_KINDS
 
@@ -43,12 +45,23 @@ MOVE_EXAMPLES = {
     "swap": {"summary": "Give cards in a swap", "value": {"version": 12, "swap": ["2C", "7D"]}},
 }
 
-# Every error answer of the API: its status, what it means, the codes it carries
-# (without: whatever the error handler names it) or a schema of its own, an example.
+# A NUL character in the path or the query string, refused before any operation.
+NUL_REFUSED = {
+    "description": "The address or the query string holds a NUL character",
+    "codes": ["bad_request"],
+    "example": {"code": "bad_request", "message": NUL_IN_REQUEST},
+}
+
+# Every error answer of the API: its status, what it means, the codes it carries or a
+# schema of its own, its headers, an example. Descriptions and messages may name a setting
+# in braces, written out with its value.
 ERRORS: dict[str, dict[str, Any]] = {
     "400": {
-        "description": "The body is not a well-formed move; the message says what is wrong",
-        "codes": ["malformed"],
+        "description": (
+            "The body is not a well-formed move (malformed: the message says what is wrong), "
+            "or the address or the query string holds a NUL character (bad_request)"
+        ),
+        "codes": ["malformed", "bad_request"],
         "example": {"code": "malformed", "message": "unexpected key 'cards' in an exchange action"},
     },
     "404": {
@@ -85,11 +98,9 @@ ERRORS: dict[str, dict[str, Any]] = {
         },
     },
     "413": {
-        "description": "The body is larger than the server reads",
-        "example": {
-            "code": "request_entity_too_large",
-            "message": "The data value transmitted exceeds the capacity limit.",
-        },
+        "description": "The body is larger than the {MAX_CONTENT_LENGTH} bytes the server reads",
+        "codes": ["request_entity_too_large"],
+        "example": {"code": "request_entity_too_large", "message": API_MESSAGES[413]},
     },
     "422": {
         "description": (
@@ -104,10 +115,19 @@ ERRORS: dict[str, dict[str, Any]] = {
         },
     },
     "503": {
-        "description": "The database cannot be reached; nothing changed, try again later",
-        "example": {
-            "code": "service_unavailable",
-            "message": "The service is unavailable for a moment: try again later.",
+        "description": (
+            "The database cannot be reached or did not answer in time: try again after the "
+            "seconds Retry-After says. A move answered so may be sent again as it was: if it "
+            "was applied after all, its version is stale (409)"
+        ),
+        "codes": ["service_unavailable"],
+        "example": {"code": "service_unavailable", "message": API_MESSAGES[503]},
+        "headers": {
+            "Retry-After": {
+                "description": f"Seconds to wait before trying again ({RETRY_AFTER})",
+                "required": True,
+                "schema": {"type": "integer"},
+            }
         },
     },
 }
@@ -155,7 +175,8 @@ def document() -> dict[str, Any]:
                             "content": view,
                             "links": {"makeMove": move_against},
                         },
-                        **_errors("404", "405", "503"),
+                        "400": _response(NUL_REFUSED),
+                        **_errors("404", "405", "413", "503"),
                     },
                 },
                 "post": {
@@ -200,7 +221,8 @@ def document() -> dict[str, Any]:
                             "description": "The OpenAPI document of the player API",
                             "content": {"application/json": {"schema": {"type": "object"}}},
                         },
-                        **_errors("405", "503"),
+                        "400": _response(NUL_REFUSED),
+                        **_errors("405", "413"),
                     },
                 }
             },
@@ -219,13 +241,21 @@ def _errors(*statuses: str) -> dict[str, Any]:
 
 def _error(status: str) -> dict[str, Any]:
     """The response of an error status, with its example."""
-    error = ERRORS[status]
+    return _response(ERRORS[status])
+
+
+def _response(error: dict[str, Any]) -> dict[str, Any]:
+    """The response of one kind of error: its schema, headers and example."""
     schema = (
         _error_schema(error["codes"]) if "codes" in error else _ref(error.get("schema", "Error"))
     )
+    example = {
+        **error["example"],
+        "message": error["example"]["message"].format_map(current_app.config),
+    }
     response: dict[str, Any] = {
-        "description": error["description"],
-        "content": {"application/json": {"schema": schema, "example": {"error": error["example"]}}},
+        "description": error["description"].format_map(current_app.config),
+        "content": {"application/json": {"schema": schema, "example": {"error": example}}},
     }
     if "headers" in error:
         response["headers"] = error["headers"]
