@@ -211,6 +211,8 @@ class OutboxMessage(db.Model):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[str] = mapped_column(String(24))
+    # Its kind and player, for a kind whose newer email replaces an unsent one (a turn email).
+    replace_key: Mapped[str | None] = mapped_column(String(48))
     status: Mapped[str] = mapped_column(String(12), default="queued")
     game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"))
     player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id", ondelete="SET NULL"))
@@ -231,13 +233,13 @@ class OutboxMessage(db.Model):
         Index(None, "status", "id"),  # the mail page: one status, newest first
         Index(None, "game_id"),
         Index(None, "recipient"),
-        # At most one unsent turn email per player: a newer turn replaces it.
+        # At most one unsent email per replace key: a newer one replaces it.
         Index(
-            "uq_outbox_queued_turn",
-            "player_id",
+            "uq_outbox_queued_replace_key",
+            "replace_key",
             unique=True,
-            sqlite_where=text("kind = 'turn' AND status = 'queued'"),
-            postgresql_where=text("kind = 'turn' AND status = 'queued'"),
+            sqlite_where=text("status = 'queued'"),
+            postgresql_where=text("status = 'queued'"),
         ),
     )
 

@@ -21,7 +21,7 @@ from flask import current_app
 from sqlalchemy import select
 
 from .links import player_url, token_for
-from .mail import compose, kinds, queue, withdraw_turn
+from .mail import compose, kinds, queue, withdraw
 from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import Game, OutboxMessage, Player, db
@@ -74,7 +74,7 @@ def game_started(game: Game) -> None:
 def moved(game: Game, before: State, mover: str | None) -> None:
     """Tell the players what a move changed, and who owes the next one."""
     if mover is not None:
-        withdraw_turn(game.player(mover).id)
+        withdraw("turn", game.player(mover).id)
     state = game.state
     if state["phase"] == OVER:
         for player in game.players:
@@ -174,7 +174,7 @@ def _reminder_wanted(message: OutboxMessage) -> bool:
 
 kinds.register(
     Kind("invitation"),
-    Kind("turn", still_wanted=_turn_wanted),
+    Kind("turn", replaces_queued=True, still_wanted=_turn_wanted),
     Kind("round_end"),
     Kind("game_over"),
     Kind("game_ended"),

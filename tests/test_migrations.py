@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -15,9 +16,9 @@ from sqlalchemy import select
 from service import games, invitations
 from service.admin.auth import create_admin
 from service.games import Seating
-from service.mail import queue
+from service.mail import queue, requeue
 from service.mail.compose import Email
-from service.models import AdminUser, Event, Game, Invitation, OutboxMessage, db
+from service.models import AdminUser, Event, Game, Invitation, OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
 from .helpers import request_invitation
@@ -28,6 +29,8 @@ BEFORE_STARTED_AT = "9095681fc52a"
 BEFORE_SESSION_KEYS = "83d3ce401245"
 # The revision before each outbox kind was named as its templates.
 BEFORE_KINDS_AS_TEMPLATES = "6060eb26bc82"
+# The revision before emails that replace one another shared a key.
+BEFORE_REPLACE_KEYS = "121060839a6b"
 
 
 def test_migrated_schema_matches_the_models(app: Flask) -> None:
@@ -140,3 +143,42 @@ def test_naming_kinds_as_their_templates_renames_the_stored_emails(app: Flask) -
         "link@example.com": "link",
     }
     assert after == {f"{kind}@example.com": kind for kind in kinds}
+
+
+def test_replace_keys_are_given_to_the_turn_emails_already_stored(app: Flask) -> None:
+    """A player's newer turn email still replaces the waiting one, and keeps a failed one out."""
+    with app.app_context():
+        game = games.create_game(Seating("k@example.com", "K"), Seating("s@example.com", "S"))
+        shadow = game.player("shadow")
+        failed = queue(
+            Email("old", "old", "old"), kind="turn", recipient=shadow.email, player=shadow
+        )
+        failed.status = "failed"
+        db.session.flush()
+        queue(Email("new", "new", "new"), kind="turn", recipient=shadow.email, player=shadow)
+        db.session.commit()
+        shadow_id, failed_id = shadow.id, failed.id
+        db.session.remove()
+        downgrade(revision=BEFORE_REPLACE_KEYS)
+        upgrade()
+        keys = db.session.execute(select(OutboxMessage.kind, OutboxMessage.replace_key)).all()
+        with pytest.raises(
+            ValueError, match="A newer turn email for this player is already queued"
+        ):
+            requeue(failed_id)
+        db.session.rollback()
+        shadow = db.session.get(Player, shadow_id)
+        queue(Email("newer", "newer", "newer"), kind="turn", recipient=shadow.email, player=shadow)
+        db.session.commit()
+        waiting = db.session.scalars(
+            select(OutboxMessage.subject).where(
+                OutboxMessage.kind == "turn", OutboxMessage.status == "queued"
+            )
+        ).all()
+    assert sorted(keys, key=str) == [
+        ("invitation", None),
+        ("invitation", None),
+        ("turn", f"turn:{shadow_id}"),
+        ("turn", f"turn:{shadow_id}"),
+    ]
+    assert waiting == ["newer"]

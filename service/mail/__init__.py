@@ -4,6 +4,6 @@ Emails are rendered and queued as rows in the same transaction as the change
 that causes them (:func:`queue`); the worker delivers them after the commit.
 """
 
-from .outbox import queue, requeue, withdraw_turn
+from .outbox import queue, requeue, withdraw
 
-__all__ = ["queue", "requeue", "withdraw_turn"]
+__all__ = ["queue", "requeue", "withdraw"]

@@ -26,6 +26,9 @@ class Kind:
     """One kind of email, and how the outbox and the worker treat it."""
 
     name: str
+    # Whether a newer email of this kind to a player replaces their unsent one: the outbox
+    # keeps at most one waiting, and an admin cannot queue an older one again behind it.
+    replaces_queued: bool = False
     # Asked by the worker just before sending: does the message still matter? A message that
     # does not is skipped, not sent.
     still_wanted: Callable[[OutboxMessage], bool] = always

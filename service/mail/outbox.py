@@ -32,19 +32,18 @@ def queue(
 ) -> OutboxMessage:
     """Add an email to the outbox; it is sent only if the caller's transaction commits.
 
-    A turn email replaces the player's unsent one, so a player never has two
-    waiting: the newest says everything the older one did. (The player's own
-    move withdraws it first, see :func:`withdraw_turn`; one is still here if a
-    worker was sending it then and the server put it off, or an admin queued
-    it again.) Raises ``LookupError`` for a kind that is not registered
+    An email of a kind that replaces a queued one (a turn email) replaces the
+    player's unsent one of that kind, so a player never has two waiting: the
+    newest says everything the older one did. (The player's own move withdraws
+    their turn email first, see :func:`withdraw`; one is still here if a worker
+    was sending it then and the server put it off, or an admin queued it
+    again.) Raises ``LookupError`` for a kind that is not registered
     (:mod:`.kinds`).
     """
-    kinds.kind(kind)
-    message: OutboxMessage | None = None
-    if kind == "turn" and player is not None and player.id is not None:
-        message = _queued_turn(player.id)
+    key = _replace_key(kinds.kind(kind), player.id if player is not None else None)
+    message = _queued(key) if key is not None else None
     if message is None:
-        message = OutboxMessage(kind=kind)
+        message = OutboxMessage(kind=kind, replace_key=key)
         db.session.add(message)
     # A replaced email is a new message: the old one may already have gone out once
     # (a worker killed before its commit), and a receiving server that de-duplicates
@@ -64,36 +63,46 @@ def queue(
     return message
 
 
-def _queued_turn(player_id: int, *, skip_locked: bool = False) -> OutboxMessage | None:
-    """The player's unsent turn email, locked until the caller's transaction ends.
+def _replace_key(kind: kinds.Kind, player_id: int | None) -> str | None:
+    """What an email shares with the unsent one it replaces: its kind and player.
+
+    ``None`` for a kind that replaces none, and for an email to no player.
+    """
+    if not kind.replaces_queued or player_id is None:
+        return None
+    return f"{kind.name}:{player_id}"
+
+
+def _queued(key: str, *, skip_locked: bool = False) -> OutboxMessage | None:
+    """The unsent email with this replace key, locked until the caller's transaction ends.
 
     A worker sending this very email holds its row lock until it has recorded
     the outcome: this waits for it, then finds the email still queued (to be
     rewritten) or sent (not found: a new one is added). Read without the lock,
     the row the worker had just marked sent would be put back in the queue with
     its Message-ID. Skipping the locked row would not spare the wait: a second
-    queued turn email for the player meets it in ``uq_outbox_queued_turn``.
+    queued email with the key meets it in ``uq_outbox_queued_replace_key``.
     With ``skip_locked``, a row a worker holds is not found (and not waited for).
     """
     return db.session.scalars(
         select(OutboxMessage)
-        .where(
-            OutboxMessage.player_id == player_id,
-            OutboxMessage.kind == "turn",
-            OutboxMessage.status == "queued",
-        )
+        .where(OutboxMessage.replace_key == key, OutboxMessage.status == "queued")
         .with_for_update(skip_locked=skip_locked)
     ).first()
 
 
-def withdraw_turn(player_id: int) -> None:
-    """Withdraw the player's unsent turn email: they have just moved, so it is out of date.
+def withdraw(kind: str, player_id: int) -> None:
+    """Withdraw the player's unsent email of ``kind`` (a kind that replaces): it is out of date.
 
-    Called inside the move's transaction. A row a worker has claimed is being
-    sent right now and is too late to stop: it is passed over rather than
-    waited for, so a move never waits on an SMTP server.
+    A turn email once the player has moved, say: called inside the move's
+    transaction. A row a worker has claimed is being sent right now and is too
+    late to stop: it is passed over rather than waited for, so a move never
+    waits on an SMTP server. Raises ``ValueError`` for a kind that replaces none.
     """
-    message = _queued_turn(player_id, skip_locked=True)
+    key = _replace_key(kinds.kind(kind), player_id)
+    if key is None:
+        raise ValueError(f"a {kind} email does not replace an unsent one")
+    message = _queued(key, skip_locked=True)
     if message is not None:
         message.status = "skipped"
 
@@ -102,20 +111,16 @@ def requeue(message_id: int) -> OutboxMessage:
     """Put a failed message back in the queue, with a fresh count of attempts.
 
     Raises ``LookupError`` for no such message, ``ValueError`` for one that did
-    not fail, or for a turn email whose player has a newer one waiting (it says
-    more, and a player never has two waiting).
+    not fail, or for one that a newer email of its kind to its player replaces
+    (a turn email: the newer says more, and a player never has two waiting).
     """
     message = db.session.get(OutboxMessage, message_id)
     if message is None:
         raise LookupError(f"no message {message_id}")
     if message.status != "failed":
         raise ValueError(f"message {message_id} is {message.status}, not failed")
-    if (
-        message.kind == "turn"
-        and message.player_id is not None
-        and _queued_turn(message.player_id) is not None
-    ):
-        raise ValueError("A newer turn email for this player is already queued.")
+    if message.replace_key is not None and _queued(message.replace_key) is not None:
+        raise ValueError(f"A newer {message.kind} email for this player is already queued.")
     message.status = "queued"
     message.attempts = 0
     message.next_attempt_at = utcnow()

@@ -7,11 +7,14 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 import service.invitations
 import service.notify
-from service.mail import kinds, queue, worker
+from service.mail import kinds, queue, withdraw, worker
 from service.mail.compose import Email
+from service.models import Game, OutboxMessage, db
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "email"
 # What the worker must not reach for: the game side registers what it needs to know.
@@ -62,6 +65,50 @@ def test_a_kind_is_registered_once() -> None:
 def test_an_email_of_no_registered_kind_is_not_queued(pg_app: Flask) -> None:
     with pg_app.app_context(), pytest.raises(LookupError, match="no email kind 'postcard'"):
         queue(Email("Hi", "Hi", "<p>Hi</p>"), kind="postcard", recipient="kim@example.com")
+
+
+def test_a_kind_that_replaces_a_queued_email_is_only_its_entry(
+    app: Flask, make_game, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second such kind keeps one email waiting per player, as turn emails do, with no index
+    of its own: the database refuses a second one, and a withdrawn one is not sent."""
+    monkeypatch.setitem(kinds.KINDS, "nudge", kinds.Kind("nudge", replaces_queued=True))
+    game = make_game()
+    with app.app_context():
+        player = db.session.get(Game, game["id"]).player("shadow")
+        for subject in ("first", "second"):
+            for kind in ("nudge", "turn"):
+                email = Email(subject, subject, subject)
+                queue(email, kind=kind, recipient=player.email, player=player)
+        db.session.commit()
+        waiting = select(OutboxMessage.kind, OutboxMessage.subject).where(
+            OutboxMessage.player_id == player.id,
+            OutboxMessage.kind.in_(("nudge", "turn")),
+            OutboxMessage.status == "queued",
+        )
+        assert sorted(db.session.execute(waiting).all()) == [
+            ("nudge", "second"),
+            ("turn", "second"),
+        ]
+        db.session.add(
+            OutboxMessage(
+                kind="nudge",
+                replace_key=f"nudge:{player.id}",
+                recipient=player.email,
+                subject="third",
+                text_body="",
+                html_body="",
+                message_id="<third@example.com>",
+            )
+        )
+        with pytest.raises(IntegrityError):
+            db.session.flush()
+        db.session.rollback()
+        withdraw("nudge", player.id)
+        db.session.commit()
+        assert db.session.execute(waiting).all() == [("turn", "second")]
+        with pytest.raises(ValueError, match="a link email does not replace an unsent one"):
+            withdraw("link", player.id)
 
 
 def test_the_worker_knows_nothing_of_games() -> None:
