@@ -142,7 +142,8 @@ def tick() -> None:
 @with_appcontext
 def serve(host: str, port: int) -> None:
     """Development server with the mail worker in a background thread."""
-    app = current_app._get_current_object()
+    # The app itself, not the context-bound proxy, for the worker thread.
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
     stop = threading.Event()
 
     def work() -> None:

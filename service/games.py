@@ -38,6 +38,7 @@ from .rules import (
     to_act,
 )
 from .rules.labels import LOOKS
+from .rules.names import Seat, is_seat
 from .unit_of_work import after_commit
 
 log = logging.getLogger(__name__)
@@ -273,7 +274,7 @@ def lock_game(game_id: int) -> Game:
     return game
 
 
-def _opponent_chose_since(game: Game, seat: str, version: int) -> bool:
+def _opponent_chose_since(game: Game, seat: Seat, version: int) -> bool:
     """Whether the only change since ``version`` is the opponent's half of this exchange or swap.
 
     Both halves of a simultaneous choice are made against the same version and
@@ -295,7 +296,7 @@ def _opponent_chose_since(game: Game, seat: str, version: int) -> bool:
     return last is not None and last.seat == opponent and state["phase"] in (last.action or {})
 
 
-def _own_action(action: object, seat: str) -> dict[str, Any]:
+def _own_action(action: object, seat: Seat) -> dict[str, Any]:
     if not isinstance(action, dict):
         raise BadMove('a move is an object such as {"play": "4S", "name": "H"}')
     if action.get("seat", seat) != seat:
@@ -303,7 +304,7 @@ def _own_action(action: object, seat: str) -> dict[str, Any]:
     return {key: value for key, value in action.items() if key != "seat"}
 
 
-def _record(game: Game, seat: str | None, action: dict[str, Any] | None, state: State) -> None:
+def _record(game: Game, seat: Seat | None, action: dict[str, Any] | None, state: State) -> None:
     """Store a new engine state, its event row and the emails it causes."""
     before = game.state
     game.state = state
@@ -315,7 +316,7 @@ def _record(game: Game, seat: str | None, action: dict[str, Any] | None, state: 
         _start_second_game(game)
 
 
-def _refresh(game: Game, *, previous: list[str], mover: str | None) -> None:
+def _refresh(game: Game, *, previous: list[Seat], mover: Seat | None) -> None:
     """Derive the indexed columns (who owes a move, deadline, status) from the state."""
     state = game.state
     now = utcnow()
@@ -388,7 +389,7 @@ def cancel_game(game_id: int, actor: str) -> Game:
 
 def declare_forfeit(game_id: int, seat: str, actor: str) -> Game:
     """Record that ``seat`` forfeits: the other seat wins; both players are told."""
-    if seat not in ("keeper", "shadow"):
+    if not is_seat(seat):
         raise InvalidGame(f"a seat is keeper or shadow, not {seat!r}")
     game = _open_game(game_id)
     _close(game, "finished", other(seat))

@@ -255,11 +255,11 @@ def propose_rematch(player: Player) -> Invitation:
     """
     game = games.lock_game(player.game_id)
     earlier = rematch_of(game)
-    refusal = None if earlier is not None else rematch_refusal(player)
-    if earlier is not None or refusal is not None:
-        if refusal is not None:
-            raise InvitationError(refusal)
+    if earlier is not None:
         return earlier
+    refusal = rematch_refusal(player)
+    if refusal is not None:
+        raise InvitationError(refusal)
     keeper, shadow = game.player("keeper"), game.player("shadow")
     opponent = game.player(other(player.seat))
     new = games.create_game(

@@ -64,7 +64,7 @@ class RedactCredentials(logging.Filter):
 REDACT = RedactCredentials()
 
 
-class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class StderrHandler(logging.StreamHandler):
     """Writes to the ``sys.stderr`` of the moment, like logging's last resort.
 
     A handler made by one app keeps working when a later one (or a test)
@@ -74,7 +74,7 @@ class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def __init__(self) -> None:
         super().__init__(sys.stderr)
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> TextIO:
         """The current standard error."""
         return sys.stderr

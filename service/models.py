@@ -23,6 +23,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, WriteOnlyMapped, mapped_column, relationship
 
+from .rules import Seat
+
 
 def utcnow() -> datetime:
     """The current time, timezone-aware, in UTC."""
@@ -64,6 +66,8 @@ class Base(DeclarativeBase):
     )
 
 
+# The models subclass Base itself, which Flask-SQLAlchemy binds to the same metadata: a type
+# checker reads SQLAlchemy's declarative types there, where ``db.Model`` is only known at run time.
 db = SQLAlchemy(model_class=Base)
 
 
@@ -81,7 +85,7 @@ GAME_STATUSES = ("waiting", "active", "finished", "timed_out", "abandoned", "can
 OPEN_STATUSES = ("waiting", "active")
 
 
-class Match(db.Model):
+class Match(Base):
     """A return match: two games with the roles swapped."""
 
     __tablename__ = "matches"
@@ -91,7 +95,7 @@ class Match(db.Model):
     games: Mapped[list[Game]] = relationship(back_populates="match", order_by="Game.match_game")
 
 
-class Game(db.Model):
+class Game(Base):
     """One game of Split Mind: its engine state and where it stands.
 
     ``version`` counts the actions applied; a move names the version it was
@@ -143,12 +147,12 @@ class Game(db.Model):
         Index(None, "finished_at", "status", "started_at"),
     )
 
-    def player(self, seat: str) -> Player:
+    def player(self, seat: Seat) -> Player:
         """The player in ``seat``."""
         return next(player for player in self.players if player.seat == seat)
 
 
-class Player(db.Model):
+class Player(Base):
     """A seat in a game, held by an email address, reached through a signed link.
 
     ``link_key`` is the random half of the link: rotating it kills the old link,
@@ -159,7 +163,7 @@ class Player(db.Model):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
-    seat: Mapped[str] = mapped_column(String(8))
+    seat: Mapped[Seat] = mapped_column(String(8))
     email: Mapped[str] = mapped_column(String(254))
     name: Mapped[str] = mapped_column(String(80))
     link_key: Mapped[str | None] = mapped_column(String(64))
@@ -177,7 +181,7 @@ class Player(db.Model):
     )
 
 
-class Event(db.Model):
+class Event(Base):
     """One entry of a game's append-only log: a move, a timeout, an admin's action."""
 
     __tablename__ = "events"
@@ -185,7 +189,7 @@ class Event(db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
     kind: Mapped[str] = mapped_column(String(24))
-    seat: Mapped[str | None] = mapped_column(String(8))
+    seat: Mapped[Seat | None] = mapped_column(String(8))
     action: Mapped[dict[str, Any] | None] = mapped_column(JSONDocument)
     version: Mapped[int]
     actor: Mapped[str | None] = mapped_column(String(80))
@@ -200,7 +204,7 @@ class Event(db.Model):
 MAIL_STATUSES = ("queued", "sent", "failed", "skipped")
 
 
-class OutboxMessage(db.Model):
+class OutboxMessage(Base):
     """An email, rendered and queued in the same transaction as the change that causes it.
 
     The mail worker delivers it; ``message_id`` stays the same across retries so
@@ -244,7 +248,7 @@ class OutboxMessage(db.Model):
     )
 
 
-class Address(db.Model):
+class Address(Base):
     """What an email address has told us: confirmed, declined an invitation, unsubscribed."""
 
     __tablename__ = "addresses"
@@ -255,7 +259,7 @@ class Address(db.Model):
     unsubscribed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
-class Invitation(db.Model):
+class Invitation(Base):
     """A game asked for on the public page, waiting for its creator and then its opponent."""
 
     __tablename__ = "invitations"
@@ -287,7 +291,7 @@ def new_session_key() -> str:
     return secrets.token_urlsafe(32)
 
 
-class AdminUser(UserMixin, db.Model):
+class AdminUser(UserMixin, Base):
     """A person who may use the admin dashboard; the password is kept only as a hash."""
 
     __tablename__ = "admin_users"
@@ -305,7 +309,7 @@ class AdminUser(UserMixin, db.Model):
         return f"{self.id}:{self.session_key}"
 
 
-class GameFigures(db.Model):
+class GameFigures(Base):
     """Playtest figures of a finished game, derived once from its final state.
 
     Finished games never change, so the statistics page reads these small rows

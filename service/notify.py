@@ -26,7 +26,7 @@ from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import Game, OutboxMessage, Player, db
 from .perspective import player_view
-from .rules import OVER, State, to_act
+from .rules import OVER, Seat, State, to_act
 
 
 def _context(player: Player) -> dict[str, Any]:
@@ -71,7 +71,7 @@ def game_started(game: Game) -> None:
         _send(player, "invitation")
 
 
-def moved(game: Game, before: State, mover: str | None) -> None:
+def moved(game: Game, before: State, mover: Seat | None) -> None:
     """Tell the players what a move changed, and who owes the next one."""
     if mover is not None:
         withdraw("turn", game.player(mover).id)

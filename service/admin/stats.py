@@ -223,7 +223,8 @@ def playtest() -> Playtest:
         ).group_by(figures.complete, figures.winner, figures.track)
     ).all()
     complete = [group for group in groups if group[0]]
-    total = [sum(group[i] for group in complete) for i in range(3, 13)]
+    counts = [group[3:] for group in complete]
+    total = [sum(group[i] for group in counts) for i in range(10)]
     games, tricks, reset, swap, steal, two, r2, r2_shadow, r3, r3_shadow = total
     tracks = [0] * 11
     for group in complete:

@@ -7,10 +7,16 @@ phase they are made in, so :data:`ACTION_KINDS` are phases too; in the
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeGuard
 
 Seat = Literal["keeper", "shadow"]
 SEATS: tuple[Seat, Seat] = ("keeper", "shadow")
+
+
+def is_seat(value: object) -> TypeGuard[Seat]:
+    """Whether ``value`` names a seat: a check that also tells the type checker."""
+    return value in SEATS
+
 
 EXCHANGE = "exchange"
 PLAY = "play"
