@@ -356,7 +356,7 @@ def _admin_event(game: Game, actor: str, note: str, kind: str = "admin") -> None
     log.info("game %d: %s (%s)", game.id, note, actor)
 
 
-def _close(game: Game, status: str, winner: str | None) -> None:
+def _close(game: Game, status: str, winner: Seat | None) -> None:
     """End a game other than by play; a new version tells open pages it has ended."""
     now = utcnow()
     game.version += 1

@@ -23,7 +23,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, WriteOnlyMapped, mapped_column, relationship
 
-from .rules import Seat
+from .rules import Seat, State
 
 
 def utcnow() -> datetime:
@@ -106,7 +106,7 @@ class Game(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     status: Mapped[str] = mapped_column(String(16), default="active")
-    state: Mapped[dict[str, Any]] = mapped_column(JSONDocument)
+    state: Mapped[State] = mapped_column(JSONDocument)
     version: Mapped[int] = mapped_column(default=0)
     look: Mapped[str] = mapped_column(String(16), default="standard")
     # Seats that owe an action: "keeper", "shadow", "both" or "" (none).
@@ -114,7 +114,7 @@ class Game(Base):
     days_per_move: Mapped[int | None]
     deadline: Mapped[datetime | None] = mapped_column(UTCDateTime())
     reminded: Mapped[bool] = mapped_column(default=False)
-    winner: Mapped[str | None] = mapped_column(String(8))
+    winner: Mapped[Seat | None] = mapped_column(String(8))
     match_id: Mapped[int | None] = mapped_column(ForeignKey("matches.id"))
     match_game: Mapped[int | None]
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

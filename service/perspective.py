@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
+from typing import Literal, TypedDict
 
 from .i18n import LANGUAGES
 from .models import Game, Player, db
-from .rules import OVER, return_match, seat_view
+from .rules import OVER, Seat, other, return_match, seat_view
+from .rules.engine import Trick
+from .rules.seat_view import SeatView
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +33,34 @@ def describe_status(status: str) -> str:
     return STATUS_WORDS.get(status, status)
 
 
-def match_summary(player: Player) -> dict[str, Any] | None:
+class MatchScore(TypedDict):
+    """A return match as one player sees it (see :func:`match_summary`)."""
+
+    game: int | None
+    you: int
+    opponent: int
+    over: bool
+    winner: Literal["you", "opponent"] | None
+    draw: bool
+    ended_early: bool
+
+
+class PlayerView(SeatView):
+    """What :func:`player_view` returns: the seat's view and what the service knows."""
+
+    game: int
+    version: int
+    status: str
+    look: str
+    you: str
+    opponent: str
+    names: dict[Seat, str]
+    deadline: str | None
+    since: list[Trick]
+    match: MatchScore | None
+
+
+def match_summary(player: Player) -> MatchScore | None:
     """The return match as ``player`` sees it: ``you`` and ``opponent`` scores and the winner.
 
     A game of the match that ends other than by play (a timeout, a forfeit, an
@@ -60,7 +89,11 @@ def match_summary(player: Player) -> dict[str, Any] | None:
         if cut_short.winner:
             won_by_me = cut_short.player(cut_short.winner).email == player.email
             winner = me if won_by_me else them
-    relative = {me: "you", them: "opponent", None: None}
+    relative: dict[str | None, Literal["you", "opponent"] | None] = {
+        me: "you",
+        them: "opponent",
+        None: None,
+    }
     return {
         "game": game.match_game,
         "you": result["scores"][me],
@@ -76,27 +109,28 @@ def _ended_early(game: Game) -> bool:
     return game.status not in ("waiting", "active") and game.state["phase"] != OVER
 
 
-def player_view(player: Player) -> dict[str, Any]:
+def player_view(player: Player) -> PlayerView:
     """The seat view of the engine, plus what the service knows: version, names, deadline."""
     game = player.game
-    view = seat_view(game.state, player.seat)
+    seen = seat_view(game.state, player.seat)
     open_game = game.status == "active"
+    opponent = game.player(other(player.seat))
+    view: PlayerView = {
+        **seen,
+        "game": game.id,
+        "version": game.version,
+        "status": game.status,
+        "winner": game.winner,
+        "look": game.look,
+        "you": player.name,
+        "opponent": opponent.name,
+        "names": {p.seat: p.name for p in game.players},
+        "deadline": _iso(game.deadline) if open_game else None,
+        "since": game.state["history"][player.history_mark :],
+        "match": match_summary(player),
+    }
     if not open_game:
-        view.update(your_turn=False, choosing=False, to_act=[], legal=[])
-    opponent = game.player("shadow" if player.seat == "keeper" else "keeper")
-    view.update(
-        game=game.id,
-        version=game.version,
-        status=game.status,
-        winner=game.winner,
-        look=game.look,
-        you=player.name,
-        opponent=opponent.name,
-        names={p.seat: p.name for p in game.players},
-        deadline=_iso(game.deadline) if open_game else None,
-        since=game.state["history"][player.history_mark :],
-        match=match_summary(player),
-    )
+        view.update({"your_turn": False, "choosing": False, "to_act": [], "legal": []})
     return view
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
+from .knowledge import View
 from .search import FlatSearch
 from .simple import Action, CardSense, RandomPlayer
 from .tree import TreeSearch
@@ -30,7 +31,7 @@ from .tree import TreeSearch
 class Player(Protocol):
     """A computer player: chooses the move a seat owes from that seat's view."""
 
-    def choose(self, view: dict[str, Any], rng: random.Random) -> Action:
+    def choose(self, view: View, rng: random.Random) -> Action:
         """The action for the seat of ``view``, which must owe one."""
         ...
 
@@ -50,6 +51,6 @@ def player(level: str, **settings: Any) -> Player:
     return LEVELS[level](**settings)
 
 
-def choose(level: str, view: dict[str, Any], rng: random.Random) -> Action:
+def choose(level: str, view: View, rng: random.Random) -> Action:
     """The move the computer player of ``level`` makes from ``view``."""
     return player(level).choose(view, rng)

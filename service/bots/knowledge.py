@@ -23,9 +23,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from math import comb
-from typing import Any
 
+from service.rules.engine import Trick
 from service.rules.names import EXCHANGE, PLAY, SWAP
+from service.rules.seat_view import SeatView as View
+from service.rules.seat_view import SeenTransfer
 from service.rules.variant import PRINTED
 
 from .round_model import (
@@ -38,8 +40,6 @@ from .round_model import (
     card_numbers,
     seat_number,
 )
-
-View = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,7 @@ def _places(suit_order: list[str]) -> tuple[int, int, int]:
     return place[0], place[1], place[2]
 
 
-def _voids(tricks: list[dict[str, Any]], opponent: str) -> frozenset[int]:
+def _voids(tricks: list[Trick], opponent: str) -> frozenset[int]:
     """The suits the opponent showed it did not hold, answering a lead this round."""
     voids: set[int] = set()
     for trick in tricks:
@@ -231,8 +231,8 @@ def _voids(tricks: list[dict[str, Any]], opponent: str) -> frozenset[int]:
 
 
 def _elixir_limit(
-    tricks: list[dict[str, Any]],
-    transfers: list[dict[str, Any]],
+    tricks: list[Trick],
+    transfers: list[SeenTransfer],
     opponent: str,
     given: set[int],
 ) -> int | None:

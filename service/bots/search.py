@@ -121,9 +121,11 @@ def _moves(view: View, phase: str, gifts: int) -> list[Move]:
 
 def play_moves(view: View) -> list[tuple[int, int]]:
     """The legal plays of the view as (card, suit named or -1), in the view's order."""
+    legal = view["legal"]
+    assert isinstance(legal, list), "a play is owed"
     return [
         (CARD_INDEX[action["play"]], SUIT_LETTERS.index(action["name"]) if "name" in action else -1)
-        for action in view["legal"]
+        for action in legal
     ]
 
 

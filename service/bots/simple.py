@@ -28,6 +28,7 @@ def give_action(phase: str, cards: list[int]) -> Action:
 def gift_sets(view: View) -> list[tuple[int, ...]]:
     """Every set of cards the seat may give in the exchange or swap it owes, in a fixed order."""
     legal = view["legal"]
+    assert isinstance(legal, dict), "an exchange or swap is owed"
     return [
         combo
         for combo in combinations(card_numbers(view["hand"]), legal["choose"])
@@ -43,6 +44,7 @@ class RandomPlayer:
         phase = acting_phase(view)
         legal = view["legal"]
         if phase == PLAY:
+            assert isinstance(legal, list), "a play is owed"
             return dict(rng.choice(legal))
         return give_action(phase, list(rng.choice(gift_sets(view))))
 
@@ -58,6 +60,7 @@ class CardSense:
         if phase == PLAY:
             return play_action(*cardsense.pick_play(model, known.seat))
         legal = view["legal"]
+        assert isinstance(legal, dict), "an exchange or swap is owed"
         keep = cardsense.keep_strength(model, known.seat)
         gives = cardsense.pick_give(
             list(known.hand), legal["choose"], legal["must_include_elixir"], keep

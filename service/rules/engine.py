@@ -9,8 +9,9 @@ changed in place once created, so copies may share them.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from itertools import combinations
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from .cards import (
     ASIDE_SIZE,
@@ -30,8 +31,95 @@ from .cards import (
 from .names import ACTION_KINDS, EXCHANGE, OVER, PLAY, SEATS, SWAP, Seat
 from .variant import PRINTED, TRICKS_PER_ROUND, Variant, variant_of
 
-State = dict[str, Any]
 Action = dict[str, Any]
+
+
+class Deal(TypedDict):
+    """One round's cards: ten to each seat and five set aside."""
+
+    keeper: list[str]
+    shadow: list[str]
+    aside: list[str]
+
+
+class Played(TypedDict):
+    """A card on the table; ``name`` is the suit named with a led elixir."""
+
+    seat: Seat
+    card: str
+    name: NotRequired[str]
+
+
+class Trick(TypedDict):
+    """A history entry: one trick's facts.
+
+    ``effect`` is the elixir's ("reset", "swap", "steal", "none" for two elixirs)
+    or None; ``outcome`` is "took" or "nothing" for a Steal, the cards each gave
+    for a Swap ("0" once hands are empty), "" otherwise.
+    """
+
+    round: int
+    trick: int
+    leader: Seat
+    cards: list[Played]
+    winner: Seat
+    effect: str | None
+    outcome: str
+    text: NotRequired[str]
+
+
+class Transfer(TypedDict):
+    """The cards each seat gave in an exchange or swap."""
+
+    round: int
+    kind: str
+    after_trick: int
+    keeper: list[str]
+    shadow: list[str]
+
+
+class RoundResult(TypedDict):
+    """The tricks each seat took in a round and how far the track moved."""
+
+    keeper: int
+    shadow: int
+    moved: int
+
+
+class State(TypedDict):
+    """A whole game, as JSON: what :func:`apply` reads and returns.
+
+    ``leader`` is None and ``winner`` set once the game is over; ``pending``
+    holds a seat's secret choice until both have chosen; ``variant`` is there
+    only for a game that is not the printed one.
+    """
+
+    seed: int | None
+    deals: list[Deal]
+    round: int
+    phase: str
+    track: int
+    trick: int
+    leader: Seat | None
+    hands: dict[Seat, list[str]]
+    aside: list[str]
+    pending: dict[Seat, list[str] | None]
+    table: list[Played]
+    suit_order: list[str]
+    tricks: dict[Seat, int]
+    rounds: list[RoundResult]
+    history: list[Trick]
+    transfers: list[Transfer]
+    winner: Seat | None
+    variant: NotRequired[dict[str, Any]]
+
+
+class Choice(TypedDict):
+    """What a seat owes in an exchange or swap: how many cards, and whether an elixir."""
+
+    choose: int
+    must_include_elixir: bool
+
 
 # The keys an action of each kind may hold besides its own (and the seat): the one
 # statement of an action's shape, checked by parse_action and published by the JSON API.
@@ -73,7 +161,7 @@ def title(seat: Seat) -> str:
 # --- dealing -----------------------------------------------------------------
 
 
-def check_deal(deal: object) -> dict[str, list[str]]:
+def check_deal(deal: object) -> Deal:
     """Validate one round's deal and return it as fresh lists, or raise :class:`DealError`."""
     if not isinstance(deal, dict) or set(deal) != {"keeper", "shadow", "aside"}:
         raise DealError(
@@ -92,10 +180,14 @@ def check_deal(deal: object) -> dict[str, list[str]]:
     if set(seen) != DECK_SET:
         missing = sort_cards(list(DECK_SET - set(seen)))
         raise DealError(f"a deal uses each of the 25 cards once; missing {', '.join(missing)}")
-    return {part: list(deal[part]) for part in sizes}
+    return {
+        "keeper": list(deal["keeper"]),
+        "shadow": list(deal["shadow"]),
+        "aside": list(deal["aside"]),
+    }
 
 
-def seeded_deal(seed: int, round_number: int) -> dict[str, list[str]]:
+def seeded_deal(seed: int, round_number: int) -> Deal:
     """The deal for ``round_number`` of a game with ``seed``: the same on every machine."""
     cards = list(DECK)
     random.Random(f"split-mind:{seed}:{round_number}").shuffle(cards)
@@ -172,7 +264,9 @@ def to_act(state: State) -> list[Seat]:
     """The seats that owe an action now, keeper first."""
     phase = state["phase"]
     if phase == PLAY:
-        return [other(state["leader"]) if state["table"] else state["leader"]]
+        leader = state["leader"]
+        assert leader is not None, "every phase but the end has a leader"
+        return [other(leader) if state["table"] else leader]
     if phase == OVER:
         return []
     pending = state["pending"]
@@ -220,7 +314,7 @@ def _plays(state: State, seat: Seat) -> list[Action]:
     return [{"play": card} for card in _followable(state["table"][0], hand)]
 
 
-def _followable(lead: dict[str, str], hand: list[str]) -> list[str]:
+def _followable(lead: Played, hand: list[str]) -> list[str]:
     if lead["card"][1] == ELIXIR:
         named = lead["name"]
         return [card for card in hand if card[1] == named] or hand
@@ -230,7 +324,7 @@ def _followable(lead: dict[str, str], hand: list[str]) -> list[str]:
 
 def legal_actions(
     state: State, seat: Seat, acting: list[Seat] | None = None
-) -> list[Action] | dict[str, Any]:
+) -> list[Action] | Choice:
     """What ``seat`` may do now.
 
     In the play phase, every legal ``play`` action. In an exchange or swap the
@@ -248,7 +342,7 @@ def legal_actions(
 
 
 def _clone(state: State) -> State:
-    copy = dict(state)
+    copy = state.copy()
     copy["hands"] = {
         "keeper": list(state["hands"]["keeper"]),
         "shadow": list(state["hands"]["shadow"]),
@@ -359,16 +453,17 @@ def _choose(state: State, seat: Seat, kind: str, cards: list[str]) -> None:
 
 
 def _resolve_choices(state: State, kind: str) -> None:
-    given = state["pending"]
+    keeper, shadow = state["pending"]["keeper"], state["pending"]["shadow"]
+    assert keeper is not None and shadow is not None, "both seats have chosen"
     hands = state["hands"]
-    hands["keeper"] = sort_cards(hands["keeper"] + given["shadow"])
-    hands["shadow"] = sort_cards(hands["shadow"] + given["keeper"])
-    transfer = {
+    hands["keeper"] = sort_cards(hands["keeper"] + shadow)
+    hands["shadow"] = sort_cards(hands["shadow"] + keeper)
+    transfer: Transfer = {
         "round": state["round"],
         "kind": kind,
         "after_trick": state["trick"] - 1,
-        "keeper": given["keeper"],
-        "shadow": given["shadow"],
+        "keeper": keeper,
+        "shadow": shadow,
     }
     state["transfers"] = [*state["transfers"], transfer]
     state["pending"] = {"keeper": None, "shadow": None}
@@ -391,7 +486,7 @@ def _play(state: State, seat: Seat, card: str, name: str | None) -> None:
             raise RuleError("name_not_allowed", "Name a suit only when leading an elixir.")
         _check_follow(table[0], hand, card)
     hand.remove(card)
-    entry = {"seat": seat, "card": card}
+    entry: Played = {"seat": seat, "card": card}
     if name is not None:
         entry["name"] = name
     table.append(entry)
@@ -401,7 +496,7 @@ def _play(state: State, seat: Seat, card: str, name: str | None) -> None:
         _resolve_trick(state)
 
 
-def _check_follow(lead: dict[str, str], hand: list[str], card: str) -> None:
+def _check_follow(lead: Played, hand: list[str], card: str) -> None:
     if is_elixir(lead["card"]):
         named = lead["name"]
         if suit_of(card) != named and any(suit_of(held) == named for held in hand):
@@ -474,11 +569,11 @@ def _resolve_trick(state: State) -> None:
     elif effect == "swap":
         swap_size = min(variant_of(state).swap_size, len(state["hands"]["keeper"]))
         outcome = str(swap_size)
-    entry = {
+    entry: Trick = {
         "round": state["round"],
         "trick": state["trick"],
         "leader": lead["seat"],
-        "cards": [dict(lead), dict(follow)],
+        "cards": [lead.copy(), follow.copy()],
         "winner": winner,
         "effect": effect,
         "outcome": outcome,
@@ -497,7 +592,7 @@ def _resolve_trick(state: State) -> None:
 def _end_round(state: State) -> None:
     tricks = state["tricks"]
     moved = abs(tricks["keeper"] - tricks["shadow"])
-    result = {"keeper": tricks["keeper"], "shadow": tricks["shadow"], "moved": moved}
+    result: RoundResult = {"keeper": tricks["keeper"], "shadow": tricks["shadow"], "moved": moved}
     state["rounds"] = [*state["rounds"], result]
     variant = variant_of(state)
     state["track"] = min(variant.track_length, state["track"] + moved)
@@ -515,7 +610,7 @@ def _finish(state: State, winner: Seat) -> None:
     state["leader"] = None
 
 
-def describe_effect(entry: dict[str, Any], names: dict[str, str] | None = None) -> str:
+def describe_effect(entry: Mapping[str, Any], names: dict[str, str] | None = None) -> str:
     """What a trick's elixir did, in words: ``"Steal: Shadow took a trick from Keeper"``.
 
     ``names`` maps seats to the names of the chosen look; empty text for a trick

@@ -2,14 +2,64 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
-from .engine import Seat, State, legal_actions, other, to_act
+from .engine import (
+    Action,
+    Choice,
+    Played,
+    RoundResult,
+    Seat,
+    State,
+    Trick,
+    legal_actions,
+    other,
+    to_act,
+)
 from .names import CHOICE_PHASES
 from .variant import TRICKS_PER_ROUND, variant_of
 
 
-def seat_view(state: State, seat: Seat) -> dict[str, Any]:
+class SeenTransfer(TypedDict):
+    """An exchange or swap as one seat saw it: the cards it gave and those it received."""
+
+    round: int
+    kind: str
+    after_trick: int
+    gave: list[str]
+    received: list[str]
+
+
+class SeatView(TypedDict):
+    """What :func:`seat_view` returns."""
+
+    seat: Seat
+    round: int
+    phase: str
+    trick: int
+    your_turn: bool
+    choosing: bool
+    to_act: list[Seat]
+    leader: Seat | None
+    hand: list[str]
+    pending: list[str] | None
+    opponent_cards: int
+    opponent_chosen: bool
+    table: list[Played]
+    suit_order: list[str]
+    tricks: dict[Seat, int]
+    track: int
+    track_length: int
+    tricks_per_round: int
+    last_round: int
+    rounds: list[RoundResult]
+    history: list[Trick]
+    transfers: list[SeenTransfer]
+    winner: Seat | None
+    legal: list[Action] | Choice
+
+
+def seat_view(state: State, seat: Seat) -> SeatView:
     """The game as ``seat`` sees it.
 
     Holds the seat's own hand and pending choice, the opponent's card count and
@@ -27,6 +77,7 @@ def seat_view(state: State, seat: Seat) -> dict[str, Any]:
     opponent = other(seat)
     variant = variant_of(state)
     choice = state["phase"] in CHOICE_PHASES
+    pending = state["pending"][seat]
     return {
         "seat": seat,
         "round": state["round"],
@@ -37,7 +88,7 @@ def seat_view(state: State, seat: Seat) -> dict[str, Any]:
         "to_act": acting,
         "leader": state["leader"],
         "hand": list(state["hands"][seat]),
-        "pending": list(state["pending"][seat]) if state["pending"][seat] else None,
+        "pending": list(pending) if pending else None,
         "opponent_cards": len(state["hands"][opponent]),
         "opponent_chosen": choice and opponent not in acting,
         "table": list(state["table"]),
