@@ -41,9 +41,10 @@ translations: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check service tests bench
 	$(BIN)/ruff format --check service tests bench
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache tests/artifacts
+	rm -rf $(VENV) instance .pytest_cache .mypy_cache tests/artifacts

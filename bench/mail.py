@@ -33,7 +33,7 @@ class Sink:
     def __init__(self) -> None:
         self.count = 0
 
-    async def handle_DATA(self, server, session, envelope) -> str:  # noqa: ANN001
+    async def handle_DATA(self, server, session, envelope) -> str:
         self.count += 1
         return "250 OK"
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from flask import Flask, current_app, jsonify, make_response, render_template, request
+from flask import Flask, Response, current_app, jsonify, make_response, render_template, request
+from flask.typing import ResponseReturnValue
 from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from psycopg import OperationalError as PostgreSQLUnavailable
@@ -50,7 +51,7 @@ def wants_json() -> bool:
     return request.path.startswith("/api/")
 
 
-def error_response(status: int, code: str, message: str, **extra: object):  # noqa: ANN201
+def error_response(status: int, code: str, message: str, **extra: object) -> ResponseReturnValue:
     """An error in the form the client expects: JSON for the API, a page otherwise."""
     if wants_json():
         return jsonify(error={"code": code, "message": message, **extra}), status
@@ -82,7 +83,7 @@ def api_message(exc: HTTPException) -> str:
     return API_MESSAGES[exc.code].format(**current_app.config)
 
 
-def http_error(exc: HTTPException):  # noqa: ANN201
+def http_error(exc: HTTPException) -> Response:
     """The answer to an HTTP error: its status, code and message, and its own headers."""
     code = (exc.name or "error").lower().replace(" ", "_")
     if exc.code == 404:
@@ -115,7 +116,7 @@ def is_outage(exc: SQLAlchemyError) -> bool:
     return isinstance(orig, PostgreSQLUnavailable)
 
 
-def database_unavailable(exc: SQLAlchemyError):  # noqa: ANN201
+def database_unavailable(exc: SQLAlchemyError) -> Response:
     """503 with ``Retry-After`` for a database outage; the log says what the driver said.
 
     Any other database error goes on to be the 500 it is.

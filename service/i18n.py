@@ -19,12 +19,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from flask import Flask, Response, g, has_request_context, request
+from flask import Flask, g, has_request_context, request
 from flask_babel import Babel, force_locale, format_datetime, get_locale, gettext, ngettext
 from flask_babel import lazy_gettext as _l
+from werkzeug.wrappers import Response
 
 from .rules import EXCHANGE, PLAY, is_elixir
 from .rules.cards import suit_of
+from .rules.engine import Played
 
 if TYPE_CHECKING:
     from .models import Player
@@ -139,7 +141,7 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(deadline_text, "deadline_text")
     app.add_template_global(current_language)
     app.add_template_global(language_url)
-    app.add_template_global(LANGUAGES, "LANGUAGES")
+    app.jinja_env.globals["LANGUAGES"] = LANGUAGES
     app.add_template_global(elixir_word)
     app.add_template_global(rules_summary)
 
@@ -311,7 +313,7 @@ def rules_summary(look: str = "standard") -> list[str]:
 # --- the rules' messages ---------------------------------------------------------
 
 
-def follow_reason(lead: Mapping[str, str], hand: list[str], look: str) -> str:
+def follow_reason(lead: Played, hand: list[str], look: str) -> str:
     """Why a card of ``hand`` that is not offered may not follow ``lead`` (the first card)."""
     if is_elixir(lead["card"]):
         return rule_message("follow_named", {"suit": lead["name"]}, look=look)

@@ -26,5 +26,4 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(effect_label, "effect")
     app.add_template_filter(suit_of, "suit_of")
     app.add_template_test(is_elixir, "elixir")
-    for name, phase in {"EXCHANGE": EXCHANGE, "PLAY": PLAY, "SWAP": SWAP, "OVER": OVER}.items():
-        app.add_template_global(phase, name)
+    app.jinja_env.globals.update(EXCHANGE=EXCHANGE, PLAY=PLAY, SWAP=SWAP, OVER=OVER)

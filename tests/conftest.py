@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 from flask import Flask
-from flask.testing import FlaskClient
+from flask.testing import FlaskClient, FlaskCliRunner
 from psycopg import sql
 
 from service import create_app
@@ -164,7 +164,7 @@ def client(app: Flask) -> FlaskClient:
 
 
 @pytest.fixture
-def runner(app: Flask):  # noqa: ANN201
+def runner(app: Flask) -> FlaskCliRunner:
     return app.test_cli_runner()
 
 

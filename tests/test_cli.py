@@ -17,7 +17,7 @@ from .conftest import BASE_URL
 from .helpers import pick_action, redeal
 
 
-def test_create_prints_the_id_and_each_seat_with_its_link(app: Flask, runner) -> None:  # noqa: ANN001
+def test_create_prints_the_id_and_each_seat_with_its_link(app: Flask, runner) -> None:
     result = runner.invoke(
         args=["games", "create", "--keeper", "Kim@Example.com", "--shadow", "sam@example.com",
               "--keeper-name", "Kim", "--seed", "12"]
@@ -39,7 +39,7 @@ def test_create_prints_the_id_and_each_seat_with_its_link(app: Flask, runner) ->
             assert player_for(link.rsplit("/", 1)[1]).seat == seat
 
 
-def test_create_refuses_bad_input(runner) -> None:  # noqa: ANN001
+def test_create_refuses_bad_input(runner) -> None:
     result = runner.invoke(
         args=["games", "create", "--keeper", "a@example.com", "--shadow", "a@example.com"]
     )
@@ -50,7 +50,7 @@ def test_create_refuses_bad_input(runner) -> None:  # noqa: ANN001
     assert result.exit_code == 2 and "is not an email address" in result.output
 
 
-def test_create_refuses_an_address_that_needs_smtputf8(app: Flask, runner) -> None:  # noqa: ANN001
+def test_create_refuses_an_address_that_needs_smtputf8(app: Flask, runner) -> None:
     """A fullwidth v reads as victim@example.com; only SMTPUTF8 could carry it."""
     result = runner.invoke(
         args=["games", "create", "--keeper", "\uff56ictim@example.com", "--shadow", "b@example.com"]
@@ -63,7 +63,7 @@ def test_create_refuses_an_address_that_needs_smtputf8(app: Flask, runner) -> No
 
 def test_export_replays_to_the_stored_state(
     app: Flask, client, runner, make_game, tmp_path
-) -> None:  # noqa: ANN001
+) -> None:
     game = make_game(seed=33)
     rng = random.Random(33)
     for _ in range(37):
@@ -89,7 +89,7 @@ def test_export_replays_to_the_stored_state(
     assert json.loads(replayed.stdout) == summary(stored)
 
 
-def test_show_prints_a_summary(runner, make_game) -> None:  # noqa: ANN001
+def test_show_prints_a_summary(runner, make_game) -> None:
     game = make_game(seed=1)
     result = runner.invoke(args=["games", "show", str(game["id"])])
     assert result.exit_code == 0
@@ -100,7 +100,7 @@ def test_show_prints_a_summary(runner, make_game) -> None:  # noqa: ANN001
     assert runner.invoke(args=["games", "show", "999"]).exit_code == 2
 
 
-def test_show_names_a_variant(app: Flask, runner, make_game) -> None:  # noqa: ANN001
+def test_show_names_a_variant(app: Flask, runner, make_game) -> None:
     game = make_game(seed=1)
     redeal(app, game["id"], Variant(track_length=12, exchange_sizes=(0, 2, 3)))
     result = runner.invoke(args=["games", "show", str(game["id"])])

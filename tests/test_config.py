@@ -249,7 +249,7 @@ def test_database_url_forms() -> None:
     assert database_url("sqlite:///x.db") == "sqlite:///x.db"
 
 
-def test_links_use_base_url_never_the_host_header(app, client, make_game) -> None:  # noqa: ANN001
+def test_links_use_base_url_never_the_host_header(app, client, make_game) -> None:
     game = make_game(seed=3)
     rng = random.Random(3)
     for seat in ("keeper", "shadow"):  # the exchange: the Keeper leads next
@@ -279,7 +279,7 @@ BANNER = {
 }
 
 
-def test_every_page_says_mail_goes_to_the_local_mailbox(app, client, make_game) -> None:  # noqa: ANN001
+def test_every_page_says_mail_goes_to_the_local_mailbox(app, client, make_game) -> None:
     assert app.config["LOCAL_MAILBOX"]
     game = make_game(seed=2)
     pages = ["/", "/rules", "/new", "/links", "/mailbox", "/admin/login", "/no/such/page"]

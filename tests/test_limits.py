@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from werkzeug.test import TestResponse
 
 from service import create_app
 from service.admin.auth import create_admin
@@ -31,7 +32,7 @@ def outbox_size(app: Flask) -> int:
         return len(db.session.scalars(db.select(OutboxMessage)).all())
 
 
-def post_links(client: FlaskClient, email: str, **options: Any):  # noqa: ANN201
+def post_links(client: FlaskClient, email: str, **options: Any) -> TestResponse:
     """The lost-links form, sent with its CSRF token."""
     token = csrf_token(client.get("/links").get_data(as_text=True))
     return client.post("/links", data={"email": email, "csrf_token": token}, **options)
@@ -117,7 +118,7 @@ def test_multipart_forms_hold_short_fields_and_few_of_them(
     assert many.status_code == 413
 
 
-def test_the_limit_is_a_setting(tmp_path, sqlite_template) -> None:  # noqa: ANN001
+def test_the_limit_is_a_setting(tmp_path, sqlite_template) -> None:
     app = create_app(
         {**base_config(f"sqlite:///{sqlite_template}", tmp_path), "MAX_CONTENT_LENGTH": "100"}
     )

@@ -42,7 +42,7 @@ def broken_app_config(tmp_path: Path) -> dict:
     return {**config, "TESTING": False}
 
 
-def test_every_token_route_is_redacted(app) -> None:  # noqa: ANN001
+def test_every_token_route_is_redacted(app) -> None:
     token = "Wzk5LCJrZXkiXQ.abc-DEF_123"
     with app.test_request_context():
         routes = [rule for rule in app.url_map.iter_rules() if "token" in rule.arguments]

@@ -53,11 +53,11 @@ def doc(client: FlaskClient) -> dict[str, Any]:
     return client.get("/api/openapi.json").get_json()
 
 
-def test_the_document_is_valid_openapi(doc) -> None:  # noqa: ANN001
+def test_the_document_is_valid_openapi(doc) -> None:
     validate(doc)
 
 
-def test_every_example_fits_its_schema(doc) -> None:  # noqa: ANN001
+def test_every_example_fits_its_schema(doc) -> None:
     """Moves and errors each come with examples (one per action kind), and all of them fit."""
     for where, media in media_types(doc):
         examples = [example["value"] for example in media.get("examples", {}).values()]
@@ -70,7 +70,7 @@ def test_every_example_fits_its_schema(doc) -> None:  # noqa: ANN001
     assert kinds >= set(ACTION_KINDS)
 
 
-def test_a_move_has_one_shape_per_kind_and_nothing_more(doc) -> None:  # noqa: ANN001
+def test_a_move_has_one_shape_per_kind_and_nothing_more(doc) -> None:
     move = validator(doc, {"$ref": "#/components/schemas/Move"})
     assert move.is_valid({"version": 3, "play": "4S", "name": "D"})
     assert move.is_valid({"version": 0, "exchange": ["1H", "2S", "7C"]})
@@ -91,7 +91,7 @@ def test_a_move_has_one_shape_per_kind_and_nothing_more(doc) -> None:  # noqa: A
         assert not move.is_valid(body), body
 
 
-def test_links_lead_from_a_view_to_a_move_against_its_version(doc) -> None:  # noqa: ANN001
+def test_links_lead_from_a_view_to_a_move_against_its_version(doc) -> None:
     operations = {
         operation["operationId"]
         for item in doc["paths"].values()
@@ -116,7 +116,7 @@ def test_links_lead_from_a_view_to_a_move_against_its_version(doc) -> None:  # n
             assert "version" in view["required"]
 
 
-def test_views_and_errors_fit_their_schemas(client, make_game, doc) -> None:  # noqa: ANN001
+def test_views_and_errors_fit_their_schemas(client, make_game, doc) -> None:
     game = make_game(seed=17)
     rng = random.Random(17)
     for _ in range(40):
@@ -142,7 +142,7 @@ def test_views_and_errors_fit_their_schemas(client, make_game, doc) -> None:  # 
     assert statuses == {400, 404, 405, 409, 422}
 
 
-def test_the_views_of_a_variant_game_fit_their_schema(app, client, make_game, doc) -> None:  # noqa: ANN001
+def test_the_views_of_a_variant_game_fit_their_schema(app, client, make_game, doc) -> None:
     game = make_game(seed=18)
     redeal(
         app,
@@ -157,9 +157,7 @@ def test_the_views_of_a_variant_game_fit_their_schema(app, client, make_game, do
         random_move(client, game, rng)
 
 
-def test_limits_and_outages_are_answered_as_documented(  # noqa: ANN001
-    client, make_game, doc, tmp_path
-) -> None:
+def test_limits_and_outages_are_answered_as_documented(client, make_game, doc, tmp_path) -> None:
     """A body too large, a NUL in the query, a database down: each answer is in the document,
     with its headers, and no operation documents an answer it cannot give."""
     url = f"/api/play/{make_game()['keeper']}"

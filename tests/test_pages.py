@@ -52,7 +52,7 @@ def test_a_whole_game_through_the_pages(app, client, make_game) -> None:
 VARIANT = Variant(halfway=6, exchange_sizes=(0, 1, 2, 1), swap_size=1, track_length=14, rounds=4)
 
 
-def test_a_variant_game_through_the_pages(app: Flask, client: FlaskClient, make_game) -> None:  # noqa: ANN001
+def test_a_variant_game_through_the_pages(app: Flask, client: FlaskClient, make_game) -> None:
     game = make_game(seed=23)
     redeal(app, game["id"], VARIANT)
     first = page(client, game["keeper"])

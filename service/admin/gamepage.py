@@ -13,7 +13,8 @@ from itertools import groupby
 from typing import Any
 
 from ..models import OPEN_STATUSES, Event, Game
-from ..rules import CHOICE_PHASES, card_label, seat_label, suit_label
+from ..rules import CHOICE_PHASES, State, card_label, seat_label, suit_label
+from ..rules.engine import RoundResult, Trick
 
 
 def is_live(game: Game) -> bool:
@@ -64,11 +65,11 @@ class RoundHistory:
     """The tricks of one round, and its result once it is over."""
 
     number: int
-    tricks: list[dict[str, Any]]
-    result: dict[str, Any] | None
+    tricks: list[Trick]
+    result: RoundResult | None
 
 
-def history(state: dict[str, Any]) -> list[RoundHistory]:
+def history(state: State) -> list[RoundHistory]:
     """The public history, trick by trick, round by round."""
     results = state["rounds"]
     return [

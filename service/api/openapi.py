@@ -302,6 +302,7 @@ def _error_body(rule: bool) -> dict[str, Any]:
 
 def _action_shape(kind: str) -> dict[str, Any]:
     """A move of one kind: the version, the kind's own key, the keys it may add, nothing else."""
+    value: dict[str, Any]
     if kind == "play":
         value = CARD
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import jsonify, request
+from flask.typing import ResponseReturnValue
 
 from .. import games
 from ..errors import NOT_FOUND, error_response
@@ -17,7 +18,7 @@ from .openapi import document
 
 
 @bp.get("/play/<token>")
-def view(token: str):  # noqa: ANN201
+def view(token: str) -> ResponseReturnValue:
     """The seat's view as JSON."""
     player = player_for(token)
     if player is None:
@@ -26,7 +27,7 @@ def view(token: str):  # noqa: ANN201
 
 
 @bp.post("/play/<token>")
-def move(token: str):  # noqa: ANN201
+def move(token: str) -> ResponseReturnValue:
     """Apply ``{"version": V, <action>}``; answer with the new view."""
     player = player_for(token)
     if player is None:
@@ -65,6 +66,6 @@ def _read_move(body: object, seat: str) -> tuple[object, dict[str, Any]]:
 
 
 @bp.get("/openapi.json")
-def openapi():  # noqa: ANN201
+def openapi() -> ResponseReturnValue:
     """The OpenAPI document of this API."""
     return jsonify(document())

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from flask import abort, g, redirect, render_template, request
+from flask.typing import ResponseReturnValue
 from flask_babel import gettext
 
 from .. import games, invitations
@@ -51,7 +52,7 @@ def _address_in(field: str) -> Callable[[], str]:
 @limiter.limit("10 per hour", methods=["POST"])
 @limiter.limit("5 per day", key_func=_address_in("email"), methods=["POST"])
 @limiter.limit("3 per day", key_func=_address_in("opponent_email"), methods=["POST"])
-def new_game():  # noqa: ANN201
+def new_game() -> ResponseReturnValue:
     """The public new-game form; a valid request emails the creator a confirm link."""
     check_database()  # an outage shows before the form is filled in
     form = NewGameForm()
@@ -86,7 +87,7 @@ def new_game():  # noqa: ANN201
 @bp.route("/links", methods=["GET", "POST"])
 @limiter.limit("10 per hour", methods=["POST"])
 @limiter.limit("3 per day", key_func=_address_in("email"), methods=["POST"])
-def lost_links():  # noqa: ANN201
+def lost_links() -> ResponseReturnValue:
     """Lost your links? The links of an address's games in play go to that address.
 
     The answer is the same whether or not the address has games: the page
@@ -104,7 +105,7 @@ def lost_links():  # noqa: ANN201
 
 @bp.route("/invitations/<token>", methods=["GET", "POST"])
 @csrf.exempt
-def invitation(token: str):  # noqa: ANN201
+def invitation(token: str) -> ResponseReturnValue:
     """Confirm your address (creator) or accept/decline (opponent)."""
     found = invitations.from_token(token)
     if found is None:
@@ -142,7 +143,7 @@ def _unsubscribing_player(token: str) -> Player:
 
 @bp.route("/unsubscribe/<token>", methods=["GET", "POST"])
 @csrf.exempt
-def unsubscribe(token: str):  # noqa: ANN201
+def unsubscribe(token: str) -> ResponseReturnValue:
     """Stop emails: a confirm button, or a one-click POST (RFC 8058).
 
     The link in an email about a game stops that game's emails; the link in an
@@ -165,7 +166,7 @@ def unsubscribe(token: str):  # noqa: ANN201
 
 @bp.route("/rematch/<token>", methods=["GET", "POST"])
 @csrf.exempt
-def rematch(token: str):  # noqa: ANN201
+def rematch(token: str) -> ResponseReturnValue:
     """Offer, then propose, a new game against the same opponent with the roles swapped.
 
     The opponent is invited by email and the game starts when they accept.

@@ -15,7 +15,7 @@ PAGE = 50
 
 
 @bp.get("")
-def inbox():  # noqa: ANN201
+def inbox() -> str:
     """All messages, optionally for one recipient."""
     query = select(OutboxMessage).order_by(OutboxMessage.id.desc()).limit(PAGE)
     recipient = request.args.get("to")
@@ -33,7 +33,7 @@ def inbox():  # noqa: ANN201
 
 
 @bp.get("/<id:message_id>")
-def message(message_id: int):  # noqa: ANN201
+def message(message_id: int) -> str:
     """One message: headers and plain-text body, its links clickable."""
     found = db.session.get(OutboxMessage, message_id)
     if found is None:

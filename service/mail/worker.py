@@ -88,7 +88,7 @@ class TimeoutConnection(Connection):
         return host
 
 
-def _describe(exc: OSError) -> str:
+def _describe(exc: Exception) -> str:
     if isinstance(exc, smtplib.SMTPResponseException):
         return f"{exc.smtp_code} {_text(exc.smtp_error)}"
     return str(exc) or type(exc).__name__
@@ -174,14 +174,15 @@ def envelope_address(address: str) -> str:
 BATCH = 20
 
 
-def _due(now: datetime):  # noqa: ANN202 - a SQLAlchemy select
-    return (
+def _claim_due(now: datetime) -> OutboxMessage | None:
+    """The next message due, locked until the transaction ends; other workers skip it."""
+    return db.session.scalars(
         select(OutboxMessage)
         .where(OutboxMessage.status == "queued", OutboxMessage.next_attempt_at <= now)
         .order_by(OutboxMessage.next_attempt_at, OutboxMessage.id)
         .limit(1)
         .with_for_update(skip_locked=True)
-    )
+    ).first()
 
 
 def deliver_batch(transport: Transport, size: int = BATCH) -> int:
@@ -199,7 +200,7 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
         for _ in range(size):
             # An error rolls back: the claim of a message left as it was ends.
             with transaction():
-                message = db.session.scalars(_due(utcnow())).first()
+                message = _claim_due(utcnow())
                 if message is None:
                     break
                 outcome = _deliver(transport, message)

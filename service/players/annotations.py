@@ -14,10 +14,11 @@ from flask_babel import format_timedelta, ngettext
 
 from ..i18n import deadline_text, exchange_elixir_reason, follow_reason
 from ..models import utcnow
+from ..perspective import PlayerView
 from ..rules import PLAY, is_elixir
 
 
-def since_last_move(view: dict[str, Any]) -> list[tuple[str, Any]]:
+def since_last_move(view: PlayerView) -> list[tuple[str, Any]]:
     """What happened since the player's own last move, oldest first.
 
     Each item is ``(kind, what)``: ``("transfer", transfer)`` for an exchange or
@@ -53,7 +54,7 @@ def since_last_move(view: dict[str, Any]) -> list[tuple[str, Any]]:
     return news
 
 
-def deadline(view: dict[str, Any], now: datetime | None = None) -> dict[str, Any] | None:
+def deadline(view: PlayerView, now: datetime | None = None) -> dict[str, Any] | None:
     """The next move's deadline: ``when`` (a date in UTC) and ``left`` (``in 6 days``)."""
     if not view["deadline"]:
         return None
@@ -67,13 +68,15 @@ def deadline(view: dict[str, Any], now: datetime | None = None) -> dict[str, Any
     }
 
 
-def choose_reasons(view: dict[str, Any]) -> dict[str, Any]:
+def choose_reasons(view: PlayerView) -> dict[str, Any]:
     """Why a selection of cards to give is not yet a legal exchange or swap.
 
     ``count`` maps each possible number of selected cards to its message (empty
     when the number is right); ``elixir`` is the exchange rule when it applies.
     """
-    size = view["legal"]["choose"]
+    legal = view["legal"]
+    assert isinstance(legal, dict), "an exchange or swap is owed"
+    size = legal["choose"]
     count = {}
     for selected in range(len(view["hand"]) + 1):
         if selected < size:
@@ -89,22 +92,24 @@ def choose_reasons(view: dict[str, Any]) -> dict[str, Any]:
         else:
             count[selected] = ""
     elixir = ""
-    if view["legal"]["must_include_elixir"]:
+    if legal["must_include_elixir"]:
         held = sum(1 for card in view["hand"] if is_elixir(card))
         elixir = exchange_elixir_reason(held, view["look"])
     return {"count": json.dumps(count), "elixir": elixir}
 
 
-def play_reasons(view: dict[str, Any]) -> dict[str, str]:
+def play_reasons(view: PlayerView) -> dict[str, str]:
     """Why each card of the hand may not be played now (legal cards are left out)."""
-    playable = {move["play"] for move in view["legal"]}
+    legal = view["legal"]
+    assert isinstance(legal, list), "a play is owed"
+    playable = {move["play"] for move in legal}
     if not view["table"]:
         return {}
     reason = follow_reason(view["table"][0], view["hand"], view["look"])
     return {card: reason for card in view["hand"] if card not in playable}
 
 
-def page_context(view: dict[str, Any]) -> dict[str, Any]:
+def page_context(view: PlayerView) -> dict[str, Any]:
     """Everything the move page template needs besides the view itself."""
     context: dict[str, Any] = {
         "news": since_last_move(view),

@@ -7,6 +7,7 @@ Each POST that changes something is one transaction, owned here
 from __future__ import annotations
 
 from flask import abort, g, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
 from flask_babel import gettext
 
 from .. import games
@@ -14,7 +15,7 @@ from ..health import check_database
 from ..i18n import current_language, remember_language, rule_message
 from ..links import player_for
 from ..models import Player
-from ..perspective import player_view, set_language
+from ..perspective import PlayerView, player_view, set_language
 from ..rules import other
 from ..rules.labels import LOOKS
 from ..unit_of_work import transaction
@@ -32,14 +33,14 @@ def _player(token: str) -> Player:
 
 
 @bp.get("/play/<token>")
-def play(token: str):  # noqa: ANN201
+def play(token: str) -> ResponseReturnValue:
     """The move page."""
     player = _player(token)
     return _page(player, token)
 
 
 @bp.post("/play/<token>")
-def move(token: str):  # noqa: ANN201
+def move(token: str) -> ResponseReturnValue:
     """Apply the posted move, then show the page again (or say what was wrong)."""
     player = _player(token)
     form = MoveForm()
@@ -57,7 +58,7 @@ def move(token: str):  # noqa: ANN201
 
 
 @bp.post("/play/<token>/language")
-def language(token: str):  # noqa: ANN201
+def language(token: str) -> ResponseReturnValue:
     """Remember the player's language: for their pages and for the emails they get."""
     player = _player(token)
     chosen = LanguageForm().choice()
@@ -68,7 +69,9 @@ def language(token: str):  # noqa: ANN201
     return remember_language(redirect(url_for("players.play", token=token), code=303), chosen)
 
 
-def _page(player: Player, token: str, error: str | games.MoveError = "", status: int = 200):  # noqa: ANN202
+def _page(
+    player: Player, token: str, error: str | games.MoveError = "", status: int = 200
+) -> tuple[str, int]:
     """The move page, with the refusal of the last submission if there was one."""
     view = player_view(player)
     if isinstance(error, games.MoveError):
@@ -78,7 +81,7 @@ def _page(player: Player, token: str, error: str | games.MoveError = "", status:
     return html, status
 
 
-def _move_error(view: dict, exc: games.MoveError) -> str:
+def _move_error(view: PlayerView, exc: games.MoveError) -> str:
     """A refused move's message in the page's language and the game's look."""
     if isinstance(exc, games.IllegalMove):
         return rule_message(
@@ -101,14 +104,14 @@ def _move_error(view: dict, exc: games.MoveError) -> str:
 
 
 @bp.get("/")
-def home():  # noqa: ANN201
+def home() -> ResponseReturnValue:
     """The front page: a 503 while the database is unavailable, as every form it leads to is."""
     check_database()
     return render_template("home.html")
 
 
 @bp.get("/rules")
-def rules():  # noqa: ANN201
+def rules() -> ResponseReturnValue:
     """The full rules, in the page's language and the chosen look (``?look=classic``)."""
     look = request.args.get("look", "standard")
     if look not in LOOKS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ def app_config(mail_config: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def deliver(app: Flask):  # noqa: ANN201
+def deliver(app: Flask) -> Callable[[], int]:
     """Run the mail worker until the queue is empty; returns how many messages it handled."""
 
     def run() -> int:

@@ -16,7 +16,7 @@ from ..helpers import pick_action
 from .test_game_by_email import EMAILS
 
 
-def subjects(smtp_server, seat: str) -> list[str]:  # noqa: ANN001
+def subjects(smtp_server, seat: str) -> list[str]:
     return [str(m.message["Subject"]) for m in smtp_server.handler.to(EMAILS[seat])]
 
 

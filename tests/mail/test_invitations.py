@@ -8,6 +8,7 @@ from collections.abc import Callable
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
+from werkzeug.test import TestResponse
 
 from service import invitations
 from service.links import token_for
@@ -20,7 +21,7 @@ from ..helpers import NEW_GAME_FORM, ask_for_game
 from ..smtp import SMTPServer
 
 
-def ask(client: FlaskClient, **changes: str):  # noqa: ANN201
+def ask(client: FlaskClient, **changes: str) -> TestResponse:
     return ask_for_game(client, **changes)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import event, select
+from werkzeug.test import TestResponse
 
 from service import games
 from service.models import OutboxMessage, db
@@ -15,7 +16,7 @@ from ..secrecy import hidden_cards, leaks
 from .test_invitations import path_of
 
 
-def ask(client: FlaskClient, email: str, headers: dict[str, str] | None = None):  # noqa: ANN201
+def ask(client: FlaskClient, email: str, headers: dict[str, str] | None = None) -> TestResponse:
     token = csrf_token(client.get("/links", headers=headers).get_data(as_text=True))
     return client.post("/links", data={"email": email, "csrf_token": token}, headers=headers)
 
@@ -105,7 +106,7 @@ def test_asking_does_the_same_work_whether_or_not_the_address_plays(
         engine = db.engine
     statements: dict[str, list[str]] = {}
 
-    def record(conn, cursor, statement, parameters, context, executemany) -> None:  # noqa: ANN001
+    def record(conn, cursor, statement, parameters, context, executemany) -> None:
         statements[asking].append(statement)
 
     event.listen(engine, "before_cursor_execute", record)
