@@ -19,6 +19,7 @@ from werkzeug.test import TestResponse
 from service import create_app
 from service.admin.auth import create_admin
 from service.models import OutboxMessage, db
+from service.unit_of_work import transaction
 
 from .admin.conftest import sign_in
 from .conftest import base_config, load_game
@@ -162,7 +163,7 @@ def test_a_nul_in_an_admin_filter_or_sign_in_is_a_bad_request(
     app: Flask, client: FlaskClient
 ) -> None:
     """PostgreSQL cannot compare text with a NUL in it: the request stops before any query."""
-    with app.app_context():
+    with app.app_context(), transaction():
         create_admin("ada", "correct horse battery staple")
     token = csrf_token(client.get("/admin/login").get_data(as_text=True))
     refused = client.post(

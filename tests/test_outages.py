@@ -28,6 +28,7 @@ from service import create_app
 from service.games import Seating, create_game
 from service.links import SALT, new_link_key, serializer, token_for
 from service.models import Event, Game, db
+from service.unit_of_work import transaction
 
 from .conftest import base_config
 from .helpers import csrf_token, pick_action
@@ -126,7 +127,8 @@ def test_healthz_says_unavailable_when_the_database_is_down(down: Flask) -> None
 
 def new_game(app: Flask) -> dict[str, Any]:
     with app.app_context():
-        game = create_game(Seating("kim@example.com", "Kim"), Seating("sam@example.com", "Sam"))
+        with transaction():
+            game = create_game(Seating("kim@example.com", "Kim"), Seating("sam@example.com", "Sam"))
         return {"id": game.id, **{player.seat: token_for(player) for player in game.players}}
 
 
