@@ -49,20 +49,17 @@ class Knowledge:
     ``unseen`` are the cards whose place the seat does not know for sure, in
     deck order; ``opponent_known`` are the cards known to be the opponent's.
     The opponent holds ``opponent_holds`` cards in all (hand and pending
-    choice), ``opponent_pending`` of them in a choice already made.
+    choice).
     ``opponent_voids`` are the suits (3 for elixirs) that the opponent's cards
     of unknown origin cannot be; ``opponent_elixirs`` is the most elixirs they
     can hold, or ``None`` when nothing limits it.
     """
 
     seat: int
-    phase: str
     hand: tuple[int, ...]
-    pending: tuple[int, ...] | None
     unseen: tuple[int, ...]
     opponent_known: tuple[int, ...]
     opponent_holds: int
-    opponent_pending: int
     opponent_voids: frozenset[int]
     opponent_elixirs: int | None
     choice_size: int
@@ -131,12 +128,12 @@ def read(view: View) -> Knowledge:
     opponent_seat = "shadow" if view["seat"] == "keeper" else "keeper"
     round_number = view["round"]
     hand = card_numbers(view["hand"])
-    pending = card_numbers(view["pending"]) if view["pending"] else None
+    pending = card_numbers(view["pending"] or [])
     tricks = [entry for entry in view["history"] if entry["round"] == round_number]
     transfers = [entry for entry in view["transfers"] if entry["round"] == round_number]
     played = [CARD_INDEX[entry["card"]] for trick in tricks for entry in trick["cards"]]
     played += [CARD_INDEX[entry["card"]] for entry in view["table"]]
-    seen = set(hand) | set(pending or ()) | set(played)
+    seen = set(hand) | set(pending) | set(played)
     unseen = tuple(card for card in range(len(SUIT)) if card not in seen)
     given = {CARD_INDEX[card] for entry in transfers for card in entry["gave"]}
     opponent_known = tuple(card for card in unseen if card in given)
@@ -145,13 +142,10 @@ def read(view: View) -> Knowledge:
     opponent_pending = size if view["opponent_chosen"] else 0
     return Knowledge(
         seat=seat,
-        phase=view["phase"],
         hand=tuple(hand),
-        pending=tuple(pending) if pending is not None else None,
         unseen=unseen,
         opponent_known=opponent_known,
         opponent_holds=view["opponent_cards"] + opponent_pending,
-        opponent_pending=opponent_pending,
         opponent_voids=_voids(tricks, opponent_seat),
         opponent_elixirs=_elixir_limit(tricks, transfers, opponent_seat, given),
         choice_size=size,
