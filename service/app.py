@@ -61,7 +61,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     limiter.init_app(app)
     app.url_map.converters["id"] = IdConverter
 
-    from . import admin, cli, errors, health, i18n, security, templating
+    from . import admin, cli, errors, health, language, security, templating
     from .api import bp as api_bp
     from .lobby import bp as lobby_bp
     from .local_mailbox import bp as local_mailbox_bp
@@ -80,7 +80,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     health.init_app(app)
     security.init_app(app)
     templating.init_app(app)
-    i18n.init_app(app)
+    language.init_app(app)
     cli.init_app(app)
     admin.init_app(app)
     worker.init_app(app)

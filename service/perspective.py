@@ -10,7 +10,7 @@ import logging
 from datetime import datetime
 from typing import Literal, TypedDict
 
-from .i18n import LANGUAGES
+from .language import LANGUAGES
 from .models import Game, Player, db
 from .rules import OVER, Seat, other, return_match, seat_view
 from .rules.engine import Trick

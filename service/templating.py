@@ -1,25 +1,42 @@
-"""Template filters for the English-only admin pages, and the engine's phase names.
+"""What templates may call: the game's words, the engine's phase names, card codes.
 
-They show cards, seats, suits and effects with the engine's own English names
-(:mod:`service.rules.labels`). Pages and emails that players read in their
-language use the filters of :mod:`service.i18n` instead (``card_name``,
-``seat_name``, ``suit_name``, ``effect_text``...). ``suit_of`` and the test
-``elixir`` name nothing: they read a card's code, for styles and forms.
-Every template compares a view's ``phase`` with the globals ``EXCHANGE``,
-``PLAY``, ``SWAP`` and ``OVER``, the engine's own names.
+Pages and emails name cards, suits, seats and effects with the filters of
+:mod:`service.game_text` (``card_name``, ``seat_name``, ``suit_name``,
+``effect_text``...), in the reader's language and the game's look. The admin
+pages still use the engine's own English names (:mod:`service.rules.labels`:
+``card``, ``seat``, ``suit``, ``effect``). ``suit_of`` and the test ``elixir``
+name nothing: they read a card's code, for styles and forms. Every template
+compares a view's ``phase`` with the globals ``EXCHANGE``, ``PLAY``, ``SWAP``
+and ``OVER``, the engine's own names.
 """
 
 from __future__ import annotations
 
 from flask import Flask
 
+from . import game_text
 from .rules import EXCHANGE, OVER, PLAY, SWAP, is_elixir
 from .rules.cards import suit_of
 from .rules.labels import card_label, effect_label, seat_label, suit_label
 
+GAME_WORDS = (
+    game_text.card_name,
+    game_text.card_words,
+    game_text.suit_name,
+    game_text.seat_name,
+    game_text.the_seat,
+    game_text.upfirst,
+    game_text.effect_text,
+    game_text.deadline_text,
+)
+
 
 def init_app(app: Flask) -> None:
     """Register the filters and the phase names."""
+    for words in GAME_WORDS:
+        app.add_template_filter(words)
+    app.add_template_global(game_text.elixir_word)
+    app.add_template_global(game_text.rules_summary)
     app.add_template_filter(card_label, "card")
     app.add_template_filter(seat_label, "seat")
     app.add_template_filter(suit_label, "suit")

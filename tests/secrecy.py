@@ -9,11 +9,11 @@ from pathlib import Path
 from flask import Flask
 from flask_babel import Babel, force_locale
 
-from service import i18n
+from service import game_text, language
 from service.rules import DECK, State, card_label, other
 from service.rules.labels import LOOKS
 
-TRANSLATIONS = Path(i18n.__file__).resolve().parent / "translations"
+TRANSLATIONS = Path(language.__file__).resolve().parent / "translations"
 
 
 def hidden_cards(state: State, seat: str) -> set[str]:
@@ -49,11 +49,14 @@ def translated_forms() -> dict[str, tuple[str, ...]]:
     Babel(app)
     forms: dict[str, list[str]] = {card: [] for card in DECK}
     with app.app_context():
-        for language in i18n.LANGUAGES:
-            with force_locale(language):
+        for code in language.LANGUAGES:
+            with force_locale(code):
                 for card in DECK:
                     for look in LOOKS:
-                        forms[card] += [i18n.card_name(card, look), i18n.card_words(card, look)]
+                        forms[card] += [
+                            game_text.card_name(card, look),
+                            game_text.card_words(card, look),
+                        ]
     return {card: tuple(dict.fromkeys(names)) for card, names in forms.items()}
 
 

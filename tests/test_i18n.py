@@ -16,7 +16,8 @@ from flask_babel import force_locale
 from flask_babel import gettext as _
 from sqlalchemy import select
 
-from service import i18n
+from service import game_text
+from service.language import recipient_locale
 from service.models import Player, db
 from service.rules import DECK, SEATS, RuleError, apply, new_game
 
@@ -108,7 +109,7 @@ def test_every_rule_of_the_engine_has_a_message(ctx: Flask, look: str) -> None:
     for language in ("en", "fr"):
         with force_locale(language):
             for code in codes:
-                message = i18n.rule_message(code, params, look=look, opponent="shadow")
+                message = game_text.rule_message(code, params, look=look, opponent="shadow")
                 assert message and "%(" not in message, (language, code)
 
 
@@ -123,7 +124,7 @@ def test_english_messages_keep_the_engines_wording(ctx: Flask) -> None:
         with pytest.raises(RuleError) as refused:
             apply(state, seat, {"exchange": cards.split()})
         error = refused.value
-        assert i18n.rule_message(error.code, error.params, phase="exchange") == expected
+        assert game_text.rule_message(error.code, error.params, phase="exchange") == expected
         assert error.message.startswith(expected.rstrip("."))
 
 
@@ -161,18 +162,18 @@ def test_recipient_locale_renders_in_the_players_language(app: Flask, make_game)
     with app.app_context():
         player = seat_player(game["id"], "keeper")
         player.language = "fr"
-        with i18n.recipient_locale(player):
+        with recipient_locale(player):
             assert _("Your move") == "À vous de jouer"
-            assert i18n.card_words("1H") == "as de cœur"
-        with i18n.recipient_locale("en"):
+            assert game_text.card_words("1H") == "as de cœur"
+        with recipient_locale("en"):
             assert _("Your move") == "Your move"
-        with i18n.recipient_locale(None):
-            assert i18n.card_words("1H") == "ace of hearts"
-        with i18n.recipient_locale("xx"):
+        with recipient_locale(None):
+            assert game_text.card_words("1H") == "ace of hearts"
+        with recipient_locale("xx"):
             assert _("Your move") == "Your move"
     with app.test_request_context(headers={"Accept-Language": "fr"}):
         assert _("Your move") == "À vous de jouer"
-        with i18n.recipient_locale("en"):
+        with recipient_locale("en"):
             assert _("Your move") == "Your move"
 
 
@@ -224,8 +225,8 @@ def test_the_classic_look_reads_right_everywhere(client, make_game, language: st
 
 def french_forms(card: str) -> list[str]:
     """Every way a French page writes a card, in both looks."""
-    return [i18n.card_name(card, look) for look in ("standard", "classic")] + [
-        i18n.card_words(card, look) for look in ("standard", "classic")
+    return [game_text.card_name(card, look) for look in ("standard", "classic")] + [
+        game_text.card_words(card, look) for look in ("standard", "classic")
     ]
 
 

@@ -4,7 +4,7 @@ GET shows a page with a button; only the POST behind it changes anything
 (mail scanners open every link they see), in one transaction owned here
 (:func:`service.unit_of_work.transaction`).
 
-The pages speak the visitor's language (:func:`service.i18n.select_locale`).
+The pages speak the visitor's language (:func:`service.language.select_locale`).
 A page reached by a player's or a creator's link falls back on the language
 that person chose before; the opponent's answer page goes by their browser,
 as the opponent has chosen nothing yet.
@@ -21,7 +21,7 @@ from flask_babel import gettext
 from .. import games, invitations
 from ..extensions import csrf, limiter
 from ..health import check_database
-from ..i18n import current_language
+from ..language import current_language
 from ..links import player_for, token_for
 from ..mail import compose
 from ..models import Player, db

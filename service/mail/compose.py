@@ -18,7 +18,8 @@ from flask import current_app
 from flask_babel import gettext, ngettext
 from itsdangerous import BadSignature
 
-from ..i18n import card_name, effect_text, recipient_locale, the_seat
+from ..game_text import card_name, effect_text, the_seat
+from ..language import recipient_locale
 from ..links import serializer
 from ..models import Player
 from ..rules import EXCHANGE, OVER, SWAP

@@ -12,7 +12,7 @@ from typing import Any
 
 from flask_babel import format_timedelta, ngettext
 
-from ..i18n import deadline_text, exchange_elixir_reason, follow_reason
+from ..game_text import deadline_text, exchange_elixir_reason, follow_reason
 from ..models import utcnow
 from ..perspective import PlayerView
 from ..rules import PLAY, is_elixir

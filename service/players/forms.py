@@ -10,7 +10,7 @@ from flask_wtf import FlaskForm
 from wtforms import HiddenField, IntegerField, SelectMultipleField, StringField
 from wtforms.validators import InputRequired
 
-from ..i18n import LANGUAGES
+from ..language import LANGUAGES
 from ..rules import ACTION_KINDS, DECK, PLAY, SUITS
 
 

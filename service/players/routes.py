@@ -11,8 +11,9 @@ from flask.typing import ResponseReturnValue
 from flask_babel import gettext
 
 from .. import games
+from ..game_text import rule_message
 from ..health import check_database
-from ..i18n import current_language, remember_language, rule_message
+from ..language import current_language, remember_language
 from ..links import player_for
 from ..models import Player
 from ..perspective import PlayerView, player_view, set_language

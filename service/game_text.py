@@ -1,40 +1,25 @@
-"""Languages: English and French pages, emails in the recipient's language.
+"""The game's words in the reader's language and the game's look.
 
-The locale of a request comes from, in order: a ``?lang=`` query parameter
-(remembered in a cookie), that cookie, the language the player chose on their
-page (``Player.language``, set by a POST), the browser's ``Accept-Language``.
-
-Everything a player reads about the game is written here in the current
-locale and the game's look: cards, suits, seats, elixir effects and the
-messages of the rules the engine enforces (keyed by ``RuleError.code``, so the
-engine keeps its own English). Every email is rendered inside
-``recipient_locale(...)``, by :func:`service.mail.compose.render`.
+Cards, suits, seats, what an elixir did, deadlines and the messages of the
+rules the engine enforces (keyed by ``RuleError.code``, so the engine keeps its
+own English) are written here, in the locale in use (:mod:`service.language`
+chooses it) and in the look of the game: ``standard`` (♥ ♦ ♣ with ♠ elixirs,
+Keeper and Shadow) or ``classic`` (red, green and purple cards, potions 2+ to
+5+, Jekyll and Hyde).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from typing import Any
 
-from flask import Flask, g, has_request_context, request
-from flask_babel import Babel, force_locale, format_datetime, get_locale, gettext, ngettext
+from flask_babel import format_datetime, gettext, ngettext
 from flask_babel import lazy_gettext as _l
-from werkzeug.wrappers import Response
 
 from .rules import EXCHANGE, PLAY, is_elixir
 from .rules.cards import suit_of
 from .rules.engine import Played
-
-if TYPE_CHECKING:
-    from .models import Player
-
-LANGUAGES: dict[str, str] = {"en": "English", "fr": "Français"}
-DEFAULT_LANGUAGE = "en"
-COOKIE = "lang"
-COOKIE_MAX_AGE = 365 * 24 * 3600
 
 SUITS = {
     "standard": {"H": _l("hearts"), "D": _l("diamonds"), "C": _l("clubs")},
@@ -62,99 +47,6 @@ WORDS = {
         "two": _l("Two potions: no effect"),
     },
 }
-
-
-# --- choosing the language ------------------------------------------------------
-
-
-def language_code(value: object) -> str | None:
-    """``value`` if it names a language of the service, else ``None``."""
-    return value if isinstance(value, str) and value in LANGUAGES else None
-
-
-def select_locale() -> str | None:
-    """The language of the current request (``None`` outside a request: the default)."""
-    if not has_request_context():
-        return None
-    if request.blueprint == "admin":
-        return DEFAULT_LANGUAGE  # the dashboard is in English
-    return (
-        language_code(request.args.get(COOKIE))
-        or language_code(request.cookies.get(COOKIE))
-        or language_code(g.get("player_language"))
-        or request.accept_languages.best_match(list(LANGUAGES))
-    )
-
-
-def current_language() -> str:
-    """The two-letter code of the language now in use."""
-    locale = get_locale()
-    return locale.language if locale else DEFAULT_LANGUAGE
-
-
-def remember_language(response: Response, language: str) -> Response:
-    """Keep the chosen language in a cookie (a browser setting, never a database write)."""
-    response.set_cookie(
-        COOKIE,
-        language,
-        max_age=COOKIE_MAX_AGE,
-        samesite="Lax",
-        httponly=True,
-        secure=request.is_secure,
-    )
-    return response
-
-
-def language_url(language: str) -> str:
-    """This page's address in ``language``: the same path and query, with ``lang`` set."""
-    args = request.args.to_dict()
-    args[COOKIE] = language
-    return f"{request.path}?{urlencode(args)}"
-
-
-@contextmanager
-def recipient_locale(recipient: Player | str | None) -> Iterator[None]:
-    """Render in the recipient's language: a :class:`Player`, a language code, or ``None``.
-
-    A player without a stored language, an unknown code and ``None`` all give
-    English. Use it around everything that renders an email::
-
-        with recipient_locale(player):
-            subject = gettext("Your move")
-            html = render_template("email/turn.html", ...)
-    """
-    language = recipient if isinstance(recipient, str | None) else recipient.language
-    with force_locale(language_code(language) or DEFAULT_LANGUAGE):
-        yield
-
-
-def init_app(app: Flask) -> None:
-    """Bind Flask-Babel, the locale-aware template filters and the language cookie."""
-    Babel(app, locale_selector=select_locale)
-    app.add_template_filter(card_name, "card_name")
-    app.add_template_filter(card_words, "card_words")
-    app.add_template_filter(suit_name, "suit_name")
-    app.add_template_filter(seat_name, "seat_name")
-    app.add_template_filter(the_seat, "the_seat")
-    app.add_template_filter(upfirst, "upfirst")
-    app.add_template_filter(effect_text, "effect_text")
-    app.add_template_filter(deadline_text, "deadline_text")
-    app.add_template_global(current_language)
-    app.add_template_global(language_url)
-    app.jinja_env.globals["LANGUAGES"] = LANGUAGES
-    app.add_template_global(elixir_word)
-    app.add_template_global(rules_summary)
-
-    @app.after_request
-    def keep_language(response: Response) -> Response:
-        chosen = language_code(request.args.get(COOKIE))
-        if chosen and chosen != request.cookies.get(COOKIE):
-            remember_language(response, chosen)
-        response.vary.update(("Accept-Language", "Cookie"))
-        return response
-
-
-# --- the game's words in the current language and look ---------------------------
 
 
 def suit_name(suit: str, look: str = "standard") -> str:
