@@ -21,6 +21,8 @@ from .rules import EXCHANGE, PLAY, is_elixir
 from .rules.cards import suit_of
 from .rules.engine import Played
 
+LOOKS: tuple[str, ...] = ("standard", "classic")
+
 SUITS = {
     "standard": {"H": _l("hearts"), "D": _l("diamonds"), "C": _l("clubs")},
     "classic": {"H": _l("red"), "D": _l("green"), "C": _l("purple")},
@@ -96,8 +98,17 @@ def card_words(card: str, look: str = "standard") -> str:
     return gettext("%(rank)s of %(suit)s", rank=word, suit=suit)
 
 
-def effect_text(entry: Mapping[str, Any], names: Mapping[str, str], look: str) -> str:
-    """What a trick's elixir did, naming the players: ``Steal: Sam took a trick from Kim``."""
+def effect_text(
+    entry: Mapping[str, Any], names: Mapping[str, str] | None = None, look: str = "standard"
+) -> str:
+    """What a trick's elixir did: ``Steal: Sam took a trick from Kim``; empty without one.
+
+    ``entry`` is a history entry of the engine, whose facts (``effect``,
+    ``outcome``, ``winner``) are all this reads. ``names`` maps seats to the
+    players' names; without it the seats are named in the look:
+    ``Steal: Keeper took a trick from Shadow``.
+    """
+    names = names or {seat: seat_name(seat, look) for seat in ("keeper", "shadow")}
     effect, outcome = entry["effect"], entry["outcome"]
     winner = names[entry["winner"]]
     loser = names["shadow" if entry["winner"] == "keeper" else "keeper"]

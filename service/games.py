@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm.exc import StaleDataError
 
 from . import figures, metrics, notify
+from .game_text import LOOKS
 from .links import new_link_key
 from .models import Event, Game, Match, Player, db, utcnow
 from .perspective import describe_status
@@ -37,7 +38,6 @@ from .rules import (
     other,
     to_act,
 )
-from .rules.labels import LOOKS
 from .rules.names import Seat, is_seat
 from .unit_of_work import after_commit
 

@@ -2,9 +2,8 @@
 
 Pages and emails name cards, suits, seats and effects with the filters of
 :mod:`service.game_text` (``card_name``, ``seat_name``, ``suit_name``,
-``effect_text``...), in the reader's language and the game's look. The admin
-pages still use the engine's own English names (:mod:`service.rules.labels`:
-``card``, ``seat``, ``suit``, ``effect``). ``suit_of`` and the test ``elixir``
+``effect_text``...), in the reader's language and the game's look; the admin
+pages use the same filters, in English. ``suit_of`` and the test ``elixir``
 name nothing: they read a card's code, for styles and forms. Every template
 compares a view's ``phase`` with the globals ``EXCHANGE``, ``PLAY``, ``SWAP``
 and ``OVER``, the engine's own names.
@@ -17,7 +16,6 @@ from flask import Flask
 from . import game_text
 from .rules import EXCHANGE, OVER, PLAY, SWAP, is_elixir
 from .rules.cards import suit_of
-from .rules.labels import card_label, effect_label, seat_label, suit_label
 
 GAME_WORDS = (
     game_text.card_name,
@@ -37,10 +35,6 @@ def init_app(app: Flask) -> None:
         app.add_template_filter(words)
     app.add_template_global(game_text.elixir_word)
     app.add_template_global(game_text.rules_summary)
-    app.add_template_filter(card_label, "card")
-    app.add_template_filter(seat_label, "seat")
-    app.add_template_filter(suit_label, "suit")
-    app.add_template_filter(effect_label, "effect")
     app.add_template_filter(suit_of, "suit_of")
     app.add_template_test(is_elixir, "elixir")
     app.jinja_env.globals.update(EXCHANGE=EXCHANGE, PLAY=PLAY, SWAP=SWAP, OVER=OVER)

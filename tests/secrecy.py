@@ -10,8 +10,7 @@ from flask import Flask
 from flask_babel import Babel, force_locale
 
 from service import game_text, language
-from service.rules import DECK, State, card_label, other
-from service.rules.labels import LOOKS
+from service.rules import DECK, State, other
 
 TRANSLATIONS = Path(language.__file__).resolve().parent / "translations"
 
@@ -52,7 +51,7 @@ def translated_forms() -> dict[str, tuple[str, ...]]:
         for code in language.LANGUAGES:
             with force_locale(code):
                 for card in DECK:
-                    for look in LOOKS:
+                    for look in game_text.LOOKS:
                         forms[card] += [
                             game_text.card_name(card, look),
                             game_text.card_words(card, look),
@@ -62,7 +61,7 @@ def translated_forms() -> dict[str, tuple[str, ...]]:
 
 def forms_of(card: str) -> list[str]:
     """Every way a page, JSON or email may write a card, in English or French."""
-    forms = [card, card_label(card), card_label(card, "classic"), *translated_forms()[card]]
+    forms = [card, *translated_forms()[card]]
     return list(dict.fromkeys(forms))
 
 

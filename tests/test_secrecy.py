@@ -72,9 +72,9 @@ def test_the_canary_catches_a_leak(app, client, make_game) -> None:
     state = load_game(app, game["id"]).state
     secret = hidden_cards(state, "keeper")
     card = sorted(state["hands"][other("keeper")])[0]
-    from service.rules import card_label
+    from service.game_text import card_name
 
-    assert leaks(f"<span>{card_label(card)}</span>", secret)
+    assert leaks(f"<span>{card_name(card)}</span>", secret)
     assert leaks(f'{{"hand": ["{card}"]}}', secret)
     page = client.get(f"/play/{game['keeper']}").get_data(as_text=True)
     assert MoveForm(page).checkboxes  # the page under test does show the player's own cards

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
+from ..game_text import card_name, seat_name, suit_name
 from ..models import OPEN_STATUSES, Event, Game
-from ..rules import CHOICE_PHASES, State, card_label, seat_label, suit_label
+from ..rules import CHOICE_PHASES, State
 from ..rules.engine import RoundResult, Trick
 
 
@@ -31,9 +32,9 @@ class LogLine:
 
 
 def _play_text(action: dict[str, Any], look: str) -> str:
-    text = f"played {card_label(action['play'], look)}"
+    text = f"played {card_name(action['play'], look)}"
     if action.get("name"):
-        text += f", naming {suit_label(action['name'], look)}"
+        text += f", naming {suit_name(action['name'], look)}"
     return text
 
 
@@ -46,7 +47,7 @@ def event_text(event: Event, live: bool, look: str = "standard") -> str:
                 cards = action[kind]
                 if live:
                     return f"{kind}: chose {len(cards)} card{'s' if len(cards) != 1 else ''}"
-                return f"{kind}: gave " + ", ".join(card_label(card, look) for card in cards)
+                return f"{kind}: gave " + ", ".join(card_name(card, look) for card in cards)
         if "play" in action:
             return _play_text(action, look)
     if event.kind == "created":
@@ -87,5 +88,5 @@ def owes(game: Game) -> str:
     if game.to_act == "both":
         return "both players"
     if game.to_act:
-        return f"the {seat_label(game.to_act, game.look)}"
+        return f"the {seat_name(game.to_act, game.look)}"
     return "nobody"

@@ -11,14 +11,13 @@ from flask.typing import ResponseReturnValue
 from flask_babel import gettext
 
 from .. import games
-from ..game_text import rule_message
+from ..game_text import LOOKS, rule_message
 from ..health import check_database
 from ..language import current_language, remember_language
 from ..links import player_for
 from ..models import Player
 from ..perspective import PlayerView, player_view, set_language
 from ..rules import other
-from ..rules.labels import LOOKS
 from ..unit_of_work import transaction
 from . import bp
 from .annotations import page_context

@@ -21,7 +21,6 @@ from .engine import (
     summary,
     to_act,
 )
-from .labels import card_label, effect_label, seat_label, suit_label
 from .match import return_match, shadow_score
 from .names import (
     ACTION_KINDS,
@@ -71,9 +70,7 @@ __all__ = [
     "Variant",
     "VariantError",
     "apply",
-    "card_label",
     "choices",
-    "effect_label",
     "export",
     "is_elixir",
     "legal_actions",
@@ -82,11 +79,9 @@ __all__ = [
     "parse_action",
     "return_match",
     "run",
-    "seat_label",
     "seat_view",
     "shadow_score",
     "sort_cards",
-    "suit_label",
     "summary",
     "to_act",
     "variant_of",

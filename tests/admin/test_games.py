@@ -14,8 +14,9 @@ from sqlalchemy import select, update
 
 from service import games
 from service.admin import listing
+from service.game_text import card_name
 from service.models import Game, OutboxMessage, db, utcnow
-from service.rules import Variant, card_label, run, summary, to_act
+from service.rules import Variant, run, summary, to_act
 from service.unit_of_work import transaction
 
 from ..helpers import pick_action, redeal
@@ -201,7 +202,7 @@ def test_a_live_game_page_says_what_was_chosen_not_which_cards(app, admin) -> No
     assert html.count("exchange: chose 2 cards<") == 2
     for trick in state["history"]:
         for entry in trick["cards"]:
-            assert card_label(entry["card"]) in html  # plays are public
+            assert card_name(entry["card"]) in html  # plays are public
     assert "Download the replay" not in html and "Set aside" not in html
     assert admin.get(f"/admin/games/{game_id}/replay.json").status_code == 403
 
@@ -216,7 +217,7 @@ def test_a_finished_game_shows_its_deal_and_downloads_as_a_replay(app, admin) ->
         for row in re.findall(r"<tr><th scope=\"row\">.*?</tr>", table)
     ]
     assert shown == [
-        [[card_label(card) for card in deal[part]] for part in ("keeper", "shadow", "aside")]
+        [[card_name(card) for card in deal[part]] for part in ("keeper", "shadow", "aside")]
         for deal in final["deals"]
     ]
     response = admin.get(f"/admin/games/{game_id}/replay.json")

@@ -1,4 +1,4 @@
-"""Return-match scoring and the display labels of both looks."""
+"""Return-match scoring."""
 
 from __future__ import annotations
 
@@ -6,18 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from service.rules import (
-    State,
-    card_label,
-    effect_label,
-    new_game,
-    return_match,
-    seat_label,
-    shadow_score,
-    suit_label,
-)
+from service.rules import State, new_game, return_match, shadow_score
 
-from .helpers import finish_round, play, playing
+from .helpers import finish_round
 
 
 def shadow_won_in(rounds: int) -> State:
@@ -87,60 +78,3 @@ def test_incomplete_match() -> None:
     assert (result["over"], result["winner"]) == (False, None)
     assert result["scores"] == {"first": 6, "second": 3}
     assert return_match(running, shadow_won_in(1))["winner"] is None
-
-
-@pytest.mark.parametrize(
-    ("card", "standard", "classic"),
-    [
-        ("4H", "4♥", "red 4"),
-        ("7D", "7♦", "green 7"),
-        ("1C", "1♣", "purple 1"),
-        ("4S", "♠4", "potion 4+"),
-        ("2S", "♠2", "potion 2+"),
-    ],
-)
-def test_card_labels(card: str, standard: str, classic: str) -> None:
-    assert card_label(card) == standard
-    assert card_label(card, "standard") == standard
-    assert card_label(card, "classic") == classic
-
-
-def test_seat_and_suit_labels() -> None:
-    assert [seat_label("keeper"), seat_label("shadow")] == ["Keeper", "Shadow"]
-    assert [seat_label("keeper", "classic"), seat_label("shadow", "classic")] == ["Jekyll", "Hyde"]
-    assert [suit_label(suit) for suit in "HDC"] == ["hearts", "diamonds", "clubs"]
-    assert [suit_label(suit, "classic") for suit in "HDC"] == ["red", "green", "purple"]
-
-
-ELIXIR_AND_CLUBS = ("4S 1D 2D 3D 4D 5D 6D 7D 1H 2H", "5S 1C 2C 3C 4C 5C 3H 4H 5H 6H")
-
-
-@pytest.mark.parametrize(
-    ("moves", "standard", "classic"),
-    [
-        (
-            [("keeper", "1H"), ("shadow", "3H"), ("shadow", "2C"), ("keeper", "4S")],
-            "Steal: Keeper took a trick from Shadow",
-            "Steal: Jekyll took a trick from Hyde",
-        ),
-        (
-            [("keeper", "4S", "C"), ("shadow", "5C")],
-            "Steal: Keeper had no trick to take",
-            "Steal: Jekyll had no trick to take",
-        ),
-        (
-            [("keeper", "4S", "D"), ("shadow", "5S")],
-            "Two elixirs: no effect",
-            "Two elixirs: no effect",
-        ),
-        (
-            [("keeper", "1H"), ("shadow", "3H")],
-            "",
-            "",
-        ),
-    ],
-)
-def test_effect_labels(moves: list[tuple[str, ...]], standard: str, classic: str) -> None:
-    entry = play(playing(*ELIXIR_AND_CLUBS), *moves)["history"][-1]
-    assert effect_label(entry) == standard
-    assert effect_label(entry, "classic") == classic

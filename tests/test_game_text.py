@@ -1,0 +1,66 @@
+"""The game's words in English, outside any request: the names the admin pages use."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.game_text import card_name, effect_text, seat_name, suit_name
+
+from .rules.helpers import play, playing
+
+
+@pytest.mark.parametrize(
+    ("card", "standard", "classic"),
+    [
+        ("4H", "4♥", "red 4"),
+        ("7D", "7♦", "green 7"),
+        ("1C", "1♣", "purple 1"),
+        ("4S", "♠4", "potion 4+"),
+        ("2S", "♠2", "potion 2+"),
+    ],
+)
+def test_card_names(card: str, standard: str, classic: str) -> None:
+    assert card_name(card) == standard
+    assert card_name(card, "standard") == standard
+    assert card_name(card, "classic") == classic
+
+
+def test_seat_and_suit_names() -> None:
+    assert [seat_name("keeper"), seat_name("shadow")] == ["Keeper", "Shadow"]
+    assert [seat_name("keeper", "classic"), seat_name("shadow", "classic")] == ["Jekyll", "Hyde"]
+    assert [suit_name(suit) for suit in "HDC"] == ["hearts", "diamonds", "clubs"]
+    assert [suit_name(suit, "classic") for suit in "HDC"] == ["red", "green", "purple"]
+
+
+ELIXIR_AND_CLUBS = ("4S 1D 2D 3D 4D 5D 6D 7D 1H 2H", "5S 1C 2C 3C 4C 5C 3H 4H 5H 6H")
+
+
+@pytest.mark.parametrize(
+    ("moves", "standard", "classic"),
+    [
+        (
+            [("keeper", "1H"), ("shadow", "3H"), ("shadow", "2C"), ("keeper", "4S")],
+            "Steal: Keeper took a trick from Shadow",
+            "Steal: Jekyll took a trick from Hyde",
+        ),
+        (
+            [("keeper", "4S", "C"), ("shadow", "5C")],
+            "Steal: Keeper had no trick to take",
+            "Steal: Jekyll had no trick to take",
+        ),
+        (
+            [("keeper", "4S", "D"), ("shadow", "5S")],
+            "Two elixirs: no effect",
+            "Two potions: no effect",
+        ),
+        (
+            [("keeper", "1H"), ("shadow", "3H")],
+            "",
+            "",
+        ),
+    ],
+)
+def test_effect_texts(moves: list[tuple[str, ...]], standard: str, classic: str) -> None:
+    entry = play(playing(*ELIXIR_AND_CLUBS), *moves)["history"][-1]
+    assert effect_text(entry) == standard
+    assert effect_text(entry, look="classic") == classic
