@@ -37,6 +37,8 @@ THE_SEATS = {
     "classic": {"keeper": "Jekyll", "shadow": "Hyde"},
 }
 SYMBOLS = {"H": "♥", "D": "♦", "C": "♣", "S": "♠"}
+# An elixir's effect on a trick, after the suit it meets: ♥ Reset, ♦ Swap, ♣ Steal.
+EFFECT_NAMES = {"reset": _l("Reset"), "swap": _l("Swap"), "steal": _l("Steal")}
 WORDS = {
     "standard": {
         "elixir": _l("elixir"),
@@ -96,6 +98,13 @@ def card_words(card: str, look: str = "standard") -> str:
     if look == "classic":
         return gettext("%(colour)s %(rank)s", colour=suit, rank=word)
     return gettext("%(rank)s of %(suit)s", rank=word, suit=suit)
+
+
+def effect_name(effect: str, look: str = "standard") -> str:
+    """An effect's name: ``Reset``, ``Swap``, ``Steal``; two elixirs: ``Two elixirs: no effect``."""
+    if effect == "none":
+        return str(WORDS[look]["two"])
+    return str(EFFECT_NAMES[effect])
 
 
 def effect_text(

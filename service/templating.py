@@ -24,6 +24,7 @@ GAME_WORDS = (
     game_text.seat_name,
     game_text.the_seat,
     game_text.upfirst,
+    game_text.effect_name,
     game_text.effect_text,
     game_text.deadline_text,
 )

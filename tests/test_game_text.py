@@ -1,12 +1,17 @@
-"""The game's words in English, outside any request: the names the admin pages use."""
+"""The game's words: in English outside any request, as the admin pages use them, and in French."""
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Iterator
 
-from service.game_text import card_name, effect_text, seat_name, suit_name
+import pytest
+from flask import Flask
+from flask_babel import Babel, force_locale
+
+from service.game_text import card_name, effect_name, effect_text, seat_name, suit_name
 
 from .rules.helpers import play, playing
+from .secrecy import TRANSLATIONS
 
 
 @pytest.mark.parametrize(
@@ -64,3 +69,33 @@ def test_effect_texts(moves: list[tuple[str, ...]], standard: str, classic: str)
     entry = play(playing(*ELIXIR_AND_CLUBS), *moves)["history"][-1]
     assert effect_text(entry) == standard
     assert effect_text(entry, look="classic") == classic
+
+
+@pytest.fixture
+def french() -> Iterator[None]:
+    """French, from the service's catalogue, in an application of its own."""
+    app = Flask(__name__)
+    app.config["BABEL_TRANSLATION_DIRECTORIES"] = str(TRANSLATIONS)
+    Babel(app)
+    with app.app_context(), force_locale("fr"):
+        yield
+
+
+def test_effect_names() -> None:
+    effects = ("reset", "swap", "steal", "none")
+    assert [effect_name(effect) for effect in effects] == [
+        "Reset",
+        "Swap",
+        "Steal",
+        "Two elixirs: no effect",
+    ]
+    assert effect_name("none", "classic") == "Two potions: no effect"
+
+
+def test_effect_names_in_french(french: None) -> None:
+    assert [effect_name(effect) for effect in ("reset", "swap", "steal", "none")] == [
+        "Remise à zéro",
+        "Troc",
+        "Vol",
+        "Deux élixirs\u00a0: aucun effet",
+    ]

@@ -100,6 +100,12 @@ def test_the_statistics_page_matches_games_played_to_the_end(app, admin) -> None
     ]
     fired = Counter(effect(trick) for final in finals for trick in final["history"])
     tricks = sum(len(final["history"]) for final in finals)
+    assert [row[0] for row in table(html, "effects")] == [
+        "Reset (♥)",
+        "Swap (♦)",
+        "Steal (♣)",
+        "Two elixirs: no effect",
+    ]
     assert [row[1:] for row in table(html, "effects")] == [
         [str(fired[name]), f"{fired[name] / played:.2f}", f"{100 * fired[name] / tricks:.1f}%"]
         for name in ("reset", "swap", "steal", "two_elixirs")
