@@ -18,11 +18,12 @@ from sqlalchemy import select
 
 from service import game_text
 from service.language import recipient_locale
-from service.models import Player, db
+from service.models import Game, Player, db
 from service.rules import DECK, SEATS, RuleError, apply, new_game
 
 from .conftest import load_game
 from .helpers import MoveForm, error_text, pick_action
+from .rules.helpers import play, playing
 from .secrecy import hidden_cards
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -221,6 +222,35 @@ def test_the_classic_look_reads_right_everywhere(client, make_game, language: st
         seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
         body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
         assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
+
+
+# The Keeper leads an elixir naming clubs and the Shadow answers with a club: a Steal, but the
+# Shadow has no trick yet to lose.
+STEAL_FROM_NOBODY = ("4S 1D 2D 3D 4D 5D 6D 7D 1H 2H", "1C 2C 3C 4C 5C 6C 3H 4H 5H 6H")
+
+
+@pytest.mark.parametrize("old_text", [False, True], ids=["facts", "facts and old English text"])
+def test_a_french_reader_reads_the_engines_history_in_french(
+    app: Flask, client: FlaskClient, make_game, old_text: bool
+) -> None:
+    game = make_game()  # Kim keeps, Sam is the Shadow
+    state = play(playing(*STEAL_FROM_NOBODY), ("keeper", "4S", "C"), ("shadow", "2C"))
+    assert state["history"][-1]["effect"] == "steal"
+    if old_text:  # as stored by the engine before history entries held only facts
+        english = "Steal: Shadow had no trick to take"
+        state["history"] = [{**entry, "text": english} for entry in state["history"]]
+    with app.app_context():
+        stored = db.session.get(Game, game["id"])
+        stored.state, stored.to_act = state, "keeper"
+        db.session.commit()
+    client.set_cookie("lang", "fr")
+    for seat in SEATS:
+        words = text_of(client.get(f"/play/{game[seat]}").get_data(as_text=True))
+        assert "Vol : Sam n’avait aucun pli à prendre" in words, seat
+        assert "Steal" not in words and "trick to take" not in words
+    # The API's text is made from the same facts, in English, whatever is stored.
+    history = client.get(f"/api/play/{game['keeper']}").get_json()["history"]
+    assert [entry["text"] for entry in history] == ["Steal: Shadow had no trick to take"]
 
 
 def french_forms(card: str) -> list[str]:

@@ -427,7 +427,12 @@ def _schemas() -> dict[str, Any]:
                                     {"type": "null"},
                                 ]
                             },
-                            "text": {"type": "string"},
+                            "text": {
+                                "type": "string",
+                                "description": (
+                                    "What the elixir did, in English; empty without one."
+                                ),
+                            },
                         },
                     },
                 },

@@ -6,10 +6,14 @@ from typing import Any
 
 from flask import jsonify, request
 from flask.typing import ResponseReturnValue
+from flask_babel import force_locale
 
 from .. import games
 from ..errors import NOT_FOUND, error_response
+from ..game_text import effect_text
+from ..language import DEFAULT_LANGUAGE
 from ..links import player_for
+from ..models import Player
 from ..perspective import player_view
 from ..rules import ActionError, parse_action
 from ..unit_of_work import transaction
@@ -23,7 +27,7 @@ def view(token: str) -> ResponseReturnValue:
     player = player_for(token)
     if player is None:
         return error_response(404, "not_found", NOT_FOUND)
-    return jsonify(player_view(player))
+    return jsonify(api_view(player))
 
 
 @bp.post("/play/<token>")
@@ -40,7 +44,20 @@ def move(token: str) -> ResponseReturnValue:
         return error_response(exc.status, exc.code, exc.message, rule=exc.rule)
     except games.MoveError as exc:
         return error_response(exc.status, exc.code, exc.message)
-    return jsonify(player_view(player))
+    return jsonify(api_view(player))
+
+
+def api_view(player: Player) -> dict[str, Any]:
+    """The seat's view, each trick of its history with ``text``: what its elixir did, in English.
+
+    The words are made here from the trick's facts, like the API's other English
+    (its error messages); the seats go by their own names, Keeper and Shadow.
+    """
+    view: dict[str, Any] = {**player_view(player)}
+    with force_locale(DEFAULT_LANGUAGE):
+        for key in ("history", "since"):
+            view[key] = [{**entry, "text": effect_text(entry)} for entry in view[key]]
+    return view
 
 
 def _read_move(body: object, seat: str) -> tuple[object, dict[str, Any]]:

@@ -4,12 +4,17 @@ A state is a JSON-serialisable ``dict`` whose hands are kept in display order;
 :func:`apply` never changes the state it is given and returns a new one.
 Nested values (history entries, deals, transfers, table entries) are never
 changed in place once created, so copies may share them.
+
+A state holds facts, never prose: a history entry says which cards were
+played, who won and what the elixir did (``effect`` and ``outcome``), and
+the service puts that in words for each reader. The engine's own English is
+only in the messages of :class:`RuleError`, :class:`ActionError` and
+:class:`DealError`, which the replay command prints.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 from itertools import combinations
 from typing import Any, NotRequired, TypedDict
 
@@ -51,7 +56,7 @@ class Played(TypedDict):
 
 
 class Trick(TypedDict):
-    """A history entry: one trick's facts.
+    """A history entry: one trick's facts, never words (readers make those).
 
     ``effect`` is the elixir's ("reset", "swap", "steal", "none" for two elixirs)
     or None; ``outcome`` is "took" or "nothing" for a Steal, the cards each gave
@@ -65,7 +70,6 @@ class Trick(TypedDict):
     winner: Seat
     effect: str | None
     outcome: str
-    text: NotRequired[str]
 
 
 class Transfer(TypedDict):
@@ -578,7 +582,6 @@ def _resolve_trick(state: State) -> None:
         "effect": effect,
         "outcome": outcome,
     }
-    entry["text"] = describe_effect(entry)
     state["history"] = [*state["history"], entry]
     state["leader"] = winner
     state["table"] = []
@@ -608,32 +611,6 @@ def _finish(state: State, winner: Seat) -> None:
     state["winner"] = winner
     state["phase"] = OVER
     state["leader"] = None
-
-
-def describe_effect(entry: Mapping[str, Any], names: dict[str, str] | None = None) -> str:
-    """What a trick's elixir did, in words: ``"Steal: Shadow took a trick from Keeper"``.
-
-    ``names`` maps seats to the names of the chosen look; empty text for a trick
-    without an elixir.
-    """
-    names = names or {"keeper": "Keeper", "shadow": "Shadow"}
-    effect = entry["effect"]
-    winner = names[entry["winner"]]
-    loser = names[other(entry["winner"])]
-    if effect == "steal":
-        if entry["outcome"] == "took":
-            return f"Steal: {winner} took a trick from {loser}"
-        return f"Steal: {loser} had no trick to take"
-    if effect == "swap":
-        count = int(entry["outcome"])
-        if not count:
-            return "Swap: no cards left to give"
-        return f"Swap: each gave {count} card{'s' if count > 1 else ''}"
-    if effect == "reset":
-        return "Reset: suit order cleared"
-    if effect == "none":
-        return "Two elixirs: no effect"
-    return ""
 
 
 # --- the whole state, as the replay command prints it ---------------------------

@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from service.game_text import effect_text
 from service.rules import (
     SEATS,
     ActionError,
@@ -349,7 +350,7 @@ def test_one_elixir_ignores_the_suit_order(lead: str, winner: Seat) -> None:
 def test_two_elixirs_no_effect_higher_wins() -> None:
     state = play(playing(*ELIXIR_LEAD), ("keeper", "4S", "D"), ("shadow", "5S"))
     entry = state["history"][-1]
-    assert (entry["winner"], entry["effect"], entry["text"]) == (
+    assert (entry["winner"], entry["effect"], effect_text(entry)) == (
         "shadow",
         "none",
         "Two elixirs: no effect",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from service.game_text import effect_text
 from service.rules import SEATS, RuleError, Seat, State, apply, legal_actions, to_act
 
 from .helpers import late_in_round, play, playing
@@ -31,7 +32,7 @@ def test_reset_clears_an_established_order() -> None:
     assert state["suit_order"] == ["D", "C", "H"]
     state = play(state, ("keeper", "4S"))
     assert last_effect(state)[:2] == ("keeper", "reset")
-    assert state["history"][-1]["text"] == "Reset: suit order cleared"
+    assert effect_text(state["history"][-1]) == "Reset: suit order cleared"
     assert state["suit_order"] == []
     # The order is built again from scratch: hearts, strongest before, now come first.
     state = play(state, ("keeper", "1H"))
@@ -58,7 +59,7 @@ def test_reset_clears_the_heart_that_triggered_it() -> None:
 def test_swap_two_cards_each_then_the_winner_leads(lead: str, winner: Seat) -> None:
     state = play(playing(*DIAMONDS_AND_ELIXIR), ("keeper", lead), ("shadow", "4S"))
     assert last_effect(state) == (winner, "swap", "2")
-    assert state["history"][-1]["text"] == "Swap: each gave 2 cards"
+    assert effect_text(state["history"][-1]) == "Swap: each gave 2 cards"
     assert (state["phase"], to_act(state), state["leader"]) == (
         "swap",
         ["keeper", "shadow"],
@@ -104,7 +105,7 @@ def test_swap_with_one_card_left_each() -> None:
     state = late_in_round(playing(*DIAMONDS_AND_ELIXIR), "5D 1H", "4S 1C", tricks=(4, 4))
     state = play(state, ("keeper", "5D"), ("shadow", "4S"))
     assert last_effect(state) == ("keeper", "swap", "1")
-    assert state["history"][-1]["text"] == "Swap: each gave 1 card"
+    assert effect_text(state["history"][-1]) == "Swap: each gave 1 card"
     assert state["phase"] == "swap"
     assert legal_actions(state, "shadow") == {"choose": 1, "must_include_elixir": False}
     with pytest.raises(RuleError, match="Give exactly 1 different card in the swap"):
@@ -127,7 +128,7 @@ def test_no_swap_after_the_tenth_trick() -> None:
         "swap",
         "0",
     )
-    assert entry["text"] == "Swap: no cards left to give"
+    assert effect_text(entry) == "Swap: no cards left to give"
     assert state["rounds"] == [{"keeper": 5, "shadow": 5, "moved": 0}]
     assert (state["round"], state["phase"]) == (2, "exchange")
     assert [entry["kind"] for entry in state["transfers"]] == ["exchange"]
@@ -147,7 +148,7 @@ def test_steal_moves_one_trick_from_loser_to_winner(
     state = play(state, ("keeper", "4S", "C"), ("shadow", follow))
     assert last_effect(state) == (winner, "steal", "took")
     loser = "shadow" if winner == "keeper" else "keeper"
-    assert state["history"][-1]["text"] == (
+    assert effect_text(state["history"][-1]) == (
         f"Steal: {winner.capitalize()} took a trick from {loser.capitalize()}"
     )
     assert state["tricks"] == tricks
@@ -170,7 +171,7 @@ def test_steal_with_nothing_to_steal(follow: str, winner: Seat, loser: Seat) -> 
     state = play(state, ("keeper", "4S", "C"), ("shadow", follow))
     assert last_effect(state) == (winner, "steal", "nothing")
     assert state["tricks"] == {winner: 1, loser: 0}
-    assert state["history"][-1]["text"] == f"Steal: {loser.capitalize()} had no trick to take"
+    assert effect_text(state["history"][-1]) == f"Steal: {loser.capitalize()} had no trick to take"
 
 
 # --- naming and ranking (rulings 4 and 5) -----------------------------------------------
