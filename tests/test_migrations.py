@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from service import games, invitations
 from service.admin.auth import create_admin
+from service.game_text import effect_text
 from service.games import Seating
 from service.mail import queue, requeue
 from service.mail.compose import Email
@@ -22,6 +23,7 @@ from service.models import AdminUser, Event, Game, Invitation, OutboxMessage, Pl
 from service.unit_of_work import transaction
 
 from .helpers import request_invitation
+from .rules.helpers import random_game
 
 # The revision before games had a started_at column.
 BEFORE_STARTED_AT = "9095681fc52a"
@@ -31,6 +33,8 @@ BEFORE_SESSION_KEYS = "83d3ce401245"
 BEFORE_KINDS_AS_TEMPLATES = "6060eb26bc82"
 # The revision before emails that replace one another shared a key.
 BEFORE_REPLACE_KEYS = "121060839a6b"
+# The revision whose history entries held the engine's English.
+BEFORE_FACTS_ONLY = "644fc92f96ed"
 
 
 def test_migrated_schema_matches_the_models(app: Flask) -> None:
@@ -182,3 +186,27 @@ def test_replace_keys_are_given_to_the_turn_emails_already_stored(app: Flask) ->
         ("turn", f"turn:{shadow_id}"),
     ]
     assert waiting == ["newer"]
+
+
+def test_history_entries_lose_the_engines_english(app: Flask) -> None:
+    state = random_game(217)[0]  # a whole game with every effect, and both ends of a Steal
+    outcomes = {(entry["effect"], entry["outcome"]) for entry in state["history"]}
+    assert {"reset", "swap", "none"} <= {effect for effect, _outcome in outcomes}
+    assert {("steal", "took"), ("steal", "nothing")} <= outcomes
+    with app.app_context():
+        game = games.create_game(Seating("k@example.com", "K"), Seating("s@example.com", "S"))
+        game.state = state
+        db.session.commit()
+        game_id = game.id
+        db.session.remove()
+        downgrade(revision=BEFORE_FACTS_ONLY)
+        before = db.session.get(Game, game_id).state
+        db.session.remove()
+        upgrade()
+        after = db.session.get(Game, game_id).state
+    # A downgrade writes back the English the engine wrote: the words the API still shows.
+    assert [entry.pop("text") for entry in before["history"]] == [
+        effect_text(entry) for entry in state["history"]
+    ]
+    assert before == state
+    assert after == state
