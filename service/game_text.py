@@ -58,6 +58,11 @@ def suit_name(suit: str, look: str = "standard") -> str:
     return str(SUITS[look][suit])
 
 
+def suit_symbol(suit: str) -> str:
+    """The standard look's symbol of a suit letter: ``♥``, ``♦``, ``♣``, and ``♠`` for elixirs."""
+    return SYMBOLS[suit]
+
+
 def seat_name(seat: str, look: str = "standard") -> str:
     """A seat's name: Keeper and Shadow, or Jekyll and Hyde."""
     return str(SEATS[look][seat])

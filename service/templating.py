@@ -21,6 +21,7 @@ GAME_WORDS = (
     game_text.card_name,
     game_text.card_words,
     game_text.suit_name,
+    game_text.suit_symbol,
     game_text.seat_name,
     game_text.the_seat,
     game_text.upfirst,

@@ -8,7 +8,14 @@ import pytest
 from flask import Flask
 from flask_babel import Babel, force_locale
 
-from service.game_text import card_name, effect_name, effect_text, seat_name, suit_name
+from service.game_text import (
+    card_name,
+    effect_name,
+    effect_text,
+    seat_name,
+    suit_name,
+    suit_symbol,
+)
 
 from .rules.helpers import play, playing
 from .secrecy import TRANSLATIONS
@@ -35,6 +42,7 @@ def test_seat_and_suit_names() -> None:
     assert [seat_name("keeper", "classic"), seat_name("shadow", "classic")] == ["Jekyll", "Hyde"]
     assert [suit_name(suit) for suit in "HDC"] == ["hearts", "diamonds", "clubs"]
     assert [suit_name(suit, "classic") for suit in "HDC"] == ["red", "green", "purple"]
+    assert [suit_symbol(suit) for suit in "HDCS"] == ["♥", "♦", "♣", "♠"]
 
 
 ELIXIR_AND_CLUBS = ("4S 1D 2D 3D 4D 5D 6D 7D 1H 2H", "5S 1C 2C 3C 4C 5C 3H 4H 5H 6H")
