@@ -17,6 +17,7 @@ DECK_SET: frozenset[str] = frozenset(DECK)
 HAND_SIZE = 10
 ASIDE_SIZE = 5
 
+# The suits in the engine's own English messages; players read service.game_text's names.
 SUIT_WORDS = {"H": "heart", "D": "diamond", "C": "club"}
 
 # Elixirs are worth their number and a half; doubling keeps the values whole.

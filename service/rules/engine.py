@@ -158,7 +158,7 @@ def other(seat: Seat) -> Seat:
 
 
 def title(seat: Seat) -> str:
-    """A seat's name as a player reads it."""
+    """A seat's name in the engine's own English messages (players read service.game_text's)."""
     return seat.capitalize()
 
 
