@@ -16,6 +16,7 @@ shows there as a 503 rather than after the visitor has filled the form in.
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import psycopg
 from flask import Flask, Response, jsonify
@@ -38,13 +39,37 @@ async def _select_one(conninfo: str) -> None:
         await connection.execute("SELECT 1")
 
 
+def _ask_postgres(conninfo: str, timeout: float) -> None:
+    """``SELECT 1`` on a connection of its own, abandoned after ``timeout`` seconds.
+
+    The check runs its own event loop on a thread of its own, so it works the
+    same under any worker, including one whose thread already runs a loop.
+    """
+    failure: list[BaseException] = []
+
+    def check() -> None:
+        try:
+            asyncio.run(asyncio.wait_for(_select_one(conninfo), timeout))
+        except BaseException as error:  # handed back to the caller's thread
+            failure.append(error)
+
+    thread = threading.Thread(target=check, name="healthz", daemon=True)
+    thread.start()
+    # wait_for gives up at the timeout; the margin covers closing the loop.
+    thread.join(timeout + 1.0)
+    if thread.is_alive():
+        raise TimeoutError("the health check did not finish")
+    if failure:
+        raise failure[0]
+
+
 def database_answers(timeout: float = HEALTH_TIMEOUT) -> bool:
     """Whether the database answers ``SELECT 1`` within ``timeout`` seconds."""
     url = db.engine.url
     try:
         if url.get_backend_name() == "postgresql":
             conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
-            asyncio.run(asyncio.wait_for(_select_one(conninfo), timeout))
+            _ask_postgres(conninfo, timeout)
         else:
             with db.engine.connect() as connection:
                 connection.execute(text("SELECT 1"))

@@ -3,6 +3,7 @@ and never a request that waits until gunicorn kills its worker."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import socket
 import subprocess
@@ -122,6 +123,17 @@ def test_healthz_says_ok_while_the_database_answers(app: Flask) -> None:
     finally:
         # Flask-Limiter keeps default limits on its one instance for the process's later apps.
         limiter.limit_manager.set_default_limits([])
+
+
+def test_healthz_works_on_a_thread_that_already_runs_an_event_loop(pg_app: Flask) -> None:
+    """As under an async worker, or beside Playwright's loop in this very process."""
+
+    async def ask() -> Any:
+        return pg_app.test_client().get("/healthz")
+
+    response = asyncio.run(ask())
+    assert response.status_code == 200
+    assert response.get_json() == {"status": "ok"}
 
 
 def test_healthz_says_unavailable_when_the_database_is_down(down: Flask) -> None:
