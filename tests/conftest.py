@@ -142,11 +142,32 @@ def app_config() -> dict[str, Any]:
     return {}
 
 
-@pytest.fixture(params=["postgres", "sqlite"])
+BACKENDS = ("postgres", "sqlite")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run ``app`` tests on PostgreSQL, and on SQLite too where marked ``both_backends``.
+
+    SQLite is what ``make run`` serves on; the tests marked run everything whose
+    SQL differs between the two (migrations, the outbox and its worker, the unit
+    of work, statistics, settings, one whole game). A test may name its backends
+    itself with ``parametrize("app", [...], indirect=True)``.
+    """
+    if "app" not in metafunc.fixturenames:
+        return
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0]
+        if "app" in (names.replace(" ", "").split(",") if isinstance(names, str) else names):
+            return
+    both = metafunc.definition.get_closest_marker("both_backends") is not None
+    metafunc.parametrize("app", BACKENDS if both else BACKENDS[:1], indirect=True)
+
+
+@pytest.fixture
 def app(
     request: pytest.FixtureRequest, tmp_path: Path, app_config: dict[str, Any]
 ) -> Iterator[Flask]:
-    """The app, once on PostgreSQL and once on SQLite."""
+    """The app on PostgreSQL (and on SQLite for tests marked ``both_backends``)."""
     yield from _make_app(request.param, request, tmp_path, app_config)
 
 

@@ -7,6 +7,7 @@ import random
 import subprocess
 import sys
 
+import pytest
 from flask import Flask
 
 from service.links import player_for
@@ -15,6 +16,8 @@ from service.rules import Variant, run, summary
 
 from .conftest import BASE_URL
 from .helpers import pick_action, redeal
+
+pytestmark = pytest.mark.both_backends
 
 
 def test_create_prints_the_id_and_each_seat_with_its_link(app: Flask, runner) -> None:

@@ -17,6 +17,8 @@ from .conftest import base_config
 from .helpers import pick_action
 from .servers import PRODUCTION, ROOT, clean_env, gunicorn_command, gunicorn_env, run_flask
 
+pytestmark = pytest.mark.both_backends
+
 
 def test_development_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in SETTINGS:

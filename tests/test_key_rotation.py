@@ -4,6 +4,7 @@ alone. (Admin sessions: tests/admin/test_sessions.py.)"""
 
 from __future__ import annotations
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -13,6 +14,9 @@ from service.mail.compose import unsubscribe_token
 from service.models import Player, db
 
 from .helpers import request_invitation
+
+pytestmark = pytest.mark.both_backends
+
 
 NEW_KEY = "the new secret key, after the leak"
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from flask import Flask
 
 from service import create_app
 from service.mail.worker import drain
 
 from .conftest import base_config
+
+pytestmark = pytest.mark.both_backends
 
 
 def test_a_newcomer_plays_from_the_local_mailbox(app: Flask, make_game) -> None:

@@ -23,6 +23,9 @@ from service.logs import REDACTED, redact
 from .conftest import base_config
 from .servers import clean_env, gunicorn_env, http_get, run_flask, run_gunicorn
 
+pytestmark = pytest.mark.both_backends
+
+
 SECRET = "test-secret-key"
 TEXT_LINE = re.compile(
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<level>[A-Z]+) \[(?P<pid>\d+)\] "

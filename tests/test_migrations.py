@@ -26,6 +26,9 @@ from .helpers import request_invitation
 from .rules.helpers import random_game
 
 # The revision before games had a started_at column.
+pytestmark = pytest.mark.both_backends
+
+
 BEFORE_STARTED_AT = "9095681fc52a"
 # The revision before admins had a session key.
 BEFORE_SESSION_KEYS = "83d3ce401245"

@@ -37,6 +37,9 @@ from .helpers import csrf_token, pick_action
 from .servers import ROOT
 from .smtp import free_port
 
+pytestmark = pytest.mark.both_backends
+
+
 UNAVAILABLE_PAGE = "The service is unavailable for a moment: try again later."
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
@@ -27,6 +28,7 @@ def api_view(client: FlaskClient, token: str) -> dict:
     return client.get(f"/api/play/{token}").get_json()
 
 
+@pytest.mark.both_backends
 def test_a_whole_game_through_the_pages(app, client, make_game) -> None:
     game = make_game(seed=21)
     rng = random.Random(5)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from flask import Flask, url_for
 
 from service.admin.auth import create_admin
@@ -9,6 +10,8 @@ from service.models import MAX_ID
 from service.unit_of_work import transaction
 
 from .admin.conftest import ADMIN, PASSWORD, csrf_token, sign_in
+
+pytestmark = pytest.mark.both_backends
 
 
 def id_urls(app: Flask, value: int) -> list[tuple[str, str]]:

@@ -21,6 +21,8 @@ from service.unit_of_work import RolledBack, after_commit, transaction
 
 from .helpers import pick_action
 
+pytestmark = pytest.mark.both_backends
+
 
 def committed_addresses() -> int:
     """Addresses another connection can see: only what has been committed."""

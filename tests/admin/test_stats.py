@@ -24,6 +24,9 @@ from ..helpers import request_invitation
 from .conftest import play
 from .test_games import new_game
 
+pytestmark = pytest.mark.both_backends
+
+
 EFFECT_OF_SUIT = {"H": "reset", "D": "swap", "C": "steal"}
 
 

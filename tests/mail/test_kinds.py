@@ -16,6 +16,9 @@ from service.mail import kinds, queue, withdraw, worker
 from service.mail.compose import Email
 from service.models import Game, OutboxMessage, db
 
+pytestmark = pytest.mark.both_backends
+
+
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "email"
 # What the worker must not reach for: the game side registers what it needs to know.
 GAME_SIDE = (

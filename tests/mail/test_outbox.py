@@ -24,6 +24,8 @@ from service.unit_of_work import transaction
 from ..helpers import random_move
 from ..smtp import SMTPServer
 
+pytestmark = pytest.mark.both_backends
+
 
 def queued(app: Flask) -> list[OutboxMessage]:
     """The messages waiting in the outbox, oldest first."""

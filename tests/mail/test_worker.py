@@ -34,6 +34,9 @@ from ..conftest import base_config
 from ..helpers import pick_action
 from ..smtp import SMTPServer, free_port
 
+pytestmark = pytest.mark.both_backends
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
