@@ -81,6 +81,13 @@ def postgres_database(
     name = f"splitmind_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(postgres_server, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        # A test database need not survive a crash of the server: commits do not wait
+        # for the disk, which is most of a commit's time on a shared machine.
+        conn.execute(
+            sql.SQL("ALTER DATABASE {} SET synchronous_commit TO off").format(
+                sql.Identifier(name)
+            )
+        )
     url = postgres_server.rsplit("/", 1)[0] + "/" + name
     instance = tmp_path_factory.mktemp("pg-instance")
     app = create_app(base_config(url, instance))
