@@ -3,6 +3,7 @@ requests at the same instant."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import threading
@@ -13,7 +14,9 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service import invitations
+from service import games, invitations
+from service.api.routes import api_view
+from service.links import player_for
 from service.models import Game, Invitation, db
 from service.rules import SEATS, Variant, is_elixir, new_game
 from service.unit_of_work import transaction
@@ -42,32 +45,76 @@ def redeal(app: Flask, game_id: int, variant: Variant) -> None:
 
 
 def random_move(
-    client: FlaskClient, tokens: dict[str, Any], rng: random.Random
+    client: FlaskClient, tokens: dict[str, Any], rng: random.Random, *, api: bool = False
 ) -> tuple[str, dict[str, Any]]:
-    """Make one random legal move through the API; returns the mover and their view before it."""
-    views = {seat: client.get(f"/api/play/{tokens[seat]}").get_json() for seat in SEATS}
+    """Make one random legal move; returns the mover and their view before it.
+
+    The move goes through the service layer as the API's POST does (one transaction,
+    the same emails), without the HTTP round trips; ``api=True`` sends it through
+    the JSON API instead. Both pick the same move for the same ``rng``.
+    """
+    if api:
+        views = {seat: client.get(f"/api/play/{tokens[seat]}").get_json() for seat in SEATS}
+    else:
+        views = _service_views(client.application, tokens)
     seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
     body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
-    response = client.post(f"/api/play/{tokens[seat]}", json=body)
-    assert response.status_code == 200, response.get_json()
-    assert response.get_json()["version"] == body["version"] + 1
+    if api:
+        response = client.post(f"/api/play/{tokens[seat]}", json=body)
+        assert response.status_code == 200, response.get_json()
+        assert response.get_json()["version"] == body["version"] + 1
+    else:
+        _service_move(client.application, tokens[seat], body)
     return seat, views[seat]
 
 
+def _service_views(app: Flask, tokens: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each seat's view, as ``GET /api/play/<token>`` gives it."""
+    with app.app_context():
+        views = {}
+        for seat in SEATS:
+            player = player_for(tokens[seat])
+            assert player is not None, f"no player for the {seat}'s link"
+            views[seat] = json.loads(json.dumps(api_view(player)))
+        db.session.remove()
+    return views
+
+
+def _service_move(app: Flask, token: str, body: dict[str, Any]) -> None:
+    """Apply ``body`` for the link's player, as ``POST /api/play/<token>`` does."""
+    version = body["version"]
+    action = {key: value for key, value in body.items() if key != "version"}
+    with app.app_context():
+        player = player_for(token)
+        assert player is not None
+        with transaction():
+            game = games.apply_move(player.id, version, action)
+        assert game.version == version + 1
+        db.session.remove()
+
+
 def play_to_end(
-    client: FlaskClient, tokens: dict[str, Any], seed: int, until: Any = None
+    client: FlaskClient,
+    tokens: dict[str, Any],
+    seed: int,
+    until: Any = None,
+    *,
+    api: bool = False,
 ) -> dict[str, Any]:
     """Play random legal moves until the game is over (or ``until(keeper_view)``).
 
-    Returns the Keeper's view at that point.
+    Returns the Keeper's view at that point. ``api=True`` plays through the JSON API.
     """
     rng = random.Random(seed)
     done = until or (lambda view: view["phase"] == "over")
     for _ in range(300):
-        view = client.get(f"/api/play/{tokens['keeper']}").get_json()
+        if api:
+            view = client.get(f"/api/play/{tokens['keeper']}").get_json()
+        else:
+            view = _service_views(client.application, tokens)["keeper"]
         if done(view):
             return view
-        random_move(client, tokens, rng)
+        random_move(client, tokens, rng, api=api)
     raise AssertionError("the game did not get there in 300 moves")
 
 

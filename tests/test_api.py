@@ -34,7 +34,7 @@ def post(client: FlaskClient, token: str, body: Any) -> Any:
 
 def test_a_whole_game_through_the_api(app, client, make_game) -> None:
     game = make_game(seed=11)
-    final = play_to_end(client, game, seed=3)
+    final = play_to_end(client, game, seed=3, api=True)
     assert final["phase"] == "over"
     assert final["status"] == "finished"
     assert final["winner"] in SEATS
