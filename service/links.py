@@ -16,8 +16,9 @@ import secrets
 
 from flask import current_app
 from itsdangerous import BadSignature, URLSafeSerializer
+from sqlalchemy.orm import joinedload
 
-from .models import Player, db
+from .models import Game, Player, db
 
 SALT = "splitmind.play-link"
 # Paths whose next segment is a signed token, a credential: a player's link and
@@ -68,7 +69,10 @@ def player_for(token: str) -> Player | None:
         and isinstance(payload[1], str)
     ):
         return None
-    player = db.session.get(Player, payload[0])
+    # The player, their game and both seats in one query: every page and API answer needs them.
+    player = db.session.get(
+        Player, payload[0], options=[joinedload(Player.game).joinedload(Game.players)]
+    )
     if player is None or player.link_key is None:
         return None
     if not hmac.compare_digest(player.link_key.encode(), payload[1].encode()):

@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import event
 from werkzeug.exceptions import TooManyRequests
 
+from service.models import db
 from service.rules import SEATS, other
 from service.unit_of_work import transaction
 
@@ -300,3 +302,23 @@ def test_a_version_written_with_a_fraction_of_zero_is_that_integer(app, client, 
     stale = post(client, game["keeper"], {**body, "version": 0.0})
     assert stale.status_code == 409
     assert "you sent 0)" in stale.get_json()["error"]["message"]
+
+
+def test_reading_a_link_costs_one_query(app, client, make_game) -> None:
+    """The player, their game and both seats come in one statement, for the API and the page."""
+    game = make_game()
+    statements: list[str] = []
+
+    def count(conn, cursor, statement, *args) -> None:
+        statements.append(statement)
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        for path in (f"/api/play/{game['keeper']}", f"/play/{game['shadow']}"):
+            statements.clear()
+            assert client.get(path).status_code == 200
+            assert len(statements) == 1, statements
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
