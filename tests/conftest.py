@@ -84,9 +84,7 @@ def postgres_database(
         # A test database need not survive a crash of the server: commits do not wait
         # for the disk, which is most of a commit's time on a shared machine.
         conn.execute(
-            sql.SQL("ALTER DATABASE {} SET synchronous_commit TO off").format(
-                sql.Identifier(name)
-            )
+            sql.SQL("ALTER DATABASE {} SET synchronous_commit TO off").format(sql.Identifier(name))
         )
     url = postgres_server.rsplit("/", 1)[0] + "/" + name
     instance = tmp_path_factory.mktemp("pg-instance")

@@ -238,7 +238,7 @@ def test_openapi_document_describes_the_api(client) -> None:
     assert doc["openapi"].startswith("3.")
     operations = doc["paths"]["/api/play/{token}"]
     assert set(operations) >= {"get", "post"}
-    assert set(operations["get"]["responses"]) == {"200", "400", "404", "405", "413", "503"}
+    assert set(operations["get"]["responses"]) == {"200", "304", "400", "404", "405", "413", "503"}
     assert set(operations["post"]["responses"]) == {
         "200", "400", "404", "405", "409", "413", "422", "503"
     }  # fmt: skip
@@ -322,3 +322,24 @@ def test_reading_a_link_costs_one_query(app, client, make_game) -> None:
             assert len(statements) == 1, statements
     finally:
         event.remove(engine, "before_cursor_execute", count)
+
+
+def test_an_unchanged_view_answers_304_to_its_etag(app, client, make_game) -> None:
+    """A poll of an unchanged game costs no body; any change gives the new view."""
+    game = make_game()
+    path = f"/api/play/{game['shadow']}"
+    first = client.get(path)
+    etag = first.headers["ETag"]
+    again = client.get(path, headers={"If-None-Match": etag})
+    assert again.status_code == 304
+    assert again.get_data() == b""
+    assert again.headers["ETag"] == etag
+    assert client.get(path, headers={"If-None-Match": '"something else"'}).status_code == 200
+    view = client.get(f"/api/play/{game['keeper']}").get_json()
+    post(
+        client, game["keeper"], {"version": view["version"], **pick_action(view, random.Random(1))}
+    )
+    changed = client.get(path, headers={"If-None-Match": etag})
+    assert changed.status_code == 200
+    assert changed.headers["ETag"] != etag
+    assert changed.get_json()["version"] == view["version"] + 1

@@ -36,9 +36,10 @@ from .helpers import pick_action
 
 pytestmark = pytest.mark.postgres
 
-# Statuses that answer a request the document allows: a move may be stale (409) or
+# Statuses that answer a request the document allows: a view may be unchanged since the
+# ETag sent (304, and If-None-Match: * matches any), a move may be stale (409) or
 # illegal in the game's state (422), which no schema can say in advance.
-ACCEPTED = [200, 409, 422]
+ACCEPTED = [200, 304, 409, 422]
 # Statuses that refuse a request the document forbids: 400 for its shape; a stale
 # version is noticed first (409); the rules refuse repeated cards and counts (422).
 REFUSED = [400, 409, 422]

@@ -143,6 +143,7 @@ def document() -> dict[str, Any]:
         "description": "The signed token from the player's link.",
     }
     view = {"application/json": {"schema": _ref("View")}}
+    etag = {"schema": {"type": "string"}, "description": "The version of this view's content."}
     token_from_request = {"token": "$request.path.token"}
     move_against = {
         "operationId": "makeMove",
@@ -169,11 +170,25 @@ def document() -> dict[str, Any]:
                 "get": {
                     "operationId": "getView",
                     "summary": "The game as your seat sees it",
+                    "parameters": [
+                        {
+                            "name": "If-None-Match",
+                            "in": "header",
+                            "required": False,
+                            "schema": {"type": "string"},
+                            "description": "The ETag of the view you hold: 304 if it is unchanged.",
+                        }
+                    ],
                     "responses": {
                         "200": {
                             "description": "Your view of the game",
+                            "headers": {"ETag": etag},
                             "content": view,
                             "links": {"makeMove": move_against},
+                        },
+                        "304": {
+                            "description": "Unchanged since the view whose ETag you sent",
+                            "headers": {"ETag": etag},
                         },
                         "400": _response(NUL_REFUSED),
                         **_errors("404", "405", "413", "503"),

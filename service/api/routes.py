@@ -23,11 +23,13 @@ from .openapi import document
 
 @bp.get("/play/<token>")
 def view(token: str) -> ResponseReturnValue:
-    """The seat's view as JSON."""
+    """The seat's view as JSON, with an ETag: a poll of an unchanged game gets a bodiless 304."""
     player = player_for(token)
     if player is None:
         return error_response(404, "not_found", NOT_FOUND)
-    return jsonify(api_view(player))
+    response = jsonify(api_view(player))
+    response.add_etag()
+    return response.make_conditional(request)
 
 
 @bp.post("/play/<token>")

@@ -8,6 +8,7 @@
   var POLL_MAX_MS = 60000;
   var pollTimer = null;
   var pollDelay = POLL_FIRST_MS;
+  var pollEtag = null;
 
   function all(root, selector) {
     return Array.prototype.slice.call(root.querySelectorAll(selector));
@@ -145,8 +146,15 @@
       schedulePoll(game);
       return;
     }
-    fetch(game.dataset.api, { cache: "no-store", headers: { Accept: "application/json" } })
-      .then(function (response) { return response.ok ? response.json() : null; })
+    /* The ETag of the last view read: an unchanged game answers 304, with no body. */
+    var headers = { Accept: "application/json" };
+    if (pollEtag) headers["If-None-Match"] = pollEtag;
+    fetch(game.dataset.api, { cache: "no-store", headers: headers })
+      .then(function (response) {
+        if (response.status === 304 || !response.ok) return null;
+        pollEtag = response.headers.get("ETag");
+        return response.json();
+      })
       .then(function (view) {
         if (view && String(view.version) !== game.dataset.version) {
           pollDelay = POLL_FIRST_MS;
