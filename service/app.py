@@ -67,8 +67,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     from .local_mailbox import bp as local_mailbox_bp
     from .mail import worker
     from .players import bp as players_bp
+    from .players.home import bp as home_bp
 
     app.register_blueprint(players_bp)
+    app.register_blueprint(home_bp)
     app.register_blueprint(api_bp)
     app.register_blueprint(lobby_bp)
     if app.config["LOCAL_MAILBOX"]:

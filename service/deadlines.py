@@ -1,4 +1,5 @@
-"""The deadline sweep: a reminder when a day is left, a timeout when the time is up.
+"""The deadline sweep: a reminder when a day is left, a timeout when the time is up,
+and the daily digests of the addresses that asked for one.
 
 Both queries use the (status, deadline) index: their cost grows with the games
 in play near their deadline, never with the games already finished. The sweep
@@ -8,12 +9,12 @@ owns its transactions: one for each game it changes.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import and_, or_, select
 
-from . import games, metrics
+from . import games, homes, metrics
 from .models import Game, db, utcnow
 from .unit_of_work import transaction
 
@@ -28,10 +29,11 @@ class SweepResult:
 
     reminded: list[int]
     expired: list[int]
+    digests: list[str] = field(default_factory=list)
 
 
 def sweep(now: datetime | None = None) -> SweepResult:
-    """Send due reminders, then end the games whose deadline has passed.
+    """Send due reminders, then end the games whose deadline has passed, then the digests.
 
     Each game is changed in a transaction of its own: one game's lock is held
     only while that game is handled, and a game that fails undoes no other.
@@ -54,8 +56,10 @@ def sweep(now: datetime | None = None) -> SweepResult:
         ).all()
     reminded = _each(soon, games.remind, now)
     expired = _each(late, games.expire, now)
+    with transaction():
+        digests = homes.send_digests(now)
     metrics.SWEEPS.inc()
-    return SweepResult(reminded=reminded, expired=expired)
+    return SweepResult(reminded=reminded, expired=expired, digests=digests)
 
 
 def _each(

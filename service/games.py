@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm.exc import StaleDataError
 
 from . import figures, metrics, notify
+from .addresses import vacation_end
 from .game_text import LOOKS
 from .links import new_link_key
 from .models import Event, Game, Match, Player, db, utcnow
@@ -333,8 +334,17 @@ def _refresh(game: Game, *, previous: list[Seat], mover: Seat | None) -> None:
     # The second half of an exchange or swap keeps the deadline both seats were given.
     still_waiting = bool(acting) and set(acting) <= set(previous) - {mover}
     if not still_waiting:
-        game.deadline = now + timedelta(days=game.days_per_move) if game.days_per_move else None
+        game.deadline = _deadline(game, acting, now)
         game.reminded = False
+
+
+def _deadline(game: Game, acting: list[Seat], now: datetime) -> datetime | None:
+    """The deadline of a move owed from now: its days count from the end of a vacation
+    that the player who owes it is on (a vacation pauses the player's deadlines)."""
+    if not game.days_per_move:
+        return None
+    away = vacation_end((game.player(seat).email for seat in acting), now)
+    return max(now, away or now) + timedelta(days=game.days_per_move)
 
 
 def _start_second_game(first: Game) -> Game:

@@ -286,7 +286,13 @@ def propose_rematch(player: Player) -> Invitation:
     db.session.add(invitation)
     db.session.flush()
     game.events.add(Event(kind="rematch", version=game.version, seat=player.seat, note=str(new.id)))
-    _email(invitation, "invite_opponent", opponent.email, url=url(invitation, "respond"))
+    _email(
+        invitation,
+        "invite_opponent",
+        opponent.email,
+        url=url(invitation, "respond"),
+        rematch_of=game.id,
+    )
     db.session.flush()
     log.info("invitation %d: a rematch of game %d as game %d", invitation.id, game.id, new.id)
     return invitation
@@ -344,9 +350,15 @@ def _email(invitation: Invitation, kind: str, recipient: str, **context: Any) ->
     people mostly invite someone who reads the language they write in.
     """
     stop_all = compose.stop_all_url(recipient)
+    home = links.home_url(recipient)
     queue(
         compose.render(
-            kind, invitation.language, invitation=invitation, stop_all=stop_all, **context
+            kind,
+            invitation.language,
+            invitation=invitation,
+            stop_all=stop_all,
+            home=home,
+            **context,
         ),
         kind=kind,
         recipient=recipient,

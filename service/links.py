@@ -1,8 +1,12 @@
-"""Signed player links: ``/play/<token>``.
+"""Signed player links: ``/play/<token>``, and each address's home link, ``/me/<token>``.
 
 A token signs the player's id and the player's ``link_key``, a random value of
 256 bits kept in the database. The signature stops forgery; the key lets a
 link be rotated (a new key) or revoked (no key) without touching the others.
+
+A home link signs an address and its ``home_key`` (:class:`AddressSettings`),
+empty until the player first replaces the link: a page can show the link
+without writing anything, and replacing it kills every copy of the old one.
 
 Every signed token of the service (player, invitation and unsubscribe links)
 comes from :func:`serializer`, so all of them survive a change of ``SECRET_KEY``
@@ -18,13 +22,14 @@ from flask import current_app
 from itsdangerous import BadSignature, URLSafeSerializer
 from sqlalchemy.orm import joinedload
 
-from .models import Game, Player, db
+from .models import AddressSettings, Game, Player, db
 
 SALT = "splitmind.play-link"
+HOME_SALT = "splitmind.home-link"
 # Paths whose next segment is a signed token, a credential: a player's link and
-# its JSON twin, an invitation, a rematch and an unsubscribe link. Logs redact
-# them and their pages are never cached.
-TOKEN_PATHS = ("/api/play/", "/play/", "/invitations/", "/rematch/", "/unsubscribe/")
+# its JSON twin, a home page, an invitation, a rematch and an unsubscribe link.
+# Logs redact them and their pages are never cached.
+TOKEN_PATHS = ("/api/play/", "/play/", "/me/", "/invitations/", "/rematch/", "/unsubscribe/")
 
 
 def new_link_key() -> str:
@@ -78,3 +83,35 @@ def player_for(token: str) -> Player | None:
     if not hmac.compare_digest(player.link_key.encode(), payload[1].encode()):
         return None
     return player
+
+
+def home_token(email: str) -> str:
+    """The token in an address's home link (the address as the service stores it)."""
+    settings = db.session.get(AddressSettings, email)
+    key = settings.home_key if settings is not None and settings.home_key else ""
+    return serializer(HOME_SALT).dumps([email, key])
+
+
+def home_url(email: str) -> str:
+    """An address's full home link, built from ``BASE_URL``."""
+    return f"{current_app.config['BASE_URL']}/me/{home_token(email)}"
+
+
+def address_for(token: str) -> str | None:
+    """The address a home token belongs to, or ``None`` for a tampered or replaced link."""
+    try:
+        payload = serializer(HOME_SALT).loads(token)
+    except BadSignature:
+        return None
+    if not (
+        isinstance(payload, list)
+        and len(payload) == 2
+        and all(isinstance(part, str) for part in payload)
+    ):
+        return None
+    email, key = payload
+    settings = db.session.get(AddressSettings, email)
+    current = settings.home_key if settings is not None and settings.home_key else ""
+    if not hmac.compare_digest(current.encode(), key.encode()):
+        return None
+    return email

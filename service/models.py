@@ -171,6 +171,8 @@ class Player(Base):
     language: Mapped[str | None] = mapped_column(String(8))
     # How many tricks of the history the player had seen when they last moved.
     history_mark: Mapped[int] = mapped_column(default=0)
+    # When the player's page for this game last said it was open (its script POSTs it).
+    seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     game: Mapped[Game] = relationship(back_populates="players")
@@ -257,6 +259,35 @@ class Address(Base):
     confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     declined_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     unsubscribed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+# When an address wants a "your move" email (see :mod:`service.homes`).
+EMAIL_POLICIES = ("every_move", "when_away", "digest", "reminders")
+
+
+class AddressSettings(Base):
+    """What an address chose on its home page: its link, its emails, its language, its vacation.
+
+    An address without a row has the defaults; the row is written by the first
+    form it posts. ``home_key`` is the random half of the home link: ``None``
+    until the link is first replaced, so a GET can build the link without writing.
+    """
+
+    __tablename__ = "address_settings"
+
+    email: Mapped[str] = mapped_column(String(254), primary_key=True)
+    home_key: Mapped[str | None] = mapped_column(String(64))
+    email_policy: Mapped[str] = mapped_column(String(16), default="every_move")
+    # The hour (UTC) of the daily digest, for the "digest" policy.
+    digest_hour: Mapped[int] = mapped_column(default=8)
+    last_digest_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    language: Mapped[str | None] = mapped_column(String(8))
+    vacation_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The whole days of vacation taken in ``vacation_year`` (a calendar year, UTC).
+    vacation_year: Mapped[int | None]
+    vacation_days_used: Mapped[int] = mapped_column(default=0)
+
+    __table_args__ = (Index(None, "email_policy", "digest_hour"),)
 
 
 class Invitation(Base):

@@ -8,23 +8,28 @@
 - A reminder before a deadline, and the end by timeout, forfeit or cancel.
 
 A player who stopped notifications for a game gets none for it, except a link
-an admin resends on request.
+an admin resends on request. A turn email goes out only as the address's home
+page asks (:data:`service.models.EMAIL_POLICIES`): for every move, only while
+the player's page for that game is not open, or never (a daily digest, or
+reminders only). Every email links to the recipient's home page.
 
 The kinds of email sent here are registered at the end (see :mod:`.mail.kinds`).
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
 from sqlalchemy import select
 
-from .links import player_url, token_for
+from .addresses import settings_for, vacation_end
+from .links import home_url, player_url, token_for
 from .mail import compose, kinds, queue, withdraw
 from .mail.compose import Email
 from .mail.kinds import Kind
-from .models import Game, OutboxMessage, Player, db
+from .models import Game, OutboxMessage, Player, db, utcnow
 from .perspective import player_view
 from .rules import OVER, Seat, State, to_act
 
@@ -40,7 +45,17 @@ def _context(player: Player) -> dict[str, Any]:
         "look": game.look,
         "link": player_url(player) if player.link_key else None,
         "unsubscribe": f"{base}/unsubscribe/{compose.unsubscribe_token(player)}",
+        "home": home_url(player.email),
+        "opponent_away_until": opponent_away_until(player),
     }
+
+
+def opponent_away_until(player: Player, now: datetime | None = None) -> str | None:
+    """When the player's opponent in this game comes back from vacation (ISO, UTC), if away."""
+    game = player.game
+    opponent = game.player("shadow" if player.seat == "keeper" else "keeper")
+    end = vacation_end([opponent.email], now or utcnow())
+    return end.isoformat(timespec="seconds") if end is not None else None
 
 
 def _send(player: Player, kind: str, *, always: bool = False, **extra: Any) -> None:
@@ -138,10 +153,24 @@ def write_links(message: OutboxMessage) -> bool:
     language = (message.headers or {}).get("Content-Language")
     stop_all = compose.stop_all_url(message.recipient)
     games = [{"view": player_view(player), "link": player_url(player)} for player in players]
-    email = compose.render("your_games", language, games=games, stop_all=stop_all)
+    email = compose.render(
+        "your_games", language, games=games, stop_all=stop_all, home=home_url(message.recipient)
+    )
     message.subject, message.text_body, message.html_body = email.subject, email.text, email.html
     message.headers = {**(message.headers or {}), **compose.unsubscribe_headers(stop_all)}
     return True
+
+
+def digest(email: str, players: list[Player], language: str | None) -> None:
+    """Queue an address's daily digest: each move it owes, with that game's link."""
+    stop_all = compose.stop_all_url(email)
+    games = [{"view": player_view(player), "link": player_url(player)} for player in players]
+    queue(
+        compose.render("digest", language, games=games, stop_all=stop_all, home=home_url(email)),
+        kind="digest",
+        recipient=email,
+        headers=compose.unsubscribe_headers(stop_all),
+    )
 
 
 def _owing_a_move(message: OutboxMessage) -> Game | None:
@@ -155,9 +184,34 @@ def _owing_a_move(message: OutboxMessage) -> Game | None:
     return game
 
 
+# A page that said it was open this recently counts as the player being there.
+PRESENT_FOR = timedelta(minutes=5)
+
+
+def wants_turn_email(player: Player, now: datetime | None = None) -> bool:
+    """Whether the player's address asked for a turn email now, on its home page.
+
+    ``every_move`` (the default): yes. ``when_away``: unless the player's page
+    for this game said it was open within :data:`PRESENT_FOR`. ``digest`` and
+    ``reminders``: never (the digest and the deadline reminders say it instead).
+    """
+    settings = settings_for(player.email)
+    policy = settings.email_policy if settings is not None else "every_move"
+    if policy == "when_away":
+        now = now or utcnow()
+        return player.seen_at is None or player.seen_at < now - PRESENT_FOR
+    return policy == "every_move"
+
+
 def _turn_wanted(message: OutboxMessage) -> bool:
-    """A turn email is about a move the player owes in a game in play."""
-    return message.player_id is None or _owing_a_move(message) is not None
+    """A turn email is about a move the player owes in a game in play, and one they want."""
+    if message.player_id is None:
+        return True
+    game = _owing_a_move(message)
+    if game is None:
+        return False
+    player = db.session.get_one(Player, message.player_id)
+    return wants_turn_email(player)
 
 
 def _reminder_wanted(message: OutboxMessage) -> bool:
@@ -182,4 +236,5 @@ kinds.register(
     Kind("link"),
     # Queued bare, so that asking costs the same whether or not the address plays here.
     Kind("your_games", write=write_links),
+    Kind("digest"),
 )

@@ -56,6 +56,10 @@ def new_game() -> ResponseReturnValue:
     """The public new-game form; a valid request emails the creator a confirm link."""
     check_database()  # an outage shows before the form is filled in
     form = NewGameForm()
+    if request.method == "GET":
+        # The home page's "new game" button fills in the player's own name and address.
+        form.email.data = request.args.get("email", "")[:254] or None
+        form.name.data = request.args.get("name", "")[:80] or None
     error = None
     if form.validate_on_submit():
         try:
@@ -88,7 +92,8 @@ def new_game() -> ResponseReturnValue:
 @limiter.limit("10 per hour", methods=["POST"])
 @limiter.limit("3 per day", key_func=_address_in("email"), methods=["POST"])
 def lost_links() -> ResponseReturnValue:
-    """Lost your links? The links of an address's games in play go to that address.
+    """Lost your links? The link to the address's home page goes to that address, with its
+    games in play.
 
     The answer is the same whether or not the address has games: the page
     tells no one who plays here.

@@ -1,4 +1,5 @@
-"""The move form: turns what the page posts into an action in the replay notation."""
+"""The move form, which turns what the page posts into an action in the replay notation,
+and the forms of the home page."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ from typing import Any
 from flask_babel import gettext
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
-from wtforms import HiddenField, IntegerField, SelectMultipleField, StringField
-from wtforms.validators import InputRequired
+from wtforms import (
+    HiddenField,
+    IntegerField,
+    RadioField,
+    SelectChoice,
+    SelectMultipleField,
+    StringField,
+)
+from wtforms.validators import InputRequired, NumberRange
 
 from ..language import LANGUAGES
 from ..rules import ACTION_KINDS, DECK, PLAY, SUITS
@@ -64,3 +72,66 @@ class LanguageForm(FlaskForm):
     def choice(self) -> str | None:
         """The chosen language code, or ``None`` if it is not one the service speaks."""
         return self.language.data if self.language.data in LANGUAGES else None
+
+
+# --- the home page: each form carries a CSRF token -------------------------------
+
+REQUIRED = _l("This field is required.")
+
+
+class EmailPolicyForm(FlaskForm):
+    """When the address wants a "your move" email."""
+
+    policy = RadioField(
+        _l("Email me"),
+        choices=[
+            SelectChoice("every_move", _l("at every move that is mine")),
+            SelectChoice(
+                "when_away",
+                _l("at a move that is mine, unless that game's page is open in my browser"),
+            ),
+            SelectChoice("digest", _l("once a day, with every move I owe (a digest)")),
+            SelectChoice("reminders", _l("only to remind me a deadline is near")),
+        ],
+        validators=[InputRequired(message=REQUIRED)],
+    )
+    digest_hour = IntegerField(
+        _l("Hour of the digest (UTC, 0 to 23)"),
+        default=8,
+        validators=[
+            InputRequired(message=REQUIRED),
+            NumberRange(min=0, max=23, message=_l("Choose an hour from 0 to 23.")),
+        ],
+    )
+
+
+class HomeLanguageForm(FlaskForm):
+    """The language of the address's pages and emails."""
+
+    language = RadioField(
+        _l("Language"),
+        choices=[SelectChoice(code, name) for code, name in LANGUAGES.items()],
+        validators=[InputRequired(message=REQUIRED)],
+    )
+
+
+class VacationForm(FlaskForm):
+    """A vacation of whole days; the route checks the year's allowance."""
+
+    days = IntegerField(
+        _l("Days of vacation"),
+        validators=[
+            InputRequired(message=REQUIRED),
+            NumberRange(min=1, max=366, message=_l("Choose a whole number of days.")),
+        ],
+    )
+
+
+class GameEmailsForm(FlaskForm):
+    """Stop or resume the emails about one game."""
+
+    game = IntegerField(validators=[InputRequired(message=REQUIRED)])
+
+
+class ButtonForm(FlaskForm):
+    """A button with nothing to fill in: the form only carries its CSRF token."""

@@ -10,12 +10,13 @@ from flask import abort, g, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext
 
-from .. import games
+from .. import games, homes
 from ..game_text import LOOKS, rule_message
 from ..health import check_database
 from ..language import current_language, remember_language
-from ..links import player_for
+from ..links import home_token, player_for
 from ..models import Player
+from ..notify import opponent_away_until
 from ..perspective import PlayerView, player_view, set_language
 from ..rules import other
 from ..unit_of_work import transaction
@@ -69,6 +70,18 @@ def language(token: str) -> ResponseReturnValue:
     return remember_language(redirect(url_for("players.play", token=token), code=303), chosen)
 
 
+@bp.post("/play/<token>/seen")
+def seen(token: str) -> ResponseReturnValue:
+    """The page's script says the page is open, so a turn email may wait (``when_away``).
+
+    A POST, never the GET that polls the game: reading changes nothing.
+    """
+    player = _player(token)
+    with transaction():
+        homes.record_presence(player)
+    return "", 204
+
+
 def _page(
     player: Player, token: str, error: str | games.MoveError = "", status: int = 200
 ) -> tuple[str, int]:
@@ -77,7 +90,15 @@ def _page(
     if isinstance(error, games.MoveError):
         error = _move_error(view, error)
     context = page_context(view)
-    html = render_template("play/page.html", view=view, token=token, error=error, **context)
+    html = render_template(
+        "play/page.html",
+        view=view,
+        token=token,
+        error=error,
+        home_token=home_token(player.email),
+        away_until=opponent_away_until(player),
+        **context,
+    )
     return html, status
 
 

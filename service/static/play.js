@@ -6,6 +6,9 @@
 
   var POLL_FIRST_MS = 3000;
   var POLL_MAX_MS = 60000;
+  /* How often an open, visible page tells the server it is open (the server counts a
+     player present for five minutes after, for the "email me when away" choice). */
+  var PRESENT_EVERY_MS = 120000;
   var pollTimer = null;
   var pollDelay = POLL_FIRST_MS;
   var pollEtag = null;
@@ -184,8 +187,16 @@
       });
   }
 
+  /* A POST of its own: the GETs that read the game never change anything. */
+  function sayPresent() {
+    var game = document.getElementById("game");
+    if (document.hidden || !game || !game.dataset.seen) return;
+    fetch(game.dataset.seen, { method: "POST", cache: "no-store" }).catch(function () {});
+  }
+
   document.addEventListener("visibilitychange", function () {
     var game = document.getElementById("game");
+    if (!document.hidden) sayPresent();
     if (!document.hidden && game && game.dataset.waiting === "true") {
       pollDelay = POLL_FIRST_MS;
       poll(game);
@@ -194,4 +205,6 @@
 
   var game = document.getElementById("game");
   if (game) enhance(game);
+  sayPresent();
+  window.setInterval(sayPresent, PRESENT_EVERY_MS);
 })();

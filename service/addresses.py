@@ -1,0 +1,43 @@
+"""What an address chose on its home page, read where emails and deadlines need it.
+
+The home page writes these choices (:mod:`service.homes`); the game service
+reads an address's vacation here when it sets a deadline, and the outbox its
+email policy when a turn email is about to go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import select
+
+from .models import AddressSettings, db, insert_new
+
+
+def settings_for(email: str) -> AddressSettings | None:
+    """The address's choices, or ``None`` for one that has made none (the defaults)."""
+    return db.session.get(AddressSettings, email)
+
+
+def settings_row(email: str) -> AddressSettings:
+    """The address's row of choices, written first if there is none (caller's transaction).
+
+    Two requests may write a new row at the same instant: the second insert
+    waits for the first and then skips, and both go on with the one row.
+    """
+    settings = db.session.get(AddressSettings, email)
+    if settings is None:
+        db.session.execute(insert_new(AddressSettings).values(email=email))
+        settings = db.session.get_one(AddressSettings, email)
+    return settings
+
+
+def vacation_end(emails: Iterable[str], now: datetime) -> datetime | None:
+    """When the last of these addresses comes back from vacation; ``None`` if none is away."""
+    ends = db.session.scalars(
+        select(AddressSettings.vacation_until).where(
+            AddressSettings.email.in_(list(emails)), AddressSettings.vacation_until > now
+        )
+    ).all()
+    return max((end for end in ends if end is not None), default=None)

@@ -1,0 +1,326 @@
+"""A player's home page, ``/me/<token>``: every game and invitation of one address, and
+what the address chose (its emails, its language, its vacation).
+
+:func:`overview` only reads. The other functions change what the address
+chose; each flushes and logs what it did, and the home page's routes own the
+transaction (:func:`service.unit_of_work.transaction`).
+
+What each stop does, as the page says it:
+
+- "Stop emails about game N" (the link in every email about a game, or the
+  page's button) stops that game's emails, and also marks the address as one
+  that takes no invitation (:func:`service.invitations.stop_emails`).
+- Declining an invitation marks the address the same way, for good.
+- "Stop all emails" stops every game's emails and every invitation.
+
+Each is undone here: :func:`resume_game_emails` for one game,
+:func:`accept_invitations` for invitations, :func:`resume_all_emails` for all.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from flask import current_app
+from sqlalchemy import or_, select, update
+
+from . import games, invitations, notify
+from .addresses import settings_for, settings_row
+from .language import LANGUAGES
+from .links import new_link_key
+from .models import (
+    EMAIL_POLICIES,
+    Address,
+    AddressSettings,
+    Event,
+    Game,
+    Invitation,
+    Player,
+    db,
+    utcnow,
+)
+from .perspective import PlayerView, player_view
+from .rules import to_act
+
+log = logging.getLogger(__name__)
+
+OPEN_INVITATIONS = ("unconfirmed", "invited")
+FINISHED = ("finished", "timed_out", "abandoned", "cancelled")
+
+
+class SettingError(ValueError):
+    """A choice the home page refuses; the message says why, in the page's language."""
+
+
+@dataclass
+class GameLine:
+    """One game of the address, as its home page lists it: never a card of anyone's hand."""
+
+    player: Player
+    view: PlayerView
+    away_until: str | None = None
+    rematch: Invitation | None = None
+    rematch_refusal: str | None = None
+
+
+@dataclass
+class Home:
+    """Everything the home page of one address shows."""
+
+    email: str
+    settings: AddressSettings | None
+    address: Address | None
+    live: list[GameLine] = field(default_factory=list)
+    finished: list[GameLine] = field(default_factory=list)
+    invited: list[Invitation] = field(default_factory=list)
+    sent: list[Invitation] = field(default_factory=list)
+    stopped: list[Player] = field(default_factory=list)
+    vacation_left: int = 0
+    on_vacation_until: datetime | None = None
+
+    @property
+    def policy(self) -> str:
+        """The address's turn-email policy (the default for an address that chose none)."""
+        return self.settings.email_policy if self.settings is not None else "every_move"
+
+    @property
+    def name(self) -> str:
+        """The name the address last played under, for the new-game form."""
+        games = self.live + self.finished
+        return max(games, key=lambda line: line.player.id).player.name if games else ""
+
+
+def overview(email: str, now: datetime | None = None) -> Home:
+    """The address's home page: reads only, so a GET can show it."""
+    now = now or utcnow()
+    settings = settings_for(email)
+    home = Home(email=email, settings=settings, address=db.session.get(Address, email))
+    players = db.session.scalars(
+        select(Player)
+        .join(Game)
+        .where(Player.email == email, Game.status != "waiting")
+        .order_by(Game.updated_at.desc(), Game.id.desc())
+    ).all()
+    for player in players:
+        line = GameLine(player=player, view=player_view(player))
+        if player.game.status == "active":
+            line.away_until = notify.opponent_away_until(player, now)
+            home.live.append(line)
+        elif player.game.status in FINISHED:
+            line.rematch = invitations.rematch_of(player.game)
+            if line.rematch is None:
+                line.rematch_refusal = invitations.rematch_refusal(player)
+            home.finished.append(line)
+        if not player.notify:
+            home.stopped.append(player)
+    home.invited = list(
+        db.session.scalars(
+            select(Invitation)
+            .where(Invitation.opponent_email == email, Invitation.status == "invited")
+            .order_by(Invitation.id.desc())
+        )
+    )
+    home.sent = list(
+        db.session.scalars(
+            select(Invitation)
+            .where(Invitation.creator_email == email, Invitation.status.in_(OPEN_INVITATIONS))
+            .order_by(Invitation.id.desc())
+        )
+    )
+    home.vacation_left = vacation_left(settings, now)
+    if settings is not None and settings.vacation_until and settings.vacation_until > now:
+        home.on_vacation_until = settings.vacation_until
+    return home
+
+
+def invitation_link(invitation: Invitation, email: str) -> str:
+    """The link of the invitation's stage that is the address's to act on."""
+    stage = "confirm" if invitation.creator_email == email else "respond"
+    return invitations.url(invitation, stage)
+
+
+# --- emails -------------------------------------------------------------------
+
+
+def set_email_policy(email: str, policy: str, digest_hour: int | None = None) -> None:
+    """Choose when a "your move" email goes out; ``digest_hour`` (UTC) for the digest."""
+    if policy not in EMAIL_POLICIES:
+        raise ValueError(f"no email policy {policy!r}")
+    settings = settings_row(email)
+    settings.email_policy = policy
+    if digest_hour is not None:
+        if not 0 <= digest_hour <= 23:
+            raise ValueError("a digest hour is 0 to 23")
+        settings.digest_hour = digest_hour
+    db.session.flush()
+    log.info("an address chose the email policy %s", policy)
+
+
+def set_language(email: str, language: str) -> None:
+    """The language of the address's pages and emails, for every game it plays."""
+    if language not in LANGUAGES:
+        raise ValueError(f"no language {language!r}")
+    settings_row(email).language = language
+    db.session.execute(update(Player).where(Player.email == email).values(language=language))
+    db.session.flush()
+    log.info("an address reads %s", language)
+
+
+def _own_player(email: str, game_id: int) -> Player:
+    player = db.session.scalars(
+        select(Player).where(Player.email == email, Player.game_id == game_id)
+    ).one_or_none()
+    if player is None:
+        raise LookupError(f"the address plays no game {game_id}")
+    return player
+
+
+def stop_game_emails(email: str, game_id: int) -> None:
+    """Stop the emails about one game, as its unsubscribe link does (invitations stop too)."""
+    invitations.stop_emails(_own_player(email, game_id))
+
+
+def resume_game_emails(email: str, game_id: int) -> None:
+    """Send the emails about one game again; invitations stay as they are."""
+    player = _own_player(email, game_id)
+    player.notify = True
+    db.session.flush()
+    log.info("game %d: the %s takes its emails again", game_id, player.seat)
+
+
+def stop_all_emails(email: str) -> None:
+    """Stop every email to the address (see :func:`service.invitations.stop_all_emails`)."""
+    invitations.stop_all_emails(email)
+
+
+def accept_invitations(email: str) -> None:
+    """Take invitations again: undo a decline and the invitations a stop turned away."""
+    address = db.session.get(Address, email)
+    if address is not None:
+        address.declined_at = None
+        address.unsubscribed_at = None
+    db.session.flush()
+    log.info("an address takes invitations again")
+
+
+def resume_all_emails(email: str) -> None:
+    """Undo every stop: each game's emails and the invitations."""
+    db.session.execute(update(Player).where(Player.email == email).values(notify=True))
+    accept_invitations(email)
+
+
+def replace_home_link(email: str) -> None:
+    """A new home link for the address: every copy of the old one stops working."""
+    settings_row(email).home_key = new_link_key()
+    db.session.flush()
+    log.info("an address replaced its home link")
+
+
+def record_presence(player: Player, now: datetime | None = None) -> None:
+    """The player's page for this game is open: a turn email may wait (``when_away``)."""
+    player.seen_at = now or utcnow()
+    db.session.flush()
+
+
+# --- vacation ----------------------------------------------------------------
+
+
+def vacation_left(settings: AddressSettings | None, now: datetime) -> int:
+    """Whole days of vacation the address may still take this calendar year (UTC)."""
+    allowance: int = current_app.config["VACATION_DAYS_PER_YEAR"]
+    if settings is None or settings.vacation_year != now.year:
+        return allowance
+    return max(0, allowance - settings.vacation_days_used)
+
+
+def take_vacation(email: str, days: int, now: datetime | None = None) -> datetime:
+    """Go on vacation for ``days`` whole days (from now, or from the end of the current one).
+
+    Each deadline of a move the address owes moves back by that much; a move
+    owed later counts its days from the vacation's end (:func:`service.games`).
+    Returns when the vacation ends. Raises :class:`SettingError` past the year's allowance.
+    """
+    now = now or utcnow()
+    settings = settings_row(email)
+    left = vacation_left(settings, now)
+    if days < 1:
+        raise SettingError("a vacation lasts one day at least")
+    if days > left:
+        raise SettingError(f"only {left} days of vacation are left this year")
+    if settings.vacation_year != now.year:
+        settings.vacation_year, settings.vacation_days_used = now.year, 0
+    start = max(now, settings.vacation_until or now)
+    until = start + timedelta(days=days)
+    settings.vacation_until = until
+    settings.vacation_days_used += days
+    for game_id in _games_owed(email):
+        game = games.lock_game(game_id)
+        seats = [p.seat for p in game.players if p.email == email]
+        if game.status != "active" or not set(seats) & set(to_act(game.state)):
+            continue
+        if game.deadline is not None:
+            game.deadline = max(game.deadline, start) + (until - start)
+            game.reminded = False
+        note = f"the {seats[0]} is on vacation until {until.isoformat(timespec='minutes')}"
+        game.events.add(Event(kind="vacation", version=game.version, seat=seats[0], note=note))
+    db.session.flush()
+    log.info("an address is on vacation for %d days", days)
+    return until
+
+
+def _games_owed(email: str) -> list[int]:
+    return list(
+        db.session.scalars(
+            select(Game.id)
+            .join(Player)
+            .where(
+                Player.email == email,
+                Game.status == "active",
+                or_(Game.to_act == Player.seat, Game.to_act == "both"),
+            )
+            .order_by(Game.id)
+        )
+    )
+
+
+# --- the daily digest --------------------------------------------------------
+
+
+def send_digests(now: datetime | None = None) -> list[str]:
+    """Queue the digest of each address that asked for one and whose hour has come today.
+
+    Sent once a day, at the first sweep from the chosen hour (UTC) on, and only
+    when the address owes a move in a game whose emails it takes. Returns the
+    addresses sent one.
+    """
+    now = now or utcnow()
+    sent = []
+    candidates = db.session.scalars(
+        select(AddressSettings)
+        .where(AddressSettings.email_policy == "digest", AddressSettings.digest_hour <= now.hour)
+        .with_for_update(skip_locked=True)
+    ).all()
+    for settings in candidates:
+        slot = now.replace(hour=settings.digest_hour, minute=0, second=0, microsecond=0)
+        if settings.last_digest_at is not None and settings.last_digest_at >= slot:
+            continue
+        settings.last_digest_at = now
+        players = [
+            player
+            for player in db.session.scalars(
+                select(Player)
+                .join(Game)
+                .where(Player.email == settings.email, Game.status == "active", Player.notify)
+                .order_by(Game.id)
+            )
+            if player.seat in to_act(player.game.state) and player.link_key
+        ]
+        if players and not invitations.stopped_all_emails(settings.email):
+            language = settings.language or players[-1].language
+            notify.digest(settings.email, players, language)
+            sent.append(settings.email)
+    db.session.flush()
+    log.info("%d digests queued", len(sent))
+    return sent

@@ -1,0 +1,184 @@
+"""A player's home page, ``/me/<token>``: one link per email address, to every game it plays.
+
+GET shows the page and changes nothing. Each setting is a POST form with a
+CSRF token (the blueprint is not exempt, unlike the game links): the address
+is in the link, but the session cookie proves the form came from this page.
+Each POST is one transaction, owned here, then a redirect back to the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from flask import Blueprint, abort, g, redirect, render_template, url_for
+from flask.typing import ResponseReturnValue
+from flask_babel import gettext
+from flask_wtf import FlaskForm
+
+from .. import homes
+from ..addresses import settings_for
+from ..language import remember_language
+from ..links import address_for, home_token, token_for
+from ..mail.compose import match_score, result
+from ..models import utcnow
+from ..unit_of_work import transaction
+from .forms import ButtonForm, EmailPolicyForm, GameEmailsForm, HomeLanguageForm, VacationForm
+
+bp = Blueprint("home", __name__)
+
+
+def _address(token: str) -> str:
+    """The address a home link belongs to; a tampered or replaced link is not found."""
+    email = address_for(token)
+    if email is None:
+        abort(404)
+    settings = settings_for(email)
+    if settings is not None and settings.language:
+        g.player_language = settings.language
+    return email
+
+
+@bp.get("/me/<token>")
+def page(token: str) -> ResponseReturnValue:
+    """The player's games, invitations and settings."""
+    return _page(_address(token), token)
+
+
+def _page(email: str, token: str, error: str = "", status: int = 200) -> ResponseReturnValue:
+    home = homes.overview(email)
+    policy = EmailPolicyForm(
+        formdata=None,
+        policy=home.policy,
+        digest_hour=home.settings.digest_hour if home.settings else 8,
+    )
+    language = HomeLanguageForm(
+        formdata=None, language=home.settings.language if home.settings else None
+    )
+    html = render_template(
+        "play/home.html",
+        home=home,
+        token=token,
+        error=error,
+        policy_form=policy,
+        language_form=language,
+        vacation_form=VacationForm(formdata=None),
+        button=ButtonForm(formdata=None),
+        invitation_link=homes.invitation_link,
+        play_token=token_for,
+        result=result,
+        match_score=match_score,
+    )
+    return html, status
+
+
+def _done(token: str) -> ResponseReturnValue:
+    return redirect(url_for("home.page", token=token), code=303)
+
+
+def _refused(email: str, token: str, form: FlaskForm) -> ResponseReturnValue:
+    """The page again, with the first problem of the form posted."""
+    if "csrf_token" in form.errors:
+        abort(400, gettext("This form could not be checked: reload the page and send it again."))
+    message = next((str(errors[0]) for errors in form.errors.values() if errors), "")
+    return _page(email, token, message or gettext("This request could not be understood."), 400)
+
+
+@bp.post("/me/<token>/emails")
+def emails(token: str) -> ResponseReturnValue:
+    """Choose when a "your move" email goes out."""
+    email = _address(token)
+    form = EmailPolicyForm()
+    if not form.validate():
+        return _refused(email, token, form)
+    with transaction():
+        homes.set_email_policy(email, form.policy.data or "", form.digest_hour.data)
+    return _done(token)
+
+
+@bp.post("/me/<token>/language")
+def language(token: str) -> ResponseReturnValue:
+    """Choose the language of the address's pages and emails."""
+    email = _address(token)
+    form = HomeLanguageForm()
+    if not form.validate() or form.language.data is None:
+        return _refused(email, token, form)
+    with transaction():
+        homes.set_language(email, form.language.data)
+    return remember_language(_done(token), form.language.data)  # type: ignore[arg-type]
+
+
+@bp.post("/me/<token>/vacation")
+def vacation(token: str) -> ResponseReturnValue:
+    """Take whole days of vacation: the deadlines of the moves the address owes wait."""
+    email = _address(token)
+    form = VacationForm()
+    if not form.validate() or form.days.data is None:
+        return _refused(email, token, form)
+    try:
+        with transaction():
+            homes.take_vacation(email, form.days.data)
+    except homes.SettingError:
+        left = homes.vacation_left(settings_for(email), utcnow())
+        message = gettext("You have %(num)s days of vacation left this year.", num=left)
+        return _page(email, token, message, 400)
+    return _done(token)
+
+
+def _game_emails(change: Callable[[str, int], None]) -> Callable[[str], ResponseReturnValue]:
+    def view(token: str) -> ResponseReturnValue:
+        email = _address(token)
+        form = GameEmailsForm()
+        if not form.validate() or form.game.data is None:
+            return _refused(email, token, form)
+        try:
+            with transaction():
+                change(email, form.game.data)
+        except LookupError:
+            abort(404)
+        return _done(token)
+
+    return view
+
+
+bp.add_url_rule(
+    "/me/<token>/games/stop", "stop_game", _game_emails(homes.stop_game_emails), methods=["POST"]
+)
+bp.add_url_rule(
+    "/me/<token>/games/resume",
+    "resume_game",
+    _game_emails(homes.resume_game_emails),
+    methods=["POST"],
+)
+
+
+def _button(change: Callable[[str], None]) -> Callable[[str], ResponseReturnValue]:
+    def view(token: str) -> ResponseReturnValue:
+        email = _address(token)
+        form = ButtonForm()
+        if not form.validate():
+            return _refused(email, token, form)
+        with transaction():
+            change(email)
+        return _done(token)
+
+    return view
+
+
+for rule, endpoint, change in (
+    ("/me/<token>/stop-all", "stop_all", homes.stop_all_emails),
+    ("/me/<token>/resume-all", "resume_all", homes.resume_all_emails),
+    ("/me/<token>/invitations", "accept_invitations", homes.accept_invitations),
+):
+    bp.add_url_rule(rule, endpoint, _button(change), methods=["POST"])
+
+
+@bp.post("/me/<token>/link")
+def replace_link(token: str) -> ResponseReturnValue:
+    """A new link to this page; every copy of the old one stops working."""
+    email = _address(token)
+    form = ButtonForm()
+    if not form.validate():
+        return _refused(email, token, form)
+    with transaction():
+        homes.replace_home_link(email)
+    return redirect(url_for("home.page", token=home_token(email)), code=303)

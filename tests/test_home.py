@@ -1,0 +1,343 @@
+"""The home page of an address, ``/me/<token>``: its link, what it shows, its settings."""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import UTC, datetime, timedelta
+
+import time_machine
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from service import deadlines, homes, invitations
+from service.links import address_for, home_token, home_url
+from service.models import Address, AddressSettings, Event, Game, Player, db
+from service.unit_of_work import transaction
+
+from .conftest import BASE_URL
+from .helpers import csrf_token, play_to_end, random_move, request_invitation
+from .secrecy import hidden_cards, leaks
+from .test_safe_methods import snapshot
+
+KIM = "kim@example.com"
+
+
+def home_of(app: Flask, email: str = KIM) -> str:
+    with app.app_context():
+        return f"/me/{home_token(email)}"
+
+
+def post(client: FlaskClient, home: str, action: str, **data: object) -> object:
+    """Post one of the home page's forms, with the page's CSRF token."""
+    token = csrf_token(client.get(home).get_data(as_text=True))
+    return client.post(f"{home}/{action}", data={"csrf_token": token, **data})
+
+
+# --- the link ------------------------------------------------------------------
+
+
+def test_the_link_names_one_address_and_refuses_tampering(app: Flask, client, make_game) -> None:
+    game = make_game(seed=1)
+    with app.app_context():
+        token = home_token(KIM)
+        assert address_for(token) == KIM
+        assert home_url(KIM) == f"{BASE_URL}/me/{token}"
+        assert address_for(home_token("sam@example.com")) == "sam@example.com"
+        assert address_for(token[:-2] + ("AA" if not token.endswith("AA") else "BB")) is None
+        assert address_for(game["keeper"]) is None  # a game link is no home link
+    assert client.get(f"/me/{token}").status_code == 200
+    for bad in (token + "x", game["keeper"], "nothing-here"):
+        response = client.get(f"/me/{bad}")
+        assert response.status_code == 404
+        assert "There is nothing at this address." in response.get_data(as_text=True)
+
+
+def test_replacing_the_link_kills_the_old_one(app: Flask, client, make_game) -> None:
+    make_game(seed=1)
+    old = home_of(app)
+    response = post(client, old, "link")
+    assert response.status_code == 303
+    new = response.headers["Location"]
+    assert new != old and client.get(new).status_code == 200
+    assert client.get(old).status_code == 404
+    assert home_of(app) == new  # the emails from now on bring the new one
+
+
+def test_the_link_survives_a_new_secret_key(app: Flask, make_game) -> None:
+    make_game(seed=1)
+    old = home_of(app)
+    app.config["SECRET_KEY_FALLBACKS"] = [app.config["SECRET_KEY"]]
+    app.config["SECRET_KEY"] = "another-test-secret-key"
+    assert app.test_client().get(old).status_code == 200
+    assert home_of(app) != old
+
+
+# --- what it shows -------------------------------------------------------------
+
+
+def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_game) -> None:
+    live = make_game(seed=2, days_per_move=3)
+    finished = make_game(seed=3)
+    play_to_end(client, finished, seed=3)
+    with app.app_context():
+        request_invitation(KIM, creator="ann@example.com")  # waits for Ann to confirm
+        sent = request_invitation("bob@example.com", creator=KIM)
+        with transaction():
+            invitations.confirm(sent)
+        waiting = request_invitation(KIM, creator="cat@example.com")
+        with transaction():
+            invitations.confirm(waiting)
+        sent_game, waiting_game = sent.game_id, waiting.game_id
+    page = client.get(home_of(app)).get_data(as_text=True)
+    live_view = client.get(f"/api/play/{live['keeper']}").get_json()
+    assert f"Game {live['id']} against Sam" in page
+    assert f"/play/{live['keeper']}" in page and f"/play/{finished['keeper']}" in page
+    assert "Your move." in page if live_view["your_turn"] else "Waiting for Sam." in page
+    assert f"Round 1 of 3, track {live_view['track']} of 10." in page
+    assert "Next move due" in page
+    assert f"Game {finished['id']} against Sam" in page
+    assert "won: the" in page or "You won" in page
+    assert f"/rematch/{finished['keeper']}" in page  # the rematch button
+    assert f"You invited Bob to game {sent_game}: waiting for their answer." in page
+    assert f"Cat invites you to game {waiting_game}." in page
+    assert "Ann invites" not in page  # Ann has not confirmed her address yet
+    assert f'href="/new?email={KIM}&amp;name=Kim"' in page
+
+
+def test_the_rematch_button_invites_the_opponent(app: Flask, client, make_game) -> None:
+    finished = make_game(seed=3)
+    play_to_end(client, finished, seed=3)
+    assert client.post(f"/rematch/{finished['keeper']}").status_code == 200
+    page = client.get(home_of(app)).get_data(as_text=True)
+    with app.app_context():
+        game = db.session.get_one(Game, finished["id"])
+        rematch = invitations.rematch_of(game)
+        assert rematch is not None and rematch.opponent_email == "sam@example.com"
+        assert f"Rematch: game {rematch.game_id}." in page
+        body = db.session.scalars(
+            select(Event.note).where(Event.game_id == finished["id"], Event.kind == "rematch")
+        ).one()
+        assert body == str(rematch.game_id)
+
+
+def test_the_new_game_form_is_filled_in(client: FlaskClient) -> None:
+    page = client.get("/new?email=kim%40example.com&name=Kim").get_data(as_text=True)
+    assert 'value="kim@example.com"' in page and 'value="Kim"' in page
+
+
+def test_the_page_never_shows_a_hidden_card(app: Flask, client, make_game) -> None:
+    game = make_game(seed=44)
+    rng = random.Random(4)
+    for step in range(40):
+        with app.app_context():
+            state = db.session.get_one(Game, game["id"]).state
+        for seat, email in (("keeper", KIM), ("shadow", "sam@example.com")):
+            page = client.get(home_of(app, email)).get_data(as_text=True)
+            secret = hidden_cards(state, seat)
+            assert not leaks(page, secret, (game["keeper"], game["shadow"])), step
+        if state["phase"] == "over":
+            break
+        random_move(client, game, rng)
+
+
+def test_get_and_head_change_nothing(app: Flask, client, make_game) -> None:
+    make_game(seed=5)
+    home = home_of(app)
+    before = snapshot(app)
+    for _ in range(2):
+        assert client.get(home).status_code == 200
+        assert client.head(home).status_code == 200
+        assert client.get(home + "x").status_code == 404
+    assert snapshot(app) == before
+
+
+# --- settings ------------------------------------------------------------------
+
+
+def settings(app: Flask, email: str = KIM) -> AddressSettings | None:
+    with app.app_context():
+        found = db.session.get(AddressSettings, email)
+        if found is not None:
+            db.session.expunge(found)
+        return found
+
+
+def test_forms_need_their_csrf_token(app: Flask, client, make_game) -> None:
+    make_game(seed=1)
+    home = home_of(app)
+    client.get(home)
+    for action, data in (
+        ("emails", {"policy": "digest", "digest_hour": "7"}),
+        ("language", {"language": "fr"}),
+        ("vacation", {"days": "2"}),
+        ("stop-all", {}),
+        ("link", {}),
+    ):
+        assert client.post(f"{home}/{action}", data=data).status_code == 400, action
+    assert settings(app) is None
+
+
+def test_the_email_policy_is_saved_and_checked(app: Flask, client, make_game) -> None:
+    make_game(seed=1)
+    home = home_of(app)
+    assert post(client, home, "emails", policy="digest", digest_hour="7").status_code == 303
+    saved = settings(app)
+    assert saved is not None and (saved.email_policy, saved.digest_hour) == ("digest", 7)
+    page = client.get(home).get_data(as_text=True)
+    assert re.search(r'value="digest"[^>]*checked|checked[^>]*value="digest"', page)
+    refused = post(client, home, "emails", policy="digest", digest_hour="24")
+    assert refused.status_code == 400
+    assert "Choose an hour from 0 to 23." in refused.get_data(as_text=True)
+    assert post(client, home, "emails", policy="often", digest_hour="7").status_code == 400
+    assert settings(app).email_policy == "digest"  # type: ignore[union-attr]
+
+
+def test_the_language_applies_to_every_game(app: Flask, client, make_game) -> None:
+    make_game(seed=1)
+    make_game(seed=2)
+    home = home_of(app)
+    response = post(client, home, "language", language="fr")
+    assert response.status_code == 303
+    with app.app_context():
+        languages = db.session.scalars(select(Player.language).where(Player.email == KIM)).all()
+        assert languages == ["fr", "fr"]
+    assert "Vos parties" in app.test_client().get(home).get_data(as_text=True)
+    assert post(client, home, "language", language="de").status_code == 400
+
+
+def test_stopping_and_undoing(app: Flask, client, make_game) -> None:
+    game = make_game(seed=1)
+    home = home_of(app)
+    page = client.get(home).get_data(as_text=True)
+    assert "This also stops invitations to new games" in page
+    assert post(client, home, "games/stop", game=str(game["id"])).status_code == 303
+    with app.app_context():
+        player = db.session.scalars(select(Player).where(Player.email == KIM)).one()
+        assert not player.notify
+        assert invitations.blocked(KIM)  # what the page warned of
+    page = client.get(home).get_data(as_text=True)
+    assert f"Email me about game {game['id']} again" in page
+    assert "You stopped emails, so nobody can invite you to a game here." in page
+    assert post(client, home, "games/resume", game=str(game["id"])).status_code == 303
+    assert post(client, home, "invitations").status_code == 303
+    with app.app_context():
+        assert db.session.scalars(select(Player.notify).where(Player.email == KIM)).one()
+        assert not invitations.blocked(KIM)
+    # A game of someone else's is not the address's to change.
+    other = make_game(seed=2)
+    with app.app_context(), transaction():
+        db.session.get_one(Game, other["id"]).players[0].email = "zoe@example.com"
+    assert post(client, home, "games/stop", game=str(other["id"])).status_code == 404
+    # Every email, and back.
+    assert post(client, home, "stop-all").status_code == 303
+    with app.app_context():
+        assert invitations.stopped_all_emails(KIM)
+    assert post(client, home, "resume-all").status_code == 303
+    with app.app_context():
+        assert not invitations.stopped_all_emails(KIM) and not invitations.blocked(KIM)
+
+
+def test_a_declined_invitation_can_be_taken_back(app: Flask, client, make_game) -> None:
+    make_game(seed=1)
+    with app.app_context():
+        invitation = request_invitation(KIM, creator="ann@example.com")
+        with transaction():
+            invitations.confirm(invitation)
+        with transaction():
+            invitations.respond(invitation, accept=False)
+    home = home_of(app)
+    page = client.get(home).get_data(as_text=True)
+    assert "You declined an invitation, so nobody can invite you to a game here." in page
+    assert post(client, home, "invitations").status_code == 303
+    with app.app_context():
+        assert not invitations.blocked(KIM)
+        assert db.session.get_one(Address, KIM).declined_at is None
+
+
+# --- vacation ------------------------------------------------------------------
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def kim_owes(app: Flask, game_id: int) -> bool:
+    with app.app_context():
+        return db.session.get_one(Game, game_id).to_act in ("keeper", "both")
+
+
+def test_vacation_pauses_the_deadlines_of_moves_owed(app: Flask, client, make_game) -> None:
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=9, days_per_move=2)
+        rng = random.Random(9)
+        while not kim_owes(app, game["id"]):
+            random_move(client, game, rng)
+        with app.app_context():
+            before = db.session.get_one(Game, game["id"]).deadline
+        assert post(client, home_of(app), "vacation", days="5").status_code == 303
+        with app.app_context():
+            paused = db.session.get_one(Game, game["id"])
+            assert paused.deadline == before + timedelta(days=5)  # type: ignore[operator]
+            assert homes.vacation_left(db.session.get(AddressSettings, KIM), NOW) == 25
+        # Sam's page says so, and Kim's does not.
+        assert "Kim is on vacation until" in client.get(f"/play/{game['shadow']}").get_data(
+            as_text=True
+        )
+        assert "on vacation until" not in client.get(f"/play/{game['keeper']}").get_data(
+            as_text=True
+        )
+    # The old deadline passes: nothing happens; the new one ends the game.
+    with app.app_context():
+        assert deadlines.sweep(before + timedelta(hours=1)).expired == []  # type: ignore[operator]
+        later = before + timedelta(days=5, hours=1)  # type: ignore[operator]
+        assert deadlines.sweep(later).expired == [game["id"]]
+
+
+def test_a_move_owed_during_a_vacation_counts_from_its_end(app: Flask, client, make_game) -> None:
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=9, days_per_move=2)
+        with app.app_context(), transaction():
+            until = homes.take_vacation("sam@example.com", 10)
+        rng = random.Random(9)
+        for _ in range(30):
+            random_move(client, game, rng)
+            with app.app_context():
+                current = db.session.get_one(Game, game["id"])
+                if current.to_act in ("shadow", "both"):
+                    assert current.deadline == until + timedelta(days=2)
+                else:  # or the deadline both seats were given, kept for the second half
+                    assert current.deadline in (NOW + timedelta(days=2), until + timedelta(days=2))
+
+
+def test_the_vacation_allowance(app: Flask, client, make_game) -> None:
+    make_game(seed=1)
+    home = home_of(app)
+    with time_machine.travel(NOW, tick=False):
+        assert post(client, home, "vacation", days="20").status_code == 303
+        refused = post(client, home, "vacation", days="11")
+        assert refused.status_code == 400
+        assert "You have 10 days of vacation left this year." in refused.get_data(as_text=True)
+        assert post(client, home, "vacation", days="0").status_code == 400
+        assert post(client, home, "vacation", days="10").status_code == 303
+        assert "You have 0 days left this year." in client.get(home).get_data(as_text=True)
+    with time_machine.travel(NOW.replace(year=2027), tick=False):
+        assert "You have 30 days left this year." in client.get(home).get_data(as_text=True)
+
+
+def test_presence_is_a_post_of_its_own(app: Flask, client, make_game) -> None:
+    game = make_game(seed=1)
+    before = snapshot(app)
+    client.get(f"/play/{game['keeper']}")
+    client.get(f"/api/play/{game['keeper']}")
+    assert snapshot(app) == before
+    assert client.post(f"/play/{game['keeper']}/seen").status_code == 204
+    assert client.post(f"/play/{game['keeper']}x/seen").status_code == 404
+    with app.app_context():
+        player = db.session.scalars(select(Player).where(Player.email == KIM)).one()
+        assert player.seen_at is not None
+
+
+def test_the_game_page_links_home(app: Flask, client, make_game) -> None:
+    game = make_game(seed=1)
+    page = client.get(f"/play/{game['keeper']}").get_data(as_text=True)
+    assert f'href="{home_of(app)}"' in page
