@@ -40,9 +40,12 @@ ENGLISH = re.compile(
 )
 
 
+LINK = r"/(play|me|unsubscribe|rematch|invitations)/[A-Za-z0-9_.\-]+"
+
+
 def normalise(text: str) -> str:
     """Links carry random keys: replace them with a placeholder."""
-    return re.sub(r"/(play|unsubscribe|rematch|invitations)/[A-Za-z0-9_.\-]+", r"/\1/TOKEN", text)
+    return re.sub(LINK, r"/\1/TOKEN", text)
 
 
 def first_of_each_kind(app: Flask) -> dict[str, OutboxMessage]:
