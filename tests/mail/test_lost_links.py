@@ -1,4 +1,5 @@
-"""Lost your link? The links of an address's games in play go to that address, and only there."""
+"""Lost your link? The link to an address's home page, with its games in play, goes to that
+address, and only there."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from sqlalchemy import event, select
 from werkzeug.test import TestResponse
 
 from service import games
+from service.links import home_token
 from service.models import OutboxMessage, db
 from service.unit_of_work import transaction
 
@@ -21,7 +23,7 @@ def ask(client: FlaskClient, email: str, headers: dict[str, str] | None = None) 
     return client.post("/links", data={"email": email, "csrf_token": token}, headers=headers)
 
 
-def test_the_links_of_games_in_play_go_to_their_address(
+def test_the_home_link_and_the_games_in_play_go_to_their_address(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
     live = [make_game(seed=n) for n in (1, 2)]
@@ -36,23 +38,30 @@ def test_the_links_of_games_in_play_go_to_their_address(
     smtp_server.received.clear()
     response = ask(client, "Kim@Example.com")
     assert response.status_code == 200
-    assert "their links are on their way" in response.get_data(as_text=True)
+    assert "the link to its page, with all its games, is on its way" in response.get_data(
+        as_text=True
+    )
     deliver()
     (email,) = smtp_server.received
     assert email.envelope_to == ["kim@example.com"]
-    links = [path_of(link) for link in email.links("/play/")]
-    assert links == [f"/play/{game['keeper']}" for game in live]  # not the finished game
+    assert email.links("/play/") == []  # one link instead of one per game
+    homes = {path_of(link) for link in email.links("/me/")}
+    with app.app_context():
+        assert homes == {f"/me/{home_token('kim@example.com')}"}
+    (home,) = homes
+    page = client.get(home).get_data(as_text=True)
+    for game in live + [finished]:
+        assert f"/play/{game['keeper']}" in page
     assert f"Game {other_id}" not in email.text
+    assert f"Game {finished['id']}" not in email.text  # only the games in play are listed
     for game in live:
         assert f"Game {game['id']}: you are the Keeper against Sam." in email.text
-        state = client.get(f"/api/play/{game['keeper']}").get_json()
-        assert state["seat"] == "keeper"
     with app.app_context():
         from service.models import Game, db
 
         for game in live:
             secret = hidden_cards(db.session.get(Game, game["id"]).state, "keeper")
-            assert not leaks(email.text + email.html, secret, tuple(g["keeper"] for g in live))
+            assert not leaks(email.text + email.html, secret, (home,))
 
 
 def test_an_unknown_address_gets_the_same_answer_and_no_email(
@@ -90,7 +99,7 @@ def test_the_page_and_email_in_french(
     ask(client, "kim@example.com", headers=french)
     deliver()
     (email,) = smtp_server.received
-    assert "les liens de vos parties" in str(email.message["Subject"])
+    assert "le lien vers vos parties" in str(email.message["Subject"])
     assert "vous êtes le Gardien contre Sam" in email.text
 
 
