@@ -1,0 +1,169 @@
+"""What the home page's choices do to the emails: the turn-email policy as the outbox honours
+it, the daily digest, and a vacation as the opponent reads it."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from service import deadlines, homes
+from service.links import home_token
+from service.models import Game, OutboxMessage, Player, db
+from service.unit_of_work import transaction
+
+from ..helpers import random_move
+from ..smtp import SMTPServer
+from .test_invitations import path_of
+
+KIM = "kim@example.com"
+NOW = datetime(2026, 6, 1, 7, 30, tzinfo=UTC)
+
+
+def turn_emails(app: Flask, email: str = KIM) -> list[str]:
+    """The statuses of the turn emails to ``email``, oldest first."""
+    with app.app_context():
+        return list(
+            db.session.scalars(
+                select(OutboxMessage.status)
+                .where(OutboxMessage.recipient == email, OutboxMessage.kind == "turn")
+                .order_by(OutboxMessage.id)
+            )
+        )
+
+
+def until_kim_owes_a_new_move(app: Flask, client: FlaskClient, game: dict, seed: int) -> None:
+    """Play random moves until a turn email to Kim is queued."""
+    rng = random.Random(seed)
+    with app.app_context():
+        start = len(turn_emails(app))
+    for _ in range(60):
+        random_move(client, game, rng)
+        if len(turn_emails(app)) > start:
+            return
+    raise AssertionError("Kim was never sent a turn email")
+
+
+@pytest.mark.parametrize(
+    ("policy", "present", "sent"),
+    [
+        ("every_move", True, True),
+        ("when_away", False, True),
+        ("when_away", True, False),
+        ("digest", False, False),
+        ("reminders", False, False),
+    ],
+)
+def test_the_outbox_honours_the_turn_email_policy(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    deliver: Callable[[], int],
+    policy: str,
+    present: bool,
+    sent: bool,
+) -> None:
+    game = make_game(seed=11)
+    deliver()
+    with app.app_context(), transaction():
+        homes.set_email_policy(KIM, policy)
+    until_kim_owes_a_new_move(app, client, game, seed=11)
+    if present:
+        assert client.post(f"/play/{game['keeper']}/seen").status_code == 204
+    deliver()
+    assert turn_emails(app)[-1] == ("sent" if sent else "skipped")
+
+
+def test_a_page_open_long_ago_is_away(
+    app: Flask, client: FlaskClient, make_game, deliver: Callable[[], int]
+) -> None:
+    game = make_game(seed=11)
+    with app.app_context(), transaction():
+        homes.set_email_policy(KIM, "when_away")
+    with time_machine.travel(datetime.now(UTC) - timedelta(minutes=6)):
+        assert client.post(f"/play/{game['keeper']}/seen").status_code == 204
+    until_kim_owes_a_new_move(app, client, game, seed=11)
+    deliver()
+    assert turn_emails(app)[-1] == "sent"
+
+
+def test_reminders_still_go_out_with_reminders_only(
+    app: Flask, make_game, deliver: Callable[[], int], smtp_server: SMTPServer
+) -> None:
+    game = make_game(seed=12, days_per_move=3)
+    with app.app_context(), transaction():
+        homes.set_email_policy(KIM, "reminders")
+        homes.set_email_policy("sam@example.com", "reminders")
+    deliver()
+    with app.app_context():
+        deadline = db.session.get_one(Game, game["id"]).deadline
+        assert deadline is not None
+        assert deadlines.sweep(deadline - timedelta(hours=2)).reminded == [game["id"]]
+    deliver()
+    due = [m.envelope_to for m in smtp_server.received if "due soon" in str(m.message["Subject"])]
+    assert sorted(due) == [[KIM], ["sam@example.com"]]
+
+
+def test_the_daily_digest(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    deliver: Callable[[], int],
+    smtp_server: SMTPServer,
+) -> None:
+    with time_machine.travel(NOW, tick=False):
+        games = [make_game(seed=n, days_per_move=3) for n in (21, 22)]
+        with app.app_context(), transaction():
+            homes.set_email_policy(KIM, "digest", digest_hour=8)
+        deliver()
+        smtp_server.received.clear()
+        with app.app_context():
+            assert deadlines.sweep(NOW).digests == []  # not yet 08:00
+    for moment in (NOW.replace(hour=8, minute=5), NOW.replace(hour=9)):
+        with time_machine.travel(moment, tick=False), app.app_context():
+            expected = [KIM] if moment.hour == 8 else []
+            assert deadlines.sweep(moment).digests == expected  # once a day
+    deliver()
+    (digest,) = smtp_server.handler.to(KIM)
+    assert str(digest.message["Subject"]) == "Split Mind: 2 moves wait for you"
+    for game in games:
+        assert f"/play/{game['keeper']}" in digest.text
+        assert f"Game {game['id']}: you are the Keeper against Sam." in digest.text
+    with app.app_context():
+        assert [path_of(link) for link in digest.links("/me/")] == [f"/me/{home_token(KIM)}"]
+    assert digest.message["List-Unsubscribe"]
+    # The next day, again; not to an address that owes nothing.
+    with app.app_context(), transaction():
+        for player in db.session.scalars(select(Player).where(Player.email == KIM)):
+            player.game.status = "finished"
+    with time_machine.travel(NOW + timedelta(days=1, hours=1), tick=False), app.app_context():
+        assert deadlines.sweep().digests == []
+
+
+def test_the_opponent_reads_of_a_vacation(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    deliver: Callable[[], int],
+    smtp_server: SMTPServer,
+) -> None:
+    game = make_game(seed=11)
+    with app.app_context(), transaction():
+        homes.take_vacation(KIM, 3)
+    deliver()
+    smtp_server.received.clear()
+    rng = random.Random(3)
+    for _ in range(40):
+        random_move(client, game, rng)
+        deliver()
+        if smtp_server.handler.to("sam@example.com"):
+            break
+    to_sam = smtp_server.handler.to("sam@example.com")
+    assert to_sam and all("Kim is on vacation until" in m.text for m in to_sam)
+    assert all("on vacation" not in m.text for m in smtp_server.handler.to(KIM))
