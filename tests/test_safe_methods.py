@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from service.admin.auth import create_admin
 from service.games import declare_forfeit
+from service.links import home_token
 from service.models import OutboxMessage, Player, db
 from service.rules import SEATS
 from service.unit_of_work import transaction
@@ -127,6 +128,9 @@ def test_get_and_head_change_nothing_on_any_page(
                     admin_pages.append(url_for(rule.endpoint, **arguments))
             # "Compute again now": the statistics, not the ones kept for a minute.
             admin_pages.append(url_for("admin.statistics", refresh=1))
+    with app.app_context():
+        addresses = ("kim@example.com", "sam@example.com", "bob@example.com", "cat@example.com")
+        homes = [f"/me/{home_token(email)}" for email in addresses]
     urls = [
         "/",
         "/rules",
@@ -142,6 +146,8 @@ def test_get_and_head_change_nothing_on_any_page(
         *(f"/rematch/{game[seat]}" for seat in SEATS),
         "/rematch/nothing-here",
         *(url for seat in SEATS for url in player_urls(game[seat])),
+        *homes,
+        "/me/nothing-here",
         "/mailbox",
         "/mailbox?to=kim@example.com",
         *(f"/mailbox/{message}" for message in messages[:3]),

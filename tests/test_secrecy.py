@@ -7,18 +7,21 @@ import random
 import pytest
 from flask.testing import FlaskClient
 
+from service.links import home_token
 from service.rules import SEATS, other
 
 from .conftest import load_game
 from .helpers import MoveForm, pick_action
 from .secrecy import hidden_cards, leaks
 
+SEAT_NAMES = {"keeper": "kim", "shadow": "sam"}  # the players of make_game
 # Long whole-game tests whose subject does not depend on the database: PostgreSQL only.
 pytestmark = pytest.mark.parametrize("app", ["postgres"], indirect=True)
 
 
-def responses(client: FlaskClient, token: str, view: dict) -> list[str]:
-    """Everything the player can obtain now: pages, JSON, and the errors of bad requests.
+def responses(client: FlaskClient, token: str, view: dict, home: str = "") -> list[str]:
+    """Everything the player can obtain now: pages, JSON, the home page of their address,
+    and the errors of bad requests.
 
     Every probe is refused (stale, illegal or malformed), so none changes the game.
     """
@@ -39,6 +42,7 @@ def responses(client: FlaskClient, token: str, view: dict) -> list[str]:
         client.post(f"/play/{token}", data={"version": "x"}),
         client.get(f"/play/{token}x"),
         client.get(f"/api/play/{token}x"),
+        *([client.get(f"/me/{home}")] if home else []),
     ]
     return [response.get_data(as_text=True) for response in bodies]
 
@@ -46,7 +50,9 @@ def responses(client: FlaskClient, token: str, view: dict) -> list[str]:
 def test_no_response_names_a_hidden_card(app, client, make_game) -> None:
     game = make_game(seed=2024)
     rng = random.Random(99)
-    tokens = (game["keeper"], game["shadow"])
+    with app.app_context():
+        homes = {seat: home_token(f"{name}@example.com") for seat, name in SEAT_NAMES.items()}
+    tokens = (game["keeper"], game["shadow"], *homes.values())
     checked = 0
     while True:
         state = load_game(app, game["id"]).state
@@ -55,7 +61,8 @@ def test_no_response_names_a_hidden_card(app, client, make_game) -> None:
             break
         for seat in SEATS:
             secret = hidden_cards(state, seat)
-            for probe, body in enumerate(responses(client, game[seat], views[seat])):
+            probes = responses(client, game[seat], views[seat], homes[seat])
+            for probe, body in enumerate(probes):
                 found = leaks(body, secret, tokens)
                 assert not found, f"{seat} sees {found} in probe {probe}:\n{body}"
                 checked += 1
