@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
+from ..addresses import vacation_end
 from ..game_text import card_name, seat_name, suit_name
-from ..models import OPEN_STATUSES, Event, Game
+from ..models import OPEN_STATUSES, Event, Game, utcnow
 from ..rules import CHOICE_PHASES, State
 from ..rules.engine import RoundResult, Trick
 
@@ -90,3 +91,12 @@ def owes(game: Game) -> str:
     if game.to_act:
         return f"the {seat_name(game.to_act, game.look)}"
     return "nobody"
+
+
+def vacations(game: Game) -> dict[str, str]:
+    """Until when each player of a game in play is on vacation (UTC, to the minute), by seat."""
+    if game.status != "active":
+        return {}
+    now = utcnow()
+    ends = {player.seat: vacation_end([player.email], now) for player in game.players}
+    return {seat: end.strftime("%Y-%m-%d %H:%M") for seat, end in ends.items() if end}

@@ -130,6 +130,7 @@ def game(game_id: int) -> str:
         variant=variant_of(found.state),
         log=gamepage.log_lines(found, events),
         owes=gamepage.owes(found),
+        vacations=gamepage.vacations(found),
         extend_form=ExtendForm(),
         cancel_form=CancelForm(),
         forfeit_form=ForfeitForm(),

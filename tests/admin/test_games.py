@@ -12,7 +12,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import select, update
 
-from service import games
+from service import games, homes
 from service.admin import listing
 from service.game_text import card_name
 from service.models import Game, OutboxMessage, db, utcnow
@@ -275,3 +275,13 @@ def test_links_in_emails_are_never_shown_to_admins(app, admin, make_game, client
         for url in (f"/admin/mail/{message_id}", f"/admin/mail/{message_id}/html"):
             shown = admin.get(url).get_data(as_text=True)
             assert not [token for token in tokens if token in shown], url
+
+
+def test_the_game_page_says_who_is_on_vacation(app, admin) -> None:
+    game_id = new_game(app, "kim@example.com", "sam@example.com", seed=5)
+    with app.app_context(), transaction():
+        until = homes.take_vacation("sam@example.com", 4)
+    html = admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
+    assert html.count('<span class="badge">on vacation until') == 1  # Sam's, not Kim's
+    assert f"on vacation until {until:%Y-%m-%d %H:%M} UTC" in html
+    assert f"the shadow is on vacation until {until:%Y-%m-%dT%H:%M}" in html  # the log
