@@ -17,7 +17,7 @@ from flask_wtf import FlaskForm
 
 from .. import homes
 from ..addresses import settings_for
-from ..language import remember_language
+from ..language import current_language, remember_language
 from ..links import address_for, home_token, token_for
 from ..mail.compose import match_score, result
 from ..models import utcnow
@@ -51,9 +51,8 @@ def _page(email: str, token: str, error: str = "", status: int = 200) -> Respons
         policy=home.policy,
         digest_hour=home.settings.digest_hour if home.settings else 8,
     )
-    language = HomeLanguageForm(
-        formdata=None, language=home.settings.language if home.settings else None
-    )
+    chosen = home.settings.language if home.settings else None
+    language = HomeLanguageForm(formdata=None, language=chosen or current_language())
     html = render_template(
         "play/home.html",
         home=home,
