@@ -22,7 +22,7 @@ from .. import games, invitations
 from ..extensions import csrf, limiter
 from ..health import check_database
 from ..language import current_language
-from ..links import player_for, token_for
+from ..links import home_token, player_for, token_for
 from ..mail import compose
 from ..models import Player, db
 from ..unit_of_work import transaction
@@ -151,9 +151,10 @@ def _unsubscribing_player(token: str) -> Player:
 def unsubscribe(token: str) -> ResponseReturnValue:
     """Stop emails: a confirm button, or a one-click POST (RFC 8058).
 
-    The link in an email about a game stops that game's emails; the link in an
-    email about none of the address's games (an address to confirm, an
-    invitation, its links) stops every email to the address.
+    The link in an email about a game stops that game's emails (and, as the
+    page says, invitations to the address); the link in an email about none of
+    the address's games (an address to confirm, an invitation, its links) stops
+    every email to the address. The address's home page undoes either.
     """
     address = compose.stopping_address(token)
     if address is not None:
@@ -161,12 +162,14 @@ def unsubscribe(token: str) -> ResponseReturnValue:
             with transaction():
                 invitations.stop_all_emails(address)
         done = invitations.stopped_all_emails(address)
-        return render_template("lobby/unsubscribe.html", address=address, done=done)
+        home = home_token(address)
+        return render_template("lobby/unsubscribe.html", address=address, done=done, home=home)
     player = _unsubscribing_player(token)
     if request.method == "POST":
         with transaction():
             invitations.stop_emails(player)
-    return render_template("lobby/unsubscribe.html", player=player, done=not player.notify)
+    done, home = not player.notify, home_token(player.email)
+    return render_template("lobby/unsubscribe.html", player=player, done=done, home=home)
 
 
 @bp.route("/rematch/<token>", methods=["GET", "POST"])
