@@ -18,7 +18,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service import games, invitations
+from service import games, homes, invitations
 from service.deadlines import sweep
 from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
@@ -30,7 +30,7 @@ SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots" / "email"
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 KINDS = (
     "invitation", "turn", "round_end", "game_over", "reminder", "game_ended", "link",
-    "confirm_address", "invite_opponent", "declined", "your_games",
+    "confirm_address", "invite_opponent", "declined", "your_games", "digest",
 )  # fmt: skip
 
 
@@ -115,6 +115,11 @@ def emails(
             last_link(smtp_server, "bob@example.com", "/invitations/"), data={"answer": "decline"}
         )
         deliver()
+        with app.app_context():
+            with transaction():
+                homes.set_email_policy("kim@example.com", "digest", digest_hour=9)
+                homes.set_language("kim@example.com", language)
+            sweep(NOW)
     return first_of_each_kind(app)
 
 
