@@ -270,6 +270,31 @@ def take_vacation(email: str, days: int, now: datetime | None = None) -> datetim
     return until
 
 
+def end_vacation(email: str, now: datetime | None = None) -> None:
+    """Come back early: the unused whole days return to the year's allowance, and each
+    deadline of a move the address owes loses the pause it had not used yet."""
+    now = now or utcnow()
+    settings = settings_for(email)
+    if settings is None or settings.vacation_until is None or settings.vacation_until <= now:
+        return
+    unused = settings.vacation_until - now
+    if settings.vacation_year == now.year:
+        settings.vacation_days_used = max(0, settings.vacation_days_used - unused.days)
+    settings.vacation_until = now
+    for game_id in _games_owed(email):
+        game = games.lock_game(game_id)
+        seats = [p.seat for p in game.players if p.email == email]
+        if game.status != "active" or not set(seats) & set(to_act(game.state)):
+            continue
+        if game.deadline is not None:
+            game.deadline = max(now, game.deadline - unused)
+        game.events.add(
+            Event(kind="vacation", version=game.version, seat=seats[0], note="back from vacation")
+        )
+    db.session.flush()
+    log.info("an address came back from vacation early")
+
+
 def _games_owed(email: str) -> list[int]:
     return list(
         db.session.scalars(

@@ -341,3 +341,26 @@ def test_the_game_page_links_home(app: Flask, client, make_game) -> None:
     game = make_game(seed=1)
     page = client.get(f"/play/{game['keeper']}").get_data(as_text=True)
     assert f'href="{home_of(app)}"' in page
+
+
+def test_coming_back_early(app: Flask, client, make_game) -> None:
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=9, days_per_move=2)  # both owe the exchange
+        with app.app_context():
+            before = db.session.get_one(Game, game["id"]).deadline
+        home = home_of(app)
+        assert post(client, home, "vacation", days="10").status_code == 303
+        assert "Come back now" in client.get(home).get_data(as_text=True)
+    with time_machine.travel(NOW + timedelta(days=3, hours=5), tick=False):
+        assert post(client, home, "vacation/end").status_code == 303
+        with app.app_context():
+            paused = db.session.get_one(Game, game["id"])
+            # Paused for the time away, no more.
+            assert paused.deadline == before + timedelta(days=3, hours=5)  # type: ignore[operator]
+            settings = db.session.get_one(AddressSettings, KIM)
+            assert homes.vacation_left(settings, NOW) == 26  # 6 whole days unused came back
+        page = client.get(home).get_data(as_text=True)
+        assert "Come back now" not in page and "You have 26 days left this year." in page
+        assert "on vacation until" not in client.get(f"/play/{game['shadow']}").get_data(
+            as_text=True
+        )

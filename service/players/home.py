@@ -164,6 +164,7 @@ def _button(change: Callable[[str], None]) -> Callable[[str], ResponseReturnValu
 
 
 for rule, endpoint, change in (
+    ("/me/<token>/vacation/end", "end_vacation", homes.end_vacation),
     ("/me/<token>/stop-all", "stop_all", homes.stop_all_emails),
     ("/me/<token>/resume-all", "resume_all", homes.resume_all_emails),
     ("/me/<token>/invitations", "accept_invitations", homes.accept_invitations),
