@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from service import deadlines, homes, invitations
 from service.links import address_for, home_token, home_url
+from service.logs import redact
 from service.models import Address, AddressSettings, Event, Game, Player, db
 from service.unit_of_work import transaction
 
@@ -47,11 +48,19 @@ def test_the_link_names_one_address_and_refuses_tampering(app: Flask, client, ma
         assert address_for(home_token("sam@example.com")) == "sam@example.com"
         assert address_for(token[:-2] + ("AA" if not token.endswith("AA") else "BB")) is None
         assert address_for(game["keeper"]) is None  # a game link is no home link
-    assert client.get(f"/me/{token}").status_code == 200
+    response = client.get(f"/me/{token}")
+    assert response.status_code == 200
+    assert response.headers["Cache-Control"] == "no-store"  # the link is a credential
     for bad in (token + "x", game["keeper"], "nothing-here"):
         response = client.get(f"/me/{bad}")
         assert response.status_code == 404
         assert "There is nothing at this address." in response.get_data(as_text=True)
+
+
+def test_logs_never_hold_the_link(app: Flask) -> None:
+    with app.app_context():
+        token = home_token(KIM)
+    assert redact(f"GET /me/{token}/emails 303") == "GET /me/[redacted]/emails 303"
 
 
 def test_replacing_the_link_kills_the_old_one(app: Flask, client, make_game) -> None:

@@ -15,6 +15,7 @@ from service.models import AddressSettings, Player, db
 from service.unit_of_work import transaction
 
 from .conftest import screenshot
+from .test_accessibility import violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -30,6 +31,7 @@ def test_the_home_page(
         home = f"{live_server}/me/{home_token('kim@example.com')}"
     page = phone().new_page()
     page.goto(home)
+    assert violations(page) == []
     assert page.locator("h1").inner_text() == "Your games"
     live_card = page.locator(f"#game-{live['id']}")
     assert "Game 1 against Sam" in live_card.inner_text()
