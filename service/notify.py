@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import exists, select
 
 from .addresses import settings_for, vacation_end
 from .links import home_url, player_url, token_for
@@ -214,6 +214,16 @@ def _turn_wanted(message: OutboxMessage) -> bool:
     return wants_turn_email(player)
 
 
+def _digest_wanted(message: OutboxMessage) -> bool:
+    """A digest still goes to an address that asks for digests and takes some game's emails."""
+    settings = settings_for(message.recipient)
+    if settings is None or settings.email_policy != "digest":
+        return False
+    return bool(
+        db.session.scalar(select(exists().where(Player.email == message.recipient, Player.notify)))
+    )
+
+
 def _reminder_wanted(message: OutboxMessage) -> bool:
     """A reminder is about a move owed, and about the deadline it was queued for.
 
@@ -236,5 +246,5 @@ kinds.register(
     Kind("link"),
     # Queued bare, so that asking costs the same whether or not the address plays here.
     Kind("your_games", write=write_links),
-    Kind("digest"),
+    Kind("digest", still_wanted=_digest_wanted),
 )

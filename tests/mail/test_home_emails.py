@@ -146,6 +146,26 @@ def test_the_daily_digest(
         assert deadlines.sweep().digests == []
 
 
+def test_a_digest_queued_before_a_stop_is_not_sent(
+    app: Flask, make_game, deliver: Callable[[], int]
+) -> None:
+    with time_machine.travel(NOW.replace(hour=8), tick=False):
+        make_game(seed=21)
+        deliver()
+        with app.app_context():
+            with transaction():
+                homes.set_email_policy(KIM, "digest", digest_hour=8)
+            assert deadlines.sweep().digests == [KIM]
+            with transaction():
+                homes.stop_all_emails(KIM)
+        deliver()
+        with app.app_context():
+            status = db.session.scalars(
+                select(OutboxMessage.status).where(OutboxMessage.kind == "digest")
+            ).one()
+            assert status == "skipped"
+
+
 def test_the_opponent_reads_of_a_vacation(
     app: Flask,
     client: FlaskClient,
