@@ -14,7 +14,7 @@ from sqlalchemy import select
 from service import deadlines, homes, invitations
 from service.links import address_for, home_token, home_url
 from service.logs import redact
-from service.models import Address, AddressSettings, Event, Game, Player, db
+from service.models import Address, AddressSettings, Event, Game, OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
 from .conftest import BASE_URL
@@ -129,6 +129,13 @@ def test_the_rematch_button_invites_the_opponent(app: Flask, client, make_game) 
             select(Event.note).where(Event.game_id == finished["id"], Event.kind == "rematch")
         ).one()
         assert body == str(rematch.game_id)
+        invitation = db.session.scalars(
+            select(OutboxMessage.text_body).where(
+                OutboxMessage.kind == "invite_opponent",
+                OutboxMessage.recipient == "sam@example.com",
+            )
+        ).one()
+        assert f"It is a rematch of game {finished['id']}, with the roles swapped." in invitation
 
 
 def test_the_new_game_form_is_filled_in(client: FlaskClient) -> None:
