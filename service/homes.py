@@ -20,6 +20,7 @@ Each is undone here: :func:`resume_game_emails` for one game,
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -42,7 +43,7 @@ from .models import (
     utcnow,
 )
 from .perspective import PlayerView, player_view
-from .rules import to_act
+from .rules import Seat, to_act
 
 log = logging.getLogger(__name__)
 
@@ -255,16 +256,14 @@ def take_vacation(email: str, days: int, now: datetime | None = None) -> datetim
     until = start + timedelta(days=days)
     settings.vacation_until = until
     settings.vacation_days_used += days
-    for game_id in _games_owed(email):
-        game = games.lock_game(game_id)
-        seats = [p.seat for p in game.players if p.email == email]
-        if game.status != "active" or not set(seats) & set(to_act(game.state)):
-            continue
+    note = f"on vacation until {until.isoformat(timespec='minutes')}"
+    for game, seat in _moves_owed(email):
         if game.deadline is not None:
             game.deadline = max(game.deadline, start) + (until - start)
             game.reminded = False
-        note = f"the {seats[0]} is on vacation until {until.isoformat(timespec='minutes')}"
-        game.events.add(Event(kind="vacation", version=game.version, seat=seats[0], note=note))
+        game.events.add(
+            Event(kind="vacation", version=game.version, seat=seat, note=f"the {seat} is {note}")
+        )
     db.session.flush()
     log.info("an address is on vacation for %d days", days)
     return until
@@ -281,18 +280,23 @@ def end_vacation(email: str, now: datetime | None = None) -> None:
     if settings.vacation_year == now.year:
         settings.vacation_days_used = max(0, settings.vacation_days_used - unused.days)
     settings.vacation_until = now
-    for game_id in _games_owed(email):
-        game = games.lock_game(game_id)
-        seats = [p.seat for p in game.players if p.email == email]
-        if game.status != "active" or not set(seats) & set(to_act(game.state)):
-            continue
+    for game, seat in _moves_owed(email):
         if game.deadline is not None:
             game.deadline = max(now, game.deadline - unused)
         game.events.add(
-            Event(kind="vacation", version=game.version, seat=seats[0], note="back from vacation")
+            Event(kind="vacation", version=game.version, seat=seat, note="back from vacation")
         )
     db.session.flush()
     log.info("an address came back from vacation early")
+
+
+def _moves_owed(email: str) -> Iterator[tuple[Game, Seat]]:
+    """Each game in play where the address owes a move, locked, with the address's seat."""
+    for game_id in _games_owed(email):
+        game = games.lock_game(game_id)
+        seats = [p.seat for p in game.players if p.email == email]
+        if game.status == "active" and set(seats) & set(to_act(game.state)):
+            yield game, seats[0]
 
 
 def _games_owed(email: str) -> list[int]:
