@@ -20,7 +20,7 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.orm.exc import StaleDataError
 
-from . import figures, metrics, notify
+from . import bots, figures, metrics, notify
 from .addresses import vacation_end
 from .game_text import LOOKS
 from .links import new_link_key
@@ -97,11 +97,17 @@ class InvalidGame(ValueError):
 
 @dataclass(frozen=True)
 class Seating:
-    """Who sits in a seat when a game is created."""
+    """Who sits in a seat when a game is created: a person, or the computer at a level."""
 
     email: str
     name: str
     language: str | None = None
+    computer: str | None = None
+
+    @classmethod
+    def the_computer(cls, level: str) -> Seating:
+        """The computer at ``level`` (one of :data:`service.bots.LEVELS`): no address, no link."""
+        return cls(email="", name=f"the computer, {level}", computer=level)
 
 
 def clean_email(address: str) -> str:
@@ -138,12 +144,25 @@ def create_game(
 
     A ``waiting`` game is dealt but not started: no emails, no deadline, until
     :func:`start_waiting_game` (the public page waits for the opponent to accept).
+    A seat the computer plays gets no address, no link and no email; at least
+    one seat is a person's.
     """
     if look not in LOOKS:
         raise InvalidGame(f"unknown look {look!r}; choose {' or '.join(LOOKS)}")
     seats = {"keeper": keeper, "shadow": shadow}
-    emails = {seat: clean_email(seating.email) for seat, seating in seats.items()}
-    if emails["keeper"] == emails["shadow"]:
+    for seating in seats.values():
+        if seating.computer is not None and seating.computer not in bots.LEVELS:
+            raise InvalidGame(
+                f"no computer level {seating.computer!r}; choose {', '.join(bots.LEVELS)}"
+            )
+    emails = {
+        seat: clean_email(seating.email)
+        for seat, seating in seats.items()
+        if seating.computer is None
+    }
+    if not emails:
+        raise InvalidGame("a person must play at least one seat")
+    if len(set(emails.values())) < len(emails):
         raise InvalidGame("the Keeper and the Shadow need two different email addresses")
     if days_per_move is None:
         days_per_move = current_app.config["DEFAULT_DAYS_PER_MOVE"]
@@ -160,12 +179,15 @@ def create_game(
         match_game=match_game,
     )
     for seat, seating in seats.items():
+        person = seating.computer is None
         game.players.append(
             Player(
                 seat=seat,
-                email=emails[seat],
+                email=emails.get(seat),
                 name=clean_name(seating.name, seat.capitalize()),
-                link_key=new_link_key(),
+                computer_level=seating.computer,
+                link_key=new_link_key() if person else None,
+                notify=person,
                 language=seating.language,
             )
         )
@@ -331,17 +353,22 @@ def _refresh(game: Game, *, previous: list[Seat], mover: Seat | None) -> None:
         game.deadline = None
         figures.record(game)
         return
+    # Deadlines are for people: the computer's turns have none (the mail worker makes them).
+    people = [seat for seat in acting if not game.player(seat).is_computer]
     # The second half of an exchange or swap keeps the deadline both seats were given.
-    still_waiting = bool(acting) and set(acting) <= set(previous) - {mover}
+    still_waiting = bool(people) and set(people) <= set(previous) - {mover}
     if not still_waiting:
-        game.deadline = _deadline(game, acting, now)
+        game.deadline = _deadline(game, people, now)
         game.reminded = False
 
 
 def _deadline(game: Game, acting: list[Seat], now: datetime) -> datetime | None:
-    """The deadline of a move owed from now: its days count from the end of a vacation
-    that the player who owes it is on (a vacation pauses the player's deadlines)."""
-    if not game.days_per_move:
+    """The deadline of a move owed from now by the people in ``acting`` (none: no deadline).
+
+    Its days count from the end of a vacation that a player who owes it is on
+    (a vacation pauses the player's deadlines).
+    """
+    if not game.days_per_move or not acting:
         return None
     away = vacation_end((game.player(seat).email for seat in acting), now)
     return max(now, away or now) + timedelta(days=game.days_per_move)
@@ -351,13 +378,21 @@ def _start_second_game(first: Game) -> Game:
     """Deal the return match's second game, with the roles swapped."""
     keeper, shadow = first.player("keeper"), first.player("shadow")
     return create_game(
-        Seating(shadow.email, shadow.name, shadow.language),
-        Seating(keeper.email, keeper.name, keeper.language),
+        seating_of(shadow),
+        seating_of(keeper),
         look=first.look,
         days_per_move=first.days_per_move or 0,
         match=first.match,
         match_game=2,
     )
+
+
+def seating_of(player: Player) -> Seating:
+    """The seating that puts this player in a new game: the same person, or the same computer."""
+    if player.computer_level is not None:
+        return Seating.the_computer(player.computer_level)
+    assert player.email is not None  # a person has an address
+    return Seating(player.email, player.name, player.language)
 
 
 def _admin_event(game: Game, actor: str, note: str, kind: str = "admin") -> None:
@@ -429,11 +464,19 @@ def extend_deadline(game_id: int, days: int, actor: str) -> Game:
     return game
 
 
-def rotate_link(player_id: int, actor: str) -> Player:
-    """Give the player a new link; the old one stops working at once."""
+def _person(player_id: int) -> Player:
+    """The player, who must be a person: the computer has no link and no address."""
     player = db.session.get(Player, player_id)
     if player is None:
         raise InvalidGame(f"no player {player_id}")
+    if player.is_computer:
+        raise InvalidGame(f"the computer plays the {player.seat}: it has no link")
+    return player
+
+
+def rotate_link(player_id: int, actor: str) -> Player:
+    """Give the player a new link; the old one stops working at once."""
+    player = _person(player_id)
     lock_game(player.game_id)
     player.link_key = new_link_key()
     _admin_event(player.game, actor, f"rotated the {player.seat}'s link")
@@ -443,9 +486,7 @@ def rotate_link(player_id: int, actor: str) -> Player:
 
 def resend_link(player_id: int, actor: str) -> Player:
     """Email the player their link again."""
-    player = db.session.get(Player, player_id)
-    if player is None:
-        raise InvalidGame(f"no player {player_id}")
+    player = _person(player_id)
     lock_game(player.game_id)
     notify.link(player)
     _admin_event(player.game, actor, f"resent the {player.seat}'s link")
@@ -456,12 +497,15 @@ def resend_link(player_id: int, actor: str) -> Player:
 def expire(game_id: int, now: datetime) -> Game | None:
     """Apply a passed deadline: the late player loses; if both were late, the game is abandoned.
 
+    Only people are ever late: a deadline is never the computer's (see :func:`_refresh`).
     Returns ``None`` when the game is not (or no longer) past its deadline.
     """
     game = lock_game(game_id)
     if game.status != "active" or game.deadline is None or game.deadline > now:
         return None
-    late = to_act(game.state)
+    late = [seat for seat in to_act(game.state) if not game.player(seat).is_computer]
+    if not late:
+        return None
     if len(late) == 2:
         _close(game, "abandoned", None)
         _admin_event(game, "deadline", "neither player chose in time", kind="timeout")

@@ -10,6 +10,7 @@ from flask_login import UserMixin
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import (
     JSON,
+    CheckConstraint,
     DateTime,
     ForeignKey,
     Index,
@@ -156,7 +157,9 @@ class Player(Base):
     """A seat in a game, held by an email address, reached through a signed link.
 
     ``link_key`` is the random half of the link: rotating it kills the old link,
-    clearing it revokes the seat's link altogether.
+    clearing it revokes the seat's link altogether. A seat the computer plays
+    has a ``computer_level`` (a level of :mod:`service.bots`) instead of an
+    address and a link: it gets no email, and the mail worker makes its moves.
     """
 
     __tablename__ = "players"
@@ -164,8 +167,10 @@ class Player(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
     seat: Mapped[Seat] = mapped_column(String(8))
-    email: Mapped[str] = mapped_column(String(254))
+    # None for the computer, which no email can reach.
+    email: Mapped[str | None] = mapped_column(String(254))
     name: Mapped[str] = mapped_column(String(80))
+    computer_level: Mapped[str | None] = mapped_column(String(8))
     link_key: Mapped[str | None] = mapped_column(String(64))
     notify: Mapped[bool] = mapped_column(default=True)
     language: Mapped[str | None] = mapped_column(String(8))
@@ -180,7 +185,23 @@ class Player(Base):
     __table_args__ = (
         Index(None, "game_id", "seat", unique=True),
         Index(None, "email"),
+        # The mail worker's search for games where the computer owes a move.
+        Index(
+            "ix_players_computer_game_id",
+            "game_id",
+            sqlite_where=text("computer_level IS NOT NULL"),
+            postgresql_where=text("computer_level IS NOT NULL"),
+        ),
+        # A person has an address; the computer has none.
+        CheckConstraint(
+            "(email IS NULL) = (computer_level IS NOT NULL)", name="person_or_computer"
+        ),
     )
+
+    @property
+    def is_computer(self) -> bool:
+        """Whether the computer plays this seat."""
+        return self.computer_level is not None
 
 
 class Event(Base):
@@ -344,7 +365,8 @@ class GameFigures(Base):
     """Playtest figures of a finished game, derived once from its final state.
 
     Finished games never change, so the statistics page reads these small rows
-    instead of every game's state.
+    instead of every game's state. A game against the computer says so here,
+    so that its figures never mix with those of games between people.
     """
 
     __tablename__ = "game_figures"
@@ -364,6 +386,9 @@ class GameFigures(Base):
     # Who led the first trick of rounds 2 and 3; None for a round not played.
     round2_leader: Mapped[str | None] = mapped_column(String(8))
     round3_leader: Mapped[str | None] = mapped_column(String(8))
+    # The seat the computer played and its level; None in a game between people.
+    computer_seat: Mapped[str | None] = mapped_column(String(8))
+    computer_level: Mapped[str | None] = mapped_column(String(8))
     # The game's end, so that the next summary starts from the latest one.
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 

@@ -11,7 +11,8 @@ A player who stopped notifications for a game gets none for it, except a link
 an admin resends on request. A turn email goes out only as the address's home
 page asks (:data:`service.models.EMAIL_POLICIES`): for every move, only while
 the player's page for that game is not open, or never (a daily digest, or
-reminders only). Every email links to the recipient's home page.
+reminders only). Every email links to the recipient's home page. The computer,
+playing a seat, gets none at all.
 
 The kinds of email sent here are registered at the end (see :mod:`.mail.kinds`).
 """
@@ -54,13 +55,18 @@ def opponent_away_until(player: Player, now: datetime | None = None) -> str | No
     """When the player's opponent in this game comes back from vacation (ISO, UTC), if away."""
     game = player.game
     opponent = game.player("shadow" if player.seat == "keeper" else "keeper")
+    if opponent.email is None:  # the computer takes no vacation
+        return None
     end = vacation_end([opponent.email], now or utcnow())
     return end.isoformat(timespec="seconds") if end is not None else None
 
 
 def _send(player: Player, kind: str, *, always: bool = False, **extra: Any) -> None:
-    """Queue one email of ``kind`` to ``player``, in their language (English if none was chosen)."""
-    if not player.notify and not always:
+    """Queue one email of ``kind`` to ``player``, in their language (English if none was chosen).
+
+    The computer has no address: it gets no email of any kind.
+    """
+    if player.email is None or (not player.notify and not always):
         return
     context = {**_context(player), **extra}
     queue(
@@ -74,8 +80,11 @@ def _send(player: Player, kind: str, *, always: bool = False, **extra: Any) -> N
 
 
 def _rematch_url(game: Game, player: Player) -> str | None:
-    # The first game of a return match is followed by the second, not by a rematch.
+    # The first game of a return match is followed by the second, not by a rematch; the
+    # computer is played again from the new-game page.
     if game.match_game == 1 or game.status == "cancelled" or not player.link_key:
+        return None
+    if any(seat.is_computer for seat in game.players):
         return None
     return f"{current_app.config['BASE_URL']}/rematch/{token_for(player)}"
 
