@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from flask_babel import format_datetime, gettext, ngettext
 from flask_babel import lazy_gettext as _l
@@ -51,6 +51,43 @@ WORDS = {
         "two": _l("Two potions: no effect"),
     },
 }
+
+
+# The computer's levels (service.bots.LEVELS) as players read them.
+LEVEL_NAMES = {
+    "random": _l("random"),
+    "easy": _l("easy"),
+    "medium": _l("medium"),
+    "hard": _l("hard"),
+}
+
+
+def level_name(level: str) -> str:
+    """A computer level in words: ``hard`` (``difficile`` in French)."""
+    return str(LEVEL_NAMES[level])
+
+
+def computer_name(level: str) -> str:
+    """The computer at a level, as it is named wherever a player's name goes."""
+    return gettext("the computer, %(level)s", level=level_name(level))
+
+
+class Named(Protocol):
+    """A player as :func:`player_name` reads it (a :class:`~service.models.Player`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def computer_level(self) -> str | None: ...
+
+
+def player_name(player: Named) -> str:
+    """What a player is called: a person's own name, or the computer with its level,
+    in the reader's language."""
+    if player.computer_level is not None:
+        return computer_name(player.computer_level)
+    return str(player.name)
 
 
 def suit_name(suit: str, look: str = "standard") -> str:

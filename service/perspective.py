@@ -10,6 +10,7 @@ import logging
 from datetime import datetime
 from typing import Literal, TypedDict
 
+from .game_text import player_name
 from .language import LANGUAGES
 from .models import Game, Player, db
 from .rules import OVER, Seat, other, return_match, seat_view
@@ -122,9 +123,9 @@ def player_view(player: Player) -> PlayerView:
         "status": game.status,
         "winner": game.winner,
         "look": game.look,
-        "you": player.name,
-        "opponent": opponent.name,
-        "names": {p.seat: p.name for p in game.players},
+        "you": player_name(player),
+        "opponent": player_name(opponent),
+        "names": {p.seat: player_name(p) for p in game.players},
         "deadline": _iso(game.deadline) if open_game else None,
         "since": game.state["history"][player.history_mark :],
         "match": match_summary(player),

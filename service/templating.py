@@ -2,7 +2,7 @@
 
 Pages and emails name cards, suits, seats and effects with the filters of
 :mod:`service.game_text` (``card_name``, ``seat_name``, ``suit_name``,
-``effect_text``...), in the reader's language and the game's look; the admin
+``effect_text``, ``player_name``...), in the reader's language and the game's look; the admin
 pages use the same filters, in English. ``suit_of`` and the test ``elixir``
 name nothing: they read a card's code, for styles and forms. Every template
 compares a view's ``phase`` with the globals ``EXCHANGE``, ``PLAY``, ``SWAP``
@@ -28,6 +28,8 @@ GAME_WORDS = (
     game_text.effect_name,
     game_text.effect_text,
     game_text.deadline_text,
+    game_text.player_name,
+    game_text.level_name,
 )
 
 
