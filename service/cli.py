@@ -12,22 +12,35 @@ from flask.cli import AppGroup, with_appcontext
 from sqlalchemy.exc import DBAPIError
 from werkzeug.serving import run_simple
 
-from . import deadlines, games
+from . import bots, computer, deadlines, games
 from .links import player_url
 from .mail import worker
 from .models import Game, db
 from .perspective import describe_status
-from .rules import PRINTED, TRICKS_PER_ROUND, variant_of
+from .rules import PRINTED, SEATS, TRICKS_PER_ROUND, Seat, variant_of
 from .unit_of_work import transaction
 
 games_cli = AppGroup("games", help="Create and inspect games.")
 
 
 @games_cli.command("create")
-@click.option("--keeper", "keeper_email", required=True, help="The Keeper's email address.")
-@click.option("--shadow", "shadow_email", required=True, help="The Shadow's email address.")
+@click.option("--keeper", "keeper_email", default="", help="The Keeper's email address.")
+@click.option("--shadow", "shadow_email", default="", help="The Shadow's email address.")
 @click.option("--keeper-name", default="", help="The Keeper's display name.")
 @click.option("--shadow-name", default="", help="The Shadow's display name.")
+@click.option(
+    "--computer",
+    type=click.Choice(SEATS),
+    default=None,
+    help="The seat the computer plays (instead of an address).",
+)
+@click.option(
+    "--level",
+    type=click.Choice(list(bots.LEVELS)),
+    default="medium",
+    show_default=True,
+    help="How well the computer plays.",
+)
 @click.option("--seed", type=int, default=None, help="Deal from this seed (default: random).")
 @click.option("--look", type=click.Choice(["standard", "classic"]), default="standard")
 @click.option("--days", type=int, default=None, help="Days per move; 0 for no deadline.")
@@ -37,18 +50,38 @@ def create(
     shadow_email: str,
     keeper_name: str,
     shadow_name: str,
+    computer: Seat | None,
+    level: str,
     seed: int | None,
     look: str,
     days: int | None,
     match: bool,
 ) -> None:
-    """Deal a game; print its id, then each seat and its link."""
+    """Deal a game; print its id, then each person's seat and link.
+
+    Give both addresses for a game between people, or one address and
+    ``--computer`` with the other seat to play against the computer.
+    """
+    given: dict[Seat, tuple[str, str]] = {
+        "keeper": (keeper_email, keeper_name),
+        "shadow": (shadow_email, shadow_name),
+    }
+    seatings: dict[Seat, games.Seating] = {}
+    for seat, (email, name) in given.items():
+        if seat == computer:
+            if email:
+                raise click.UsageError(f"the computer plays the {seat}: give no --{seat}")
+            seatings[seat] = games.Seating.the_computer(level)
+        elif not email:
+            raise click.UsageError(f"give --{seat} (an address) or --computer {seat}")
+        else:
+            seatings[seat] = games.Seating(email, name or email.split("@")[0])
     start = games.create_match if match else games.create_game
     try:
         with transaction():
             game = start(
-                games.Seating(keeper_email, keeper_name or keeper_email.split("@")[0]),
-                games.Seating(shadow_email, shadow_name or shadow_email.split("@")[0]),
+                seatings["keeper"],
+                seatings["shadow"],
                 seed=seed,
                 look=look,
                 days_per_move=days,
@@ -57,7 +90,8 @@ def create(
         raise click.UsageError(str(exc)) from None
     click.echo(game.id)
     for player in game.players:
-        click.echo(f"{player.seat} {player_url(player)}")
+        if not player.is_computer:
+            click.echo(f"{player.seat} {player_url(player)}")
 
 
 def _game(game_id: int) -> Game:
@@ -83,6 +117,9 @@ def show(game_id: int) -> None:
     variant = variant_of(state)
     click.echo(f"Game {game.id}: {describe_status(game.status)} (version {game.version})")
     for player in game.players:
+        if player.is_computer:
+            click.echo(f"  {player.seat:<7} the computer ({player.computer_level})")
+            continue
         link = "link revoked" if player.link_key is None else "link live"
         click.echo(f"  {player.seat:<7} {player.name} <{player.email}> ({link})")
     click.echo(
@@ -109,22 +146,31 @@ mail_cli = AppGroup("mail", help="Deliver queued email.")
 
 
 @mail_cli.command("worker")
-@click.option("--once", is_flag=True, help="Drain the queue, say how many were handled, exit.")
+@click.option(
+    "--once",
+    is_flag=True,
+    help="Make the computer's moves, drain the queue, say how many were handled, exit.",
+)
 @click.option("--poll", type=float, default=2.0, show_default=True, help="Seconds between polls.")
 def mail_worker(once: bool, poll: float) -> None:
-    """Deliver queued email until stopped; also runs the deadline sweep every minute.
+    """Deliver queued email and make the computer's moves until stopped; also runs the
+    deadline sweep every minute.
 
-    With ``--once``, an unreachable database or SMTP server ends it with an error.
+    With ``--once``, make the moves that are due, deliver what is queued, and exit; an
+    unreachable database or SMTP server ends it with an error.
     """
+    moves = computer.ComputerMoves()
     if not once:
-        worker.run(poll=poll, sweep=deadlines.sweep)
+        worker.run(poll=poll, sweep=deadlines.sweep, moves=moves)
         return
     try:
-        handled = worker.run(once=True)
+        handled = worker.run(once=True, moves=moves)
     except DBAPIError as exc:
         raise click.ClickException(f"the database is unavailable: {exc.orig}") from None
     except (smtplib.SMTPException, OSError) as exc:
         raise click.ClickException(f"the SMTP server is unavailable: {exc}") from None
+    if moves.made:
+        click.echo(f"made {moves.made} computer move(s)")
     click.echo(f"handled {handled} message(s)")
 
 
@@ -148,7 +194,12 @@ def serve(host: str, port: int) -> None:
 
     def work() -> None:
         with app.app_context():
-            worker.run(poll=1.0, sweep=deadlines.sweep, should_stop=stop.is_set)
+            worker.run(
+                poll=1.0,
+                sweep=deadlines.sweep,
+                moves=computer.ComputerMoves(),
+                should_stop=stop.is_set,
+            )
 
     thread = threading.Thread(target=work, name="mail-worker", daemon=True)
     thread.start()

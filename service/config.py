@@ -47,6 +47,10 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "MAX_CONTENT_LENGTH": ("8192", "bytes a request body may hold; a larger one is refused (413)"),
     "DEFAULT_DAYS_PER_MOVE": ("7", "days a player has for each move; 0 for no deadline"),
     "VACATION_DAYS_PER_YEAR": ("30", "whole days of vacation a player may take each year"),
+    "BOT_DELAY_SECONDS": (
+        "3",
+        "seconds the computer waits after the last move before it makes its own",
+    ),
     "TRUSTED_PROXIES": ("0", "reverse proxies in front of the app whose X-Forwarded-* to trust"),
     "LOG_LEVEL": ("INFO", "DEBUG, INFO, WARNING or ERROR: the least severe log line written"),
     "LOG_FORMAT": ("text", "text (one readable line) or json (one JSON object per line)"),
@@ -130,6 +134,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         MAX_FORM_PARTS=FORM_PARTS,
         DEFAULT_DAYS_PER_MOVE=number(env, "DEFAULT_DAYS_PER_MOVE", int),
         VACATION_DAYS_PER_YEAR=number(env, "VACATION_DAYS_PER_YEAR", int),
+        BOT_DELAY_SECONDS=number(env, "BOT_DELAY_SECONDS", float),
         TRUSTED_PROXIES=number(env, "TRUSTED_PROXIES", int),
         LOG_LEVEL=log_level(env),
         LOG_FORMAT=log_format(env),

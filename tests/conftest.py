@@ -41,6 +41,7 @@ def base_config(database_url: str, instance: Path) -> dict[str, Any]:
         "SECRET_KEY": "test-secret-key",
         "BASE_URL": BASE_URL,
         "SPLITMIND_ENV": "development",
+        "BOT_DELAY_SECONDS": "0",
         "TESTING": True,
         "instance_path": str(instance),
     }

@@ -13,6 +13,10 @@ that message's temporary failure too: it is tried again later, then given up
 on, and the next message goes out on a new connection, so a message the server
 hangs up on every time cannot hold up the others. An SMTP server or database
 that is down delays the queue; it loses nothing.
+
+Each pass also makes the moves the computer owes (:mod:`service.computer`)
+before it sends the mail, so the turn email a computer's move causes leaves
+in the same pass; a move that fails is logged, and the mail goes on.
 """
 
 from __future__ import annotations
@@ -303,11 +307,13 @@ def run(
     poll: float = 2.0,
     sweep_every: float = 60.0,
     sweep: Callable[[], object] | None = None,
+    moves: Callable[[], object] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> int:
-    """The worker loop: drain the queue, run the deadline sweep now and then, wait, repeat.
+    """The worker loop: make the computer's ``moves``, drain the queue, run the deadline
+    sweep now and then, wait, repeat.
 
-    With ``once``, drain the queue and return; a database or SMTP server that
+    With ``once``, make the moves, drain the queue and return; a database or SMTP server that
     cannot be reached is raised instead of waited for. Otherwise outages are
     logged and waited out with a growing pause, and so is their end. Returns
     how many messages were handled (sent, skipped, failed or put off for a retry).
@@ -324,6 +330,8 @@ def run(
                 if sweep is not None and time.monotonic() - last_sweep >= sweep_every:
                     last_sweep = time.monotonic()
                     _sweep(sweep)
+                if moves is not None:
+                    _moves(moves)
                 handled += drain(transport)
             except DBAPIError as exc:
                 db.session.rollback()
@@ -373,6 +381,17 @@ def _sweep(sweep: Callable[[], object]) -> None:
     except Exception:
         db.session.rollback()
         log.exception("the deadline sweep failed; the mail goes on")
+
+
+def _moves(moves: Callable[[], object]) -> None:
+    """Make the computer's moves; a fault in them is logged, and the mail goes on."""
+    try:
+        moves()
+    except DBAPIError:
+        raise
+    except Exception:
+        db.session.rollback()
+        log.exception("the computer's moves failed; the mail goes on")
 
 
 def _sleep(seconds: float, should_stop: Callable[[], bool]) -> None:
