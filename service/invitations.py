@@ -40,7 +40,8 @@ from .models import (
     insert_new,
     utcnow,
 )
-from .rules import other
+from .rules import SEATS, Seat, other
+from .rules.names import is_seat
 
 log = logging.getLogger(__name__)
 
@@ -107,9 +108,7 @@ def request_game(request: Request) -> Invitation:
     opponent = games.clean_email(request.opponent_email)
     if creator == opponent:
         raise InvitationError(gettext("You and your opponent need two different email addresses."))
-    if request.role not in ("keeper", "shadow", "random"):
-        raise InvitationError(gettext("Choose Keeper, Shadow or random."))
-    role = request.role if request.role != "random" else secrets.choice(("keeper", "shadow"))
+    role = _creator_role(request.role)
     seats = {
         role: games.Seating(creator, request.name, request.language),
         "shadow" if role == "keeper" else "keeper": games.Seating(opponent, request.opponent_name),
@@ -141,6 +140,60 @@ def request_game(request: Request) -> Invitation:
     db.session.flush()
     log.info("invitation %d to game %d: the creator is asked to confirm", invitation.id, game.id)
     return invitation
+
+
+def _creator_role(role: str) -> Seat:
+    """The seat the creator asked for, or one drawn at random."""
+    if role == "random":
+        return secrets.choice(SEATS)
+    if not is_seat(role):
+        raise InvitationError(gettext("Choose Keeper, Shadow or random."))
+    return role
+
+
+@dataclass(frozen=True)
+class ComputerRequest:
+    """What the new-game form asks for to play against the computer."""
+
+    name: str
+    email: str
+    level: str
+    role: str  # keeper, shadow or random
+    match: bool
+    days_per_move: int | None
+    look: str = "standard"
+    language: str | None = None
+
+
+def play_computer(request: ComputerRequest) -> Game:
+    """Start a game against the computer at once; its creator is emailed their link.
+
+    Nobody is invited, so nothing waits: the one email goes to the address typed
+    in, as the first email of a game against a person does (the address to
+    confirm), and like that one it goes to no address that declined invitations
+    or stopped emails. The page reads the same either way.
+    """
+    creator = games.clean_email(request.email)
+    role = _creator_role(request.role)
+    seats = {
+        role: games.Seating(creator, request.name, request.language),
+        other(role): games.Seating.the_computer(request.level),
+    }
+    start = games.create_match if request.match else games.create_game
+    game = start(
+        seats["keeper"],
+        seats["shadow"],
+        look=request.look,
+        days_per_move=request.days_per_move or 0,
+        waiting=True,
+    )
+    game.player(role).notify = not blocked(creator)
+    db.session.flush()
+    games.start_waiting_game(game.id)
+    log.info(
+        "game %d against the computer (%s) started from the public page", game.id, request.level
+    )
+    return game
 
 
 def confirm(invitation: Invitation) -> None:
@@ -237,6 +290,11 @@ def rematch_refusal(player: Player) -> str | None:
     if game.status == "cancelled":
         return gettext("Game %(id)s was cancelled: it has no rematch.", id=game.id)
     opponent = game.player(other(player.seat))
+    if opponent.email is None:
+        return gettext(
+            "Game %(id)s was against the computer: start another from the new-game page.",
+            id=game.id,
+        )
     if blocked(opponent.email):
         return gettext(
             "%(name)s has asked not to receive invitations from this service.",
@@ -262,9 +320,11 @@ def propose_rematch(player: Player) -> Invitation:
         raise InvitationError(refusal)
     keeper, shadow = game.player("keeper"), game.player("shadow")
     opponent = game.player(other(player.seat))
+    # rematch_refusal has turned down a game against the computer: both are people.
+    assert player.email is not None and opponent.email is not None
     new = games.create_game(
-        games.Seating(shadow.email, shadow.name, shadow.language),
-        games.Seating(keeper.email, keeper.name, keeper.language),
+        games.seating_of(shadow),
+        games.seating_of(keeper),
         look=game.look,
         days_per_move=game.days_per_move or 0,
         waiting=True,
@@ -301,6 +361,7 @@ def propose_rematch(player: Player) -> Invitation:
 def stop_emails(player: Player) -> None:
     """Stop the player's emails about their game; this service invites their address no more."""
     player.notify = False
+    assert player.email is not None  # an unsubscribe link reaches only people
     address = _address(player.email)
     address.unsubscribed_at = address.unsubscribed_at or utcnow()
     db.session.flush()

@@ -50,10 +50,10 @@ def test_the_new_game_form_in_french(client: FlaskClient) -> None:
         "Un match retour (deux parties, rôles inversés)",
         "Couleurs classiques",
         "Jours par coup",
-        "Envoyer l’invitation",
+        "Lancer la partie",
     ):
         assert phrase in words, phrase
-    for english in ("Your name", "Keeper", "Random", "Send the invitation"):
+    for english in ("Your name", "Keeper", "Random", "Start the game"):
         assert english not in words, english
     assert 'href="/new?lang=en"' in html
     assert "Your name" in client.get("/new").get_data(as_text=True)

@@ -6,9 +6,17 @@ from flask_babel import LazyString, gettext
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import EmailField, Field, IntegerField, RadioField, SelectChoice, StringField
-from wtforms.validators import InputRequired, Length, NumberRange, Optional, ValidationError
+from wtforms.validators import (
+    InputRequired,
+    Length,
+    NumberRange,
+    Optional,
+    StopValidation,
+    ValidationError,
+)
 
 from .. import games
+from ..game_text import LEVEL_NAMES
 
 # The validators' messages come from the service's catalogue, like every other word on the page.
 REQUIRED = _l("This field is required.")
@@ -43,16 +51,23 @@ def mailable(form: FlaskForm, field: Field) -> None:
         ) from None
 
 
-def address_field(label: LazyString) -> EmailField:
+def address_field(label: LazyString, validators: tuple[object, ...] = ()) -> EmailField:
     """An email address field: required, one the service can mail, at most 254 characters."""
     return EmailField(
         label,
         validators=[
+            *validators,
             InputRequired(message=REQUIRED),
             Length(max=254, message=TOO_LONG),
             mailable,
         ],
     )
+
+
+def against_a_person(form: FlaskForm, field: Field) -> None:
+    """Check the opponent's fields only when the opponent is a person: the computer has none."""
+    if form.opponent.data == "computer":
+        raise StopValidation()
 
 
 class NewGameForm(FlaskForm):
@@ -63,11 +78,28 @@ class NewGameForm(FlaskForm):
         validators=[InputRequired(message=REQUIRED), Length(max=80, message=TOO_LONG)],
     )
     email = address_field(_l("Your email"))
+    opponent = RadioField(
+        _l("Play against"),
+        choices=[
+            SelectChoice("person", _l("A person, invited by email")),
+            SelectChoice("computer", _l("The computer")),
+        ],
+        default="person",
+    )
+    level = RadioField(
+        _l("The computer's level"),
+        choices=[SelectChoice(level, name) for level, name in LEVEL_NAMES.items()],
+        default="medium",
+    )
     opponent_name = StringField(
         _l("Your opponent's name"),
-        validators=[InputRequired(message=REQUIRED), Length(max=80, message=TOO_LONG)],
+        validators=[
+            against_a_person,
+            InputRequired(message=REQUIRED),
+            Length(max=80, message=TOO_LONG),
+        ],
     )
-    opponent_email = address_field(_l("Your opponent's email"))
+    opponent_email = address_field(_l("Your opponent's email"), (against_a_person,))
     role = RadioField(
         _l("Your role"),
         choices=[

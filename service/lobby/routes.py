@@ -48,12 +48,26 @@ def _address_in(field: str) -> Callable[[], str]:
     return key
 
 
+def _against_the_computer() -> bool:
+    """Whether the posted form asks for a game against the computer: no opponent's address."""
+    return request.form.get("opponent") == "computer"
+
+
 @bp.route("/new", methods=["GET", "POST"])
 @limiter.limit("10 per hour", methods=["POST"])
 @limiter.limit("5 per day", key_func=_address_in("email"), methods=["POST"])
-@limiter.limit("3 per day", key_func=_address_in("opponent_email"), methods=["POST"])
+@limiter.limit(
+    "3 per day",
+    key_func=_address_in("opponent_email"),
+    methods=["POST"],
+    exempt_when=_against_the_computer,
+)
 def new_game() -> ResponseReturnValue:
-    """The public new-game form; a valid request emails the creator a confirm link."""
+    """The public new-game form; a valid request emails the creator a confirm link.
+
+    Against the computer nobody is invited: the game starts at once, and the
+    creator is emailed their link.
+    """
     check_database()  # an outage shows before the form is filled in
     form = NewGameForm()
     if request.method == "GET":
@@ -62,30 +76,61 @@ def new_game() -> ResponseReturnValue:
         form.name.data = request.args.get("name", "")[:80] or None
     error = None
     if form.validate_on_submit():
-        try:
-            with transaction():
-                invitations.request_game(
-                    invitations.Request(
-                        name=form.name.data,
-                        email=form.email.data,
-                        opponent_name=form.opponent_name.data,
-                        opponent_email=form.opponent_email.data,
-                        role=form.role.data,
-                        match=form.format.data == "match",
-                        days_per_move=form.days.data,
-                        look=form.look.data,
-                        language=current_language(),
-                    )
-                )
-        except invitations.InvitationError as exc:
-            error = str(exc)
-        except games.InvalidGame:
-            # The form has checked the look and the days: what is left to refuse is an address.
-            error = gettext("These addresses cannot make a game: check both of them.")
-        else:
-            return render_template("lobby/sent.html", email=form.email.data)
+        computer = form.opponent.data == "computer"
+        error = _play_computer(form) if computer else _invite(form)
+        if error is None:
+            return render_template("lobby/sent.html", email=form.email.data, computer=computer)
     status = 400 if request.method == "POST" else 200
     return render_template("lobby/new.html", form=form, error=error), status
+
+
+def _invite(form: NewGameForm) -> str | None:
+    """Ask for a game against a person; ``None``, or why it cannot be made."""
+    try:
+        with transaction():
+            invitations.request_game(
+                invitations.Request(
+                    name=form.name.data,
+                    email=form.email.data,
+                    opponent_name=form.opponent_name.data,
+                    opponent_email=form.opponent_email.data,
+                    role=form.role.data,
+                    match=form.format.data == "match",
+                    days_per_move=form.days.data,
+                    look=form.look.data,
+                    language=current_language(),
+                )
+            )
+    except invitations.InvitationError as exc:
+        return str(exc)
+    except games.InvalidGame:
+        # The form has checked the look and the days: what is left to refuse is an address.
+        return gettext("These addresses cannot make a game: check both of them.")
+    return None
+
+
+def _play_computer(form: NewGameForm) -> str | None:
+    """Start a game against the computer; ``None``, or why it cannot be made."""
+    try:
+        with transaction():
+            invitations.play_computer(
+                invitations.ComputerRequest(
+                    name=form.name.data,
+                    email=form.email.data,
+                    level=form.level.data,
+                    role=form.role.data,
+                    match=form.format.data == "match",
+                    days_per_move=form.days.data,
+                    look=form.look.data,
+                    language=current_language(),
+                )
+            )
+    except invitations.InvitationError as exc:
+        return str(exc)
+    except games.InvalidGame:
+        # The form has checked the level, the look and the days: what is left is the address.
+        return gettext("This address cannot make a game: check it.")
+    return None
 
 
 @bp.route("/links", methods=["GET", "POST"])
