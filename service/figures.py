@@ -1,7 +1,9 @@
 """Playtest figures of a finished game, written in the transaction that finishes it.
 
 A finished game never changes, so the statistics page adds up these small rows
-instead of reading every game's final state.
+instead of reading every game's final state. Each row says whether the computer
+played a seat, and at which level, so that games against the computer are
+counted apart and the figures of games between people stay theirs alone.
 """
 
 from __future__ import annotations
@@ -32,8 +34,21 @@ def game_figures(state: State) -> dict[str, Any]:
     }
 
 
+def computer_figures(game: Game) -> dict[str, Any]:
+    """The seat the computer played in the game and its level; both ``None`` between people."""
+    computer = next((player for player in game.players if player.is_computer), None)
+    if computer is None:
+        return {"computer_seat": None, "computer_level": None}
+    return {"computer_seat": computer.seat, "computer_level": computer.computer_level}
+
+
 def record(game: Game) -> None:
     """Add the figures of a game that has just finished (in the caller's transaction)."""
     db.session.add(
-        GameFigures(game_id=game.id, finished_at=game.finished_at, **game_figures(game.state))
+        GameFigures(
+            game_id=game.id,
+            finished_at=game.finished_at,
+            **game_figures(game.state),
+            **computer_figures(game),
+        )
     )

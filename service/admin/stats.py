@@ -3,6 +3,10 @@
 The playtest figures come from each finished game's final state, written as a
 small ``game_figures`` row when the game finishes (:mod:`service.figures`);
 the page adds those rows up with SQL and writes nothing.
+
+Games against the computer are kept apart: the playtest figures and the time
+per move are those of games between people, and the games against the
+computer have figures of their own, by level.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from sqlalchemy import (
     select,
 )
 
+from ..bots import LEVELS
 from ..figures import game_figures
-from ..models import Event, Game, GameFigures, db, insert_new
+from ..models import Event, Game, GameFigures, Player, db, insert_new
 from ..unit_of_work import transaction
 
 log = logging.getLogger(__name__)
@@ -45,8 +50,15 @@ def summarize_finished(limit: int | None = None) -> tuple[int, bool]:
     game summarized twice keeps its first row. Each batch is a transaction of
     its own, so a long run keeps what it has written if it is stopped.
     """
+    computer = select(Player).where(Player.game_id == Game.id, Player.computer_level.is_not(None))
     missing = (
-        select(Game.id, Game.state, Game.finished_at)
+        select(
+            Game.id,
+            Game.state,
+            Game.finished_at,
+            computer.with_only_columns(Player.seat).scalar_subquery(),
+            computer.with_only_columns(Player.computer_level).scalar_subquery(),
+        )
         .where(
             Game.status == "finished",
             ~select(GameFigures.game_id).where(GameFigures.game_id == Game.id).exists(),
@@ -60,8 +72,14 @@ def summarize_finished(limit: int | None = None) -> tuple[int, bool]:
             rows = db.session.execute(missing.limit(size)).all()
             if rows:
                 figures = [
-                    {"game_id": game_id, "finished_at": finished_at, **game_figures(state)}
-                    for game_id, state, finished_at in rows
+                    {
+                        "game_id": game_id,
+                        "finished_at": finished_at,
+                        "computer_seat": seat,
+                        "computer_level": level,
+                        **game_figures(state),
+                    }
+                    for game_id, state, finished_at, seat, level in rows
                 ]
                 db.session.execute(insert_new(GameFigures), figures)
         if not rows:
@@ -83,6 +101,8 @@ class Week:
     finished: int
     timeouts: int
     cancelled: int
+    # Of the games started, those against the computer.
+    against_computer: int = 0
 
 
 def _postgresql() -> bool:
@@ -103,20 +123,31 @@ def _day(value: Any) -> date:
     return date.fromisoformat(str(value)[:10])
 
 
+def _against_computer() -> ColumnElement[bool]:
+    """Whether the computer plays a seat of the game, in SQL."""
+    return (
+        select(Player.id)
+        .where(Player.game_id == Game.id, Player.computer_level.is_not(None))
+        .exists()
+    )
+
+
 def weekly(now: datetime, weeks: int = WEEKS) -> list[Week]:
     """The last ``weeks`` weeks, newest first: games started, finished, timed out, cancelled."""
     this_monday = now.date() - timedelta(days=now.weekday())
     mondays = [this_monday - timedelta(weeks=n) for n in range(weeks)]
     since = datetime.combine(mondays[-1], datetime.min.time(), tzinfo=now.tzinfo)
     started_week = _week(Game.started_at)
-    started = {
-        _day(week): count
-        for week, count in db.session.execute(
-            select(started_week, func.count())
-            .where(Game.started_at >= since)
-            .group_by(started_week)
-        )
-    }
+    started: Counter[date] = Counter()
+    against_computer: Counter[date] = Counter()
+    for week, computer, count in db.session.execute(
+        select(started_week, _against_computer(), func.count())
+        .where(Game.started_at >= since)
+        .group_by(started_week, _against_computer())
+    ):
+        started[_day(week)] += count
+        if computer:
+            against_computer[_day(week)] += count
     # Games that ended after they started: not an invitation declined or withdrawn.
     ended_week = _week(Game.finished_at)
     ended: Counter[tuple[date, str]] = Counter()
@@ -129,7 +160,8 @@ def weekly(now: datetime, weeks: int = WEEKS) -> list[Week]:
     return [
         Week(
             start=monday,
-            started=started.get(monday, 0),
+            started=started[monday],
+            against_computer=against_computer[monday],
             finished=ended[monday, "finished"],
             timeouts=ended[monday, "timed_out"] + ended[monday, "abandoned"],
             cancelled=ended[monday, "cancelled"],
@@ -155,10 +187,14 @@ def _seconds_between(earlier: Any, later: Any) -> ColumnElement[float]:
 
 
 def move_times(window: int = MOVE_WINDOW) -> MoveTimes:
-    """The median time between consecutive moves of a game, among the latest ``window`` moves."""
+    """The median time between consecutive moves of a game, among the latest ``window`` moves.
+
+    Only games between people count: the computer answers in seconds.
+    """
+    computer_games = select(Player.game_id).where(Player.computer_level.is_not(None))
     recent = (
         select(Event.game_id, Event.id, Event.created_at)
-        .where(Event.kind == "move")
+        .where(Event.kind == "move", Event.game_id.not_in(computer_games))
         .order_by(Event.id.desc())
         .limit(window)
         .subquery()
@@ -198,13 +234,16 @@ def _count_if(condition: ColumnElement[bool]) -> ColumnElement[Any]:
     return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
 
 
-def playtest() -> Playtest:
+def playtest(against_computer: bool = False) -> Playtest:
     """Win rates, final tracks, effects and round leaders, added up over finished games.
 
-    One pass over the figures, grouped by how each game ended; the groups (at
-    most a few dozen) are added up here.
+    Over the games between people, or with ``against_computer`` over the games
+    against the computer. One pass over the figures, grouped by how each game
+    ended; the groups (at most a few dozen) are added up here.
     """
     figures = GameFigures
+    seat = figures.computer_seat
+    which = seat.is_not(None) if against_computer else seat.is_(None)
     groups = db.session.execute(
         select(
             figures.complete,
@@ -220,7 +259,9 @@ def playtest() -> Playtest:
             _count_if(figures.round2_leader == "shadow"),
             func.count(figures.round3_leader),
             _count_if(figures.round3_leader == "shadow"),
-        ).group_by(figures.complete, figures.winner, figures.track)
+        )
+        .where(which)
+        .group_by(figures.complete, figures.winner, figures.track)
     ).all()
     complete = [group for group in groups if group[0]]
     counts = [group[3:] for group in complete]
@@ -242,14 +283,53 @@ def playtest() -> Playtest:
 
 
 @dataclass(frozen=True)
+class LevelResults:
+    """Games against the computer at one level, played to the end, and who won them."""
+
+    level: str
+    # The computer's seat: the person played the other.
+    computer_seat: str
+    games: int
+    person_wins: int
+
+
+def computer_results() -> list[LevelResults]:
+    """The games against the computer played to the end, by level and the computer's seat."""
+    figures = GameFigures
+    rows = db.session.execute(
+        select(
+            figures.computer_level,
+            figures.computer_seat,
+            func.count(),
+            _count_if(figures.winner != figures.computer_seat),
+        )
+        .where(figures.computer_seat.is_not(None), figures.complete)
+        .group_by(figures.computer_level, figures.computer_seat)
+    ).all()
+    results = [LevelResults(level, seat, games, wins) for level, seat, games, wins in rows]
+    order = list(LEVELS)
+    return sorted(results, key=lambda row: (order.index(row.level), row.computer_seat))
+
+
+@dataclass(frozen=True)
 class Statistics:
     """Everything the statistics page shows."""
 
     weeks: list[Week]
     moves: MoveTimes
+    # Games between people.
     playtest: Playtest
+    # Games against the computer.
+    computer: Playtest
+    levels: list[LevelResults]
 
 
 def statistics(now: datetime) -> Statistics:
     """Add everything up (reads only)."""
-    return Statistics(weeks=weekly(now), moves=move_times(), playtest=playtest())
+    return Statistics(
+        weeks=weekly(now),
+        moves=move_times(),
+        playtest=playtest(),
+        computer=playtest(against_computer=True),
+        levels=computer_results(),
+    )
