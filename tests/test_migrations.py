@@ -11,7 +11,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from flask import Flask
 from flask_migrate import downgrade, upgrade
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from service import games, invitations
 from service.admin.auth import create_admin
@@ -38,6 +38,8 @@ BEFORE_KINDS_AS_TEMPLATES = "6060eb26bc82"
 BEFORE_REPLACE_KEYS = "121060839a6b"
 # The revision whose history entries held the engine's English.
 BEFORE_FACTS_ONLY = "644fc92f96ed"
+# The revision before the computer could play a seat.
+BEFORE_COMPUTER = "6986e22d124a"
 
 
 def test_migrated_schema_matches_the_models(app: Flask) -> None:
@@ -213,3 +215,34 @@ def test_history_entries_lose_the_engines_english(app: Flask) -> None:
     ]
     assert before == state
     assert after == state
+
+
+def test_the_computer_seats_survive_a_downgrade_with_an_address_no_mail_reaches(
+    app: Flask,
+) -> None:
+    with app.app_context():
+        with transaction():
+            game = games.create_game(
+                Seating("kim@example.com", "Kim"), Seating.the_computer("hard")
+            )
+            people = games.create_game(
+                Seating("ann@example.com", "Ann"), Seating("bob@example.com", "Bob")
+            )
+            game_id, people_id = game.id, people.id
+        db.session.remove()
+        downgrade(revision=BEFORE_COMPUTER)
+        rows = db.session.execute(
+            text("SELECT game_id, seat, email FROM players ORDER BY game_id, seat")
+        ).all()
+        db.session.remove()
+        upgrade()
+        after = db.session.execute(
+            select(Player.game_id, Player.seat, Player.email, Player.computer_level)
+        ).all()
+    assert sorted(map(tuple, rows)) == [
+        (game_id, "keeper", "kim@example.com"),
+        (game_id, "shadow", "computer@splitmind.invalid"),
+        (people_id, "keeper", "ann@example.com"),
+        (people_id, "shadow", "bob@example.com"),
+    ]
+    assert all(level is None for *_, level in after)

@@ -39,11 +39,6 @@ def upgrade():
 
 
 def downgrade():
-    # The older schema knows only people: the computer's seats keep an address no mail can
-    # reach (the reserved .invalid domain), and nobody moves them any more.
-    op.execute(
-        "UPDATE players SET email = 'computer@splitmind.invalid' WHERE computer_level IS NOT NULL"
-    )
     with op.batch_alter_table("game_figures", schema=None) as batch_op:
         batch_op.drop_column("computer_level")
         batch_op.drop_column("computer_seat")
@@ -55,5 +50,12 @@ def downgrade():
             sqlite_where=sa.text("computer_level IS NOT NULL"),
             postgresql_where=sa.text("computer_level IS NOT NULL"),
         )
+
+    # The older schema knows only people: the computer's seats keep an address no mail can
+    # reach (the reserved .invalid domain), and nobody moves them any more.
+    op.execute(
+        "UPDATE players SET email = 'computer@splitmind.invalid' WHERE computer_level IS NOT NULL"
+    )
+    with op.batch_alter_table("players", schema=None) as batch_op:
         batch_op.alter_column("email", existing_type=sa.String(length=254), nullable=False)
         batch_op.drop_column("computer_level")
