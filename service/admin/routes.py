@@ -195,7 +195,7 @@ def _player(game_id: int, player_id: int) -> Player:
 def resend_link(game_id: int, player_id: int) -> BaseResponse:
     """Email the player their link again."""
     player = _player(game_id, player_id)
-    if player.link_key is None:
+    if player.link_key is None and not player.is_computer:
         flash("This player's link is revoked: rotate it to give them a new one.", "error")
         return _done(game_id)
     return _act(

@@ -19,7 +19,7 @@ from service.models import Game, OutboxMessage, db, utcnow
 from service.rules import Variant, run, summary, to_act
 from service.unit_of_work import transaction
 
-from ..helpers import pick_action, redeal
+from ..helpers import csrf_token, pick_action, redeal
 from ..secrecy import leaks
 from .conftest import play
 
@@ -285,3 +285,38 @@ def test_the_game_page_says_who_is_on_vacation(app, admin) -> None:
     assert html.count('<span class="badge">on vacation until') == 1  # Sam's, not Kim's
     assert f"on vacation until {until:%Y-%m-%d %H:%M} UTC" in html
     assert f"the shadow is on vacation until {until:%Y-%m-%dT%H:%M}" in html  # the log
+
+
+def test_a_game_against_the_computer_names_it_and_offers_no_link_actions(app, admin) -> None:
+    with app.app_context(), transaction():
+        game = games.create_game(
+            games.Seating("kim@example.com", "Kim"), games.Seating.the_computer("hard")
+        )
+        game_id, kim, bot = game.id, game.player("keeper").id, game.player("shadow").id
+    listing_html = admin.get("/admin/").get_data(as_text=True)
+    assert "the computer, hard" in listing_html
+    html = admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
+    assert "the computer, hard" in html and "no address" in html
+    assert f"/players/{kim}/resend" in html and f"/players/{bot}/resend" not in html
+    assert f"/players/{kim}/rotate" in html and f"/players/{bot}/rotate" not in html
+    stats_html = admin.get("/admin/stats").get_data(as_text=True)
+    assert 'id="computer-levels"' in stats_html
+
+
+def test_the_computer_has_no_link_to_resend_or_rotate(app, admin) -> None:
+    with app.app_context(), transaction():
+        game = games.create_game(
+            games.Seating("kim@example.com", "Kim"), games.Seating.the_computer("easy")
+        )
+        game_id, bot = game.id, game.player("shadow").id
+    for action in ("resend", "rotate"):
+        response = admin.post(
+            f"/admin/games/{game_id}/players/{bot}/{action}",
+            data={
+                "csrf_token": csrf_token(
+                    admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
+                )
+            },
+            follow_redirects=True,
+        )
+        assert "the computer plays the shadow: it has no link" in response.get_data(as_text=True)

@@ -1,0 +1,434 @@
+"""Playing against the computer: its seat, the command line, the new-game form, the worker
+making its moves, its names, deadlines, statistics, and a move that fails."""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+
+from service import bots, computer, deadlines, games
+from service.admin import stats
+from service.computer import ComputerMoves
+from service.games import Seating
+from service.links import player_for, token_for
+from service.mail import worker
+from service.models import Event, Game, GameFigures, OutboxMessage, Player, db, utcnow
+from service.rules import seat_view, to_act
+from service.unit_of_work import transaction
+
+from .conftest import BASE_URL
+from .helpers import ask_for_game, pick_action
+
+KIM = "kim@example.com"
+
+
+@pytest.fixture
+def app_config(mail_config: dict[str, Any]) -> dict[str, Any]:
+    return mail_config
+
+
+@pytest.fixture
+def deliver(app: Flask) -> Callable[[], int]:
+    """Run the mail worker until the queue is empty; returns how many messages it handled."""
+
+    def run() -> int:
+        with app.app_context():
+            return worker.drain()
+
+    return run
+
+
+@pytest.fixture
+def against_computer(app: Flask) -> Callable[..., dict[str, Any]]:
+    """Start a game of Kim against the computer; returns its id and Kim's seat and token.
+
+    Options: the computer's seat and level, the seed, ``language`` (Kim's), ``match``
+    (a return match) and those of ``create_game``.
+    """
+
+    def make(computer: str = "shadow", level: str = "easy", seed: int = 5, **options: Any):
+        kim = Seating(KIM, "Kim", options.pop("language", None))
+        seats = {computer: Seating.the_computer(level)}
+        seats["keeper" if computer == "shadow" else "shadow"] = kim
+        start = games.create_match if options.pop("match", False) else games.create_game
+        with app.app_context(), transaction():
+            game = start(seats["keeper"], seats["shadow"], seed=seed, **options)
+            person = next(player for player in game.players if not player.is_computer)
+            return {"id": game.id, "seat": person.seat, "token": token_for(person)}
+
+    return make
+
+
+def computer_moves(app: Flask, **options: Any) -> int:
+    """One pass of the worker's computer moves; returns how many it made."""
+    with app.app_context():
+        return ComputerMoves()(**options)
+
+
+def person_moves(client: FlaskClient, token: str, rng: random.Random) -> dict[str, Any]:
+    """Kim makes a random legal move through the API; returns her view after it."""
+    view = client.get(f"/api/play/{token}").get_json()
+    assert view["your_turn"], view
+    response = client.post(
+        f"/api/play/{token}", json={"version": view["version"], **pick_action(view, rng)}
+    )
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def load(app: Flask, game_id: int) -> Game:
+    with app.app_context():
+        game = db.session.get(Game, game_id)
+        assert game is not None
+        game.players  # noqa: B018 (loaded before the session goes)
+        db.session.expunge(game)
+        return game
+
+
+def outbox(app: Flask) -> list[OutboxMessage]:
+    with app.app_context():
+        return list(db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)))
+
+
+def play_to_the_end(app: Flask, client: FlaskClient, game: dict[str, Any], seed: int = 1) -> None:
+    """Kim plays random moves, the worker the computer's, until the game is over."""
+    rng = random.Random(seed)
+    for _ in range(200):
+        if load(app, game["id"]).status != "active":
+            return
+        if client.get(f"/api/play/{game['token']}").get_json()["your_turn"]:
+            person_moves(client, game["token"], rng)
+        else:
+            assert computer_moves(app) > 0
+    raise AssertionError("the game did not end in 200 moves")
+
+
+# --- the seat ------------------------------------------------------------------------
+
+
+def test_a_computer_seat_has_no_address_no_link_and_takes_no_email(app: Flask, against_computer):
+    game = against_computer(level="hard")
+    with app.app_context():
+        stored = db.session.get(Game, game["id"])
+        bot = stored.player("shadow")
+        assert (bot.email, bot.link_key, bot.notify, bot.computer_level) == (
+            None,
+            None,
+            False,
+            "hard",
+        )
+        assert bot.is_computer and not stored.player("keeper").is_computer
+        # Kim's invitation is the only email; none can be queued to the computer.
+        assert [(m.recipient, m.kind) for m in db.session.scalars(select(OutboxMessage))] == [
+            (KIM, "invitation")
+        ]
+        with pytest.raises(games.InvalidGame, match="no link"):
+            games.resend_link(bot.id, "ada")
+        with pytest.raises(games.InvalidGame, match="no link"):
+            games.rotate_link(bot.id, "ada")
+
+
+def test_a_game_needs_a_person_and_a_known_level(app: Flask) -> None:
+    with app.app_context():
+        with pytest.raises(games.InvalidGame, match="a person"):
+            games.create_game(Seating.the_computer("easy"), Seating.the_computer("hard"))
+        with pytest.raises(games.InvalidGame, match="no computer level 'genius'"):
+            games.create_game(Seating(KIM, "Kim"), Seating.the_computer("genius"))
+
+
+def test_the_database_refuses_a_person_without_an_address(app: Flask, against_computer) -> None:
+    game = against_computer()
+    with app.app_context():
+        kim = db.session.scalars(select(Player).where(Player.email == KIM)).one()
+        kim.email = None
+        with pytest.raises(IntegrityError):
+            db.session.commit()
+        db.session.rollback()
+        bot = db.session.get(Game, game["id"]).player("shadow")
+        bot.email = "bot@example.com"
+        with pytest.raises(IntegrityError):
+            db.session.commit()
+
+
+def test_a_return_match_seats_the_computer_again(app: Flask, client, against_computer) -> None:
+    game = against_computer(computer="keeper", level="random", match=True)
+    play_to_the_end(app, client, game)
+    with app.app_context():
+        second = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
+        assert second.player("shadow").computer_level == "random"
+        assert second.player("keeper").email == KIM
+
+
+# --- the command line and the form ---------------------------------------------------
+
+
+def test_create_seats_the_computer(app: Flask, runner: FlaskCliRunner) -> None:
+    result = runner.invoke(
+        args=["games", "create", "--keeper", "kim@example.com", "--computer", "shadow",
+              "--level", "hard"]
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    game_id, line = result.stdout.strip().splitlines()
+    seat, link = line.split(" ")
+    assert seat == "keeper" and link.startswith(f"{BASE_URL}/play/")
+    with app.app_context():
+        assert player_for(link.rsplit("/", 1)[1]).email == KIM
+        game = db.session.get(Game, int(game_id))
+        assert game.player("shadow").computer_level == "hard"
+    shown = runner.invoke(args=["games", "show", game_id])
+    assert "shadow  the computer (hard)" in shown.stdout
+
+
+def test_create_refuses_a_seat_both_taken_and_left_empty(runner: FlaskCliRunner) -> None:
+    both = [
+        "games",
+        "create",
+        "--keeper",
+        KIM,
+        "--shadow",
+        "sam@example.com",
+        "--computer",
+        "shadow",
+    ]
+    assert "the computer plays the shadow" in runner.invoke(args=both).output
+    empty = ["games", "create", "--keeper", KIM]
+    assert "give --shadow (an address) or --computer shadow" in runner.invoke(args=empty).output
+    level = ["games", "create", "--keeper", KIM, "--computer", "shadow", "--level", "genius"]
+    assert runner.invoke(args=level).exit_code == 2
+
+
+def test_the_form_starts_a_game_against_the_computer_at_once(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    response = ask_for_game(
+        client, opponent="computer", level="hard", opponent_name="", opponent_email=""
+    )
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert "Your game against the computer has started" in response.get_data(as_text=True)
+    with app.app_context():
+        game = db.session.scalars(select(Game)).one()
+        assert game.status == "active" and game.started_at is not None
+        assert game.player("keeper").email == "ann@example.com"
+        assert game.player("shadow").computer_level == "hard"
+    deliver()
+    (email,) = smtp_server.handler.received
+    assert email.envelope_to == ["ann@example.com"]
+    assert "you are the Keeper against the computer, hard" in str(email.message["Subject"])
+    (link,) = email.links("/play/")
+    assert client.get(link.removeprefix(BASE_URL)).status_code == 200
+
+
+def test_the_form_still_needs_an_opponent_against_a_person(client: FlaskClient) -> None:
+    response = ask_for_game(client, opponent="person", opponent_name="", opponent_email="")
+    assert response.status_code == 400
+    assert response.get_data(as_text=True).count("This field is required.") == 2
+
+
+# --- the worker makes the computer's moves -------------------------------------------
+
+
+def test_the_computer_chooses_its_exchange_as_soon_as_it_is_due(app: Flask, against_computer):
+    game = against_computer(level="medium")
+    before = load(app, game["id"])
+    expected = bots.choose(
+        "medium", seat_view(before.state, "shadow"), random.Random(f"{game['id']}:0")
+    )
+    assert computer_moves(app) == 1
+    with app.app_context():
+        (move,) = db.session.scalars(select(Event).where(Event.kind == "move")).all()
+        assert (move.seat, move.action) == ("shadow", expected)
+        assert db.session.get(Game, game["id"]).to_act == "keeper"
+    assert computer_moves(app) == 0  # nothing more is due until Kim moves
+
+
+def test_the_computer_answers_after_the_persons_move(
+    app: Flask, client: FlaskClient, against_computer, smtp_server, deliver
+) -> None:
+    game = against_computer(computer="keeper")
+    rng = random.Random(2)
+    view = person_moves(client, game["token"], rng)  # Kim's half of the exchange first
+    assert view["to_act"] == ["keeper"]
+    deliver()
+    assert computer_moves(app) >= 1  # the other half, then any tricks it leads
+    stored = load(app, game["id"])
+    assert to_act(stored.state) == ["shadow"]
+    # The computer's move through the usual service: a live page sees the new version.
+    assert client.get(f"/api/play/{game['token']}").get_json()["version"] == stored.version
+    deliver()
+    subjects = [str(m.message["Subject"]) for m in smtp_server.handler.to(KIM)]
+    assert subjects[-1].endswith("your move"), subjects
+
+
+def test_the_computers_half_is_accepted_after_the_persons_half_landed(
+    app: Flask, client: FlaskClient, against_computer, monkeypatch
+) -> None:
+    game = against_computer()
+    rng = random.Random(4)
+    choose = bots.choose
+
+    def slow_choice(*args: Any) -> Any:
+        # Kim's half lands while the computer is choosing at the version before it.
+        person_moves(client, game["token"], rng)
+        return choose(*args)
+
+    monkeypatch.setattr(computer.bots, "choose", slow_choice)
+    assert computer_moves(app) >= 1
+    stored = load(app, game["id"])
+    assert stored.state["phase"] == "play" and stored.version >= 2
+
+
+def test_the_computer_waits_for_the_delay(app: Flask, client, against_computer) -> None:
+    game = against_computer(computer="keeper")
+    app.config["BOT_DELAY_SECONDS"] = 60
+    assert computer_moves(app) == 0
+    assert computer_moves(app, now=utcnow() + timedelta(seconds=61)) == 1
+    person_moves(client, game["token"], random.Random(1))
+    assert computer_moves(app, now=utcnow() + timedelta(seconds=30)) == 0
+    assert computer_moves(app, now=utcnow() + timedelta(seconds=61)) >= 1
+
+
+def test_a_whole_game_sends_mail_to_the_person_alone(
+    app: Flask, client: FlaskClient, against_computer, smtp_server, deliver
+) -> None:
+    game = against_computer(level="random", days_per_move=3)
+    play_to_the_end(app, client, game)
+    stored = load(app, game["id"])
+    assert stored.status == "finished"
+    messages = outbox(app)
+    assert {m.recipient for m in messages} == {KIM}
+    assert {m.player_id for m in messages} == {stored.player(game["seat"]).id}
+    assert messages[-1].kind == "game_over"
+    deliver()
+    assert {address for m in smtp_server.handler.received for address in m.envelope_to} == {KIM}
+
+
+def test_the_worker_once_makes_the_moves_and_sends_the_mail(
+    app: Flask, runner: FlaskCliRunner, against_computer, smtp_server
+) -> None:
+    game = against_computer(computer="keeper")
+    result = runner.invoke(args=["mail", "worker", "--once"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "made 1 computer move(s)\nhandled 1 message(s)\n"
+    assert to_act(load(app, game["id"]).state) == ["shadow"]
+
+
+# --- deadlines -----------------------------------------------------------------------
+
+
+def test_deadlines_are_for_the_person_alone(app: Flask, client, against_computer) -> None:
+    game = against_computer(computer="keeper", days_per_move=1)
+    with app.app_context():
+        assert db.session.get(Game, game["id"]).deadline is not None  # Kim owes her half
+    person_moves(client, game["token"], random.Random(3))
+    with app.app_context():
+        waiting = db.session.get(Game, game["id"])
+        assert (waiting.to_act, waiting.deadline) == ("keeper", None)
+        result = deadlines.sweep(utcnow() + timedelta(days=30))
+        assert (result.reminded, result.expired) == ([], [])
+    computer_moves(app)
+    with app.app_context():
+        assert db.session.get(Game, game["id"]).deadline is not None  # Kim's turn again
+
+
+def test_a_late_person_loses_to_the_computer_that_owes_too(app: Flask, against_computer):
+    game = against_computer(days_per_move=2)  # both owe the exchange; the computer waits
+    with app.app_context():
+        deadline = db.session.get(Game, game["id"]).deadline
+        assert deadlines.sweep(deadline - timedelta(hours=20)).reminded == [game["id"]]
+        assert deadlines.sweep(deadline + timedelta(seconds=1)).expired == [game["id"]]
+        ended = db.session.get(Game, game["id"])
+        assert (ended.status, ended.winner) == ("timed_out", "shadow")
+        assert {m.recipient for m in db.session.scalars(select(OutboxMessage))} == {KIM}
+
+
+# --- names ---------------------------------------------------------------------------
+
+
+def test_pages_and_the_api_name_the_computer_in_the_readers_language(
+    client: FlaskClient, against_computer
+) -> None:
+    game = against_computer(level="hard")
+    page = client.get(f"/play/{game['token']}?lang=en").get_data(as_text=True)
+    assert "the computer, hard" in page
+    french = client.get(f"/api/play/{game['token']}?lang=fr").get_json()
+    assert french["opponent"] == "l’ordinateur, difficile"
+    assert french["names"]["shadow"] == "l’ordinateur, difficile"
+
+
+def test_the_french_invitation_names_the_computer(
+    app: Flask, against_computer, smtp_server, deliver
+) -> None:
+    against_computer(level="easy", language="fr")
+    deliver()
+    (email,) = smtp_server.handler.received
+    assert "l’ordinateur, facile" in str(email.message["Subject"])
+
+
+# --- statistics ----------------------------------------------------------------------
+
+
+def test_statistics_keep_games_against_the_computer_apart(
+    app: Flask, client: FlaskClient, against_computer, make_game
+) -> None:
+    game = against_computer(level="random")
+    play_to_the_end(app, client, game)
+    people = make_game(seed=9)
+    with app.app_context(), transaction():
+        games.declare_forfeit(people["id"], "keeper", "ada")
+    with app.app_context():
+        assert stats.playtest().games == 0 and stats.playtest().forfeits == 1
+        computer_games = stats.playtest(against_computer=True)
+        assert (computer_games.games, computer_games.forfeits) == (1, 0)
+        winner = load(app, game["id"]).winner
+        (level,) = stats.computer_results()
+        assert (level.level, level.computer_seat, level.games) == ("random", "shadow", 1)
+        assert level.person_wins == (winner == "keeper")
+        assert stats.move_times().intervals == 0  # only games between people count
+        (week,) = stats.weekly(utcnow(), weeks=1)
+        assert (week.started, week.against_computer) == (2, 1)
+        # Figures written after the fact know the computer too.
+        db.session.execute(delete(GameFigures))
+        db.session.commit()
+        assert stats.summarize_finished() == (2, False)
+        stored = db.session.get(GameFigures, game["id"])
+        assert (stored.computer_seat, stored.computer_level) == ("shadow", "random")
+        assert db.session.get(GameFigures, people["id"]).computer_seat is None
+
+
+# --- a move that fails ---------------------------------------------------------------
+
+
+def test_a_failing_move_stops_neither_the_other_games_nor_the_mail(
+    app: Flask, against_computer, monkeypatch, smtp_server, caplog
+) -> None:
+    broken = against_computer(seed=1)
+    working = against_computer(seed=2)
+    broken_hand = seat_view(load(app, broken["id"]).state, "shadow")["hand"]
+    choose = bots.choose
+
+    def choose_or_fail(level: str, view: Any, rng: random.Random) -> Any:
+        if view["hand"] == broken_hand:
+            raise RuntimeError("the computer is confused")
+        return choose(level, view, rng)
+
+    monkeypatch.setattr(computer.bots, "choose", choose_or_fail)
+    moves = ComputerMoves()
+    with app.app_context(), caplog.at_level(logging.ERROR, logger="service.computer"):
+        handled = worker.run(once=True, moves=moves)
+        assert handled == 2  # both invitations went out
+        assert moves.made == 1
+        assert to_act(db.session.get(Game, working["id"]).state) == ["keeper"]
+        assert to_act(db.session.get(Game, broken["id"]).state) == ["keeper", "shadow"]
+        assert moves() == 0  # not tried again at once
+    failures = [r for r in caplog.records if "the computer's move" in r.getMessage()]
+    assert len(failures) == 1 and "the computer is confused" in caplog.text
+    assert len(smtp_server.handler.received) == 2
