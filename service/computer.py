@@ -89,9 +89,9 @@ def play(player_id: int) -> bool:
             view = seat_view(game.state, player.seat)
             action = bots.choose(player.computer_level, view, rng_for(game))
             games.apply_move(player.id, game.version, action)
+            log.info("game %d: the computer (%s) made its move", game.id, player.computer_level)
     except games.StaleVersion:
         return False  # the game moved on while the computer chose: the next pass sees it
-    log.info("game %d: the computer (%s) made its move", game.id, player.computer_level)
     return True
 
 
