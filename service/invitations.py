@@ -259,19 +259,59 @@ def _lock(invitation: Invitation) -> tuple[Invitation, Game]:
     return fresh, game
 
 
-def rematch_of(game: Game) -> Invitation | None:
-    """The rematch already proposed after ``game``, if any."""
+def _rematch_game_id(game: Game) -> int | None:
+    """The id of the game that followed ``game`` as its rematch, if one was asked for."""
     latest = db.session.scalars(
         select(Event)
         .where(Event.game_id == game.id, Event.kind == "rematch")
         .order_by(Event.id.desc())
         .limit(1)
     ).first()
-    if latest is None or not latest.note:
+    return int(latest.note) if latest is not None and latest.note else None
+
+
+def rematch_of(game: Game) -> Invitation | None:
+    """The rematch already proposed after ``game``, if any."""
+    game_id = _rematch_game_id(game)
+    if game_id is None:
+        return None
+    return db.session.scalars(select(Invitation).where(Invitation.game_id == game_id)).one_or_none()
+
+
+def computer_rematch_of(player: Player) -> Player | None:
+    """The person's seat in the game already started against the computer after theirs, if any."""
+    game_id = _rematch_game_id(player.game)
+    if game_id is None:
         return None
     return db.session.scalars(
-        select(Invitation).where(Invitation.game_id == int(latest.note))
+        select(Player).where(Player.game_id == game_id, Player.computer_level.is_(None))
     ).one_or_none()
+
+
+def rematch_computer(player: Player) -> Player:
+    """Start a new game against the same computer, roles swapped, at once; the person's new seat.
+
+    Nobody is invited: the game starts now, and the person is emailed their
+    link as for any new game. Asking twice gives the same game. Raises
+    :class:`InvitationError` when no rematch can follow the game.
+    """
+    game = games.lock_game(player.game_id)
+    earlier = computer_rematch_of(player)
+    if earlier is not None:
+        return earlier
+    refusal = rematch_refusal(player)
+    if refusal is not None:
+        raise InvitationError(refusal)
+    new = games.create_game(
+        games.seating_of(game.player("shadow")),
+        games.seating_of(game.player("keeper")),
+        look=game.look,
+        days_per_move=game.days_per_move or 0,
+    )
+    game.events.add(Event(kind="rematch", version=game.version, seat=player.seat, note=str(new.id)))
+    db.session.flush()
+    log.info("game %d: a rematch against the computer as game %d", game.id, new.id)
+    return new.player(other(player.seat))
 
 
 def rematch_refusal(player: Player) -> str | None:
@@ -290,12 +330,7 @@ def rematch_refusal(player: Player) -> str | None:
     if game.status == "cancelled":
         return gettext("Game %(id)s was cancelled: it has no rematch.", id=game.id)
     opponent = game.player(other(player.seat))
-    if opponent.email is None:
-        return gettext(
-            "Game %(id)s was against the computer: start another from the new-game page.",
-            id=game.id,
-        )
-    if blocked(opponent.email):
+    if opponent.email is not None and blocked(opponent.email):
         return gettext(
             "%(name)s has asked not to receive invitations from this service.",
             name=opponent.name,
@@ -320,8 +355,9 @@ def propose_rematch(player: Player) -> Invitation:
         raise InvitationError(refusal)
     keeper, shadow = game.player("keeper"), game.player("shadow")
     opponent = game.player(other(player.seat))
-    # rematch_refusal has turned down a game against the computer: both are people.
-    assert player.email is not None and opponent.email is not None
+    if opponent.is_computer:
+        raise InvitationError(gettext("The computer is played again without an invitation."))
+    assert player.email is not None and opponent.email is not None  # both are people
     new = games.create_game(
         games.seating_of(shadow),
         games.seating_of(keeper),

@@ -80,11 +80,8 @@ def _send(player: Player, kind: str, *, always: bool = False, **extra: Any) -> N
 
 
 def _rematch_url(game: Game, player: Player) -> str | None:
-    # The first game of a return match is followed by the second, not by a rematch; the
-    # computer is played again from the new-game page.
+    # The first game of a return match is followed by the second, not by a rematch.
     if game.match_game == 1 or game.status == "cancelled" or not player.link_key:
-        return None
-    if any(seat.is_computer for seat in game.players):
         return None
     return f"{current_app.config['BASE_URL']}/rematch/{token_for(player)}"
 

@@ -432,3 +432,27 @@ def test_a_failing_move_stops_neither_the_other_games_nor_the_mail(
     failures = [r for r in caplog.records if "the computer's move" in r.getMessage()]
     assert len(failures) == 1 and "the computer is confused" in caplog.text
     assert len(smtp_server.handler.received) == 2
+
+
+def test_a_rematch_against_the_computer_starts_at_once_with_the_roles_swapped(
+    app: Flask, client: FlaskClient, against_computer
+) -> None:
+    game = against_computer(level="random", days_per_move=4)
+    play_to_the_end(app, client, game)
+    over = [m for m in outbox(app) if m.kind == "game_over"]
+    assert len(over) == 1 and f"{BASE_URL}/rematch/" in over[0].text_body
+    rematch = f"/rematch/{game['token']}"
+    offer = client.get(rematch).get_data(as_text=True)
+    assert "Play the computer, random again" in offer
+    answers = [client.post(rematch) for _ in range(2)]
+    assert {response.status_code for response in answers} == {303}
+    assert answers[0].location == answers[1].location  # asking twice gives the same game
+    token = answers[0].location.rsplit("/", 1)[1]
+    with app.app_context():
+        kim = player_for(token)
+        assert kim.seat == "shadow" and kim.email == KIM
+        assert (kim.game.status, kim.game.days_per_move) == ("active", 4)
+        assert kim.game.player("keeper").computer_level == "random"
+    assert "has started" in client.get(rematch).get_data(as_text=True)
+    invitations = [m for m in outbox(app) if m.kind == "invitation"]
+    assert [m.recipient for m in invitations] == [KIM, KIM]

@@ -25,6 +25,7 @@ from ..language import current_language
 from ..links import home_token, player_for, token_for
 from ..mail import compose
 from ..models import Player, db
+from ..rules import other
 from ..unit_of_work import transaction
 from . import bp
 from .forms import LinksForm, NewGameForm
@@ -222,12 +223,15 @@ def unsubscribe(token: str) -> ResponseReturnValue:
 def rematch(token: str) -> ResponseReturnValue:
     """Offer, then propose, a new game against the same opponent with the roles swapped.
 
-    The opponent is invited by email and the game starts when they accept.
+    The opponent is invited by email and the game starts when they accept; the
+    computer needs no invitation (:func:`_rematch_computer`).
     """
     player = player_for(token)
     if player is None:
         abort(404)
     g.player_language = player.language
+    if player.game.player(other(player.seat)).is_computer:
+        return _rematch_computer(player)
     refusal = None
     if request.method == "POST":
         try:
@@ -240,5 +244,29 @@ def rematch(token: str) -> ResponseReturnValue:
         refusal = None if proposal is not None else invitations.rematch_refusal(player)
     page = render_template(
         "lobby/rematch.html", player=player, invitation=proposal, refusal=refusal
+    )
+    return page, 409 if refusal else 200
+
+
+def _rematch_computer(player: Player) -> ResponseReturnValue:
+    """Offer, then start at once, a new game against the same computer with the roles swapped."""
+    refusal = None
+    if request.method == "POST":
+        try:
+            with transaction():
+                seat = invitations.rematch_computer(player)
+        except invitations.InvitationError as exc:
+            refusal = str(exc)
+        else:
+            return redirect(f"/play/{token_for(seat)}", code=303)
+    started = invitations.computer_rematch_of(player)
+    if started is None and refusal is None:
+        refusal = invitations.rematch_refusal(player)
+    page = render_template(
+        "lobby/rematch.html",
+        player=player,
+        computer=True,
+        started=f"/play/{token_for(started)}" if started is not None else None,
+        refusal=refusal,
     )
     return page, 409 if refusal else 200
