@@ -55,7 +55,8 @@ class InvitationError(ValueError):
 
 @dataclass(frozen=True)
 class Request:
-    """What the new-game form asks for."""
+    """What the new-game form asks for: a game against a person, or, with ``computer`` (a
+    level), against the computer, with no opponent's name or address."""
 
     name: str
     email: str
@@ -66,6 +67,7 @@ class Request:
     days_per_move: int | None
     look: str = "standard"
     language: str | None = None
+    computer: str | None = None
 
 
 def token(invitation: Invitation, stage: str) -> str:
@@ -151,21 +153,7 @@ def _creator_role(role: str) -> Seat:
     return role
 
 
-@dataclass(frozen=True)
-class ComputerRequest:
-    """What the new-game form asks for to play against the computer."""
-
-    name: str
-    email: str
-    level: str
-    role: str  # keeper, shadow or random
-    match: bool
-    days_per_move: int | None
-    look: str = "standard"
-    language: str | None = None
-
-
-def play_computer(request: ComputerRequest) -> Game:
+def play_computer(request: Request) -> Game:
     """Start a game against the computer at once; its creator is emailed their link.
 
     Nobody is invited, so nothing waits: the one email goes to the address typed
@@ -173,11 +161,12 @@ def play_computer(request: ComputerRequest) -> Game:
     confirm), and like that one it goes to no address that declined invitations
     or stopped emails. The page reads the same either way.
     """
+    assert request.computer is not None, "a game against the computer needs its level"
     creator = games.clean_email(request.email)
     role = _creator_role(request.role)
     seats = {
         role: games.Seating(creator, request.name, request.language),
-        other(role): games.Seating.the_computer(request.level),
+        other(role): games.Seating.the_computer(request.computer),
     }
     start = games.create_match if request.match else games.create_game
     game = start(
@@ -191,7 +180,7 @@ def play_computer(request: ComputerRequest) -> Game:
     db.session.flush()
     games.start_waiting_game(game.id)
     log.info(
-        "game %d against the computer (%s) started from the public page", game.id, request.level
+        "game %d against the computer (%s) started from the public page", game.id, request.computer
     )
     return game
 

@@ -24,6 +24,7 @@ from psycopg import sql
 from service import create_app
 from service.games import Seating, create_game
 from service.links import token_for
+from service.mail.worker import drain
 from service.models import Game, db
 from service.unit_of_work import transaction
 
@@ -272,6 +273,17 @@ def smtp_server() -> Iterator[SMTPServer]:
     finally:
         server.stop()
         STARTED_SMTP.discard(("127.0.0.1", server.port))
+
+
+@pytest.fixture
+def deliver(app: Flask) -> Callable[[], int]:
+    """Run the mail worker until the queue is empty; returns how many messages it handled."""
+
+    def run() -> int:
+        with app.app_context():
+            return drain()
+
+    return run
 
 
 @pytest.fixture

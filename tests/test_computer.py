@@ -37,17 +37,6 @@ def app_config(mail_config: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def deliver(app: Flask) -> Callable[[], int]:
-    """Run the mail worker until the queue is empty; returns how many messages it handled."""
-
-    def run() -> int:
-        with app.app_context():
-            return worker.drain()
-
-    return run
-
-
-@pytest.fixture
 def against_computer(app: Flask) -> Callable[..., dict[str, Any]]:
     """Start a game of Kim against the computer; returns its id and Kim's seat and token.
 

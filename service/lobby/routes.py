@@ -78,59 +78,39 @@ def new_game() -> ResponseReturnValue:
     error = None
     if form.validate_on_submit():
         computer = form.opponent.data == "computer"
-        error = _play_computer(form) if computer else _invite(form)
+        error = _start(form, computer)
         if error is None:
             return render_template("lobby/sent.html", email=form.email.data, computer=computer)
     status = 400 if request.method == "POST" else 200
     return render_template("lobby/new.html", form=form, error=error), status
 
 
-def _invite(form: NewGameForm) -> str | None:
-    """Ask for a game against a person; ``None``, or why it cannot be made."""
+def _start(form: NewGameForm, computer: bool) -> str | None:
+    """Ask for a game against a person, or start one against the computer; ``None``, or why
+    it cannot be made."""
+    request = invitations.Request(
+        name=form.name.data,
+        email=form.email.data,
+        opponent_name=form.opponent_name.data or "",
+        opponent_email=form.opponent_email.data or "",
+        role=form.role.data,
+        match=form.format.data == "match",
+        days_per_move=form.days.data,
+        look=form.look.data,
+        language=current_language(),
+        computer=form.level.data if computer else None,
+    )
+    start = invitations.play_computer if computer else invitations.request_game
     try:
         with transaction():
-            invitations.request_game(
-                invitations.Request(
-                    name=form.name.data,
-                    email=form.email.data,
-                    opponent_name=form.opponent_name.data,
-                    opponent_email=form.opponent_email.data,
-                    role=form.role.data,
-                    match=form.format.data == "match",
-                    days_per_move=form.days.data,
-                    look=form.look.data,
-                    language=current_language(),
-                )
-            )
+            start(request)
     except invitations.InvitationError as exc:
         return str(exc)
     except games.InvalidGame:
-        # The form has checked the look and the days: what is left to refuse is an address.
+        # The form has checked the level, the look and the days: what is left is an address.
+        if computer:
+            return gettext("This address cannot make a game: check it.")
         return gettext("These addresses cannot make a game: check both of them.")
-    return None
-
-
-def _play_computer(form: NewGameForm) -> str | None:
-    """Start a game against the computer; ``None``, or why it cannot be made."""
-    try:
-        with transaction():
-            invitations.play_computer(
-                invitations.ComputerRequest(
-                    name=form.name.data,
-                    email=form.email.data,
-                    level=form.level.data,
-                    role=form.role.data,
-                    match=form.format.data == "match",
-                    days_per_move=form.days.data,
-                    look=form.look.data,
-                    language=current_language(),
-                )
-            )
-    except invitations.InvitationError as exc:
-        return str(exc)
-    except games.InvalidGame:
-        # The form has checked the level, the look and the days: what is left is the address.
-        return gettext("This address cannot make a game: check it.")
     return None
 
 
