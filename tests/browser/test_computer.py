@@ -1,0 +1,39 @@
+"""Against the computer in a real browser: the page follows the move the worker makes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from flask import Flask
+
+from service.computer import ComputerMoves
+from service.games import Seating, create_game
+from service.links import token_for
+from service.unit_of_work import transaction
+
+from .conftest import screenshot
+from .test_play import SEED, choose
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def test_the_page_follows_the_computers_move(
+    pg_app: Flask, live_server: str, phone: Callable
+) -> None:
+    with pg_app.app_context(), transaction():
+        game = create_game(
+            Seating("kim@example.com", "Kim"), Seating.the_computer("easy"), seed=SEED
+        )
+        link = f"{live_server}/play/{token_for(game.player('keeper'))}"
+    page = phone().new_page()
+    page.goto(link)
+    choose(page, ["7D"])
+    assert page.locator("#status-line").inner_text() == (
+        "Waiting for the computer, easy to choose the cards to give you."
+    )
+    with pg_app.app_context():
+        assert ComputerMoves()() == 1
+    page.locator("#status-line", has_text="Your move").wait_for(timeout=15_000)
+    assert page.locator("#game").get_attribute("data-version") == "2"
+    screenshot(page, "20-against-the-computer")
