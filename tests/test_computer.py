@@ -347,7 +347,8 @@ def test_pages_and_the_api_name_the_computer_in_the_readers_language(
 ) -> None:
     game = against_computer(level="hard")
     page = client.get(f"/play/{game['token']}?lang=en").get_data(as_text=True)
-    assert "the computer, hard" in page
+    assert "give the computer, hard." in page
+    assert "The computer, hard holds" in page  # a name that starts a sentence starts with a capital
     french = client.get(f"/api/play/{game['token']}?lang=fr").get_json()
     assert french["opponent"] == "l’ordinateur, difficile"
     assert french["names"]["shadow"] == "l’ordinateur, difficile"
