@@ -1,7 +1,7 @@
 """the computer may play a seat: players have a computer level and may have no address
 
 Revision ID: 3f1c9d2b7a10
-Revises: 6986e22d124a
+Revises: 3d6d4bf8174b
 Create Date: 2026-12-01 04:30:00.000000
 
 """
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = "3f1c9d2b7a10"
-down_revision = "6986e22d124a"
+down_revision = "3d6d4bf8174b"
 branch_labels = None
 depends_on = None
 
