@@ -33,11 +33,15 @@ def settings_row(email: str) -> AddressSettings:
     return settings
 
 
-def vacation_end(emails: Iterable[str], now: datetime) -> datetime | None:
-    """When the last of these addresses comes back from vacation; ``None`` if none is away."""
+def vacation_end(emails: Iterable[str | None], now: datetime) -> datetime | None:
+    """When the last of these addresses comes back from vacation; ``None`` if none is away.
+
+    A seat without an address (the computer's) takes no vacation.
+    """
+    addresses = [email for email in emails if email is not None]
     ends = db.session.scalars(
         select(AddressSettings.vacation_until).where(
-            AddressSettings.email.in_(list(emails)), AddressSettings.vacation_until > now
+            AddressSettings.email.in_(addresses), AddressSettings.vacation_until > now
         )
     ).all()
     return max((end for end in ends if end is not None), default=None)

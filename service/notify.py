@@ -46,7 +46,7 @@ def _context(player: Player) -> dict[str, Any]:
         "look": game.look,
         "link": player_url(player) if player.link_key else None,
         "unsubscribe": f"{base}/unsubscribe/{compose.unsubscribe_token(player)}",
-        "home": home_url(player.email),
+        "home": home_url(player.email) if player.email else None,
         "opponent_away_until": opponent_away_until(player),
     }
 
@@ -201,6 +201,8 @@ def wants_turn_email(player: Player, now: datetime | None = None) -> bool:
     for this game said it was open within :data:`PRESENT_FOR`. ``digest`` and
     ``reminders``: never (the digest and the deadline reminders say it instead).
     """
+    if player.email is None:  # the computer: no email at all
+        return False
     settings = settings_for(player.email)
     policy = settings.email_policy if settings is not None else "every_move"
     if policy == "when_away":

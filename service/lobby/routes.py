@@ -188,13 +188,15 @@ def unsubscribe(token: str) -> ResponseReturnValue:
             with transaction():
                 invitations.stop_all_emails(address)
         done = invitations.stopped_all_emails(address)
-        home = home_token(address)
-        return render_template("lobby/unsubscribe.html", address=address, done=done, home=home)
+        return render_template(
+            "lobby/unsubscribe.html", address=address, done=done, home=home_token(address)
+        )
     player = _unsubscribing_player(token)
     if request.method == "POST":
         with transaction():
             invitations.stop_emails(player)
-    done, home = not player.notify, home_token(player.email)
+    done = not player.notify
+    home = home_token(player.email) if player.email else None
     return render_template("lobby/unsubscribe.html", player=player, done=done, home=home)
 
 

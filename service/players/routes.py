@@ -95,7 +95,7 @@ def _page(
         view=view,
         token=token,
         error=error,
-        home_token=home_token(player.email),
+        home_token=home_token(player.email) if player.email else None,
         away_until=opponent_away_until(player),
         **context,
     )
