@@ -1,0 +1,91 @@
+"""A run's figures in words and tables, as ``playtest simulate`` prints them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+EFFECT_NAMES = {
+    "reset": "Reset (heart)",
+    "swap": "Swap (diamond)",
+    "steal": "Steal (club)",
+    "none": "two elixirs",
+}
+
+
+def percent(rate: float | None) -> str:
+    """A share of 1 as ``42.5%``, or a dash for none."""
+    return "—" if rate is None else f"{100 * rate:.1f}%"
+
+
+def number(value: float | None, digits: int = 2) -> str:
+    """A mean with ``digits`` decimals, or a dash for none."""
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def describe(figures: dict[str, Any]) -> str:
+    """The figures of a run as lines of text."""
+    games = figures["games"]
+    low, high = figures["keeper_win_rate_ci"]
+    variant = " ".join(f"{key}={value}" for key, value in figures["variant"].items())
+    lines = [
+        f"{games:,} games: {figures['keeper']} as the Keeper, {figures['shadow']} as the Shadow, "
+        f"{variant or 'printed rules'}, seed {figures['seed']}",
+        f"Keeper wins: {figures['keeper_wins']:,} ({percent(figures['keeper_win_rate'])}, "
+        f"95% Wilson interval {percent(low)}–{percent(high)}); "
+        f"Shadow wins: {figures['shadow_wins']:,}",
+        "",
+        f"Final track (mean {number(figures['track_mean'])}):",
+    ]
+    most = max(figures["track"].values()) or 1
+    for track, count in figures["track"].items():
+        bar = "#" * round(40 * count / most)
+        lines.append(f"  {track:>3}  {count:>8,}  {percent(count / games):>6}  {bar}")
+    rounds = ", ".join(
+        f"{played} round{'s' if played != '1' else ''}: {count:,} ({percent(count / games)}, "
+        f"Keeper wins {percent(figures['keeper_win_rate_by_rounds'][played])})"
+        for played, count in figures["rounds"].items()
+    )
+    lines += ["", f"Rounds a game lasts (mean {number(figures['rounds_mean'])}): {rounds}"]
+    difference = figures["trick_difference"]
+    by_round = "; ".join(
+        f"round {played} {number(each['mean_abs'])}"
+        for played, each in difference["by_round"].items()
+    )
+    lines += [
+        f"Trick difference a round (Shadow's tricks minus Keeper's, over "
+        f"{difference['rounds']:,} rounds): mean {number(difference['mean'])}, "
+        f"mean size {number(difference['mean_abs'])} ({by_round})",
+        "  " + ", ".join(f"{d}: {n:,}" for d, n in difference["distribution"].items()),
+        "",
+        "Elixir effects     fired  per game  track a round with/without  Keeper wins with/without",
+    ]
+    for effect, each in figures["effects"].items():
+        with_, without = each["keeper_win_rate_with"], each["keeper_win_rate_without"]
+        lines.append(
+            f"  {EFFECT_NAMES[effect]:<15} {each['fired']:>8,}  {number(each['per_game']):>8}"
+            f"  {number(each['track_moved_with']):>13} / {number(each['track_moved_without']):<11}"
+            f"  {percent(with_):>9} / {percent(without)}"
+        )
+    steal = figures["effects"]["steal"]
+    lines.append(f"  (a Steal took a trick {steal['took']:,} times of {steal['fired']:,})")
+    lines.append("")
+    for played, each in figures["leaders"].items():
+        lines.append(
+            f"Round {played}: played {each['played']:,}, led by the Shadow {each['shadow_led']:,} "
+            f"({percent(each['shadow_led'] / each['played'] if each['played'] else None)}); "
+            f"Keeper wins {percent(each['keeper_win_rate_keeper_led'])} when the Keeper led, "
+            f"{percent(each['keeper_win_rate_shadow_led'])} when the Shadow led"
+        )
+    track_by, wins_by = figures["track_by"], figures["shadow_wins_by"]
+    shadow_wins = figures["shadow_wins"]
+    lines += [
+        "",
+        f"Track turned up by the Shadow taking tricks: {track_by['taking']:,} cards "
+        f"({percent(track_by['taking_share'])}); by giving them away: {track_by['giving']:,}",
+        f"Shadow wins mostly by taking: {wins_by['taking']:,} "
+        f"({percent(wins_by['taking'] / shadow_wins if shadow_wins else None)}), "
+        f"by giving away: {wins_by['giving']:,} "
+        f"({percent(wins_by['giving'] / shadow_wins if shadow_wins else None)}), "
+        f"as much of each: {wins_by['even']:,}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,333 @@
+"""Computer players against each other on a variant of the rules, and what their games say.
+
+Pure like the engine: no web or database framework. A run plays ``games``
+games dealt from seeds derived from the run's seed, each seat played by a
+computer level (:data:`service.bots.LEVELS`), in worker processes, and adds
+up a :class:`Tally` of plain counts. Tallies of parts of a run add up to the
+tally of the whole, so a run gives the same figures whatever the number of
+processes, and :func:`figures` turns a tally into the JSON the command line
+prints and the dashboard stores.
+
+The Shadow moves the track by the difference of tricks in either direction:
+by taking more tricks than the Keeper, or by giving them away so that the
+Keeper takes more. The figures count the track cards each way turns up.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import random
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..bots import LEVELS, player
+from ..rules import OVER, PRINTED, SEATS, State, Variant, apply, new_game, seat_view, to_act
+
+Z95 = 1.959964
+EFFECTS = ("reset", "swap", "steal", "none")
+# The rounds whose first trick the track decides (halfway): round 1's leader is a rule.
+LED_ROUNDS = (2, 3)
+MOST_CHUNK = 200
+
+
+def wilson(wins: int, games: int) -> tuple[float, float]:
+    """The 95% Wilson score interval of ``wins`` out of ``games``; (0, 1) for no games."""
+    if not games:
+        return 0.0, 1.0
+    rate = wins / games
+    denominator = 1 + Z95**2 / games
+    centre = (rate + Z95**2 / (2 * games)) / denominator
+    spread = Z95 * math.sqrt(rate * (1 - rate) / games + Z95**2 / (4 * games**2)) / denominator
+    return max(0.0, centre - spread), min(1.0, centre + spread)
+
+
+def game_seed(seed: int, number: int) -> int:
+    """The deal seed of game ``number`` of a run with ``seed``: runs with other seeds differ."""
+    return random.Random(f"playtest:{seed}:{number}").getrandbits(48)
+
+
+def play_game(deal_seed: int, keeper: str, shadow: str, variant: Variant = PRINTED) -> State:
+    """One game to its end, each seat played by its level, dealt from ``deal_seed``."""
+    levels = {"keeper": keeper, "shadow": shadow}
+    players = {seat: player(levels[seat]) for seat in SEATS}
+    rngs = {seat: random.Random(f"{deal_seed}:{seat}") for seat in SEATS}
+    state = new_game(seed=deal_seed, variant=variant)
+    while state["phase"] != OVER:
+        seat = to_act(state)[0]
+        action = players[seat].choose(seat_view(state, seat), rngs[seat])
+        state = apply(state, seat, action)
+    return state
+
+
+@dataclass
+class Tally:
+    """Counts over finished games; ``+`` adds two tallies (of two parts of a run).
+
+    Per round: ``differences`` counts the Shadow's tricks minus the Keeper's.
+    Per effect: how often it fired, in how many rounds, the track those rounds
+    moved against the rounds without it, and the Keeper's wins in games with it.
+    """
+
+    games: int = 0
+    keeper_wins: int = 0
+    tracks: Counter[int] = field(default_factory=Counter)
+    rounds: Counter[int] = field(default_factory=Counter)
+    keeper_wins_by_rounds: Counter[int] = field(default_factory=Counter)
+    differences: Counter[int] = field(default_factory=Counter)
+    round_differences: Counter[tuple[int, int]] = field(default_factory=Counter)
+    fired: Counter[str] = field(default_factory=Counter)
+    stolen: int = 0
+    effect_rounds: Counter[str] = field(default_factory=Counter)
+    effect_moved: Counter[str] = field(default_factory=Counter)
+    quiet_rounds: Counter[str] = field(default_factory=Counter)
+    quiet_moved: Counter[str] = field(default_factory=Counter)
+    effect_games: Counter[str] = field(default_factory=Counter)
+    effect_keeper_wins: Counter[str] = field(default_factory=Counter)
+    # (round, leader) -> rounds played, and the Keeper's wins of their games.
+    leaders: Counter[tuple[int, str]] = field(default_factory=Counter)
+    leader_keeper_wins: Counter[tuple[int, str]] = field(default_factory=Counter)
+    # Track cards the Shadow turned up by taking tricks, and by giving them away.
+    taken: int = 0
+    given: int = 0
+    # Shadow wins by the way that turned up more of the track ("even" when both did as much).
+    shadow_wins_by: Counter[str] = field(default_factory=Counter)
+
+    def add(self, state: State) -> None:
+        """Count one finished game."""
+        variant = Variant.from_json(state["variant"]) if "variant" in state else PRINTED
+        keeper_won = state["winner"] == "keeper"
+        self.games += 1
+        self.keeper_wins += keeper_won
+        self.tracks[state["track"]] += 1
+        self.rounds[len(state["rounds"])] += 1
+        self.keeper_wins_by_rounds[len(state["rounds"])] += keeper_won
+        fired: Counter[tuple[int, str]] = Counter()
+        leaders: dict[int, str] = {}
+        for trick in state["history"]:
+            if trick["effect"]:
+                fired[trick["round"], trick["effect"]] += 1
+                self.fired[trick["effect"]] += 1
+                self.stolen += trick["outcome"] == "took"
+            if trick["trick"] == 1:
+                leaders[trick["round"]] = trick["leader"]
+        track, taken, given = 0, 0, 0
+        for number, result in enumerate(state["rounds"], start=1):
+            difference = result["shadow"] - result["keeper"]
+            self.differences[difference] += 1
+            self.round_differences[number, difference] += 1
+            # The track stops at its end: only the cards actually turned up count.
+            moved = min(variant.track_length, track + result["moved"]) - track
+            track += moved
+            if difference > 0:
+                taken += moved
+            else:
+                given += moved
+            for effect in EFFECTS:
+                if fired[number, effect]:
+                    self.effect_rounds[effect] += 1
+                    self.effect_moved[effect] += moved
+                else:
+                    self.quiet_rounds[effect] += 1
+                    self.quiet_moved[effect] += moved
+            if number in LED_ROUNDS:
+                self.leaders[number, leaders[number]] += 1
+                self.leader_keeper_wins[number, leaders[number]] += keeper_won
+        for effect in {effect for _, effect in fired}:
+            self.effect_games[effect] += 1
+            self.effect_keeper_wins[effect] += keeper_won
+        self.taken += taken
+        self.given += given
+        if not keeper_won:
+            way = "taking" if taken > given else "giving" if given > taken else "even"
+            self.shadow_wins_by[way] += 1
+
+    def __add__(self, other: Tally) -> Tally:
+        total = Tally()
+        for name, value in vars(self).items():
+            setattr(total, name, value + getattr(other, name))
+        return total
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a run plays: how many games, the level of each seat, the rules, the seed."""
+
+    games: int
+    keeper: str
+    shadow: str
+    variant: Variant = PRINTED
+    seed: int = 1
+
+    def __post_init__(self) -> None:
+        for seat in SEATS:
+            if getattr(self, seat) not in LEVELS:
+                raise ValueError(
+                    f"no level {getattr(self, seat)!r}; the levels are {', '.join(LEVELS)}"
+                )
+        if self.games < 1:
+            raise ValueError(f"a run plays at least one game, not {self.games}")
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings as stored with a run's figures."""
+        return {
+            "games": self.games,
+            "keeper": self.keeper,
+            "shadow": self.shadow,
+            "variant": self.variant.options(),
+            "seed": self.seed,
+        }
+
+
+def play_chunk(job: tuple[Settings, int, int]) -> Tally:
+    """The tally of games ``start`` to ``stop - 1`` of a run (a worker process's share)."""
+    settings, start, stop = job
+    tally = Tally()
+    for number in range(start, stop):
+        tally.add(
+            play_game(
+                game_seed(settings.seed, number), settings.keeper, settings.shadow, settings.variant
+            )
+        )
+    return tally
+
+
+def chunks(settings: Settings, workers: int) -> list[tuple[Settings, int, int]]:
+    """The run cut into parts small enough for a steady progress bar and even workers."""
+    size = max(1, min(MOST_CHUNK, settings.games // (20 * max(1, workers))))
+    return [
+        (settings, start, min(settings.games, start + size))
+        for start in range(0, settings.games, size)
+    ]
+
+
+def simulate(
+    settings: Settings, workers: int = 1, progress: Callable[[int], None] | None = None
+) -> Tally:
+    """Play the run in ``workers`` processes (1: in this one); ``progress`` hears games done."""
+    parts = chunks(settings, workers)
+    total = Tally()
+    if workers <= 1:
+        done: Iterator[Tally] = map(play_chunk, parts)
+        return _gather(done, parts, progress, total)
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        return _gather(pool.imap(play_chunk, parts), parts, progress, total)
+
+
+def _gather(
+    done: Iterator[Tally],
+    parts: list[tuple[Settings, int, int]],
+    progress: Callable[[int], None] | None,
+    total: Tally,
+) -> Tally:
+    for (_, start, stop), tally in zip(parts, done, strict=True):
+        total = total + tally
+        if progress is not None:
+            progress(stop - start)
+    return total
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def _mean(total: int, count: int) -> float | None:
+    return total / count if count else None
+
+
+def figures(settings: Settings, tally: Tally) -> dict[str, Any]:
+    """The figures of a run as JSON, with stable keys (the command's ``--json`` line).
+
+    Rates are shares of 1; an interval is ``[low, high]``; a figure with
+    nothing to count is ``null``.
+    """
+    variant = settings.variant
+    games = tally.games
+    low, high = wilson(tally.keeper_wins, games)
+    shadow_wins = games - tally.keeper_wins
+    rounds_played = sum(tally.differences.values())
+    return {
+        "games": games,
+        "keeper": settings.keeper,
+        "shadow": settings.shadow,
+        "variant": variant.options(),
+        "seed": settings.seed,
+        "keeper_wins": tally.keeper_wins,
+        "shadow_wins": shadow_wins,
+        "keeper_win_rate": _rate(tally.keeper_wins, games),
+        "keeper_win_rate_ci": [low, high],
+        "track": {str(n): tally.tracks[n] for n in range(variant.track_length + 1)},
+        "track_mean": _mean(sum(n * count for n, count in tally.tracks.items()), games),
+        "rounds": {str(n): tally.rounds[n] for n in range(1, variant.rounds + 1)},
+        "rounds_mean": _mean(sum(n * count for n, count in tally.rounds.items()), games),
+        "keeper_win_rate_by_rounds": {
+            str(n): _rate(tally.keeper_wins_by_rounds[n], tally.rounds[n])
+            for n in range(1, variant.rounds + 1)
+        },
+        "trick_difference": {
+            "rounds": rounds_played,
+            "mean": _mean(sum(d * n for d, n in tally.differences.items()), rounds_played),
+            "mean_abs": _mean(sum(abs(d) * n for d, n in tally.differences.items()), rounds_played),
+            "distribution": {str(d): tally.differences[d] for d in sorted(tally.differences)},
+            "by_round": {
+                str(number): {
+                    "rounds": sum(
+                        n for (r, _), n in tally.round_differences.items() if r == number
+                    ),
+                    "mean_abs": _mean(
+                        sum(
+                            abs(d) * n
+                            for (r, d), n in tally.round_differences.items()
+                            if r == number
+                        ),
+                        sum(n for (r, _), n in tally.round_differences.items() if r == number),
+                    ),
+                }
+                for number in range(1, variant.rounds + 1)
+            },
+        },
+        "effects": {
+            effect: {
+                "fired": tally.fired[effect],
+                "per_game": _mean(tally.fired[effect], games),
+                "games_with": tally.effect_games[effect],
+                "track_moved_with": _mean(tally.effect_moved[effect], tally.effect_rounds[effect]),
+                "track_moved_without": _mean(tally.quiet_moved[effect], tally.quiet_rounds[effect]),
+                "keeper_win_rate_with": _rate(
+                    tally.effect_keeper_wins[effect], tally.effect_games[effect]
+                ),
+                "keeper_win_rate_without": _rate(
+                    tally.keeper_wins - tally.effect_keeper_wins[effect],
+                    games - tally.effect_games[effect],
+                ),
+                **({"took": tally.stolen} if effect == "steal" else {}),
+            }
+            for effect in EFFECTS
+        },
+        "leaders": {
+            str(number): {
+                "played": tally.leaders[number, "keeper"] + tally.leaders[number, "shadow"],
+                "shadow_led": tally.leaders[number, "shadow"],
+                "keeper_win_rate_keeper_led": _rate(
+                    tally.leader_keeper_wins[number, "keeper"], tally.leaders[number, "keeper"]
+                ),
+                "keeper_win_rate_shadow_led": _rate(
+                    tally.leader_keeper_wins[number, "shadow"], tally.leaders[number, "shadow"]
+                ),
+            }
+            for number in LED_ROUNDS
+            if number <= variant.rounds
+        },
+        "track_by": {
+            "taking": tally.taken,
+            "giving": tally.given,
+            "taking_share": _rate(tally.taken, tally.taken + tally.given),
+        },
+        "shadow_wins_by": {
+            "taking": tally.shadow_wins_by["taking"],
+            "giving": tally.shadow_wins_by["giving"],
+            "even": tally.shadow_wins_by["even"],
+        },
+    }

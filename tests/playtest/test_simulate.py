@@ -1,0 +1,170 @@
+"""The simulation: the same seed plays the same games, and its figures add up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from service.playtest.report import describe
+from service.playtest.simulate import (
+    Settings,
+    Tally,
+    figures,
+    game_seed,
+    play_chunk,
+    play_game,
+    simulate,
+    wilson,
+)
+from service.rules import Variant
+
+from ..rules.helpers import REPO
+
+FRAMEWORKS = ["flask", "sqlalchemy", "werkzeug", "flask_sqlalchemy", "psycopg", "click"]
+
+
+def run(games: int = 12, seed: int = 1, **options: str) -> dict:
+    settings = Settings(
+        games=games,
+        keeper="easy",
+        shadow="random",
+        variant=Variant.from_options(options),
+        seed=seed,
+    )
+    return figures(settings, simulate(settings))
+
+
+@pytest.mark.parametrize(
+    ("wins", "games", "low", "high"),
+    [
+        # Published values of the 95% Wilson score interval.
+        (0, 10, 0.0, 0.2775),
+        (5, 10, 0.2366, 0.7634),
+        (50, 100, 0.4038, 0.5962),
+        (10, 10, 0.7225, 1.0),
+    ],
+)
+def test_wilson_interval_matches_known_values(wins, games, low, high) -> None:
+    found = wilson(wins, games)
+    assert found == pytest.approx((low, high), abs=1e-4)
+
+
+def test_wilson_interval_of_nothing_is_everything() -> None:
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_a_seed_always_plays_the_same_games() -> None:
+    assert run(seed=4) == run(seed=4)
+    assert run(seed=4) != run(seed=5)
+    assert game_seed(4, 0) != game_seed(5, 0) and game_seed(4, 0) != game_seed(4, 1)
+
+
+def test_processes_do_not_change_the_figures() -> None:
+    settings = Settings(games=8, keeper="easy", shadow="easy", seed=2)
+    heard: list[int] = []
+    in_two = simulate(settings, workers=2, progress=heard.append)
+    assert sum(heard) == 8
+    assert figures(settings, in_two) == figures(settings, simulate(settings, workers=1))
+
+
+def test_tallies_of_parts_add_up_to_the_tally_of_the_whole() -> None:
+    settings = Settings(games=6, keeper="random", shadow="easy", seed=3)
+    parts = play_chunk((settings, 0, 2)) + play_chunk((settings, 2, 6))
+    assert parts == play_chunk((settings, 0, 6))
+    assert Tally() + parts == parts
+
+
+def test_figures_add_up() -> None:
+    found = run(games=30)
+    games = found["games"]
+    assert games == 30
+    assert found["keeper_wins"] + found["shadow_wins"] == games
+    assert found["keeper_win_rate"] == found["keeper_wins"] / games
+    low, high = found["keeper_win_rate_ci"]
+    assert low <= found["keeper_win_rate"] <= high
+    assert sum(found["track"].values()) == games
+    assert sum(found["rounds"].values()) == games
+    assert sum(found["shadow_wins_by"].values()) == found["shadow_wins"]
+    assert found["track"]["10"] == found["shadow_wins"]
+    # Every track card turned up was turned up one way or the other.
+    turned = sum(int(track) * count for track, count in found["track"].items())
+    assert found["track_by"]["taking"] + found["track_by"]["giving"] == turned
+    played = sum(int(rounds) * count for rounds, count in found["rounds"].items())
+    assert found["trick_difference"]["rounds"] == played
+    assert sum(found["trick_difference"]["distribution"].values()) == played
+    assert found["leaders"]["2"]["played"] == games - found["rounds"]["1"]
+    assert found["leaders"]["3"]["played"] == found["rounds"]["3"]
+    for effect in found["effects"].values():
+        assert effect["games_with"] <= games
+    assert found["effects"]["steal"]["took"] <= found["effects"]["steal"]["fired"]
+    json.dumps(found)
+
+
+def test_the_figures_follow_the_games_played() -> None:
+    settings = Settings(games=3, keeper="easy", shadow="easy", seed=9)
+    tally = Tally()
+    states = [play_game(game_seed(9, number), "easy", "easy") for number in range(3)]
+    for state in states:
+        tally.add(state)
+    found = figures(settings, tally)
+    assert found["keeper_wins"] == sum(state["winner"] == "keeper" for state in states)
+    assert found == figures(settings, simulate(settings))
+    fired = sum(1 for state in states for trick in state["history"] if trick["effect"] == "swap")
+    assert found["effects"]["swap"]["fired"] == fired
+
+
+def test_a_variant_changes_the_rules_played() -> None:
+    one_round = run(rounds="1")
+    assert one_round["rounds"] == {"1": 12}
+    assert one_round["leaders"] == {}
+    assert one_round["variant"] == {"rounds": "1", "exchange_sizes": "1"}
+    shadow_first = play_game(5, "easy", "easy", Variant(first_leader="shadow"))
+    assert shadow_first["history"][0]["leader"] == "shadow"
+    always_shadow = run(games=20, halfway="0")
+    assert always_shadow["leaders"]["2"]["shadow_led"] == always_shadow["leaders"]["2"]["played"]
+    short = run(games=20, track_length="4", halfway="2")
+    assert set(short["track"]) == {"0", "1", "2", "3", "4"}
+    assert short["shadow_wins"] > run(games=20)["shadow_wins"]
+
+
+def test_settings_refuse_unknown_levels_and_empty_runs() -> None:
+    with pytest.raises(ValueError, match="no level 'genius'"):
+        Settings(games=1, keeper="genius", shadow="easy")
+    with pytest.raises(ValueError, match="at least one game"):
+        Settings(games=0, keeper="easy", shadow="easy")
+
+
+def test_the_report_names_every_figure() -> None:
+    text = describe(run(games=10))
+    for words in (
+        "Keeper wins",
+        "Wilson",
+        "Final track",
+        "Rounds a game lasts",
+        "Trick difference",
+        "Steal",
+        "Round 2",
+        "Round 3",
+        "by giving them away",
+    ):
+        assert words in text
+
+
+def test_importing_the_simulation_loads_no_framework() -> None:
+    code = (
+        "import json, sys, service.playtest.simulate, service.playtest.report; "
+        f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r})))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []
