@@ -393,3 +393,27 @@ class GameFigures(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     __table_args__ = (Index(None, "finished_at"),)
+
+
+class PlaytestRun(Base):
+    """A stored simulation run (``flask --app service playtest simulate --save``).
+
+    ``settings`` are what was played (games, levels, variant options, seed) and
+    ``figures`` the run's figures as the command prints them with ``--json``;
+    the dashboard shows them beside the figures of real games.
+    """
+
+    __tablename__ = "playtest_runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    keeper_level: Mapped[str] = mapped_column(String(16))
+    shadow_level: Mapped[str] = mapped_column(String(16))
+    # The variant as ``halfway=6 swap_size=1``; empty for the printed rules.
+    variant: Mapped[str] = mapped_column(String(200))
+    games: Mapped[int]
+    keeper_wins: Mapped[int]
+    settings: Mapped[dict[str, Any]] = mapped_column(JSONDocument)
+    figures: Mapped[dict[str, Any]] = mapped_column(JSONDocument)
+
+    __table_args__ = (Index(None, "created_at"),)

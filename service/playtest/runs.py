@@ -1,0 +1,43 @@
+"""Stored simulation runs: what ``playtest simulate --save`` writes and the dashboard reads.
+
+The functions flush only; the caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from ..models import PlaytestRun, db
+from .simulate import Settings
+
+# The dashboard shows this many of the latest runs.
+LATEST = 50
+
+
+def save_run(settings: Settings, figures: dict[str, Any]) -> PlaytestRun:
+    """Store a run's settings and its figures (as ``--json`` prints them)."""
+    run = PlaytestRun(
+        keeper_level=settings.keeper,
+        shadow_level=settings.shadow,
+        variant=settings.variant.describe(),
+        games=figures["games"],
+        keeper_wins=figures["keeper_wins"],
+        settings=settings.to_json(),
+        figures=figures,
+    )
+    db.session.add(run)
+    db.session.flush()
+    return run
+
+
+def latest_runs(limit: int = LATEST) -> list[PlaytestRun]:
+    """The latest stored runs, newest first."""
+    return list(
+        db.session.scalars(
+            select(PlaytestRun)
+            .order_by(PlaytestRun.created_at.desc(), PlaytestRun.id.desc())
+            .limit(limit)
+        )
+    )
