@@ -1,4 +1,5 @@
-"""Command line: ``flask --app service games create|export|show``."""
+"""Command line: ``flask --app service games create|export|show``, ``mail``, ``tick``, ``serve``,
+and ``playtest`` (:mod:`service.playtest.cli`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .links import player_url
 from .mail import worker
 from .models import Game, db
 from .perspective import describe_status
+from .playtest.cli import playtest_cli
 from .rules import PRINTED, SEATS, TRICKS_PER_ROUND, Seat, variant_of
 from .unit_of_work import transaction
 
@@ -218,3 +220,4 @@ def init_app(app: Flask) -> None:
     app.cli.add_command(mail_cli)
     app.cli.add_command(tick)
     app.cli.add_command(serve)
+    app.cli.add_command(playtest_cli)

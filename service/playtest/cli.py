@@ -1,0 +1,80 @@
+"""Command line: ``flask --app service playtest simulate``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from flask.cli import AppGroup
+
+from ..bots import LEVELS
+from ..rules import Variant, VariantError
+from ..unit_of_work import transaction
+from .report import describe
+from .runs import save_run
+from .simulate import Settings, figures, simulate
+
+playtest_cli = AppGroup("playtest", help="Computer players on variants of the rules.")
+
+
+def _variant(
+    context: click.Context, parameter: click.Parameter, values: tuple[str, ...]
+) -> Variant:
+    """The variant of ``--variant KEY=VALUE`` options, or a usage error saying what is wrong."""
+    options: dict[str, str] = {}
+    for text in values:
+        key, equals, value = text.partition("=")
+        if not equals:
+            raise click.BadParameter(f"{text!r} is not KEY=VALUE, such as halfway=6")
+        if key.strip() in options:
+            raise click.BadParameter(f"{key.strip()} is given twice")
+        options[key.strip()] = value
+    try:
+        return Variant.from_options(options)
+    except VariantError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@playtest_cli.command("simulate")
+@click.option("--games", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option(
+    "--keeper", type=click.Choice(list(LEVELS)), required=True, help="The Keeper's level."
+)
+@click.option(
+    "--shadow", type=click.Choice(list(LEVELS)), required=True, help="The Shadow's level."
+)
+@click.option(
+    "--variant",
+    "variant",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=_variant,
+    help="A rule number to change, such as halfway=6 or exchange_sizes=1,2,2 (repeatable).",
+)
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--seed", type=int, default=1, show_default=True, help="The same seed, the same games."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one line of JSON.")
+@click.option("--save", is_flag=True, help="Store the run for the admin dashboard.")
+def simulate_command(
+    games: int,
+    keeper: str,
+    shadow: str,
+    variant: Variant,
+    workers: int,
+    seed: int,
+    as_json: bool,
+    save: bool,
+) -> None:
+    """Play computer players against each other and print what their games say."""
+    settings = Settings(games=games, keeper=keeper, shadow=shadow, variant=variant, seed=seed)
+    with click.progressbar(length=games, label="Playing", file=sys.stderr) as bar:
+        tally = simulate(settings, workers=workers, progress=bar.update)
+    result = figures(settings, tally)
+    if save:
+        with transaction():
+            run = save_run(settings, result)
+        click.echo(f"Stored as run {run.id}.", err=True)
+    click.echo(json.dumps(result, sort_keys=True) if as_json else describe(result))

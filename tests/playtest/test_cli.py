@@ -1,0 +1,126 @@
+"""``flask --app service playtest simulate``: the report, its JSON, variants, stored runs."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import select
+
+from service.models import PlaytestRun, db
+
+KEYS = {
+    "games",
+    "keeper",
+    "shadow",
+    "variant",
+    "seed",
+    "keeper_wins",
+    "shadow_wins",
+    "keeper_win_rate",
+    "keeper_win_rate_ci",
+    "track",
+    "track_mean",
+    "rounds",
+    "rounds_mean",
+    "keeper_win_rate_by_rounds",
+    "trick_difference",
+    "effects",
+    "leaders",
+    "track_by",
+    "shadow_wins_by",
+}
+
+
+def simulate(runner, *args: str):
+    return runner.invoke(
+        args=[
+            "playtest",
+            "simulate",
+            "--games",
+            "6",
+            "--keeper",
+            "easy",
+            "--shadow",
+            "random",
+            *args,
+        ]
+    )
+
+
+def test_simulate_prints_the_figures(runner) -> None:
+    result = simulate(runner, "--seed", "3")
+    assert result.exit_code == 0, result.output
+    for words in (
+        "6 games: easy as the Keeper, random as the Shadow, printed rules, seed 3",
+        "95% Wilson interval",
+        "Final track",
+        "Rounds a game lasts",
+        "Steal (club)",
+        "Round 2:",
+        "Shadow wins mostly by taking",
+    ):
+        assert words in result.stdout
+
+
+def test_json_is_the_last_line_with_stable_keys(runner) -> None:
+    result = simulate(
+        runner, "--json", "--variant", "halfway=6", "--variant", "exchange_sizes=1,2,2"
+    )
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(figures) == KEYS
+    assert figures["games"] == 6
+    assert figures["variant"] == {"halfway": "6", "exchange_sizes": "1,2,2"}
+    assert figures["keeper_wins"] + figures["shadow_wins"] == 6
+    assert len(figures["keeper_win_rate_ci"]) == 2
+    again = simulate(
+        runner, "--json", "--variant", "halfway=6", "--variant", "exchange_sizes=1,2,2"
+    )
+    assert again.stdout == result.stdout
+
+
+def test_bad_variants_are_usage_errors(runner) -> None:
+    for option, message in (
+        ("colour=red", "unknown variant parameter 'colour'"),
+        ("halfway=six", "halfway is a whole number"),
+        ("halfway=11", "halfway is 0 to the track length 10"),
+        ("exchange_sizes=1,x", "exchange_sizes is whole numbers separated by commas"),
+        ("halfway", "'halfway' is not KEY=VALUE"),
+    ):
+        result = simulate(runner, "--variant", option)
+        assert result.exit_code == 2, option
+        assert "Invalid value for '--variant'" in result.output
+        assert message in result.output, result.output
+    twice = simulate(runner, "--variant", "halfway=4", "--variant", "halfway=6")
+    assert twice.exit_code == 2 and "halfway is given twice" in twice.output
+    level = runner.invoke(args=["playtest", "simulate", "--keeper", "genius", "--shadow", "easy"])
+    assert level.exit_code == 2 and "'genius' is not one of" in level.output
+
+
+def test_save_stores_the_run(app, runner) -> None:
+    result = simulate(runner, "--json", "--save", "--variant", "swap_size=1")
+    assert result.exit_code == 0, result.output
+    assert "Stored as run 1." in result.stderr
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    with app.app_context():
+        run = db.session.scalars(select(PlaytestRun)).one()
+        assert run.figures == figures
+        assert (run.keeper_level, run.shadow_level, run.variant) == (
+            "easy",
+            "random",
+            "swap_size=1",
+        )
+        assert (run.games, run.keeper_wins) == (6, figures["keeper_wins"])
+        assert run.settings == {
+            "games": 6,
+            "keeper": "easy",
+            "shadow": "random",
+            "variant": {"swap_size": "1"},
+            "seed": 1,
+        }
+
+
+def test_without_save_nothing_is_stored(app, runner) -> None:
+    assert simulate(runner).exit_code == 0
+    with app.app_context():
+        assert db.session.scalars(select(PlaytestRun)).all() == []
