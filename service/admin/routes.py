@@ -23,7 +23,7 @@ from ..mail.outbox import requeue
 from ..models import OPEN_STATUSES, Event, Game, OutboxMessage, Player, db, utcnow
 from ..rules import variant_of
 from ..unit_of_work import transaction
-from . import bp, cache, gamepage, listing, stats
+from . import bp, cache, gamepage, listing, playtest, stats
 from .forms import (
     CancelForm,
     ExtendForm,
@@ -354,3 +354,9 @@ def statistics() -> str:
     return render_template(
         "admin/stats.html", stats=figures, counts=counts, computed_at=computed_at
     )
+
+
+@bp.get("/playtest")
+def playtest_page() -> str:
+    """The playtest lab: people's games, games against the computer and simulation runs."""
+    return render_template("admin/playtest.html", **playtest.page())

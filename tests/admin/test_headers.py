@@ -31,6 +31,7 @@ def pages(app, admin) -> list[str]:
         f"/admin/mail/{message}",
         f"/admin/mail/{message}/html",
         "/admin/stats",
+        "/admin/playtest",
     ]
 
 

@@ -1,0 +1,160 @@
+"""The playtest page: games between people, games against the computer and stored simulation
+runs, side by side, with the same figures for each.
+
+Finished games are added up by :func:`service.admin.stats.playtest` from
+their ``game_figures`` rows; a stored run already holds its figures
+(:mod:`service.playtest.runs`). Each becomes a :class:`Source` here, so the
+template and the plots read one shape whatever the figures came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup
+from sqlalchemy import ColumnElement, exists, select
+
+from ..models import GameFigures, Player, PlaytestRun
+from ..playtest.plots import WinRate, track_plot, win_rate_plot
+from ..playtest.runs import latest_runs
+from ..playtest.simulate import wilson
+from ..rules import PRINTED, TRICKS_PER_ROUND
+from .stats import Playtest, playtest
+
+# Final-track plots for this many of the latest runs (the table lists more).
+PLOTTED_RUNS = 8
+
+
+@dataclass(frozen=True)
+class Source:
+    """The figures of one set of games: people's, against the computer, or one simulation run.
+
+    Shares are of 1, and None where the source cannot say (a stored run
+    knows how the Shadow turned up the track; finished games do not keep it).
+    """
+
+    label: str
+    kind: str
+    games: int
+    keeper_wins: int
+    tracks: list[int]
+    rounds_mean: float | None
+    effects_per_game: dict[str, float | None]
+    shadow_led: dict[str, float | None]
+    taking_share: float | None = None
+    shadow_wins_by: dict[str, int] = field(default_factory=dict)
+    run: PlaytestRun | None = None
+
+    @property
+    def keeper_win_rate(self) -> float | None:
+        """The Keeper's share of the games, or None without games."""
+        return self.keeper_wins / self.games if self.games else None
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The 95% Wilson interval of the Keeper's win rate."""
+        return wilson(self.keeper_wins, self.games)
+
+    @property
+    def track_mean(self) -> float | None:
+        """The mean final track."""
+        return (
+            sum(n * count for n, count in enumerate(self.tracks)) / self.games
+            if self.games
+            else None
+        )
+
+
+def computer_seat() -> ColumnElement[bool] | None:
+    """The condition on :class:`Player` of a seat the computer plays; None while none can be.
+
+    Players have no computer level yet, so every finished game is counted as
+    a game between people. Once they do, this returns
+    ``Player.computer_level.is_not(None)`` and the page shows the games
+    against the computer as a source of their own.
+    """
+    return None
+
+
+def _with_computer(seat: ColumnElement[bool]) -> ColumnElement[bool]:
+    return exists(select(Player.id).where(Player.game_id == GameFigures.game_id, seat))
+
+
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def from_games(label: str, kind: str, figures: Playtest) -> Source:
+    """A source of finished games, from the statistics' sums."""
+    games = figures.games
+    return Source(
+        label=label,
+        kind=kind,
+        games=games,
+        keeper_wins=figures.keeper_wins,
+        tracks=figures.tracks,
+        rounds_mean=_share(figures.tricks, games * TRICKS_PER_ROUND),
+        effects_per_game={
+            "reset": _share(figures.effects["reset"], games),
+            "swap": _share(figures.effects["swap"], games),
+            "steal": _share(figures.effects["steal"], games),
+        },
+        shadow_led={
+            str(n): _share(shadow, played) for n, (played, shadow) in figures.rounds.items()
+        },
+    )
+
+
+def from_run(run: PlaytestRun) -> Source:
+    """A source of a stored run, from its figures."""
+    figures: dict[str, Any] = run.figures
+    variant = run.variant or "printed rules"
+    return Source(
+        label=f"run {run.id}: {run.keeper_level} v {run.shadow_level}, {variant}",
+        kind="run",
+        games=run.games,
+        keeper_wins=run.keeper_wins,
+        tracks=[figures["track"][key] for key in sorted(figures["track"], key=int)],
+        rounds_mean=figures["rounds_mean"],
+        effects_per_game={
+            effect: figures["effects"][effect]["per_game"] for effect in ("reset", "swap", "steal")
+        },
+        shadow_led={
+            number: _share(each["shadow_led"], each["played"])
+            for number, each in figures["leaders"].items()
+        },
+        taking_share=figures["track_by"]["taking_share"],
+        shadow_wins_by=figures["shadow_wins_by"],
+        run=run,
+    )
+
+
+def sources() -> list[Source]:
+    """People's games, games against the computer (once seats can be the computer's), the runs."""
+    seat = computer_seat()
+    if seat is None:
+        found = [from_games("games between people", "human", playtest())]
+    else:
+        found = [
+            from_games("games between people", "human", playtest(~_with_computer(seat))),
+            from_games("games against the computer", "computer", playtest(_with_computer(seat))),
+        ]
+    return found + [from_run(run) for run in latest_runs()]
+
+
+def page() -> dict[str, Any]:
+    """What the playtest page shows: the sources, and their plots."""
+    found = sources()
+    rows = [WinRate(s.label, s.games, s.keeper_win_rate, *s.interval) for s in found]
+    games = [source for source in found if source.kind != "run"]
+    runs = [source for source in found if source.kind == "run"][:PLOTTED_RUNS]
+    tracks: list[tuple[Source, Markup]] = [
+        (source, track_plot(source.label, source.tracks)) for source in games + runs
+    ]
+    return {
+        "sources": found,
+        "win_rates": win_rate_plot(rows),
+        "tracks": tracks,
+        "printed_halfway": PRINTED.halfway,
+    }
