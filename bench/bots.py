@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing
 import os
 import random
@@ -28,21 +27,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service.bots import player  # noqa: E402
+from service.playtest.simulate import wilson  # noqa: E402
 from service.rules import SEATS, apply, new_game, seat_view, to_act  # noqa: E402
 
 MATCHES = (("easy", "random"), ("medium", "easy"), ("hard", "medium"))
-Z95 = 1.959964
-
-
-def wilson(wins: int, games: int) -> tuple[float, float]:
-    """The 95% Wilson score interval of a win rate."""
-    if not games:
-        return 0.0, 1.0
-    rate = wins / games
-    denominator = 1 + Z95**2 / games
-    centre = (rate + Z95**2 / (2 * games)) / denominator
-    spread = Z95 * math.sqrt(rate * (1 - rate) / games + Z95**2 / (4 * games**2)) / denominator
-    return centre - spread, centre + spread
 
 
 def play_game(job: tuple[str, str, str, int]) -> dict[str, Any]:
