@@ -14,7 +14,7 @@ from markupsafe import Markup, escape
 
 # The band the designers aim for: the Keeper wins 50% ± 2% of games.
 TARGET = (0.48, 0.52)
-LABEL_WIDTH = 250
+LABEL_WIDTH = 340
 PLOT_WIDTH = 400
 ROW_HEIGHT = 26
 AXIS_HEIGHT = 24
