@@ -77,4 +77,4 @@ def simulate_command(
         with transaction():
             run = save_run(settings, result)
         click.echo(f"Stored as run {run.id}.", err=True)
-    click.echo(json.dumps(result, sort_keys=True) if as_json else describe(result))
+    click.echo(json.dumps(result) if as_json else describe(result))
