@@ -1,7 +1,7 @@
 """playtest runs: stored simulation runs for the dashboard
 
 Revision ID: 2d904f10d7de
-Revises: 6986e22d124a
+Revises: 3f1c9d2b7a10
 Create Date: 2026-12-01 04:27:42.212268
 
 """
@@ -11,7 +11,7 @@ from sqlalchemy.dialects import postgresql
 
 # revision identifiers, used by Alembic.
 revision = '2d904f10d7de'
-down_revision = '6986e22d124a'
+down_revision = '3f1c9d2b7a10'
 branch_labels = None
 depends_on = None
 

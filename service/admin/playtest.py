@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup
-from sqlalchemy import ColumnElement, exists, select
 
-from ..models import GameFigures, Player, PlaytestRun
+from ..models import PlaytestRun
 from ..playtest.plots import WinRate, track_plot, win_rate_plot
 from ..playtest.runs import latest_runs
 from ..playtest.simulate import wilson
@@ -64,21 +63,6 @@ class Source:
             if self.games
             else None
         )
-
-
-def computer_seat() -> ColumnElement[bool] | None:
-    """The condition on :class:`Player` of a seat the computer plays; None while none can be.
-
-    Players have no computer level yet, so every finished game is counted as
-    a game between people. Once they do, this returns
-    ``Player.computer_level.is_not(None)`` and the page shows the games
-    against the computer as a source of their own.
-    """
-    return None
-
-
-def _with_computer(seat: ColumnElement[bool]) -> ColumnElement[bool]:
-    return exists(select(Player.id).where(Player.game_id == GameFigures.game_id, seat))
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -131,16 +115,12 @@ def from_run(run: PlaytestRun) -> Source:
 
 
 def sources() -> list[Source]:
-    """People's games, games against the computer (once seats can be the computer's), the runs."""
-    seat = computer_seat()
-    if seat is None:
-        found = [from_games("games between people", "human", playtest())]
-    else:
-        found = [
-            from_games("games between people", "human", playtest(~_with_computer(seat))),
-            from_games("games against the computer", "computer", playtest(_with_computer(seat))),
-        ]
-    return found + [from_run(run) for run in latest_runs()]
+    """People's games, games against the computer, and the stored runs."""
+    return [
+        from_games("games between people", "human", playtest()),
+        from_games("games against the computer", "computer", playtest(against_computer=True)),
+        *(from_run(run) for run in latest_runs()),
+    ]
 
 
 def page() -> dict[str, Any]:

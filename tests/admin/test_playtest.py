@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from service.admin import playtest
-from service.models import Player
+from service import games
 from service.playtest.runs import save_run
 from service.playtest.simulate import Settings, figures, simulate
 from service.rules import Variant
@@ -44,6 +43,7 @@ def test_the_page_shows_games_and_runs_with_plots(app, admin) -> None:
     rows = table(html, "sources")
     assert [row[0] for row in rows] == [
         "games between people",
+        "games against the computer",
         f"run {second}: easy v random, printed rules",
         f"run {first}: easy v random, halfway=6",
     ]
@@ -51,10 +51,10 @@ def test_the_page_shows_games_and_runs_with_plots(app, admin) -> None:
     assert people[1] == "1"
     assert people[2] == ("100.0%" if state["winner"] == "keeper" else "0.0%")
     assert people[-3:-1] == ["—", "—"]
-    assert rows[2][1] == "5"
-    # One plot of win rates with a dot for every source, and a final-track plot for each.
+    assert rows[3][1] == "5"
+    # One plot of win rates with a dot for every source with games, a final-track plot for each.
     svgs = re.findall(r"<svg .*?</svg>", html, re.S)
-    assert len(svgs) == 4
+    assert len(svgs) == 5
     assert svgs[0].count('class="rate"') == 3
     assert svgs[0].count('class="interval"') == 3
     assert all("<title>" in svg and 'role="img"' in svg for svg in svgs)
@@ -68,11 +68,14 @@ def test_without_runs_the_page_says_so(app, admin) -> None:
     assert table(html, "sources")[0][:3] == ["games between people", "0", "—"]
 
 
-def test_games_against_the_computer_are_a_source_of_their_own(app, admin, monkeypatch) -> None:
-    for seed, shadow in ((2, "bob@example.com"), (4, "computer@example.com")):
-        play(app, new_game(app, "ann@example.com", shadow, seed=seed), seed=seed)
-    # Stands in for Player.computer_level once seats can be played by the computer.
-    monkeypatch.setattr(playtest, "computer_seat", lambda: Player.email == "computer@example.com")
+def test_games_against_the_computer_are_a_source_of_their_own(app, admin) -> None:
+    play(app, new_game(app, "ann@example.com", "bob@example.com", seed=2), seed=2)
+    with app.app_context(), transaction():
+        game = games.create_game(
+            games.Seating("ann@example.com", "Ann"), games.Seating.the_computer("easy")
+        )
+        against_computer = game.id
+    play(app, against_computer, seed=4)
     rows = table(admin.get("/admin/playtest").get_data(as_text=True), "sources")
     assert [(row[0], row[1]) for row in rows] == [
         ("games between people", "1"),
