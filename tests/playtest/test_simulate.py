@@ -19,8 +19,6 @@ from service.playtest.simulate import (
 )
 from service.rules import Variant
 
-FRAMEWORKS = ["flask", "sqlalchemy", "werkzeug", "flask_sqlalchemy", "psycopg", "click"]
-
 
 def run(games: int = 12, seed: int = 1, **options: str) -> dict:
     settings = Settings(

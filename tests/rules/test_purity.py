@@ -15,7 +15,7 @@ from .helpers import REPO
 
 RULES_PACKAGE = REPO / "service" / "rules"
 BOTS_PACKAGE = REPO / "service" / "bots"
-FRAMEWORKS = ["flask", "sqlalchemy", "werkzeug", "flask_sqlalchemy", "psycopg"]
+FRAMEWORKS = ["flask", "sqlalchemy", "werkzeug", "flask_sqlalchemy", "psycopg", "click"]
 # What a computer player must not touch: files, the console, processes, the network.
 IO_MODULES = {"io", "os", "pathlib", "shutil", "socket", "subprocess", "sys", "tempfile", "urllib"}
 IO_CALLS = {"open", "print", "input", "breakpoint"}
