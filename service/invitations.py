@@ -111,18 +111,7 @@ def request_game(request: Request) -> Invitation:
     if creator == opponent:
         raise InvitationError(gettext("You and your opponent need two different email addresses."))
     role = _creator_role(request.role)
-    seats = {
-        role: games.Seating(creator, request.name, request.language),
-        "shadow" if role == "keeper" else "keeper": games.Seating(opponent, request.opponent_name),
-    }
-    start = games.create_match if request.match else games.create_game
-    game = start(
-        seats["keeper"],
-        seats["shadow"],
-        look=request.look,
-        days_per_move=request.days_per_move or 0,
-        waiting=True,
-    )
+    game = _waiting_game(request, role, games.Seating(opponent, request.opponent_name))
     invitation = Invitation(
         game_id=game.id,
         creator_email=creator,
@@ -142,6 +131,20 @@ def request_game(request: Request) -> Invitation:
     db.session.flush()
     log.info("invitation %d to game %d: the creator is asked to confirm", invitation.id, game.id)
     return invitation
+
+
+def _waiting_game(request: Request, role: Seat, opponent: games.Seating) -> Game:
+    """The game (or return match) the request asks for, waiting: the creator in ``role``."""
+    creator = games.Seating(games.clean_email(request.email), request.name, request.language)
+    seats = {role: creator, other(role): opponent}
+    start = games.create_match if request.match else games.create_game
+    return start(
+        seats["keeper"],
+        seats["shadow"],
+        look=request.look,
+        days_per_move=request.days_per_move or 0,
+        waiting=True,
+    )
 
 
 def _creator_role(role: str) -> Seat:
@@ -164,18 +167,7 @@ def play_computer(request: Request) -> Game:
     assert request.computer is not None, "a game against the computer needs its level"
     creator = games.clean_email(request.email)
     role = _creator_role(request.role)
-    seats = {
-        role: games.Seating(creator, request.name, request.language),
-        other(role): games.Seating.the_computer(request.computer),
-    }
-    start = games.create_match if request.match else games.create_game
-    game = start(
-        seats["keeper"],
-        seats["shadow"],
-        look=request.look,
-        days_per_move=request.days_per_move or 0,
-        waiting=True,
-    )
+    game = _waiting_game(request, role, games.Seating.the_computer(request.computer))
     game.player(role).notify = not blocked(creator)
     db.session.flush()
     games.start_waiting_game(game.id)
