@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from .game_text import player_name
 from .language import LANGUAGES
@@ -133,6 +133,42 @@ def player_view(player: Player) -> PlayerView:
     if not open_game:
         view.update({"your_turn": False, "choosing": False, "to_act": [], "legal": []})
     return view
+
+
+def since_last_move(view: PlayerView) -> list[tuple[str, Any]]:
+    """What happened since the player's own last move, oldest first.
+
+    Each item is ``(kind, what)``: ``("transfer", transfer)`` for an exchange or
+    swap settled, ``("trick", entry)`` for a trick completed, ``("round",
+    (number, result))`` for a round ended, ``("lead", entry)`` for the
+    opponent's lead now on the table.
+    """
+    since = view["since"]
+    seen = view["history"][: len(view["history"]) - len(since)]
+    last_seen = (seen[-1]["round"], seen[-1]["trick"]) if seen else (0, 0)
+    # A trick of the news that the player led was completed by the opponent: the player's
+    # last move came just before, so nothing earlier is news.
+    led = next((t for t in since if t["leader"] == view["seat"]), None)
+    if led is not None:
+        last_seen = (led["round"], led["trick"])
+    timed: list[tuple[tuple[int, int, int], str, Any]] = []
+    last = view["tricks_per_round"]
+    for trick in since:
+        timed.append(((trick["round"], trick["trick"], 0), "trick", trick))
+        if trick["trick"] == last and len(view["rounds"]) >= trick["round"]:
+            result = (trick["round"], view["rounds"][trick["round"] - 1])
+            timed.append(((trick["round"], last, 2), "round", result))
+    table = view["table"]
+    # A lead of the player's own on the table is their last move: every transfer came before.
+    led_since = bool(table) and table[0]["seat"] == view["seat"]
+    for transfer in view["transfers"]:
+        when = (transfer["round"], transfer["after_trick"])
+        if when >= last_seen and not led_since:
+            timed.append(((*when, 1), "transfer", transfer))
+    news = [(kind, what) for _, kind, what in sorted(timed, key=lambda item: item[0])]
+    if len(table) == 1 and table[0]["seat"] != view["seat"]:
+        news.append(("lead", table[0]))
+    return news
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -1,5 +1,6 @@
-"""What the move page shows beyond the seat's view: the news since the player's last move,
-the deadline in words, and why each card or selection is or is not a legal move.
+"""What the move page shows beyond the seat's view: the news since the player's last move
+(:func:`service.perspective.since_last_move`), the deadline in words, and why each card or
+selection is or is not a legal move.
 
 Everything is derived from :func:`service.games.player_view`, never from the game's state.
 """
@@ -14,44 +15,8 @@ from flask_babel import format_timedelta, ngettext
 
 from ..game_text import deadline_text, exchange_elixir_reason, follow_reason
 from ..models import utcnow
-from ..perspective import PlayerView
+from ..perspective import PlayerView, since_last_move
 from ..rules import PLAY, is_elixir
-
-
-def since_last_move(view: PlayerView) -> list[tuple[str, Any]]:
-    """What happened since the player's own last move, oldest first.
-
-    Each item is ``(kind, what)``: ``("transfer", transfer)`` for an exchange or
-    swap settled, ``("trick", entry)`` for a trick completed, ``("round",
-    (number, result))`` for a round ended, ``("lead", entry)`` for the
-    opponent's lead now on the table.
-    """
-    since = view["since"]
-    seen = view["history"][: len(view["history"]) - len(since)]
-    last_seen = (seen[-1]["round"], seen[-1]["trick"]) if seen else (0, 0)
-    # A trick of the news that the player led was completed by the opponent: the player's
-    # last move came just before, so nothing earlier is news.
-    led = next((t for t in since if t["leader"] == view["seat"]), None)
-    if led is not None:
-        last_seen = (led["round"], led["trick"])
-    timed: list[tuple[tuple[int, int, int], str, Any]] = []
-    last = view["tricks_per_round"]
-    for trick in since:
-        timed.append(((trick["round"], trick["trick"], 0), "trick", trick))
-        if trick["trick"] == last and len(view["rounds"]) >= trick["round"]:
-            result = (trick["round"], view["rounds"][trick["round"] - 1])
-            timed.append(((trick["round"], last, 2), "round", result))
-    table = view["table"]
-    # A lead of the player's own on the table is their last move: every transfer came before.
-    led_since = bool(table) and table[0]["seat"] == view["seat"]
-    for transfer in view["transfers"]:
-        when = (transfer["round"], transfer["after_trick"])
-        if when >= last_seen and not led_since:
-            timed.append(((*when, 1), "transfer", transfer))
-    news = [(kind, what) for _, kind, what in sorted(timed, key=lambda item: item[0])]
-    if len(table) == 1 and table[0]["seat"] != view["seat"]:
-        news.append(("lead", table[0]))
-    return news
 
 
 def deadline(view: PlayerView, now: datetime | None = None) -> dict[str, Any] | None:
