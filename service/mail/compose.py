@@ -18,11 +18,12 @@ from flask import current_app
 from flask_babel import gettext, ngettext
 from itsdangerous import BadSignature
 
-from ..game_text import card_name, effect_text, the_seat
+from ..game_text import card_name, effect_text, suit_name, the_seat, upfirst
 from ..language import recipient_locale
 from ..links import serializer
 from ..models import Player
-from ..rules import EXCHANGE, OVER, SWAP
+from ..perspective import since_last_move
+from ..rules import EXCHANGE, OVER, PLAY, SWAP
 
 UNSUBSCRIBE_SALT = "splitmind.unsubscribe"
 STOP_ALL_SALT = "splitmind.unsubscribe.address"
@@ -194,6 +195,123 @@ def trick(entry: Mapping[str, Any], view: Mapping[str, Any]) -> str:
     return gettext("Round %(round)s, trick %(trick)s: %(cards)s; %(name)s won.", **words)
 
 
+def headline(view: Mapping[str, Any]) -> str:
+    """What a turn email is about, for its subject: ``Kim led 5♥: your answer, round 2 trick 3``.
+
+    Built from the seat view only: the opponent's lead on the table, the trick
+    the player just won, or the exchange or swap just settled.
+    """
+    name, number, table = upfirst(view["opponent"]), view["round"], view["table"]
+    trick = min(view["trick"], view["tricks_per_round"])
+    words = {"name": name, "round": number, "trick": trick}
+    if view["phase"] == EXCHANGE:
+        return gettext("Round %(round)s exchange: your cards to give", round=number)
+    if view["phase"] == SWAP:
+        return gettext(
+            "Swap after trick %(done)s: your cards to give, round %(round)s",
+            done=trick - 1,
+            round=number,
+        )
+    if view["phase"] != PLAY:
+        return gettext("Your move, round %(round)s trick %(trick)s", **words)
+    if table and table[0]["seat"] != view["seat"]:
+        card = card_name(table[0]["card"], view["look"])
+        return gettext(
+            "%(name)s led %(card)s: your answer, round %(round)s trick %(trick)s",
+            card=card,
+            **words,
+        )
+    since = view["since"]
+    last = since[-1] if since else None
+    if last and (last["round"], last["trick"]) == (number, trick - 1):
+        answer = next(play for play in last["cards"] if play["seat"] != view["seat"])
+        if last["winner"] == view["seat"]:
+            return gettext(
+                "%(name)s played %(card)s, you won trick %(done)s: your lead, round %(round)s"
+                " trick %(trick)s",
+                card=card_name(answer["card"], view["look"]),
+                done=trick - 1,
+                **words,
+            )
+    settled = view["transfers"][-1] if view["transfers"] else None
+    if settled and (settled["round"], settled["after_trick"]) == (number, trick - 1):
+        if settled["kind"] == EXCHANGE:
+            return gettext("Exchange done: your lead, round %(round)s trick %(trick)s", **words)
+        return gettext("Swap done: your lead, round %(round)s trick %(trick)s", **words)
+    return gettext("Your move, round %(round)s trick %(trick)s", **words)
+
+
+def round_headline(view: Mapping[str, Any]) -> str:
+    """What a round's end email is about: ``Round 1 over, track 4 of 10: your exchange``."""
+    return gettext(
+        "Round %(round)s over, track %(track)s of %(length)s: your exchange",
+        round=len(view["rounds"]),
+        track=view["track"],
+        length=view["track_length"],
+    )
+
+
+def _card_list(cards: list[str], look: str) -> str:
+    return ", ".join(card_name(card, look) for card in cards)
+
+
+def news(view: Mapping[str, Any], rounds: bool = True) -> list[str]:
+    """What happened since the player's last move, one sentence each, oldest first.
+
+    The cards the player received in an exchange or swap, each trick and what
+    its elixir did, each round's end (unless ``rounds`` is false: the round's
+    end email says it first) and the opponent's lead. All from the seat view
+    (:func:`service.perspective.since_last_move`), the same news as the move page.
+    """
+    look, sentences = view["look"], []
+    for kind, what in since_last_move(view):  # type: ignore[arg-type]
+        if kind == "transfer":
+            words = {
+                "gave": _card_list(what["gave"], look),
+                "received": _card_list(what["received"], look),
+            }
+            if what["kind"] == EXCHANGE:
+                sentences.append(
+                    gettext("Exchange done: you gave %(gave)s and received %(received)s.", **words)
+                )
+            else:
+                sentences.append(
+                    gettext("Swap done: you gave %(gave)s and received %(received)s.", **words)
+                )
+        elif kind == "trick":
+            sentences.append(trick(what, view))
+        elif kind == "round" and rounds:
+            sentences.append(round_over(what[0], what[1], view))
+        elif kind == "lead":
+            sentences.append(lead(what, view))
+    return sentences
+
+
+def round_over(number: int, result: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+    """A round's end for the player: ``Round 1 is over: 6 tricks for you, 4 for Kim; …``."""
+    mine, theirs = result[view["seat"]], result["shadow" if view["seat"] == "keeper" else "keeper"]
+    return ngettext(
+        "Round %(number)s is over: %(num)d trick for you, %(theirs)s for %(name)s; the track"
+        " moves %(moved)s.",
+        "Round %(number)s is over: %(num)d tricks for you, %(theirs)s for %(name)s; the track"
+        " moves %(moved)s.",
+        mine,
+        number=number,
+        theirs=theirs,
+        name=view["opponent"],
+        moved=result["moved"],
+    )
+
+
+def lead(played: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+    """The opponent's lead on the table: ``Kim leads ♠4, naming hearts.``"""
+    name, card = upfirst(view["opponent"]), card_name(played["card"], view["look"])
+    if played.get("name"):
+        suit = suit_name(played["name"], view["look"])
+        return gettext("%(name)s leads %(card)s, naming %(suit)s.", name=name, card=card, suit=suit)
+    return gettext("%(name)s leads %(card)s.", name=name, card=card)
+
+
 def result(view: Mapping[str, Any]) -> str:
     """How the game ended, for the player whose view it is; empty while it goes on."""
     status, name = view["status"], view["opponent"]
@@ -260,10 +378,14 @@ def match_score(view: Mapping[str, Any]) -> str:
     return f"{text} {outcome}"
 
 
-SENTENCES: dict[str, Callable[..., str]] = {
+SENTENCES: dict[str, Callable[..., str | list[str]]] = {
     "situation": situation,
     "last_trick": last_trick,
     "trick": trick,
     "result": result,
+    "headline": headline,
+    "round_headline": round_headline,
+    "news": news,
+    "round_over": round_over,
     "match_score": match_score,
 }
