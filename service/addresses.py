@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import select
 
@@ -45,3 +46,35 @@ def vacation_end(emails: Iterable[str | None], now: datetime) -> datetime | None
         )
     ).all()
     return max((end for end in ends if end is not None), default=None)
+
+
+def time_zone(email: str | None) -> str | None:
+    """The address's time zone (an IANA name), or ``None`` while it is unknown."""
+    settings = settings_for(email) if email else None
+    return settings.time_zone if settings is not None else None
+
+
+def is_time_zone(name: str) -> bool:
+    """Whether ``name`` is an IANA time zone this machine knows (``Europe/Paris``)."""
+    if not name or len(name) > 64 or name.startswith("/") or ".." in name:
+        return False
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
+def learn_time_zone(email: str, name: str) -> bool:
+    """Keep the time zone a browser reported for the address, unless one is known already.
+
+    Returns whether it was kept; a name that is no time zone raises ``ValueError``.
+    Caller's transaction.
+    """
+    if not is_time_zone(name):
+        raise ValueError(f"no time zone {name!r}")
+    if time_zone(email) is not None:
+        return False
+    settings_row(email).time_zone = name
+    db.session.flush()
+    return True

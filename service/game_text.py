@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Protocol
+from zoneinfo import ZoneInfo
 
 from flask_babel import format_datetime, gettext, ngettext
 from flask_babel import lazy_gettext as _l
@@ -181,9 +182,17 @@ def effect_text(
     return ""
 
 
-def deadline_text(moment: str) -> str:
-    """A deadline (an ISO date and time in UTC) in words: ``Mar 5, 2026, 9:30:00 AM UTC``."""
-    return format_datetime(datetime.fromisoformat(moment), "medium") + " UTC"
+def deadline_text(moment: str, zone: str | None = None) -> str:
+    """A deadline (an ISO date and time in UTC) in words: ``Mar 5, 2026, 9:30:00 AM UTC``.
+
+    With ``zone``, an IANA time zone, in that zone and named by it:
+    ``Mar 5, 2026, 10:30:00 AM Europe/Paris``; without one, plainly in UTC.
+    """
+    when = datetime.fromisoformat(moment)
+    if zone is None:
+        return format_datetime(when, "medium") + " UTC"
+    local = when.astimezone(ZoneInfo(zone))
+    return format_datetime(local, "medium", rebase=False) + f" {zone}"
 
 
 def rules_summary(look: str = "standard") -> list[str]:

@@ -287,7 +287,8 @@ EMAIL_POLICIES = ("every_move", "when_away", "digest", "reminders")
 
 
 class AddressSettings(Base):
-    """What an address chose on its home page: its link, its emails, its language, its vacation.
+    """What an address chose on its home page: its link, its emails, its language, its vacation;
+    and the time zone its browser reported.
 
     An address without a row has the defaults; the row is written by the first
     form it posts. ``home_key`` is the random half of the home link: ``None``
@@ -307,6 +308,9 @@ class AddressSettings(Base):
     # The whole days of vacation taken in ``vacation_year`` (a calendar year, UTC).
     vacation_year: Mapped[int | None]
     vacation_days_used: Mapped[int] = mapped_column(default=0)
+    # The IANA time zone of the address's browser (``Europe/Paris``), learnt on its first
+    # visit to a move page; emails give deadlines in it, or in UTC while it is unknown.
+    time_zone: Mapped[str | None] = mapped_column(String(64))
 
     __table_args__ = (Index(None, "email_policy", "digest_hour"),)
 

@@ -25,7 +25,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import exists, select
 
-from .addresses import settings_for, vacation_end
+from .addresses import settings_for, time_zone, vacation_end
 from .links import home_url, player_url, token_for
 from .mail import compose, kinds, queue, withdraw
 from .mail.compose import Email
@@ -48,6 +48,7 @@ def _context(player: Player) -> dict[str, Any]:
         "unsubscribe": f"{base}/unsubscribe/{compose.unsubscribe_token(player)}",
         "home": home_url(player.email) if player.email else None,
         "opponent_away_until": opponent_away_until(player),
+        "time_zone": time_zone(player.email),
     }
 
 
@@ -160,7 +161,12 @@ def write_links(message: OutboxMessage) -> bool:
     stop_all = compose.stop_all_url(message.recipient)
     games = [{"view": player_view(player), "link": player_url(player)} for player in players]
     email = compose.render(
-        "your_games", language, games=games, stop_all=stop_all, home=home_url(message.recipient)
+        "your_games",
+        language,
+        games=games,
+        stop_all=stop_all,
+        home=home_url(message.recipient),
+        time_zone=time_zone(message.recipient),
     )
     message.subject, message.text_body, message.html_body = email.subject, email.text, email.html
     message.headers = {**(message.headers or {}), **compose.unsubscribe_headers(stop_all)}
@@ -172,7 +178,14 @@ def digest(email: str, players: list[Player], language: str | None) -> None:
     stop_all = compose.stop_all_url(email)
     games = [{"view": player_view(player), "link": player_url(player)} for player in players]
     queue(
-        compose.render("digest", language, games=games, stop_all=stop_all, home=home_url(email)),
+        compose.render(
+            "digest",
+            language,
+            games=games,
+            stop_all=stop_all,
+            home=home_url(email),
+            time_zone=time_zone(email),
+        ),
         kind="digest",
         recipient=email,
         headers=compose.unsubscribe_headers(stop_all),

@@ -47,7 +47,9 @@ def render(name: str, language: str | None, **context: Any) -> Email:
     speak, gives English).
     """
     env = current_app.jinja_env
-    context = {**SENTENCES, "base_url": current_app.config["BASE_URL"], **context}
+    # Deadlines are in UTC unless the caller knows the recipient's time zone (``time_zone``).
+    base = {"base_url": current_app.config["BASE_URL"], "time_zone": None}
+    context = {**SENTENCES, **base, **context}
     with recipient_locale(language):
         text = env.get_template(f"email/{name}.txt").make_module(context)
         subject = SUBJECT_SPACE.sub(" ", str(getattr(text, "subject", "Split Mind"))).strip()

@@ -10,7 +10,7 @@ from flask import abort, g, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext
 
-from .. import games, homes
+from .. import addresses, games, homes
 from ..game_text import LOOKS, rule_message
 from ..health import check_database
 from ..language import current_language, remember_language
@@ -79,6 +79,22 @@ def seen(token: str) -> ResponseReturnValue:
     player = _player(token)
     with transaction():
         homes.record_presence(player)
+    return "", 204
+
+
+@bp.post("/play/<token>/time-zone")
+def time_zone(token: str) -> ResponseReturnValue:
+    """The page's script reports the browser's time zone: the emails give deadlines in it.
+
+    Kept on the first report for the player's address; a name that is no IANA
+    time zone is refused. The computer's seat has no address and no page.
+    """
+    player = _player(token)
+    zone = request.form.get("zone", "")
+    if player.email is None or not addresses.is_time_zone(zone):
+        abort(400)
+    with transaction():
+        addresses.learn_time_zone(player.email, zone)
     return "", 204
 
 

@@ -203,8 +203,20 @@
     }
   });
 
+  /* The emails give deadlines in the player's own time zone: tell it once per page load.
+     The address is the presence POST's, one step over. */
+  function tellTimeZone() {
+    var game = document.getElementById("game");
+    var zone = window.Intl && Intl.DateTimeFormat().resolvedOptions().timeZone;
+    if (!game || !game.dataset.seen || !zone) return;
+    var url = game.dataset.seen.replace(/\/seen$/, "/time-zone");
+    fetch(url, { method: "POST", cache: "no-store", body: new URLSearchParams({ zone: zone }) })
+      .catch(function () {});
+  }
+
   var game = document.getElementById("game");
   if (game) enhance(game);
+  tellTimeZone();
   sayPresent();
   window.setInterval(sayPresent, PRESENT_EVERY_MS);
 })();

@@ -1,0 +1,27 @@
+"""The move page tells the service its browser's time zone, for the deadlines in emails."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask
+
+from service.addresses import time_zone
+
+
+def test_the_move_page_reports_the_browser_time_zone(
+    pg_app: Flask, new_game: Callable[..., dict[str, Any]], phone: Any
+) -> None:
+    game = new_game(seed=5, days_per_move=3)
+    page = phone(timezone_id="Europe/Paris").new_page()
+    with page.expect_response(lambda response: response.url.endswith("/time-zone")) as told:
+        page.goto(game["keeper"])
+    assert told.value.status == 204
+    deadline = time.monotonic() + 5
+    with pg_app.app_context():
+        while time_zone("kim@example.com") is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert time_zone("kim@example.com") == "Europe/Paris"
+        assert time_zone("sam@example.com") is None

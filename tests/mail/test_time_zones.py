@@ -1,0 +1,53 @@
+"""Deadlines in emails are in the player's own time zone, once their browser has said it."""
+
+from __future__ import annotations
+
+import random
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from service.addresses import time_zone
+from service.models import OutboxMessage, db
+
+from ..helpers import random_move
+
+
+def zone_of(app: Flask, email: str) -> str | None:
+    with app.app_context():
+        return time_zone(email)
+
+
+def test_the_first_zone_a_browser_reports_is_kept(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game()
+    url = f"/play/{game['keeper']}/time-zone"
+    assert client.get(url).status_code == 405
+    assert zone_of(app, "kim@example.com") is None
+    for wrong in ("", "Mars/Olympus", "../../etc/passwd", "/etc/localtime", "x" * 65):
+        assert client.post(url, data={"zone": wrong}).status_code == 400, wrong
+    assert zone_of(app, "kim@example.com") is None
+    assert client.post(url, data={"zone": "Europe/Paris"}).status_code == 204
+    assert client.post(url, data={"zone": "Asia/Tokyo"}).status_code == 204
+    assert zone_of(app, "kim@example.com") == "Europe/Paris"
+    assert zone_of(app, "sam@example.com") is None
+    assert client.post("/play/nonsense/time-zone", data={"zone": "UTC"}).status_code == 404
+
+
+def test_turn_emails_give_the_deadline_in_the_known_zone_else_in_utc(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=5, days_per_move=3)
+    client.post(f"/play/{game['keeper']}/time-zone", data={"zone": "America/New_York"})
+    rng = random.Random(5)
+    for _ in range(40):
+        random_move(client, game, rng)
+    with app.app_context():
+        rows = db.session.scalars(select(OutboxMessage).where(OutboxMessage.kind == "turn")).all()
+        bodies = {row.recipient: row.text_body for row in rows}
+    assert "America/New_York" in bodies["kim@example.com"]
+    assert " UTC." not in bodies["kim@example.com"]
+    assert " UTC." in bodies["sam@example.com"]
+    assert "America/New_York" not in bodies["sam@example.com"]
