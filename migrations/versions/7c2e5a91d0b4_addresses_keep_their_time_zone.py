@@ -1,7 +1,7 @@
 """addresses keep their time zone, for the deadlines in their emails
 
 Revision ID: 7c2e5a91d0b4
-Revises: 3f1c9d2b7a10
+Revises: 2d904f10d7de
 Create Date: 2026-12-01 05:45:00.000000
 
 """
@@ -10,7 +10,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = '7c2e5a91d0b4'
-down_revision = '3f1c9d2b7a10'
+down_revision = '2d904f10d7de'
 branch_labels = None
 depends_on = None
 
