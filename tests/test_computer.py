@@ -254,7 +254,9 @@ def test_the_computer_answers_after_the_persons_move(
     assert client.get(f"/api/play/{game['token']}").get_json()["version"] == stored.version
     deliver()
     subjects = [str(m.message["Subject"]) for m in smtp_server.handler.to(KIM)]
-    assert subjects[-1].endswith("your move"), subjects
+    # The turn email names the computer's lead, and asks the person for the answer.
+    assert subjects[-1].startswith("The computer, easy led "), subjects
+    assert "your answer" in subjects[-1], subjects
 
 
 def test_the_computers_half_is_accepted_after_the_persons_half_landed(
