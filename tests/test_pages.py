@@ -250,13 +250,13 @@ def test_since_your_last_move_tells_what_the_opponent_did(client, make_game) -> 
     assert "Since your last move" not in page(client, game["keeper"])
     client.post(f"/api/play/{game['shadow']}", json={"version": 1, "exchange": ["5S"]})
     news = re.sub(r"<[^>]+>", "", page(client, game["keeper"]).split('class="news"')[1])
-    assert "Exchange done: you gave 7♦ and received ♠5." in news
+    assert "Exchange done: you gave 7♦ and received ♠5½." in news
     client.post(f"/api/play/{game['keeper']}", json={"version": 2, "play": "6H"})
     client.post(f"/api/play/{game['shadow']}", json={"version": 3, "play": "7H"})
     client.post(f"/api/play/{game['shadow']}", json={"version": 4, "play": "5H"})
     news = re.sub(r"<[^>]+>", "", page(client, game["keeper"]).split('class="news"')[1])
     assert "Exchange done" not in news
-    assert "Trick 1: Kim led 6♥, Sam played 7♥; Sam won." in news
+    assert "Trick 1: You led 6♥; Sam played 7♥: Sam won." in news
     assert "Sam leads 5♥." in news
 
 
@@ -268,3 +268,95 @@ def test_a_forfeit_is_shown_as_one(app, client, make_game) -> None:
         games.declare_forfeit(game["id"], "shadow", actor="ada")
     html = page(client, game["keeper"])
     assert "Game over: the Keeper wins." in html and "The game ended by forfeit." in html
+
+
+# Seed 5 deals a one-round game that the Shadow wins by taking every trick (the browser
+# tests play it card by card); the Keeper's last card ends it.
+SEED_5_GAME = [
+    ("keeper", {"exchange": ["7D"]}),
+    ("shadow", {"exchange": ["5S"]}),
+    ("keeper", {"play": "6H"}),
+    ("shadow", {"play": "7H"}),
+    ("shadow", {"play": "5H"}),
+    ("keeper", {"play": "3H"}),
+    ("shadow", {"play": "3D"}),
+    ("keeper", {"play": "2D"}),
+    ("shadow", {"play": "2S", "name": "D"}),
+    ("keeper", {"play": "1D"}),
+    ("shadow", {"swap": ["6D", "5C"]}),
+    ("keeper", {"swap": ["2C", "3S"]}),
+    ("shadow", {"play": "3C"}),
+    ("keeper", {"play": "5C"}),
+    ("keeper", {"play": "5S", "name": "H"}),
+    ("shadow", {"play": "7D"}),
+    ("keeper", {"swap": ["1H", "6D"]}),
+    ("shadow", {"swap": ["2C", "4S"]}),
+    ("shadow", {"play": "6D"}),
+    ("keeper", {"play": "4S"}),
+    ("shadow", {"swap": ["1H", "3S"]}),
+    ("keeper", {"swap": ["2C", "6C"]}),
+    ("shadow", {"play": "7C"}),
+    ("keeper", {"play": "3S"}),
+    ("shadow", {"play": "2C"}),
+    ("keeper", {"play": "1H"}),
+    ("shadow", {"play": "6C"}),
+]
+
+
+def play_seed_5(client: FlaskClient, game: dict, start: int, stop: int) -> None:
+    """The moves ``start`` to ``stop`` (excluded) of :data:`SEED_5_GAME`, through the JSON API."""
+    for seat, action in SEED_5_GAME[start:stop]:
+        version = api_view(client, game[seat])["version"]
+        response = client.post(f"/api/play/{game[seat]}", json={"version": version, **action})
+        assert response.status_code == 200, response.get_json()
+
+
+def outcome(html: str) -> str:
+    """The words of the page's "what your move did" section, or "" without one."""
+    found = re.search(r'<section class="outcome".*?</section>', html, re.S)
+    return " ".join(re.sub(r"<[^>]+>", "", found.group()).split()) if found else ""
+
+
+def post_play(client: FlaskClient, token: str, play: str) -> str:
+    """Play a card through the page's form and follow the redirect, as a browser does."""
+    form = MoveForm(page(client, token))
+    response = client.post(
+        f"/play/{token}", data={**form.hidden, "play": play}, follow_redirects=True
+    )
+    assert response.status_code == 200
+    return response.get_data(as_text=True)
+
+
+def test_the_move_that_ends_a_trick_says_what_it_did(client, make_game) -> None:
+    game = make_game(seed=5)
+    play_seed_5(client, game, 0, 3)
+    html = post_play(client, game["shadow"], "7H")
+    assert outcome(html) == "You won trick 1. Kim led 6♥; you played 7♥: you won."
+    assert outcome(page(client, game["shadow"])) == outcome(html)  # a GET changes nothing
+    assert outcome(page(client, game["keeper"])) == ""  # the lead was the Keeper's last move
+    play_seed_5(client, game, 4, 9)
+    html = post_play(client, game["keeper"], "1D")
+    assert outcome(html).startswith("Sam won trick 4. Sam led ♠2½, naming diamonds;")
+    assert "Now choose 2 cards to give." in outcome(html)
+    play_seed_5(client, game, 10, 12)
+    assert outcome(page(client, game["keeper"])) == ""  # the swap was the last move
+
+
+def test_the_move_that_ends_the_game_says_so(client, make_game) -> None:
+    game = make_game(seed=5)
+    play_seed_5(client, game, 0, len(SEED_5_GAME))
+    html = post_play(client, game["keeper"], "4H")
+    assert outcome(html).startswith(
+        "Game over: the Shadow wins, 10 of 10 track cards turned. Sam led 6♣; you played 4♥"
+    )
+    assert "All 10 track cards are face up after round 1" in html
+    assert f'action="/rematch/{game["keeper"]}"' in html
+    assert 'href="/new?email=kim@example.com&amp;name=Kim"' in html
+    assert "<details>" in html and "Round 1: you 0, Sam 10; the track moved 10." in html
+
+
+def test_the_page_speaks_french_after_a_trick(client, make_game) -> None:
+    game = make_game(seed=5, shadow_language="fr")
+    play_seed_5(client, game, 0, 3)
+    html = post_play(client, game["shadow"], "7H")
+    assert outcome(html).startswith("Vous avez gagné le pli 1.")

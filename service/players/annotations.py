@@ -16,7 +16,42 @@ from flask_babel import format_timedelta, ngettext
 from ..game_text import deadline_text, exchange_elixir_reason, follow_reason
 from ..models import utcnow
 from ..perspective import PlayerView, since_last_move
-from ..rules import PLAY, is_elixir
+from ..rules import OVER, PLAY, is_elixir
+
+
+def last_move(view: PlayerView) -> dict[str, Any] | None:
+    """What the player's own last move did, when it ended a trick (and perhaps a round or the game).
+
+    Read from the history and the player's history mark, so the page after the move's
+    redirect says it without the GET changing anything: ``trick`` is the history entry,
+    ``round`` the ``(number, result)`` of a round it ended, ``over`` whether it ended the
+    game. ``None`` when the last move only led a card or chose cards, or when the player
+    has moved since.
+    """
+    history = view["history"]
+    mark = len(history) - len(view["since"])
+    if mark == 0:
+        return None
+    trick = history[mark - 1]
+    me = view["seat"]
+    if trick["cards"][1]["seat"] != me:
+        return None
+    table = view["table"]
+    if (table and table[0]["seat"] == me) or any(t["leader"] == me for t in view["since"]):
+        return None
+    # Every exchange or swap settled since that trick took a choice of the player's too.
+    when = (trick["round"], trick["trick"])
+    if view["pending"] or any((t["round"], t["after_trick"]) >= when for t in view["transfers"]):
+        return None
+    ended_round = (
+        trick["trick"] == view["tricks_per_round"] and len(view["rounds"]) >= trick["round"]
+    )
+    result = (trick["round"], view["rounds"][trick["round"] - 1]) if ended_round else None
+    return {
+        "trick": trick,
+        "round": result,
+        "over": ended_round and mark == len(history) and view["phase"] == OVER,
+    }
 
 
 def deadline(view: PlayerView, now: datetime | None = None) -> dict[str, Any] | None:
@@ -78,6 +113,7 @@ def page_context(view: PlayerView) -> dict[str, Any]:
     """Everything the move page template needs besides the view itself."""
     context: dict[str, Any] = {
         "news": since_last_move(view),
+        "last_move": last_move(view),
         "deadline": deadline(view),
     }
     if view["choosing"]:

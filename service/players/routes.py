@@ -6,11 +6,13 @@ Each POST that changes something is one transaction, owned here
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import abort, g, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext
 
-from .. import addresses, games, homes
+from .. import addresses, games, homes, invitations
 from ..game_text import LOOKS, rule_message
 from ..health import check_database
 from ..language import current_language, remember_language
@@ -113,9 +115,28 @@ def _page(
         error=error,
         home_token=home_token(player.email) if player.email else None,
         away_until=opponent_away_until(player),
+        after_game=_after_game(player) if view["status"] != "active" else None,
         **context,
     )
     return html, status
+
+
+def _after_game(player: Player) -> dict[str, Any]:
+    """What a closed game's page offers next: its rematch (asked for already, possible, or
+    why not) and a new game filled in with the player's address."""
+    game = player.game
+    opponent = game.player(other(player.seat))
+    if opponent.is_computer:
+        asked = invitations.computer_rematch_of(player) is not None
+    else:
+        asked = invitations.rematch_of(game) is not None
+    return {
+        "rematch_asked": asked,
+        "rematch_refusal": None if asked else invitations.rematch_refusal(player),
+        "new_game": url_for("lobby.new_game", email=player.email, name=player.name)
+        if player.email
+        else url_for("lobby.new_game"),
+    }
 
 
 def _move_error(view: PlayerView, exc: games.MoveError) -> str:
@@ -132,8 +153,9 @@ def _move_error(view: PlayerView, exc: games.MoveError) -> str:
         )
     if isinstance(exc, games.StaleVersion):
         return gettext(
-            "The game has moved on since this page was loaded, so nothing was changed. "
-            "Here it is as it stands now: make your move again."
+            "This page was out of date: %(name)s moved since it was loaded, so nothing "
+            "was changed. Here is the game now.",
+            name=view["opponent"],
         )
     if isinstance(exc, games.GameClosed):
         return gettext("This game takes no more moves.")
