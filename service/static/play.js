@@ -37,6 +37,8 @@
       confirm.disabled = Boolean(problem);
       reason.textContent = problem || form.dataset.ready;
       reason.classList.toggle("ok", !problem);
+      /* Cards still to choose is what to do next, not a fault: no warning colour for it. */
+      reason.classList.toggle("hint", chosen.length < Number(form.dataset.choose));
       show(reason);
     }
     boxes.forEach(function (box) { box.addEventListener("change", update); });
@@ -80,6 +82,8 @@
       confirm.disabled = Boolean(problem);
       reason.textContent = problem || form.dataset.ready;
       reason.classList.toggle("ok", !problem);
+      /* Only a card the rules refuse is a fault; a card or a suit still to pick is a hint. */
+      reason.classList.toggle("hint", Boolean(problem) && !(selected && selected.dataset.reason));
     }
 
     choices.forEach(function (choice) {
