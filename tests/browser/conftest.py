@@ -106,17 +106,14 @@ def new_game(pg_app: Flask, live_server: str) -> Callable[..., dict[str, Any]]:
 
 @pytest.fixture
 def phone(browser: Any) -> Callable[..., Any]:
-    """Open a new phone-sized browser context (English unless ``locale`` says otherwise)."""
+    """Open a new phone-sized browser context (English unless ``locale`` says otherwise;
+    any option of ``new_context``, a ``viewport`` too, overrides the phone's)."""
     contexts = []
 
     def open_context(**options: Any) -> Any:
+        phone_like = {"viewport": PHONE, "device_scale_factor": 2, "is_mobile": True}
         context = browser.new_context(
-            viewport=PHONE,
-            device_scale_factor=2,
-            is_mobile=True,
-            has_touch=True,
-            locale=options.pop("locale", "en-GB"),
-            **options,
+            **{"has_touch": True, "locale": "en-GB", **phone_like, **options}
         )
         context.set_default_timeout(10_000)
         contexts.append(context)
@@ -127,7 +124,7 @@ def phone(browser: Any) -> Callable[..., Any]:
         context.close()
 
 
-def screenshot(page: Any, name: str) -> None:
-    """Save the whole page under ``tests/artifacts/``."""
+def screenshot(page: Any, name: str, full_page: bool = True) -> None:
+    """Save the whole page (or only its first screen) under ``tests/artifacts/``."""
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
