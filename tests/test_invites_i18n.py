@@ -117,6 +117,7 @@ def test_the_confirmation_and_the_invitation_in_french(app: Flask, client: Flask
         "Une invitation à Split Mind",
         "Ann <ann@example.com> vous invite à une partie de Split Mind",
         "Ann joue le Gardien.",
+        "Vous joueriez l’Ombre : vous voulez des plis déséquilibrés, dans un sens ou dans",
         "Vous avez 5 jours pour chaque coup.",
         "Accepter et commencer",
         "Refuser",
