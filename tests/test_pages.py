@@ -63,6 +63,7 @@ def test_a_variant_game_through_the_pages(app: Flask, client: FlaskClient, make_
     assert "At 14 the Shadow wins; after round 4 below 14 the Keeper wins." in first
     assert "<dd>1 of 10</dd>" in first and MoveForm(first).plays
     rng = random.Random(3)
+    said: list[str] = []
     for _ in range(400):
         views = {seat: api_view(client, game[seat]) for seat in SEATS}
         if views["keeper"]["phase"] == "over":
@@ -74,10 +75,15 @@ def test_a_variant_game_through_the_pages(app: Flask, client: FlaskClient, make_
             f"/play/{game[seat]}", data=form_data(form, pick_action(views[seat], rng))
         )
         assert response.status_code == 303, error_text(response.get_data(as_text=True))
+        said.append(outcome(page(client, game[seat])))
     else:
         raise AssertionError("the game did not end")
     state = load_game(app, game["id"]).state
     assert state["track"] <= 14
+    # The move that ended each round, and the one that ended the game, said so.
+    for number in range(1, len(state["rounds"])):
+        assert any(line.startswith(f"Round {number} over: ") for line in said), number
+    assert [line for line in said if line][-1].startswith("Game over: ")
     with app.app_context():
         endings = db.session.scalars(
             select(OutboxMessage.text_body).where(
@@ -86,10 +92,10 @@ def test_a_variant_game_through_the_pages(app: Flask, client: FlaskClient, make_
         ).all()
     if state["winner"] == "keeper":
         assert len(state["rounds"]) == 4
-        said = f"with the track at {state['track']} of 14 after 4 rounds."
+        told = f"with the track at {state['track']} of 14 after 4 rounds."
     else:
-        said = "with the track at 14."
-    assert len(endings) == 2 and all(said in text for text in endings), endings
+        told = "with the track at 14."
+    assert len(endings) == 2 and all(told in text for text in endings), endings
 
 
 def test_only_legal_cards_are_offered(client, make_game) -> None:
