@@ -171,7 +171,10 @@ def test_stale_submission_re_renders_and_changes_nothing(app, client, make_game)
     # The same form again, e.g. a second tap or the back button: stale, nothing applied.
     response = client.post(f"/play/{game['keeper']}", data={**old.hidden, "play": old.plays[-1]})
     assert response.status_code == 409
-    assert "The game has moved on" in error_text(response.get_data(as_text=True))
+    assert error_text(response.get_data(as_text=True)) == (
+        "This page was out of date: you had already moved, so nothing more was changed. "
+        "Here is the game now."
+    )
     after = load_game(app, game["id"])
     assert (after.version, after.state) == (before.version, before.state)
     # The re-rendered page shows the game as it now is: the lead was played, the Shadow answers.

@@ -152,6 +152,12 @@ def _move_error(view: PlayerView, exc: games.MoveError) -> str:
             fallback=exc.message,
         )
     if isinstance(exc, games.StaleVersion):
+        if not view["your_turn"]:
+            # A second tap, the back button or another tab: the player's own move came first.
+            return gettext(
+                "This page was out of date: you had already moved, so nothing more was "
+                "changed. Here is the game now."
+            )
         return gettext(
             "This page was out of date: %(name)s moved since it was loaded, so nothing "
             "was changed. Here is the game now.",
