@@ -144,6 +144,8 @@ def test_the_invitation_names_the_roles_in_the_games_look(app: Flask, client: Fl
     assert "Il n’y a pas de délai pour jouer." in page
     english = text_of(client.get(invitation_link(app, "respond")).get_data(as_text=True))
     assert "Ann plays Hyde." in english and "There is no deadline for moves." in english
+    assert "You would play Jekyll: you want the tricks shared evenly," in english
+    assert "Vous joueriez Jekyll : vous voulez des plis partagés à égalité," in page
 
 
 def test_a_closed_invitation_in_french(app: Flask, client: FlaskClient) -> None:
