@@ -49,6 +49,27 @@ def test_the_move_page_passes_an_accessibility_audit(
         assert violations(page) == []
 
 
+@pytest.mark.parametrize("look", ["standard", "classic"])
+def test_a_finished_game_passes_an_accessibility_audit(
+    new_game: Callable[..., dict], phone: Callable, look: str
+) -> None:
+    """The page after the last move: what it did, the result, the next games, every round."""
+    from .test_play import GAME
+
+    game = new_game(seed=5, look=look)
+    for number, (seat, kind, cards) in enumerate(GAME):
+        card, _, name = cards.partition(":")
+        action: dict[str, Any] = {"play": card} if kind == "play" else {kind: cards.split()}
+        if name:
+            action["name"] = name
+        post(game["api"][seat], {"version": number, **action})  # one version per move
+    page = phone().new_page()
+    page.goto(game["keeper"])
+    assert page.locator(".outcome").is_visible()
+    page.locator(".history.earlier summary").first.click()
+    assert violations(page) == []
+
+
 def test_the_public_pages_pass_an_accessibility_audit(live_server: str, phone: Callable) -> None:
     page = phone().new_page()
     for path in ("/", "/rules", "/rules?look=classic", "/new", "/links", "/play/no-such-link"):
