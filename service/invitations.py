@@ -369,6 +369,10 @@ def propose_rematch(player: Player) -> Invitation:
         opponent.email,
         url=url(invitation, "respond"),
         rematch_of=game.id,
+        # Who won the game it follows: the invitee, the requester, or no one (a timeout of both).
+        rematch_winner=(
+            "invitee" if game.winner == opponent.seat else "requester" if game.winner else None
+        ),
     )
     db.session.flush()
     log.info("invitation %d: a rematch of game %d as game %d", invitation.id, game.id, new.id)

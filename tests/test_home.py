@@ -6,6 +6,7 @@ import random
 import re
 from datetime import UTC, datetime, timedelta
 
+import pytest
 import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
@@ -115,9 +116,10 @@ def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_gam
     assert f'href="/new?email={KIM}&amp;name=Kim"' in page
 
 
-def test_the_rematch_button_invites_the_opponent(app: Flask, client, make_game) -> None:
-    finished = make_game(seed=3)
-    play_to_end(client, finished, seed=3)
+@pytest.mark.parametrize("seed", [3, 4])  # the Shadow wins one, the Keeper the other
+def test_the_rematch_button_invites_the_opponent(app: Flask, client, make_game, seed) -> None:
+    finished = make_game(seed=seed)
+    play_to_end(client, finished, seed=seed)
     assert client.post(f"/rematch/{finished['keeper']}").status_code == 200
     page = client.get(home_of(app)).get_data(as_text=True)
     with app.app_context():
@@ -135,7 +137,11 @@ def test_the_rematch_button_invites_the_opponent(app: Flask, client, make_game) 
                 OutboxMessage.recipient == "sam@example.com",
             )
         ).one()
-        assert f"It is a rematch of game {finished['id']}, with the roles swapped." in invitation
+        winner = "you" if game.winner == "shadow" else "Kim"
+        assert (
+            f"It is a rematch of game {finished['id']}, which {winner} won, with the roles swapped."
+            in invitation
+        )
 
 
 def test_the_new_game_form_is_filled_in(client: FlaskClient) -> None:
