@@ -20,7 +20,7 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.orm.exc import StaleDataError
 
-from . import bots, figures, metrics, notify
+from . import bots, figures, metrics, notes, notify
 from .addresses import vacation_end
 from .game_text import LOOKS
 from .links import new_link_key
@@ -237,15 +237,21 @@ def create_match(keeper: Seating, shadow: Seating, **options: Any) -> Game:
     return create_game(keeper, shadow, match=match, match_game=1, **options)
 
 
-def apply_move(player_id: int, version: object, action: object) -> Game:
+def apply_move(player_id: int, version: object, action: object, note: object = None) -> Game:
     """Apply one player's move under a row lock on its game, with its event row.
 
     ``version`` is the game version the player saw; ``action`` is in the replay
-    notation without the seat. Raises a :class:`MoveError` and changes nothing
-    when the move is malformed, stale, illegal or the game is closed.
+    notation without the seat; ``note`` is an optional note to the opponent
+    (:mod:`service.notes`), dropped while the game's notes are off. Raises a
+    :class:`MoveError` and changes nothing when the move is malformed, stale,
+    illegal or the game is closed.
     """
     if not isinstance(version, int) or isinstance(version, bool):
         raise BadMove('"version" must be the integer version of the game you saw')
+    try:
+        text = notes.clean(note)
+    except notes.BadNote as exc:
+        raise BadMove(str(exc)) from None
     try:
         game, player = _lock(player_id)
         if game.status != "active":
@@ -264,7 +270,7 @@ def apply_move(player_id: int, version: object, action: object) -> Game:
             raise BadMove(str(exc)) from None
         except RuleError as exc:
             raise IllegalMove(exc) from None
-        _record(game, player.seat, action, state)
+        _record(game, player.seat, action, state, text if notes.are_on(game) else None)
         player.history_mark = len(state["history"])
         db.session.flush()
     except StaleDataError:
@@ -327,12 +333,18 @@ def _own_action(action: object, seat: Seat) -> dict[str, Any]:
     return {key: value for key, value in action.items() if key != "seat"}
 
 
-def _record(game: Game, seat: Seat | None, action: dict[str, Any] | None, state: State) -> None:
-    """Store a new engine state, its event row and the emails it causes."""
+def _record(
+    game: Game,
+    seat: Seat | None,
+    action: dict[str, Any] | None,
+    state: State,
+    note: str | None = None,
+) -> None:
+    """Store a new engine state, its event row (with the mover's note) and the emails it causes."""
     before = game.state
     game.state = state
     game.version += 1
-    game.events.add(Event(kind="move", seat=seat, action=action, version=game.version))
+    game.events.add(Event(kind="move", seat=seat, action=action, version=game.version, note=note))
     _refresh(game, previous=to_act(before), mover=seat)
     notify.moved(game, before, seat)
     if game.status == "finished" and game.match_id is not None and game.match_game == 1:

@@ -25,6 +25,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import exists, select
 
+from . import notes
 from .addresses import settings_for, time_zone, vacation_end
 from .links import home_url, player_url, token_for
 from .mail import compose, kinds, queue, withdraw
@@ -49,6 +50,8 @@ def _context(player: Player) -> dict[str, Any]:
         "home": home_url(player.email) if player.email else None,
         "opponent_away_until": opponent_away_until(player),
         "time_zone": time_zone(player.email),
+        # The opponent's notes since the player's last move (the turn email shows them).
+        "notes": notes.from_opponent(player, since_own_move=True),
     }
 
 

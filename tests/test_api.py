@@ -316,8 +316,9 @@ def test_reading_a_link_costs_one_query(app, client, make_game) -> None:
         engine = db.engine
     event.listen(engine, "before_cursor_execute", count)
     try:
-        # The page asks two more things: its home link's key and whether the opponent is away.
-        for path, queries in ((f"/api/play/{game['keeper']}", 1), (f"/play/{game['shadow']}", 3)):
+        # The page asks three more things: its home link's key, whether the opponent is away,
+        # and the opponent's notes.
+        for path, queries in ((f"/api/play/{game['keeper']}", 1), (f"/play/{game['shadow']}", 4)):
             statements.clear()
             assert client.get(path).status_code == 200
             assert len(statements) == queries, "\n\n".join(statements)

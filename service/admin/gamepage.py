@@ -51,6 +51,7 @@ def event_text(event: Event, live: bool, look: str = "standard") -> str:
                 return f"{kind}: gave " + ", ".join(card_name(card, look) for card in cards)
         if "play" in action:
             return _play_text(action, look)
+        return ""  # a move's note is the players' table talk, never the log's text
     if event.kind == "created":
         return "dealt" if live or not event.note else f"dealt from {event.note}"
     return event.note or ""

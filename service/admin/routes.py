@@ -18,7 +18,7 @@ from flask_wtf import FlaskForm
 from sqlalchemy import select
 from werkzeug.wrappers import Response as BaseResponse
 
-from .. import games
+from .. import games, notes
 from ..mail.outbox import requeue
 from ..models import OPEN_STATUSES, Event, Game, OutboxMessage, Player, db, utcnow
 from ..rules import variant_of
@@ -129,6 +129,7 @@ def game(game_id: int) -> str:
         history=gamepage.history(found.state),
         variant=variant_of(found.state),
         log=gamepage.log_lines(found, events),
+        notes=notes.of_finished_game(found),
         owes=gamepage.owes(found),
         vacations=gamepage.vacations(found),
         extend_form=ExtendForm(),

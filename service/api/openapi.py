@@ -13,6 +13,7 @@ from typing import Any
 from flask import current_app
 
 from ..errors import API_MESSAGES, RETRY_AFTER
+from ..notes import MAX_LENGTH as MAX_NOTE
 from ..request_limits import NUL_IN_REQUEST
 from ..rules import DECK, PHASES, PRINTED, SUITS
 from ..rules.engine import ACTION_EXTRAS, ACTION_KINDS
@@ -26,6 +27,15 @@ TALLY = {
     "required": ["keeper", "shadow"],
 }
 VERSION = {"type": "integer", "description": "The version of the game the move was made against."}
+NOTE = {
+    "type": "string",
+    "maxLength": MAX_NOTE,
+    "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
+    "description": (
+        f"An optional note to the opponent, plain text of at most {MAX_NOTE} characters "
+        "and no control characters; dropped while the game's notes are off."
+    ),
+}
 # The schema of each key an action may hold besides its own (ACTION_EXTRAS).
 EXTRAS = {"name": {**SUIT, "description": "The suit named when leading an elixir."}}
 # The most cards a choice can take in the printed rules, the only games the service deals:
@@ -333,6 +343,7 @@ def _action_shape(kind: str) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "version": VERSION,
+            "note": NOTE,
             kind: value,
             **{key: EXTRAS[key] for key in ACTION_EXTRAS[kind]},
         },

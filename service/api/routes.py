@@ -8,7 +8,7 @@ from flask import jsonify, request
 from flask.typing import ResponseReturnValue
 from flask_babel import force_locale
 
-from .. import games
+from .. import games, notes
 from ..errors import NOT_FOUND, error_response
 from ..game_text import effect_text
 from ..language import DEFAULT_LANGUAGE
@@ -34,14 +34,14 @@ def view(token: str) -> ResponseReturnValue:
 
 @bp.post("/play/<token>")
 def move(token: str) -> ResponseReturnValue:
-    """Apply ``{"version": V, <action>}``; answer with the new view."""
+    """Apply ``{"version": V, <action>, "note": N?}``; answer with the new view."""
     player = player_for(token)
     if player is None:
         return error_response(404, "not_found", NOT_FOUND)
     try:
-        version, action = _read_move(request.get_json(silent=True), player.seat)
+        version, action, note = _read_move(request.get_json(silent=True), player.seat)
         with transaction():
-            games.apply_move(player.id, version, action)
+            games.apply_move(player.id, version, action, note)
     except games.IllegalMove as exc:  # the rule's name lets a client explain it in its own words
         return error_response(exc.status, exc.code, exc.message, rule=exc.rule)
     except games.MoveError as exc:
@@ -62,8 +62,8 @@ def api_view(player: Player) -> dict[str, Any]:
     return view
 
 
-def _read_move(body: object, seat: str) -> tuple[object, dict[str, Any]]:
-    """The version and the action of a posted body, or :class:`games.BadMove`.
+def _read_move(body: object, seat: str) -> tuple[object, dict[str, Any], str | None]:
+    """The version, the action and the note of a posted body, or :class:`games.BadMove`.
 
     The shape is checked before the game is read, so a malformed body is a 400
     whatever the game's state. The link says whose move it is: the body names no seat.
@@ -71,17 +71,18 @@ def _read_move(body: object, seat: str) -> tuple[object, dict[str, Any]]:
     """
     if not isinstance(body, dict):
         raise games.BadMove('Send a JSON object: {"version": V, ...move}.')
-    action = {key: value for key, value in body.items() if key != "version"}
+    action = {key: value for key, value in body.items() if key not in ("version", "note")}
     if "seat" in action:
         raise games.BadMove(f"unexpected key 'seat': this link plays for the {seat}")
     try:
         parse_action(action)
-    except ActionError as exc:
+        note = notes.clean(body.get("note"))
+    except (ActionError, notes.BadNote) as exc:
         raise games.BadMove(str(exc)) from None
     version = body.get("version")
     if isinstance(version, float) and version.is_integer():
         version = int(version)
-    return version, action
+    return version, action, note
 
 
 @bp.get("/openapi.json")

@@ -37,6 +37,8 @@ class MoveForm(FlaskForm):
     kind = HiddenField(validators=[InputRequired(_l("The form lost its move type."))])
     cards = SelectMultipleField(choices=list(DECK))
     play = StringField()
+    # A note to the opponent (service.notes checks it); the page offers it while notes are on.
+    note = StringField()
 
     def action(self) -> dict[str, Any] | None:
         """The action, or ``None`` with the reason in ``self.problem``."""

@@ -12,7 +12,7 @@ from flask import abort, g, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext
 
-from .. import addresses, games, homes, invitations
+from .. import addresses, games, homes, invitations, notes
 from ..game_text import LOOKS, rule_message
 from ..health import check_database
 from ..language import current_language, remember_language
@@ -53,10 +53,27 @@ def move(token: str) -> ResponseReturnValue:
     if action is None:
         return _page(player, token, form.problem, 400)
     try:
+        note = notes.clean(form.note.data)
+    except notes.BadNote:
+        message = gettext(
+            "A note holds at most %(most)s characters, on one line: nothing was changed.",
+            most=notes.MAX_LENGTH,
+        )
+        return _page(player, token, message, 400)
+    try:
         with transaction():
-            games.apply_move(player.id, form.version.data, action)
+            games.apply_move(player.id, form.version.data, action, note)
     except games.MoveError as exc:
         return _page(player, token, exc, exc.status)
+    return redirect(url_for("players.play", token=token), code=303)
+
+
+@bp.post("/play/<token>/notes-off")
+def notes_off(token: str) -> ResponseReturnValue:
+    """Turn the game's notes off, for both players."""
+    player = _player(token)
+    with transaction():
+        notes.turn_off(player)
     return redirect(url_for("players.play", token=token), code=303)
 
 
@@ -115,6 +132,7 @@ def _page(
         error=error,
         home_token=home_token(player.email) if player.email else None,
         away_until=opponent_away_until(player),
+        their_notes=notes.from_opponent(player),
         after_game=_after_game(player) if view["status"] != "active" else None,
         **context,
     )

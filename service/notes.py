@@ -1,0 +1,104 @@
+"""Table talk: a short note a player may add to a move, for the opponent to read.
+
+A note is stored on its move's event row (``Event.note``). Either player may
+turn notes off for a game: an event of kind ``notes_off`` says so, and from
+then on nobody sees the game's notes and no move takes one. An admin reads a
+game's notes only once the game is over.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from sqlalchemy import func, select
+
+from .models import OPEN_STATUSES, Event, Game, Player, db
+from .rules import other
+
+MAX_LENGTH = 280
+# What the page and the turn email show: the opponent's latest notes.
+SHOWN = 3
+
+
+class BadNote(ValueError):
+    """A note the service refuses: too long, not text, or holding control characters."""
+
+
+def clean(note: object) -> str | None:
+    """The note as stored, ``None`` for none, or :class:`BadNote` with the reason."""
+    if note is None:
+        return None
+    if not isinstance(note, str):
+        raise BadNote('"note" must be a string')
+    if len(note) > MAX_LENGTH:
+        raise BadNote(f"a note holds at most {MAX_LENGTH} characters")
+    # Cc: the control characters; Cs: a lone surrogate, which is no text at all.
+    if any(unicodedata.category(char) in ("Cc", "Cs") for char in note):
+        raise BadNote("a note cannot hold control characters such as line breaks")
+    return note.strip() or None
+
+
+def are_on(game: Game) -> bool:
+    """Whether the game's notes are on: until either player turns them off."""
+    return (
+        db.session.scalars(
+            select(Event.id).where(Event.game_id == game.id, Event.kind == "notes_off").limit(1)
+        ).first()
+        is None
+    )
+
+
+def turn_off(player: Player) -> None:
+    """Turn the notes of the player's game off, for both players, for good."""
+    game = player.game
+    if are_on(game):
+        game.events.add(
+            Event(
+                kind="notes_off",
+                seat=player.seat,
+                version=game.version,
+                note=f"the {player.seat} turned notes off",
+            )
+        )
+        db.session.flush()
+
+
+def from_opponent(player: Player, *, since_own_move: bool = False) -> list[str] | None:
+    """The opponent's latest notes, oldest first, or ``None`` while the game's notes are off.
+
+    ``since_own_move`` keeps only those written after the player's last move (the turn
+    email). One query: no note is stored once notes are off, so a ``notes_off`` event
+    is newer than every note and comes first.
+    """
+    game = player.game
+    query = select(Event.kind, Event.note).where(
+        Event.game_id == game.id,
+        (Event.kind == "notes_off")
+        | ((Event.kind == "move") & (Event.seat == other(player.seat)) & Event.note.is_not(None)),
+    )
+    if since_own_move:
+        last = (
+            select(Event.id)
+            .where(Event.game_id == game.id, Event.kind == "move", Event.seat == player.seat)
+            .order_by(Event.id.desc())
+            .limit(1)
+            .scalar_subquery()
+        )
+        query = query.where(Event.id > func.coalesce(last, 0))
+    found = db.session.execute(query.order_by(Event.id.desc()).limit(SHOWN)).all()
+    if any(kind == "notes_off" for kind, _ in found):
+        return None
+    return [note for _, note in reversed(found) if note]
+
+
+def of_finished_game(game: Game) -> list[Event]:
+    """Every note of a game that is over, for the admin; none while the game is live."""
+    if game.status in OPEN_STATUSES:
+        return []
+    return list(
+        db.session.scalars(
+            select(Event)
+            .where(Event.game_id == game.id, Event.kind == "move", Event.note.is_not(None))
+            .order_by(Event.id)
+        )
+    )

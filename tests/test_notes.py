@@ -1,0 +1,177 @@
+"""Notes to the opponent: stored with a move, shown escaped, refused when too long or
+holding control characters, turned off by either player, read by admins once a game is over."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from service import games
+from service.models import Event, OutboxMessage, db
+from service.rules import SEATS
+from service.unit_of_work import transaction
+
+from .admin.conftest import admin, admin_account  # noqa: F401  (fixtures)
+from .helpers import MoveForm, form_data, pick_action
+
+HOSTILE = '<script>alert("x")</script> & <b>bold</b>'
+
+
+def view_of(client: FlaskClient, token: str) -> dict[str, Any]:
+    return client.get(f"/api/play/{token}").get_json()
+
+
+def move(client: FlaskClient, token: str, rng: random.Random, **extra: Any) -> Any:
+    """Post a random legal move through the API, with ``extra`` keys such as the note."""
+    view = view_of(client, token)
+    body = {"version": view["version"], **pick_action(view, rng), **extra}
+    return client.post(f"/api/play/{token}", json=body)
+
+
+def to_move(client: FlaskClient, game: dict[str, Any]) -> str:
+    """A seat that owes a move."""
+    return next(seat for seat in SEATS if view_of(client, game[seat])["your_turn"])
+
+
+def notes_of(app: Flask, game_id: int) -> list[str | None]:
+    with app.app_context():
+        return list(
+            db.session.scalars(
+                select(Event.note)
+                .where(Event.game_id == game_id, Event.kind == "move")
+                .order_by(Event.id)
+            )
+        )
+
+
+def page(client: FlaskClient, token: str) -> str:
+    response = client.get(f"/play/{token}")
+    assert response.status_code == 200
+    return response.get_data(as_text=True)
+
+
+def test_a_note_reaches_the_opponent_escaped(app: Flask, client: FlaskClient, make_game) -> None:
+    game = make_game(seed=3)
+    rng = random.Random(1)
+    assert move(client, game["keeper"], rng, note=HOSTILE).status_code == 200
+    assert notes_of(app, game["id"]) == [HOSTILE]
+    theirs = page(client, game["shadow"])
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in theirs
+    assert "<script>alert" not in theirs
+    assert "Notes from Kim" in theirs
+    # The writer does not read their own note as the opponent's.
+    assert "&lt;script&gt;" not in page(client, game["keeper"])
+
+
+def test_the_page_form_takes_a_note(app: Flask, client: FlaskClient, make_game) -> None:
+    game = make_game(seed=4)
+    rng = random.Random(2)
+    html = page(client, game["keeper"])
+    assert 'name="note" maxlength="280"' in html
+    data = form_data(MoveForm(html), pick_action(view_of(client, game["keeper"]), rng))
+    response = client.post(f"/play/{game['keeper']}", data={**data, "note": "Bonne chance"})
+    assert response.status_code == 303
+    assert notes_of(app, game["id"]) == ["Bonne chance"]
+    assert "Bonne chance" in page(client, game["shadow"])
+
+
+@pytest.mark.parametrize("note", ["x" * 281, "two\nlines", "tab\there", "bell\x07", "c1\x85"])
+def test_a_bad_note_changes_nothing(app: Flask, client: FlaskClient, make_game, note) -> None:
+    game = make_game(seed=5)
+    rng = random.Random(3)
+    response = move(client, game["keeper"], rng, note=note)
+    assert response.status_code == 400
+    assert response.get_json()["error"]["code"] == "malformed"
+    html = page(client, game["keeper"])
+    data = form_data(MoveForm(html), pick_action(view_of(client, game["keeper"]), rng))
+    response = client.post(f"/play/{game['keeper']}", data={**data, "note": note})
+    assert response.status_code == 400
+    assert "A note holds at most 280 characters" in response.get_data(as_text=True)
+    assert notes_of(app, game["id"]) == []
+    assert view_of(client, game["keeper"])["version"] == 0
+
+
+def test_a_note_of_280_characters_and_a_non_string(app, client: FlaskClient, make_game) -> None:
+    game = make_game(seed=6)
+    rng = random.Random(4)
+    assert move(client, game["keeper"], rng, note=17).status_code == 400
+    assert move(client, game["keeper"], rng, note="é" * 280).status_code == 200
+    assert notes_of(app, game["id"]) == ["é" * 280]
+
+
+def test_either_player_turns_notes_off(app: Flask, client: FlaskClient, make_game) -> None:
+    game = make_game(seed=7)
+    rng = random.Random(5)
+    assert move(client, game["keeper"], rng, note="Zanzibar").status_code == 200
+    assert "Zanzibar" in page(client, game["shadow"])
+    response = client.post(f"/play/{game['shadow']}/notes-off")
+    assert response.status_code == 303
+    for seat in SEATS:
+        html = page(client, game[seat])
+        assert "Zanzibar" not in html and 'name="note"' not in html
+        assert "Turn notes off" not in html
+    # A note sent anyway is dropped, not kept for later.
+    assert move(client, game["shadow"], rng, note="hidden").status_code == 200
+    assert notes_of(app, game["id"]) == ["Zanzibar", None]
+    # Turning off twice is harmless.
+    assert client.post(f"/play/{game['keeper']}/notes-off").status_code == 303
+    assert client.get(f"/play/{game['keeper']}/notes-off").status_code == 405
+
+
+def test_the_turn_email_holds_the_opponents_notes(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=8)
+    rng = random.Random(6)
+    for number in range(40):
+        seat = to_move(client, game)
+        assert move(client, game[seat], rng, note=f"{HOSTILE} {number}").status_code == 200
+        with app.app_context():
+            turns = db.session.scalars(
+                select(OutboxMessage).where(
+                    OutboxMessage.kind == "turn", OutboxMessage.game_id == game["id"]
+                )
+            ).all()
+            if turns:
+                email = turns[-1]
+                break
+    else:
+        raise AssertionError("no turn email")
+    assert " wrote:" in email.text_body and f'"{HOSTILE} ' in email.text_body
+    assert "&lt;script&gt;" in email.html_body and "<script>" not in email.html_body
+
+
+def test_admins_read_notes_of_finished_games_only(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    admin,  # noqa: F811
+) -> None:
+    game = make_game(seed=9)
+    rng = random.Random(7)
+    assert move(client, game["keeper"], rng, note="secret plan").status_code == 200
+    live = admin.get(f"/admin/games/{game['id']}").get_data(as_text=True)
+    assert "secret plan" not in live
+    with app.app_context(), transaction():
+        games.cancel_game(game["id"], "test")
+    over = admin.get(f"/admin/games/{game['id']}").get_data(as_text=True)
+    assert "<h2>Notes</h2>" in over and "secret plan" in over
+
+
+def test_the_french_page_offers_notes(client: FlaskClient, make_game) -> None:
+    game = make_game(seed=10, keeper_language="fr")
+    html = page(client, game["keeper"])
+    assert "Un mot pour Sam" in html and "Couper les mots pour cette partie" in html
+
+
+def test_the_api_document_allows_a_note_on_every_move(client: FlaskClient) -> None:
+    schemas = client.get("/api/openapi.json").get_json()["components"]["schemas"]
+    for name in ("PlayMove", "ExchangeMove", "SwapMove"):
+        note = schemas[name]["properties"]["note"]
+        assert note["type"] == "string" and note["maxLength"] == 280
+        assert "note" not in schemas[name]["required"]
