@@ -133,6 +133,7 @@ def _page(
         home_token=home_token(player.email) if player.email else None,
         away_until=opponent_away_until(player),
         their_notes=notes.from_opponent(player),
+        note_length=notes.MAX_LENGTH,
         after_game=_after_game(player) if view["status"] != "active" else None,
         **context,
     )
