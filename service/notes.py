@@ -64,13 +64,16 @@ def turn_off(player: Player) -> None:
 
 
 def from_opponent(player: Player, *, since_own_move: bool = False) -> list[str] | None:
-    """The opponent's latest notes, oldest first, or ``None`` while the game's notes are off.
+    """The opponent's latest notes, oldest first, or ``None`` while the game's notes are off
+    or the opponent is the computer, which neither reads nor writes any.
 
     ``since_own_move`` keeps only those written after the player's last move (the turn
     email). One query: no note is stored once notes are off, so a ``notes_off`` event
     is newer than every note and comes first.
     """
     game = player.game
+    if game.player(other(player.seat)).is_computer:
+        return None
     query = select(Event.kind, Event.note).where(
         Event.game_id == game.id,
         (Event.kind == "notes_off")

@@ -12,6 +12,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from service import games
+from service.games import Seating
+from service.links import token_for
 from service.models import Event, OutboxMessage, db
 from service.rules import SEATS
 from service.unit_of_work import transaction
@@ -175,3 +177,11 @@ def test_the_api_document_allows_a_note_on_every_move(client: FlaskClient) -> No
         note = schemas[name]["properties"]["note"]
         assert note["type"] == "string" and note["maxLength"] == 280
         assert "note" not in schemas[name]["required"]
+
+
+def test_no_notes_against_the_computer(app: Flask, client: FlaskClient) -> None:
+    with app.app_context(), transaction():
+        game = games.create_game(Seating("kim@example.com", "Kim"), Seating.the_computer("easy"))
+        token = token_for(game.player("keeper"))
+    html = page(client, token)
+    assert 'name="note"' not in html and "Turn notes off" not in html
