@@ -185,3 +185,14 @@ def test_no_notes_against_the_computer(app: Flask, client: FlaskClient) -> None:
         token = token_for(game.player("keeper"))
     html = page(client, token)
     assert 'name="note"' not in html and "Turn notes off" not in html
+
+
+def test_a_closed_game_keeps_its_notes_without_the_button(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=11)
+    assert move(client, game["keeper"], random.Random(8), note="Zanzibar").status_code == 200
+    with app.app_context(), transaction():
+        games.cancel_game(game["id"], "test")
+    html = page(client, game["shadow"])
+    assert "Zanzibar" in html and "Turn notes off" not in html
