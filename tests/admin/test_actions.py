@@ -185,7 +185,7 @@ def test_a_failed_turn_email_behind_a_newer_one_is_not_queued_again(app, admin, 
 
 
 def test_mail_list_filters(app, admin, make_game) -> None:
-    make_game(seed=1)
+    game = make_game(seed=1)
     with app.app_context():
         messages = db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)).all()
         messages[0].status = "failed"
@@ -200,4 +200,8 @@ def test_mail_list_filters(app, admin, make_game) -> None:
     assert listed() == sorted(ids, reverse=True)
     assert listed(status="failed") == [ids[0]]
     assert listed(recipient="Sam@example.com") == sorted(to_sam, reverse=True)
+    # From a player, or from a message's address, to that address's mail in one click.
+    to_address = '<a href="/admin/mail?recipient=sam@example.com"'
+    assert to_address in admin.get("/admin/mail").get_data(as_text=True)
+    assert to_address in admin.get(f"/admin/games/{game['id']}").get_data(as_text=True)
     assert admin.get("/admin/mail", query_string={"status": "lost"}).status_code == 400
