@@ -17,9 +17,22 @@ from flask.testing import FlaskClient
 from service import games, invitations
 from service.api.routes import api_view
 from service.links import player_for
-from service.models import Game, Invitation, db
+from service.mail import queue
+from service.mail.compose import Email
+from service.models import Game, Invitation, OutboxMessage, Player, db
 from service.rules import SEATS, Variant, is_elixir, new_game
 from service.unit_of_work import transaction
+
+
+def failed_turn_behind_a_newer_one(player: Player, error: str | None = None) -> OutboxMessage:
+    """Queue a turn email for ``player`` that failed, then a newer one; the failed one."""
+    failed = queue(
+        Email("old", "old", "<p>old</p>"), kind="turn", recipient=player.email, player=player
+    )
+    failed.status, failed.last_error = "failed", error
+    db.session.flush()
+    queue(Email("new", "new", "<p>new</p>"), kind="turn", recipient=player.email, player=player)
+    return failed
 
 
 def pick_action(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:

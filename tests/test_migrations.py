@@ -22,7 +22,7 @@ from service.mail.compose import Email
 from service.models import AdminUser, Event, Game, Invitation, OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
-from .helpers import request_invitation
+from .helpers import failed_turn_behind_a_newer_one, request_invitation
 from .rules.helpers import random_game
 
 # The revision before games had a started_at column.
@@ -159,12 +159,7 @@ def test_replace_keys_are_given_to_the_turn_emails_already_stored(app: Flask) ->
     with app.app_context():
         game = games.create_game(Seating("k@example.com", "K"), Seating("s@example.com", "S"))
         shadow = game.player("shadow")
-        failed = queue(
-            Email("old", "old", "old"), kind="turn", recipient=shadow.email, player=shadow
-        )
-        failed.status = "failed"
-        db.session.flush()
-        queue(Email("new", "new", "new"), kind="turn", recipient=shadow.email, player=shadow)
+        failed = failed_turn_behind_a_newer_one(shadow)
         db.session.commit()
         shadow_id, failed_id = shadow.id, failed.id
         db.session.remove()

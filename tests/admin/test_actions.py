@@ -9,10 +9,9 @@ from html import unescape
 from sqlalchemy import select
 
 from service.links import token_for
-from service.mail import queue
-from service.mail.compose import Email
 from service.models import Event, Game, OutboxMessage, Player, db
 
+from ..helpers import failed_turn_behind_a_newer_one
 from .conftest import ADMIN, submit
 
 
@@ -167,12 +166,7 @@ def test_a_failed_turn_email_behind_a_newer_one_is_not_queued_again(app, admin, 
     game = make_game()
     with app.app_context():
         player = db.session.get(Game, game["id"]).player("shadow")
-        failed = queue(
-            Email("old", "old", "<p>old</p>"), kind="turn", recipient=player.email, player=player
-        )
-        failed.status, failed.last_error = "failed", "550 no such user"
-        db.session.flush()
-        queue(Email("new", "new", "<p>new</p>"), kind="turn", recipient=player.email, player=player)
+        failed = failed_turn_behind_a_newer_one(player, "550 no such user")
         db.session.commit()
         message_id = failed.id
     page = f"/admin/mail/{message_id}"

@@ -15,13 +15,12 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service.mail import queue, requeue
-from service.mail.compose import Email
+from service.mail import requeue
 from service.models import OutboxMessage, Player, db
 from service.rules import SEATS
 from service.unit_of_work import transaction
 
-from ..helpers import random_move
+from ..helpers import failed_turn_behind_a_newer_one, random_move
 from ..smtp import SMTPServer
 
 pytestmark = pytest.mark.both_backends
@@ -229,12 +228,7 @@ def test_a_failed_turn_email_is_not_queued_again_behind_a_newer_one(app: Flask, 
     make_game()
     with app.app_context():
         player = db.session.scalars(db.select(Player).where(Player.seat == "shadow")).one()
-        failed = queue(
-            Email("old", "old", "<p>old</p>"), kind="turn", recipient=player.email, player=player
-        )
-        failed.status = "failed"
-        db.session.flush()
-        queue(Email("new", "new", "<p>new</p>"), kind="turn", recipient=player.email, player=player)
+        failed = failed_turn_behind_a_newer_one(player)
         db.session.commit()
         newer = "A newer turn email for this player is already queued."
         with pytest.raises(ValueError, match=newer), transaction():
