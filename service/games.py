@@ -24,7 +24,7 @@ from . import bots, figures, metrics, notes, notify
 from .addresses import vacation_end
 from .game_text import LOOKS
 from .links import new_link_key
-from .models import Event, Game, Match, Player, db, utcnow
+from .models import OPEN_STATUSES, Event, Game, Match, Player, db, utcnow
 from .perspective import describe_status
 from .perspective import player_view as player_view  # the view pages and emails render
 from .rules import (
@@ -40,6 +40,7 @@ from .rules import (
     to_act,
 )
 from .rules.names import Seat, is_seat
+from .rules.review import Step, review
 from .unit_of_work import after_commit
 
 log = logging.getLogger(__name__)
@@ -539,6 +540,21 @@ def remind(game_id: int, now: datetime) -> Game | None:
     db.session.flush()
     log.info("game %d: a reminder of the deadline to %s", game.id, game.to_act)
     return game
+
+
+class GameOpen(Exception):
+    """The game is still open: what was asked for shows hidden cards, so it waits for the end."""
+
+
+def review_game(game: Game) -> list[Step]:
+    """Every step of a closed game with all cards shown (:mod:`service.rules.review`).
+
+    Raises :class:`GameOpen` while the game can still be played: the steps
+    show both hands and the cards set aside.
+    """
+    if game.status in OPEN_STATUSES:
+        raise GameOpen(f"game {game.id} is {describe_status(game.status)}")
+    return review(game.state, export_game(game)["actions"])
 
 
 def export_game(game: Game) -> dict[str, Any]:

@@ -41,6 +41,8 @@ def responses(client: FlaskClient, token: str, view: dict, home: str = "") -> li
         ),
         client.post(f"/play/{token}", data={"version": "x"}),
         client.get(f"/play/{token}x"),
+        client.get(f"/play/{token}/review"),
+        client.get(f"/play/{token}/replay.json"),
         client.get(f"/api/play/{token}x"),
         *([client.get(f"/me/{home}")] if home else []),
     ]

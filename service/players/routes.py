@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import abort, g, redirect, render_template, request, url_for
+from flask import abort, g, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext
+from flask_babel import lazy_gettext as _l
 
 from .. import addresses, games, homes, invitations, notes
 from ..game_text import LOOKS, rule_message
 from ..health import check_database
 from ..language import current_language, remember_language
 from ..links import home_token, player_for
-from ..models import Player
+from ..models import OPEN_STATUSES, Player
 from ..notify import opponent_away_until
 from ..perspective import PlayerView, player_view, set_language
 from ..rules import other
@@ -25,6 +26,9 @@ from ..unit_of_work import transaction
 from . import bp
 from .annotations import page_context
 from .forms import LanguageForm, MoveForm
+
+# The review and the replay file show every card: they wait for the end of the game.
+REVIEW_WAITS = _l("The review, with every card shown, opens once the game is over.")
 
 
 def _player(token: str) -> Player:
@@ -115,6 +119,37 @@ def time_zone(token: str) -> ResponseReturnValue:
     with transaction():
         addresses.learn_time_zone(player.email, zone)
     return "", 204
+
+
+@bp.get("/play/<token>/review")
+def review(token: str) -> ResponseReturnValue:
+    """A closed game step by step, every card shown; a 409 while the game is open."""
+    player = _player(token)
+    try:
+        steps = games.review_game(player.game)
+    except games.GameOpen:
+        abort(409, description=REVIEW_WAITS)
+    return render_template(
+        "play/review.html",
+        view=player_view(player),
+        steps=steps,
+        token=token,
+        home_token=home_token(player.email) if player.email else None,
+    )
+
+
+@bp.get("/play/<token>/replay.json")
+def replay(token: str) -> ResponseReturnValue:
+    """A closed game as a replay file (docs/rules.md), to download; a 409 while it is open."""
+    player = _player(token)
+    game = player.game
+    if game.status in OPEN_STATUSES:
+        abort(409, description=REVIEW_WAITS)
+    response = jsonify(games.export_game(game))
+    response.headers["Content-Disposition"] = (
+        f'attachment; filename="split-mind-game-{game.id}.json"'
+    )
+    return response
 
 
 def _page(

@@ -1,0 +1,123 @@
+"""The review of a closed game and its replay file: every card shown, only once it is over."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service.games import cancel_game, export_game
+from service.models import Game, db
+from service.rules import SEATS, run
+from service.unit_of_work import transaction
+
+from .conftest import load_game
+from .helpers import play_to_end
+
+
+def shown_cards(html: str) -> set[str]:
+    """The cards the page draws, by their class (``suit-H``) and rank."""
+    return {
+        f"{rank}{suit}"
+        for suit, rank in re.findall(
+            r'class="card look-\w+ suit-(\w)[^"]*">\s*<span class="face" aria-hidden="true">'
+            r'<span class="rank">(\d)',
+            html,
+        )
+    }
+
+
+def finished(client: FlaskClient, make_game: Any, seed: int = 11) -> dict[str, Any]:
+    game = make_game(seed=seed)
+    play_to_end(client, game, seed)
+    return game
+
+
+def test_a_finished_game_is_reviewed_step_by_step(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = finished(client, make_game)
+    state = load_game(app, game["id"]).state
+    for seat in SEATS:
+        response = client.get(f"/play/{game[seat]}/review")
+        assert response.status_code == 200
+        html = response.get_data(as_text=True)
+        steps = re.findall(r'<li class="step step-(\w+)" id="step-\d+">', html)
+        assert steps.count("deal") == len(state["deals"])
+        assert steps.count("trick") == len(state["history"])
+        # Each round's deal shows both hands and the cards set aside, face up.
+        for deal in state["deals"]:
+            assert set(deal["keeper"] + deal["shadow"] + deal["aside"]) <= shown_cards(html)
+        assert "Round 1: the deal" in html and "Round 1, trick 10" in html
+        assert "Round 1 over:" in html
+    with app.app_context():
+        assert db.session.get_one(Game, game["id"]).version == load_game(app, game["id"]).version
+
+
+def test_the_review_reads_french(client: FlaskClient, make_game) -> None:
+    game = make_game(seed=12, keeper_language="fr")
+    play_to_end(client, game, 12)
+    html = client.get(f"/play/{game['keeper']}/review").get_data(as_text=True)
+    assert "Manche 1 : la donne" in html
+    assert "Votre main" in html
+
+
+def test_an_open_game_has_no_review_nor_replay_file(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=13)
+    play_to_end(client, game, 13, until=lambda view: view["trick"] >= 4)
+    before = load_game(app, game["id"])
+    for path in ("review", "replay.json"):
+        response = client.get(f"/play/{game['keeper']}/{path}")
+        assert response.status_code == 409
+        text = response.get_data(as_text=True)
+        assert "opens once the game is over" in text
+        # Nothing of the opponent's hand or the cards set aside on the way.
+        hidden = set(before.state["hands"]["shadow"]) | set(before.state["aside"])
+        assert not hidden & shown_cards(text)
+        assert not any(re.search(rf"\b{card}\b", text) for card in hidden)
+    assert load_game(app, game["id"]).version == before.version
+
+
+def test_a_cancelled_game_is_reviewed_up_to_where_it_stopped(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=14)
+    play_to_end(client, game, 14, until=lambda view: view["trick"] >= 3)
+    with app.app_context(), transaction():
+        cancel_game(game["id"], "admin")
+    html = client.get(f"/play/{game['shadow']}/review").get_data(as_text=True)
+    state = load_game(app, game["id"]).state
+    assert html.count('class="step step-trick"') == len(state["history"])
+
+
+def test_the_replay_file_replays_to_the_game(app: Flask, client: FlaskClient, make_game) -> None:
+    game = finished(client, make_game, seed=15)
+    response = client.get(f"/play/{game['shadow']}/replay.json")
+    assert response.status_code == 200
+    assert response.headers["Content-Disposition"] == (
+        f'attachment; filename="split-mind-game-{game["id"]}.json"'
+    )
+    outcome = run(response.get_json())
+    state = load_game(app, game["id"]).state
+    assert outcome.error is None
+    assert outcome.state["history"] == state["history"]
+    assert outcome.state["winner"] == state["winner"]
+    with app.app_context():
+        assert response.get_json() == export_game(db.session.get_one(Game, game["id"]))
+
+
+def test_the_finished_page_and_home_lead_to_the_review(client: FlaskClient, make_game) -> None:
+    game = finished(client, make_game, seed=16)
+    page = client.get(f"/play/{game['keeper']}").get_data(as_text=True)
+    assert f'href="/play/{game["keeper"]}/review"' in page
+    live = make_game(seed=17)
+    assert "/review" not in client.get(f"/play/{live['keeper']}").get_data(as_text=True)
+
+
+def test_a_bad_link_has_no_review(client: FlaskClient) -> None:
+    assert client.get("/play/not-a-token/review").status_code == 404
+    assert client.get("/play/not-a-token/replay.json").status_code == 404
