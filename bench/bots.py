@@ -24,7 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The repository's root, not bench/ (whose http.py would hide the standard library's).
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 from service.bots import player  # noqa: E402
 from service.playtest.simulate import wilson  # noqa: E402

@@ -27,7 +27,9 @@ from typing import Any
 
 import psycopg
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The repository's root, not bench/ (whose http.py would hide the standard library's).
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 from bench.engine import random_choice  # noqa: E402
 from bench.scratch import scratch_app  # noqa: E402
@@ -102,11 +104,20 @@ class Filler:
         self.templates = templates
         self.games = self.players = self.events = 0
         self.rng = random.Random(7)
+        self.fates = FATES
+        self.addresses = 20_000  # players' addresses, each in about games / 10,000 games
 
-    def fill(self, count: int) -> None:
-        """Add ``count`` games with their players and event logs."""
+    def fill(self, count: int, fates: dict[str, float] | None = None) -> None:
+        """Add ``count`` games with their players and event logs (``fates``: what becomes of
+        them, with their shares; :data:`FATES` unless given)."""
+        self.fates = fates or FATES
         with psycopg.connect(self.url) as conn:
             conn.execute("SET synchronous_commit = off")
+            # Go on from the rows there: requests between two fills add events too.
+            self.games, self.players, self.events = (
+                conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+                for table in ("games", "players", "events")
+            )
             with conn.cursor() as cur:
                 for start in range(self.games, self.games + count, CHUNK):
                     end = min(start + CHUNK, self.games + count)
@@ -129,7 +140,7 @@ class Filler:
     def _game(self, game_id: int) -> tuple[tuple, list[tuple], list[tuple]]:
         rng = self.rng
         template = self.templates[game_id % len(self.templates)]
-        fate = rng.choices(list(FATES), weights=list(FATES.values()))[0]
+        fate = rng.choices(list(self.fates), weights=list(self.fates.values()))[0]
         moves = len(template.actions)
         if fate == "finished":
             done = moves
@@ -178,8 +189,8 @@ class Filler:
                  finished_at)
             )  # fmt: skip
         self.events += len(rows)
-        player = rng.randrange(20_000)
-        opponent = (player + 1 + rng.randrange(19_999)) % 20_000
+        player = rng.randrange(self.addresses)
+        opponent = (player + 1 + rng.randrange(self.addresses - 1)) % self.addresses
         emails = [f"p{player}@example.com", f"p{opponent}@example.com"]
         if game_id <= 1_000 and game_id % 33 == 0:
             emails[0] = REGULAR

@@ -15,7 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The repository's root, not bench/ (whose http.py would hide the standard library's).
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 from service.rules import apply, is_elixir, legal_actions, new_game, seat_view, to_act  # noqa: E402
 

@@ -18,7 +18,9 @@ from pathlib import Path
 
 from aiosmtpd.controller import Controller
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The repository's root, not bench/ (whose http.py would hide the standard library's).
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 from bench.scratch import scratch_app  # noqa: E402
 from service.games import Seating, create_game  # noqa: E402

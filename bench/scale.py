@@ -1,0 +1,257 @@
+"""Print how the hot paths' times grow from 1,000 finished games to 1,000,000, as ratios.
+
+Fills a temporary PostgreSQL database with 10,000 games in play and N finished
+games (states and event logs copied from games really played by the engine,
+with COPY, as ``bench/dashboard.py`` does), then times, with 1,000 finished
+games and again with N: a player's page, the API view, a move through the
+API, the deadline sweep (nothing due, and 20 games due), a player's home
+page, and the admin games list (first and last page). Prints the median of
+each at both sizes, the ratio (target: at most 1.5) and what the database
+takes on disk. The database is dropped at the end.
+
+    python bench/scale.py [--finished N] [--small N] [--active N] [--postgres URL]
+
+Each size's sweep ends some 860 games in play by timeout, so ``--active``
+needs to be a few thousand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from sqlalchemy import select
+
+# The repository's root, not bench/ (whose http.py would hide the standard library's).
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
+
+from bench.dashboard import (  # noqa: E402
+    PASSWORD,
+    REGULAR,
+    TEMPLATES,
+    Filler,
+    played_games,
+)
+from bench.scratch import scratch_app  # noqa: E402
+from service import deadlines  # noqa: E402
+from service.admin.auth import create_admin  # noqa: E402
+from service.admin.listing import PAGE_SIZE  # noqa: E402
+from service.links import home_token, token_for  # noqa: E402
+from service.models import Game, Player, db, utcnow  # noqa: E402
+from service.unit_of_work import transaction  # noqa: E402
+
+REQUESTS = 40
+SIZES_TABLES = ("games", "players", "events", "outbox")
+
+
+def median_ms(request: Callable[[], Any], before: Callable[[], None] = lambda: None) -> float:
+    """The median time of ``request`` in milliseconds, after a few warm-up calls."""
+    for _ in range(3):
+        before()
+        request()
+    times = []
+    for _ in range(REQUESTS):
+        before()
+        started = time.perf_counter()
+        request()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def ok(response: Any) -> Any:
+    assert response.status_code == 200, (response.status_code, response.get_data(as_text=True))
+    return response
+
+
+def sign_in(client: Any) -> None:
+    page = client.get("/admin/login").get_data(as_text=True)
+    token = page.split('name="csrf_token" type="hidden" value="', 1)[1].split('"', 1)[0]
+    signed_in = client.post(
+        "/admin/login", data={"csrf_token": token, "name": "bench", "password": PASSWORD}
+    )
+    assert signed_in.status_code == 303, signed_in.status_code
+
+
+def active_tokens(app: Any, count: int) -> list[str]:
+    """Links of both seats in the first ``count`` games in play."""
+    with app.app_context():
+        players = db.session.scalars(
+            select(Player)
+            .join(Game)
+            .where(Game.status == "active")
+            .order_by(Game.id, Player.id)
+            .limit(2 * count)
+        )
+        return [token_for(player) for player in players]
+
+
+def last_page_position(url: str) -> str:
+    """The admin list's position just before its last page (newest first, by activity)."""
+    with psycopg.connect(url) as conn:
+        count = conn.execute("SELECT count(*) FROM games").fetchone()[0]
+        row = conn.execute(
+            "SELECT updated_at, id FROM games ORDER BY updated_at DESC, id DESC OFFSET %s LIMIT 1",
+            (max(count - PAGE_SIZE - 1, 0),),
+        ).fetchone()
+    return f"{row[0].isoformat()}_{row[1]}"
+
+
+def spread_deadlines(url: str) -> None:
+    """Every game in play due in three to seven days: nothing for the sweep yet."""
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "UPDATE games SET deadline = now() + interval '3 days' + (id % 96) * interval '1 hour',"
+            " reminded = false WHERE status = 'active'"
+        )
+
+
+def make_due(url: str, count: int) -> None:
+    """``count`` games in play whose deadline has just passed."""
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "UPDATE games SET deadline = now() - interval '1 minute' WHERE id IN "
+            "(SELECT id FROM games WHERE status = 'active' ORDER BY random() LIMIT %s)",
+            (count,),
+        )
+
+
+def measure(app: Any, url: str, tokens: list[str], movers: list[str]) -> dict[str, float]:
+    """Each path's median time, in milliseconds."""
+    player = app.test_client()
+    admin = app.test_client()
+    sign_in(admin)
+    with app.app_context():
+        home = f"/me/{home_token(REGULAR)}"
+    pages = itertools.cycle(tokens)
+    last = last_page_position(url)
+    move: dict[str, Any] = {}
+    spare = iter(movers)
+
+    def next_move() -> None:
+        for token in spare:
+            view = player.get(f"/api/play/{token}").get_json()
+            if view["your_turn"] and view["status"] == "active":
+                move["token"] = token
+                move["body"] = {"version": view["version"], **_legal(view)}
+                return
+        raise SystemExit("ran out of games in play to move in: raise --active")
+
+    def post_move() -> None:
+        ok(player.post(f"/api/play/{move['token']}", json=move["body"]))
+
+    def sweep() -> None:
+        with app.app_context():
+            deadlines.sweep(utcnow())
+            db.session.remove()
+
+    spread_deadlines(url)
+    results = {
+        "player page (HTML)": median_ms(lambda: ok(player.get(f"/play/{next(pages)}"))),
+        "API view": median_ms(lambda: ok(player.get(f"/api/play/{next(pages)}"))),
+        "a move through the API": median_ms(post_move, before=next_move),
+        "deadline sweep, nothing due": median_ms(sweep),
+        "deadline sweep, 20 games due": median_ms(sweep, before=lambda: make_due(url, 20)),
+        "home page, 30 games": median_ms(lambda: ok(player.get(home))),
+        "admin games list, first page": median_ms(lambda: ok(admin.get("/admin/"))),
+        "admin games list, last page": median_ms(
+            lambda: ok(admin.get("/admin/", query_string={"after": last}))
+        ),
+    }
+    spread_deadlines(url)
+    return results
+
+
+def _legal(view: dict[str, Any]) -> dict[str, Any]:
+    legal = view["legal"]
+    if isinstance(legal, list):
+        return dict(legal[0])
+    hand = view["hand"]
+    elixirs = [card for card in hand if card.endswith("S") and card[0] in "2345"]
+    if legal["must_include_elixir"] and elixirs:
+        first = elixirs[0]
+        return {view["phase"]: [first, *[c for c in hand if c != first][: legal["choose"] - 1]]}
+    return {view["phase"]: hand[: legal["choose"]]}
+
+
+def disk(url: str) -> dict[str, int]:
+    """Bytes on disk: the database and each big table with its indexes and TOAST."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+        database = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+        sizes = {"database": database[0]}
+        for table in SIZES_TABLES:
+            sizes[table] = conn.execute("SELECT pg_total_relation_size(%s)", (table,)).fetchone()[0]
+    return sizes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--finished", type=int, default=1_000_000)
+    parser.add_argument("--small", type=int, default=1_000)
+    parser.add_argument("--active", type=int, default=10_000)
+    parser.add_argument("--postgres", default="postgresql://root@127.0.0.1:5432/postgres")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    random.seed(1)
+    templates = played_games(TEMPLATES)
+    with scratch_app(args.postgres, MAIL_SERVER="127.0.0.1") as (app, url):
+        with app.app_context(), transaction():
+            create_admin("bench", PASSWORD)
+        filler = Filler(url, templates)
+        filler.addresses = max(20_000, (args.finished + args.active) // 5)
+        filler.fill(args.active, {"active": 1.0})
+        tokens = active_tokens(app, 200)
+        movers = active_tokens(app, args.active)[400:]
+        random.Random(2).shuffle(movers)
+        results, sizes = {}, {}
+        for size in (args.small, args.finished):
+            filling = time.perf_counter()
+            filler.fill(size - (filler.games - args.active), {"finished": 1.0})
+            print(
+                f"{size:,} finished games: filled in {time.perf_counter() - filling:.0f} s",
+                file=sys.stderr,
+            )
+            sizes[size] = disk(url)
+            results[size] = measure(app, url, tokens, movers[: len(movers) // 2])
+            movers = movers[len(movers) // 2 :]
+
+    small, large = results[args.small], results[args.finished]
+    print(f"with {args.active:,} games in play; median of {REQUESTS}, milliseconds")
+    header = f"{'path':<32}{args.small:>12,}{args.finished:>12,}   ratio (target: at most 1.5)"
+    print(header)
+    ratios = {}
+    for label, base in small.items():
+        ratios[label] = large[label] / base
+        print(f"{label:<32}{base:>12.2f}{large[label]:>12.2f}   {ratios[label]:.2f}")
+    print("on disk, MB")
+    for part in ("database", *SIZES_TABLES):
+        a, b = sizes[args.small][part] / 1e6, sizes[args.finished][part] / 1e6
+        print(f"{part:<32}{a:>12.0f}{b:>12.0f}")
+    per_game = (sizes[args.finished]["database"] - sizes[args.small]["database"]) / (
+        args.finished - args.small
+    )
+    print(f"per finished game: {per_game / 1000:.1f} kB")
+    print(f"total run time: {time.perf_counter() - started:.0f} s")
+    summary = {
+        "sizes": [args.small, args.finished],
+        "active": args.active,
+        "median_ms": {label: [small[label], large[label]] for label in small},
+        "ratios": ratios,
+        "bytes_per_finished_game": round(per_game),
+    }
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
