@@ -1,15 +1,16 @@
 """Print how the hot paths' times grow from 1,000 finished games to 1,000,000, as ratios.
 
-Fills a temporary PostgreSQL database with 10,000 games in play and N finished
-games (states and event logs copied from games really played by the engine,
-with COPY, as ``bench/dashboard.py`` does), then times, with 1,000 finished
-games and again with N: a player's page, the API view, a move through the
-API, the deadline sweep (nothing due, and 20 games due), a player's home
-page, and the admin games list (first and last page). Prints the median of
-each at both sizes, the ratio (target: at most 1.5) and what the database
-takes on disk. The database is dropped at the end.
+Fills a temporary PostgreSQL database with 10,000 games in play, then with
+finished games up to each size in turn (states and event logs copied from
+games really played by the engine, with COPY, as ``bench/dashboard.py``
+does), and at each size times: a player's page, the API view, a move through
+the API, the deadline sweep (nothing due, and 20 games due), a player's home
+page, and the admin games list (first and last page). After each size it
+prints the medians so far, the ratio of the largest size to the smallest
+(target: at most 1.5) and what the database takes on disk, and a JSON line.
+The database is dropped at the end.
 
-    python bench/scale.py [--finished N] [--small N] [--active N] [--postgres URL]
+    python bench/scale.py [--sizes 1000,100000,1000000] [--active N] [--postgres URL]
 
 Each size's sweep ends some 860 games in play by timeout, so ``--active``
 needs to be a few thousand.
@@ -196,61 +197,69 @@ def disk(url: str) -> dict[str, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--finished", type=int, default=1_000_000)
-    parser.add_argument("--small", type=int, default=1_000)
+    parser.add_argument(
+        "--sizes",
+        default="1000,100000,1000000",
+        help="finished games at each measurement, smallest first (default: %(default)s)",
+    )
     parser.add_argument("--active", type=int, default=10_000)
     parser.add_argument("--postgres", default="postgresql://root@127.0.0.1:5432/postgres")
     args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
 
     started = time.perf_counter()
-    random.seed(1)
     templates = played_games(TEMPLATES)
+    results: dict[int, dict[str, float]] = {}
+    disks: dict[int, dict[str, int]] = {}
     with scratch_app(args.postgres, MAIL_SERVER="127.0.0.1") as (app, url):
         with app.app_context(), transaction():
             create_admin("bench", PASSWORD)
         filler = Filler(url, templates)
-        filler.addresses = max(20_000, (args.finished + args.active) // 5)
+        filler.addresses = max(20_000, (sizes[-1] + args.active) // 5)
         filler.fill(args.active, {"active": 1.0})
         tokens = active_tokens(app, 200)
         movers = active_tokens(app, args.active)[400:]
         random.Random(2).shuffle(movers)
-        results, sizes = {}, {}
-        for size in (args.small, args.finished):
+        share = len(movers) // len(sizes)
+        for number, size in enumerate(sizes):
             filling = time.perf_counter()
             filler.fill(size - (filler.games - args.active), {"finished": 1.0})
-            print(
-                f"{size:,} finished games: filled in {time.perf_counter() - filling:.0f} s",
-                file=sys.stderr,
-            )
-            sizes[size] = disk(url)
-            results[size] = measure(app, url, tokens, movers[: len(movers) // 2])
-            movers = movers[len(movers) // 2 :]
+            print(f"{size:,} finished games: filled in {time.perf_counter() - filling:.0f} s")
+            disks[size] = disk(url)
+            results[size] = measure(app, url, tokens, movers[number * share : (number + 1) * share])
+            report(args.active, results, disks)
+    print(f"total run time: {time.perf_counter() - started:.0f} s")
 
-    small, large = results[args.small], results[args.finished]
-    print(f"with {args.active:,} games in play; median of {REQUESTS}, milliseconds")
-    header = f"{'path':<32}{args.small:>12,}{args.finished:>12,}   ratio (target: at most 1.5)"
-    print(header)
+
+def report(
+    active: int, results: dict[int, dict[str, float]], disks: dict[int, dict[str, int]]
+) -> None:
+    """The table so far: each path's median at each size, and the largest against the smallest."""
+    sizes = list(results)
+    small, large = sizes[0], sizes[-1]
+    print(f"with {active:,} games in play; median of {REQUESTS}, milliseconds")
+    columns = "".join(f"{size:>12,}" for size in sizes)
+    print(f"{'path':<32}{columns}   ratio {large:,}/{small:,} (target: at most 1.5)")
     ratios = {}
-    for label, base in small.items():
-        ratios[label] = large[label] / base
-        print(f"{label:<32}{base:>12.2f}{large[label]:>12.2f}   {ratios[label]:.2f}")
+    for label in results[small]:
+        ratios[label] = results[large][label] / results[small][label]
+        times = "".join(f"{results[size][label]:>12.2f}" for size in sizes)
+        print(f"{label:<32}{times}   {ratios[label]:.2f}")
     print("on disk, MB")
     for part in ("database", *SIZES_TABLES):
-        a, b = sizes[args.small][part] / 1e6, sizes[args.finished][part] / 1e6
-        print(f"{part:<32}{a:>12.0f}{b:>12.0f}")
-    per_game = (sizes[args.finished]["database"] - sizes[args.small]["database"]) / (
-        args.finished - args.small
-    )
-    print(f"per finished game: {per_game / 1000:.1f} kB")
-    print(f"total run time: {time.perf_counter() - started:.0f} s")
+        print(f"{part:<32}" + "".join(f"{disks[size][part] / 1e6:>12.0f}" for size in sizes))
+    per_game = 0.0
+    if large != small:
+        per_game = (disks[large]["database"] - disks[small]["database"]) / (large - small)
+        print(f"per finished game: {per_game / 1000:.1f} kB")
     summary = {
-        "sizes": [args.small, args.finished],
-        "active": args.active,
-        "median_ms": {label: [small[label], large[label]] for label in small},
+        "active": active,
+        "sizes": sizes,
+        "median_ms": {label: [results[size][label] for size in sizes] for label in results[small]},
         "ratios": ratios,
         "bytes_per_finished_game": round(per_game),
     }
-    print(json.dumps(summary))
+    print(json.dumps(summary), flush=True)
 
 
 if __name__ == "__main__":
