@@ -48,6 +48,20 @@ def vacation_end(emails: Iterable[str | None], now: datetime) -> datetime | None
     return max((end for end in ends if end is not None), default=None)
 
 
+def addresses_away(emails: Iterable[str | None], now: datetime) -> set[str]:
+    """Which of these addresses are on vacation now, in one statement."""
+    wanted = {email for email in emails if email is not None}
+    if not wanted:
+        return set()
+    return set(
+        db.session.scalars(
+            select(AddressSettings.email).where(
+                AddressSettings.email.in_(wanted), AddressSettings.vacation_until > now
+            )
+        )
+    )
+
+
 def time_zone(email: str | None) -> str | None:
     """The address's time zone (an IANA name), or ``None`` while it is unknown."""
     settings = settings_for(email) if email else None

@@ -26,9 +26,10 @@ from datetime import datetime, timedelta
 
 from flask import current_app
 from sqlalchemy import or_, select, update
+from sqlalchemy.orm import contains_eager
 
 from . import games, invitations, notify
-from .addresses import settings_for, settings_row
+from .addresses import addresses_away, settings_for, settings_row
 from .language import LANGUAGES
 from .links import new_link_key
 from .models import (
@@ -43,7 +44,7 @@ from .models import (
     utcnow,
 )
 from .perspective import PlayerView, player_view
-from .rules import Seat, to_act
+from .rules import Seat, other, to_act
 
 log = logging.getLogger(__name__)
 
@@ -98,16 +99,21 @@ def overview(email: str, now: datetime | None = None) -> Home:
     now = now or utcnow()
     settings = settings_for(email)
     home = Home(email=email, settings=settings, address=db.session.get(Address, email))
+    # Each line reads its game and both its players: loaded here in two statements.
     players = db.session.scalars(
         select(Player)
         .join(Game)
         .where(Player.email == email, Game.status != "waiting")
         .order_by(Game.updated_at.desc(), Game.id.desc())
+        .options(contains_eager(Player.game).selectinload(Game.players))
     ).all()
+    opponents = (p.game.player(other(p.seat)).email for p in players if p.game.status == "active")
+    away = addresses_away(opponents, now)
     for player in players:
         line = GameLine(player=player, view=player_view(player))
         if player.game.status == "active":
-            line.away_until = notify.opponent_away_until(player, now)
+            if player.game.player(other(player.seat)).email in away:
+                line.away_until = notify.opponent_away_until(player, now)
             home.live.append(line)
         elif player.game.status in FINISHED:
             line.rematch = invitations.rematch_of(player.game)

@@ -10,7 +10,7 @@ import pytest
 import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from service import deadlines, homes, invitations
 from service.links import address_for, home_token, home_url
@@ -301,9 +301,15 @@ def test_vacation_pauses_the_deadlines_of_moves_owed(app: Flask, client, make_ga
             paused = db.session.get_one(Game, game["id"])
             assert paused.deadline == before + timedelta(days=5)  # type: ignore[operator]
             assert homes.vacation_left(db.session.get(AddressSettings, KIM), NOW) == 25
-        # Sam's page says so, and Kim's does not.
+        # Sam's page and home page say so, and Kim's do not.
         assert "Kim is on vacation until" in client.get(f"/play/{game['shadow']}").get_data(
             as_text=True
+        )
+        sam_home = client.get(home_of(app, "sam@example.com")).get_data(as_text=True)
+        assert "Kim is on vacation until" in sam_home
+        assert (
+            "on vacation until"
+            not in client.get(home_of(app)).get_data(as_text=True).split("Games in play")[1]
         )
         assert "on vacation until" not in client.get(f"/play/{game['keeper']}").get_data(
             as_text=True
@@ -386,3 +392,29 @@ def test_coming_back_early(app: Flask, client, make_game) -> None:
         assert "on vacation until" not in client.get(f"/play/{game['shadow']}").get_data(
             as_text=True
         )
+
+
+def test_a_home_page_costs_the_same_queries_for_more_games(app: Flask, make_game) -> None:
+    """Each game's line reads its game and players from two statements for all of them."""
+    statements: list[str] = []
+
+    def count(conn, cursor, statement, *args) -> None:
+        statements.append(statement)
+
+    def queries() -> int:
+        client = app.test_client()
+        statements.clear()
+        assert client.get(home_of(app)).status_code == 200
+        return len(statements)
+
+    make_game(seed=1)
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        one = queries()
+        for seed in range(2, 7):
+            make_game(seed=seed)
+        assert queries() == one
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
