@@ -59,6 +59,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
         None,
         "directory where web and worker processes on one machine add up their metrics",
     ),
+    "ADMIN_REQUIRE_2FA": ("false", "true: every admin signs in with a code from an authenticator"),
 }
 
 ENVIRONMENTS = ("development", "production")
@@ -140,6 +141,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         LOG_FORMAT=log_format(env),
         METRICS_TOKEN=env.get("METRICS_TOKEN"),
         PROMETHEUS_MULTIPROC_DIR=env.get("PROMETHEUS_MULTIPROC_DIR"),
+        ADMIN_REQUIRE_2FA=flag(env, "ADMIN_REQUIRE_2FA"),
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=env["BASE_URL"].startswith("https://"),

@@ -359,10 +359,49 @@ class AdminUser(UserMixin, Base):
     session_key: Mapped[str] = mapped_column(String(64), default=new_session_key)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # A disabled admin cannot sign in, and their sessions stop at the next request.
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # Part of the key that counts this name's failed sign-ins: a new value lifts a lockout.
+    lockout_key: Mapped[str | None] = mapped_column(String(64))
+    # The authenticator's shared secret (base32), set when enrolment starts; two-factor
+    # sign-in is on once a first code confirmed it. Never logged, never shown again.
+    totp_secret: Mapped[str | None] = mapped_column(String(64))
+    totp_enabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The time step of the last code accepted: a code works once.
+    totp_last_step: Mapped[int | None]
+
+    recovery_codes: Mapped[list[AdminRecoveryCode]] = relationship(
+        back_populates="admin", cascade="all, delete-orphan", passive_deletes=True
+    )
 
     def get_id(self) -> str:
         """What Flask-Login keeps in the session: the id with the session key."""
         return f"{self.id}:{self.session_key}"
+
+    @property
+    def is_active(self) -> bool:
+        """Flask-Login's word for an account that may sign in: not disabled."""
+        return self.disabled_at is None
+
+    @property
+    def two_factor(self) -> bool:
+        """Whether signing in asks for a code from the admin's authenticator."""
+        return self.totp_enabled_at is not None
+
+
+class AdminRecoveryCode(Base):
+    """A one-time code that stands in for the authenticator, kept only as a SHA-256 hash."""
+
+    __tablename__ = "admin_recovery_codes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    admin_id: Mapped[int] = mapped_column(
+        ForeignKey("admin_users.id", ondelete="CASCADE"), index=True
+    )
+    code_hash: Mapped[str] = mapped_column(String(64))
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    admin: Mapped[AdminUser] = relationship(back_populates="recovery_codes")
 
 
 class GameFigures(Base):

@@ -4,7 +4,7 @@ from flask import Blueprint, Flask
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 
-from . import auth, cli, routes  # noqa: E402,F401
+from . import accounts, auth, cli, routes  # noqa: E402,F401
 
 
 def init_app(app: Flask) -> None:

@@ -1,38 +1,72 @@
 """Who may use the dashboard: admin accounts, sign-in and the guard on every admin page.
 
-The account functions flush and log what they did; their callers (the
-``flask admin`` commands, sign-in and sign-out here) own the transaction.
+The account functions flush and log what they did, with the name of the admin
+who asked (``None``: the command line); their callers (the ``flask admin``
+commands, the admins page, sign-in and sign-out here) own the transaction.
+
+Signing in is one step, or two for an admin with two-factor sign-in on: the
+password, then a code (:mod:`.two_factor`). Between the two the session holds
+only who is half signed in, for a few minutes.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import re
 import secrets
+import time
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 from urllib.parse import urlsplit
 
-from flask import g, redirect, render_template, request, url_for
+import flask
+from flask import (
+    current_app,
+    flash,
+    g,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_limiter import RequestLimit
 from flask_limiter.util import get_remote_address
 from flask_login import LoginManager, current_user, login_user, logout_user
-from sqlalchemy import select
+from sqlalchemy import func, select
+from werkzeug.exceptions import TooManyRequests
 from werkzeug.security import check_password_hash, generate_password_hash
 from werkzeug.wrappers import Response
 
+from ..errors import http_error
 from ..extensions import limiter
 from ..models import AdminUser, db, new_session_key, utcnow
 from ..unit_of_work import transaction
-from . import bp
-from .forms import LoginForm
+from . import bp, two_factor
+from .forms import LoginCodeForm, LoginForm
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,39}")
 MIN_PASSWORD = 10
 # Failed sign-ins before the form answers 429: for one name from one address (not for a
 # name from everywhere, or anyone could lock a known admin out), and from one address
 # whatever the names, which leaves room for a few admins behind one office address.
+# A wrong code at the second step counts as a failed sign-in too.
 NAME_LOGIN_LIMIT = "5 per 15 minutes"
 ADDRESS_LOGIN_LIMIT = "20 per 15 minutes"
-OPEN_ENDPOINTS = {"admin.login", "admin.logout"}
+OPEN_ENDPOINTS = {"admin.login", "admin.login_code", "admin.logout"}
+# Where an admin without two-factor sign-in may go when ADMIN_REQUIRE_2FA is on.
+ENROLMENT_ENDPOINTS = {
+    "admin.two_factor",
+    "admin.two_factor_start",
+    "admin.two_factor_confirm",
+    "admin.logout",
+}
+# How long the second step waits for its code after the password.
+PENDING_SECONDS = 300
+COMMAND_LINE = "the command line"
 
 log = logging.getLogger(__name__)
 login_manager = LoginManager()
@@ -42,18 +76,23 @@ class AccountError(ValueError):
     """An admin account that cannot be created or changed as asked."""
 
 
+# A change to an admin account: ``change(name, actor)``.
+Change = Callable[[str, str | None], object]
+
+
 @login_manager.user_loader
 def load_user(user_id: str) -> AdminUser | None:
     """The admin a session belongs to, on every request.
 
-    ``None`` (back to sign-in) once the account is gone or its session key has
-    changed: by signing out, a new password or the account's removal.
+    ``None`` (back to sign-in) once the account is gone or disabled, or its
+    session key has changed: by signing out, a new password or a reset of its
+    two-factor sign-in.
     """
     admin_id, _, key = user_id.partition(":")
     admin = db.session.get(AdminUser, int(admin_id)) if admin_id.isdigit() else None
     if admin is None or not secrets.compare_digest(admin.session_key.encode(), key.encode()):
         return None
-    return admin
+    return admin if admin.is_active else None
 
 
 def _named(name: str) -> AdminUser:
@@ -94,11 +133,72 @@ def set_password(name: str, password: str) -> AdminUser:
     return admin
 
 
-def remove_admin(name: str) -> None:
+def admins() -> list[AdminUser]:
+    """Every admin account, by name."""
+    return list(db.session.scalars(select(AdminUser).order_by(AdminUser.name)))
+
+
+def _other(name: str, actor: str | None, doing: str) -> AdminUser:
+    """The admin named ``name``, who must not be ``actor``: nobody locks themselves out."""
+    if actor == name:
+        raise AccountError(f"you cannot {doing} yourself: ask another admin")
+    return _named(name)
+
+
+def remove_admin(name: str, actor: str | None = None) -> None:
     """Delete an admin account; its sessions end, and the game logs keep its name."""
-    db.session.delete(_named(name))
+    db.session.delete(_other(name, actor, "remove"))
     db.session.flush()
-    log.info("admin %s removed", name)
+    log.info("admin %s removed by %s", name, actor or COMMAND_LINE)
+
+
+def disable_admin(name: str, actor: str | None = None) -> AdminUser:
+    """Stop an admin from signing in; their sessions stop working at their next request."""
+    admin = _other(name, actor, "disable")
+    if admin.disabled_at is None:
+        admin.disabled_at = utcnow()
+        db.session.flush()
+    log.info("admin %s disabled by %s", name, actor or COMMAND_LINE)
+    return admin
+
+
+def enable_admin(name: str, actor: str | None = None) -> AdminUser:
+    """Let a disabled admin sign in again (sessions from before stay ended)."""
+    admin = _named(name)
+    if admin.disabled_at is not None:
+        admin.disabled_at = None
+        admin.session_key = new_session_key()
+        db.session.flush()
+    log.info("admin %s enabled by %s", name, actor or COMMAND_LINE)
+    return admin
+
+
+def lift_lockout(name: str, actor: str | None = None) -> AdminUser:
+    """Let an admin held off by failed sign-ins try again at once, from every address.
+
+    Their name's failed sign-ins are counted under a key that includes
+    ``lockout_key``: a new one starts every count afresh. (An address that
+    tried too many names is held off whoever it signs in as, until its time is up.)
+    """
+    admin = _named(name)
+    admin.lockout_key = secrets.token_urlsafe(12)
+    db.session.flush()
+    log.info("admin %s's sign-in lockout lifted by %s", name, actor or COMMAND_LINE)
+    return admin
+
+
+def reset_two_factor(name: str, actor: str | None = None) -> AdminUser:
+    """Turn an admin's two-factor sign-in off (a lost phone) and end their sessions.
+
+    They sign in with their password alone, and set it up again (at once when
+    ``ADMIN_REQUIRE_2FA`` is on).
+    """
+    admin = _named(name)
+    two_factor.turn_off(admin)
+    admin.session_key = new_session_key()
+    db.session.flush()
+    log.info("admin %s's two-factor sign-in reset by %s", name, actor or COMMAND_LINE)
+    return admin
 
 
 @cache
@@ -121,20 +221,79 @@ def authenticate(name: str, password: str) -> AdminUser | None:
 
 @bp.before_request
 def require_admin() -> Response | None:
-    """Send anyone not signed in to the sign-in page, from every admin page but sign-in and out."""
-    if request.endpoint in OPEN_ENDPOINTS or current_user.is_authenticated:
+    """Send anyone not signed in to the sign-in page, from every admin page but sign-in and out.
+
+    With ``ADMIN_REQUIRE_2FA`` on, an admin without two-factor sign-in goes to
+    set it up before anything else.
+    """
+    if request.endpoint in OPEN_ENDPOINTS:
         return None
-    target = request.full_path.rstrip("?") if request.method == "GET" else None
-    return redirect(url_for("admin.login", next=target))
+    if not current_user.is_authenticated:
+        target = request.full_path.rstrip("?") if request.method == "GET" else None
+        return redirect(url_for("admin.login", next=target))
+    if (
+        current_app.config["ADMIN_REQUIRE_2FA"]
+        and not current_user.two_factor
+        and request.endpoint not in ENROLMENT_ENDPOINTS
+    ):
+        return redirect(url_for("admin.two_factor"))
+    return None
 
 
 def _failed_login(_response: Response) -> bool:
     return bool(g.get("failed_login"))
 
 
+def _pending() -> AdminUser | None:
+    """The admin who gave their password and owes a code, while the few minutes last."""
+    pending = session.get("admin_pending")
+    if not isinstance(pending, dict) or time.time() - pending.get("at", 0) > PENDING_SECONDS:
+        return None
+    admin = load_user(str(pending.get("id", "")))
+    return admin if admin is not None and admin.two_factor else None
+
+
+def _lockout_key(name: str) -> str:
+    if not name:
+        return ""
+    key = db.session.scalars(
+        select(AdminUser.lockout_key).where(func.lower(AdminUser.name) == name)
+    ).first()
+    return key or ""
+
+
 def _login_name_and_address() -> str:
-    name = (request.form.get("name") or "").strip().lower()
-    return f"admin-login:{get_remote_address()}:{name}"
+    pending = _pending() if request.endpoint == "admin.login_code" else None
+    name = (pending.name if pending else request.form.get("name") or "").strip().lower()
+    return f"admin-login:{get_remote_address()}:{name}:{_lockout_key(name)}"
+
+
+def wait_message(seconds: float) -> str:
+    """What the sign-in form says while it holds someone off: how long to wait, in minutes."""
+    minutes = max(1, math.ceil(seconds / 60))
+    return f"Too many failed sign-ins: try again in {minutes} minute{'s' if minutes > 1 else ''}."
+
+
+def _locked_out(limit: RequestLimit) -> flask.Response:
+    """The sign-in page, 429, saying when the longest of the limits that held it off ends."""
+    g.locked_until = max(g.get("locked_until", 0), limit.window.reset_time)
+    seconds = max(1.0, g.locked_until - time.time())
+    if request.endpoint == "admin.login_code":
+        template, form = "admin/login_code.html", LoginCodeForm()
+    else:
+        template, form = "admin/login.html", LoginForm()
+    page = render_template(template, form=form, error=wait_message(seconds))
+    response = make_response(page, 429)
+    response.headers["Retry-After"] = str(math.ceil(seconds))
+    return response
+
+
+@bp.errorhandler(TooManyRequests)
+def too_many_sign_ins(exc: TooManyRequests) -> Any:
+    """The page the limit's breach made (see :func:`_locked_out`), else the usual error page."""
+    if exc.response is not None:
+        return exc.response
+    return http_error(exc)
 
 
 def _safe_next(target: str | None) -> str:
@@ -145,28 +304,80 @@ def _safe_next(target: str | None) -> str:
     return target or url_for("admin.games_list")
 
 
+def _signed_in(admin: AdminUser, target: str | None) -> Response:
+    """Start the admin's session, note the time, and go where they were going."""
+    session.pop("admin_pending", None)
+    login_user(admin)
+    with transaction():
+        admin.last_login_at = utcnow()
+    return redirect(_safe_next(target), code=303)
+
+
+def _login_limits(view: Any) -> Any:
+    view = limiter.limit(
+        ADDRESS_LOGIN_LIMIT, methods=["POST"], deduct_when=_failed_login, on_breach=_locked_out
+    )(view)
+    return limiter.limit(
+        NAME_LOGIN_LIMIT,
+        key_func=_login_name_and_address,
+        methods=["POST"],
+        deduct_when=_failed_login,
+        on_breach=_locked_out,
+    )(view)
+
+
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(ADDRESS_LOGIN_LIMIT, methods=["POST"], deduct_when=_failed_login)
-@limiter.limit(
-    NAME_LOGIN_LIMIT, key_func=_login_name_and_address, methods=["POST"], deduct_when=_failed_login
-)
+@_login_limits
 def login() -> Response | tuple[str, int]:
-    """The sign-in form; after too many failed attempts it answers 429 for a while."""
+    """The sign-in form; after too many failed attempts it says how long to wait (429).
+
+    An admin with two-factor sign-in goes on to the code's step; a disabled
+    admin is told so, once their password is right.
+    """
     if current_user.is_authenticated:
         return redirect(_safe_next(request.args.get("next")))
     form = LoginForm()
     error = ""
+    status = 400 if request.method == "POST" else 200  # HEAD answers as GET does
     if form.validate_on_submit():
         admin = authenticate(form.name.data, form.password.data)
-        if admin is not None:
-            login_user(admin)
-            with transaction():
-                admin.last_login_at = utcnow()
-            return redirect(_safe_next(request.args.get("next")), code=303)
-        g.failed_login = True
-        error = "Wrong name or password."
-    status = 400 if request.method == "POST" else 200  # HEAD answers as GET does
+        if admin is not None and not admin.is_active:
+            error, status = "This account is disabled: another admin can enable it.", 403
+        elif admin is not None and admin.two_factor:
+            session["admin_pending"] = {
+                "id": admin.get_id(),
+                "at": int(time.time()),
+                "next": request.args.get("next"),
+            }
+            return redirect(url_for("admin.login_code"), code=303)
+        elif admin is not None:
+            return _signed_in(admin, request.args.get("next"))
+        else:
+            g.failed_login = True
+            error = "Wrong name or password."
     return render_template("admin/login.html", form=form, error=error), status
+
+
+@bp.route("/login/code", methods=["GET", "POST"])
+@_login_limits
+def login_code() -> Response | tuple[str, int]:
+    """The second step: a code from the authenticator app, or a recovery code."""
+    admin = _pending()
+    if admin is None:
+        session.pop("admin_pending", None)
+        flash("Sign in again: the code was not given in time.", "error")
+        return redirect(url_for("admin.login"), code=303)
+    form = LoginCodeForm()
+    error = ""
+    if form.validate_on_submit():
+        with transaction():
+            accepted = two_factor.accept_code(admin, form.code.data)
+        if accepted:
+            return _signed_in(admin, session["admin_pending"].get("next"))
+        g.failed_login = True
+        error = "Wrong code, or a code already used."
+    status = 400 if request.method == "POST" else 200
+    return render_template("admin/login_code.html", form=form, error=error), status
 
 
 @bp.post("/logout")

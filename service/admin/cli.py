@@ -1,4 +1,5 @@
-"""Command line: ``flask --app service admin create-user|set-password|remove-user|update-stats``."""
+"""Command line: ``flask --app service admin list|create-user|set-password|remove-user|disable|
+enable|unlock|reset-2fa|update-stats``."""
 
 from __future__ import annotations
 
@@ -53,12 +54,71 @@ def set_password(name: str) -> None:
 @click.confirmation_option(prompt="Remove this admin? Their sessions end at once.")
 def remove_user(name: str) -> None:
     """Delete an admin (--yes to skip the question); the games log keeps their name."""
+    _change(auth.remove_admin, name, f"Admin {name} is removed.")
+
+
+def _change(change: auth.Change, name: str, done: str) -> None:
+    """Apply an account change in its own transaction; a refusal is a usage error."""
     try:
         with transaction():
-            auth.remove_admin(name)
+            change(name, None)
     except auth.AccountError as exc:
         raise click.UsageError(str(exc)) from None
-    click.echo(f"Admin {name} is removed.")
+    click.echo(done)
+
+
+@admin_cli.command("list")
+def list_admins() -> None:
+    """Every admin: enabled or disabled, two-factor sign-in on or off, last sign-in (UTC)."""
+    rows = [
+        (
+            admin.name,
+            "enabled" if admin.is_active else "disabled",
+            "2FA on" if admin.two_factor else "2FA off",
+            admin.last_login_at.strftime("%Y-%m-%d %H:%M UTC") if admin.last_login_at else "never",
+        )
+        for admin in auth.admins()
+    ]
+    if not rows:
+        click.echo("No admins yet: add one with `flask --app service admin create-user NAME`.")
+        return
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    for row in rows:
+        cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        click.echo("  ".join(cells).rstrip())
+
+
+@admin_cli.command("disable")
+@click.argument("name")
+def disable(name: str) -> None:
+    """Stop an admin from signing in; their open sessions stop at their next request."""
+    _change(auth.disable_admin, name, f"Admin {name} is disabled: they can no longer sign in.")
+
+
+@admin_cli.command("enable")
+@click.argument("name")
+def enable(name: str) -> None:
+    """Let a disabled admin sign in again."""
+    _change(auth.enable_admin, name, f"Admin {name} can sign in again.")
+
+
+@admin_cli.command("unlock")
+@click.argument("name")
+def unlock(name: str) -> None:
+    """Lift an admin's sign-in lockout after failed sign-ins: they may try again at once."""
+    _change(auth.lift_lockout, name, f"Admin {name} may try to sign in again at once.")
+
+
+@admin_cli.command("reset-2fa")
+@click.argument("name")
+def reset_two_factor(name: str) -> None:
+    """Turn an admin's two-factor sign-in off (a lost phone); their sessions end."""
+    _change(
+        auth.reset_two_factor,
+        name,
+        f"Admin {name} signs in with their password alone until they set up two-factor "
+        "sign-in again; their sessions have ended.",
+    )
 
 
 @admin_cli.command("update-stats")

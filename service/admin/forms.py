@@ -31,6 +31,18 @@ class LoginForm(FlaskForm):
     password = PasswordField("Password", validators=[InputRequired(), Length(max=200)])
 
 
+class LoginCodeForm(FlaskForm):
+    """The second step of signing in, and the first code that turns two-factor sign-in on."""
+
+    code = StringField("Code", validators=[InputRequired(), Length(max=20)])
+
+
+class ConfirmForm(FlaskForm):
+    """An action on an admin account that the admin ticks to say they mean it."""
+
+    confirm = BooleanField("Yes, I mean it", validators=[DataRequired()])
+
+
 class ExtendForm(FlaskForm):
     """Give the players who owe a move more days."""
 

@@ -1,0 +1,164 @@
+"""The admins page (who may use the dashboard) and each admin's own two-factor sign-in.
+
+Account changes go through :mod:`.auth` and :mod:`.two_factor`, which log them
+with the acting admin's name; each is one transaction, owned here. An admin
+cannot disable or remove themselves.
+"""
+
+from __future__ import annotations
+
+from flask import abort, current_app, flash, redirect, render_template, url_for
+from flask_login import current_user
+from flask_wtf import FlaskForm
+from werkzeug.wrappers import Response
+
+from ..models import AdminUser, db
+from ..unit_of_work import transaction
+from . import auth, bp, two_factor
+from .forms import ConfirmForm, LoginCodeForm
+
+
+def _admin(admin_id: int) -> AdminUser:
+    admin = db.session.get(AdminUser, admin_id)
+    if admin is None:
+        abort(404)
+    return admin
+
+
+def _back() -> Response:
+    return redirect(url_for("admin.admins_page"), code=303)
+
+
+def _change(change: auth.Change, admin_id: int, success: str, form: FlaskForm | None) -> Response:
+    """Check the confirmation, apply ``change`` for the signed-in admin, say how it went."""
+    admin = _admin(admin_id)
+    if form is not None and not form.validate():
+        flash(f"Tick the box to confirm it for {admin.name}.", "error")
+        return _back()
+    try:
+        with transaction():
+            change(admin.name, current_user.name)
+    except auth.AccountError as exc:
+        flash(str(exc).capitalize() + ".", "error")
+    else:
+        flash(success.format(name=admin.name), "notice")
+    return _back()
+
+
+@bp.get("/admins")
+def admins_page() -> str:
+    """Every admin: enabled or not, two-factor sign-in, last sign-in, and what can be done."""
+    return render_template(
+        "admin/admins.html",
+        admins=auth.admins(),
+        confirm_form=ConfirmForm(),
+        require_2fa=current_app.config["ADMIN_REQUIRE_2FA"],
+    )
+
+
+@bp.post("/admins/<id:admin_id>/disable")
+def disable_admin(admin_id: int) -> Response:
+    """Stop another admin from signing in; their sessions stop at once."""
+    return _change(auth.disable_admin, admin_id, "{name} can no longer sign in.", ConfirmForm())
+
+
+@bp.post("/admins/<id:admin_id>/enable")
+def enable_admin(admin_id: int) -> Response:
+    """Let a disabled admin sign in again."""
+    return _change(auth.enable_admin, admin_id, "{name} can sign in again.", FlaskForm())
+
+
+@bp.post("/admins/<id:admin_id>/remove")
+def remove_admin(admin_id: int) -> Response:
+    """Delete another admin's account; the games' logs keep their name."""
+    return _change(auth.remove_admin, admin_id, "{name} is removed.", ConfirmForm())
+
+
+@bp.post("/admins/<id:admin_id>/unlock")
+def lift_lockout(admin_id: int) -> Response:
+    """Let an admin held off by failed sign-ins try again at once."""
+    return _change(
+        auth.lift_lockout, admin_id, "{name} may try to sign in again at once.", FlaskForm()
+    )
+
+
+@bp.get("/two-factor", endpoint="two_factor")
+def two_factor_page() -> str:
+    """The signed-in admin's two-factor sign-in: on or off, and the QR code while setting it up."""
+    admin = current_user
+    uri = two_factor.provisioning_uri(admin) if admin.totp_secret and not admin.two_factor else ""
+    return render_template(
+        "admin/two_factor.html",
+        admin=admin,
+        uri=uri,
+        qr=two_factor.qr_code(uri) if uri else "",
+        secret=admin.totp_secret if uri else "",
+        unused=two_factor.unused_recovery_codes(admin),
+        code_form=LoginCodeForm(),
+        confirm_form=ConfirmForm(),
+        require_2fa=current_app.config["ADMIN_REQUIRE_2FA"],
+    )
+
+
+def _to_two_factor() -> Response:
+    return redirect(url_for("admin.two_factor"), code=303)
+
+
+def _recovery_codes(codes: list[str]) -> tuple[str, int, dict[str, str]]:
+    """The page that shows recovery codes, the one time they can be read: never kept by a cache."""
+    return (
+        render_template("admin/recovery_codes.html", codes=codes),
+        200,
+        {"Cache-Control": "no-store"},
+    )
+
+
+@bp.post("/two-factor/start")
+def two_factor_start() -> Response:
+    """A new secret for the admin's authenticator app (two-factor sign-in stays as it was)."""
+    if current_user.two_factor:
+        flash("Two-factor sign-in is already on.", "error")
+        return _to_two_factor()
+    with transaction():
+        two_factor.start_enrolment(current_user)
+    return _to_two_factor()
+
+
+@bp.post("/two-factor/confirm")
+def two_factor_confirm() -> Response | tuple[str, int, dict[str, str]]:
+    """Turn two-factor sign-in on with the app's first code; show the recovery codes once."""
+    form = LoginCodeForm()
+    if current_user.two_factor or not current_user.totp_secret:
+        return _to_two_factor()
+    if form.validate():
+        with transaction():
+            codes = two_factor.confirm_enrolment(current_user, form.code.data)
+        if codes is not None:
+            return _recovery_codes(codes)
+    flash("That code is not the one the app shows now: try the next one.", "error")
+    return _to_two_factor()
+
+
+@bp.post("/two-factor/recovery-codes")
+def two_factor_recovery_codes() -> Response | tuple[str, int, dict[str, str]]:
+    """Ten new recovery codes; the old ones stop working."""
+    if not current_user.two_factor or not ConfirmForm().validate():
+        flash("Tick the box to replace your recovery codes.", "error")
+        return _to_two_factor()
+    with transaction():
+        codes = two_factor.new_recovery_codes(current_user)
+    return _recovery_codes(codes)
+
+
+@bp.post("/two-factor/off")
+def two_factor_off() -> Response:
+    """Turn the signed-in admin's two-factor sign-in off, unless every admin must have it."""
+    if current_app.config["ADMIN_REQUIRE_2FA"]:
+        flash("Every admin must sign in with two factors here: it cannot be turned off.", "error")
+    elif not ConfirmForm().validate():
+        flash("Tick the box to turn two-factor sign-in off.", "error")
+    else:
+        with transaction():
+            two_factor.turn_off(current_user)
+        flash("Two-factor sign-in is off: signing in asks for your password alone.", "notice")
+    return _to_two_factor()

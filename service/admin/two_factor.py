@@ -1,0 +1,140 @@
+"""Two-factor sign-in: codes from an authenticator app (TOTP, RFC 6238) and recovery codes.
+
+Enrolment starts with a fresh secret on the admin's row, shown once as a QR
+code; the first code it produces turns two-factor sign-in on and hands out ten
+recovery codes, each good for one sign-in and kept only as a SHA-256 hash (they
+are random, so a slow hash adds nothing). A code of either kind works once.
+The secret is never logged. Like the account functions of :mod:`.auth`, these
+flush and log; their callers own the transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from datetime import datetime
+
+import pyotp
+import segno
+from markupsafe import Markup
+from sqlalchemy import select
+
+from ..models import AdminRecoveryCode, AdminUser, db, utcnow
+
+ISSUER = "Split Mind"
+RECOVERY_CODES = 10
+# Time steps accepted either side of the current one: a phone's clock may be a little off.
+DRIFT_STEPS = 1
+RECOVERY_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o or 1/l/i to misread
+
+log = logging.getLogger(__name__)
+
+
+def start_enrolment(admin: AdminUser) -> None:
+    """A new secret for the admin to scan; two-factor sign-in stays off until a code confirms it."""
+    admin.totp_secret = pyotp.random_base32()
+    admin.totp_enabled_at = None
+    admin.totp_last_step = None
+    db.session.flush()
+    log.info("admin %s started setting up two-factor sign-in", admin.name)
+
+
+def provisioning_uri(admin: AdminUser) -> str:
+    """The ``otpauth://`` address an authenticator app reads from the QR code."""
+    assert admin.totp_secret is not None
+    return pyotp.TOTP(admin.totp_secret).provisioning_uri(name=admin.name, issuer_name=ISSUER)
+
+
+def qr_code(uri: str) -> Markup:
+    """The address as an inline SVG QR code, dark on light whatever the page's colours."""
+    svg = segno.make(uri, error="m").svg_inline(
+        scale=4, border=3, dark="#000", light="#fff", title="QR code for your authenticator app"
+    )
+    return Markup(svg)  # segno writes the SVG and escapes the address in it
+
+
+def _normalized(code: str) -> str:
+    return "".join(code.split()).replace("-", "").lower()
+
+
+def _hash(code: str) -> str:
+    return hashlib.sha256(_normalized(code).encode()).hexdigest()
+
+
+def _accept_totp(admin: AdminUser, code: str, now: datetime) -> bool:
+    """Whether ``code`` is the authenticator's for now (or a step either side), and not used yet."""
+    if admin.totp_secret is None:
+        return False
+    totp = pyotp.TOTP(admin.totp_secret)
+    current = totp.timecode(now)
+    for step in range(current - DRIFT_STEPS, current + DRIFT_STEPS + 1):
+        fresh = admin.totp_last_step is None or step > admin.totp_last_step
+        if fresh and secrets.compare_digest(totp.generate_otp(step), code):
+            admin.totp_last_step = step
+            return True
+    return False
+
+
+def confirm_enrolment(admin: AdminUser, code: str) -> list[str] | None:
+    """Turn two-factor sign-in on with a first code from the app: recovery codes, or ``None``."""
+    if admin.totp_secret is None or not _accept_totp(admin, _normalized(code), utcnow()):
+        return None
+    admin.totp_enabled_at = utcnow()
+    codes = new_recovery_codes(admin)
+    log.info("admin %s turned two-factor sign-in on", admin.name)
+    return codes
+
+
+def new_recovery_codes(admin: AdminUser) -> list[str]:
+    """Replace the admin's recovery codes with fresh ones; the only time they are readable."""
+    admin.recovery_codes.clear()
+    codes = []
+    for _ in range(RECOVERY_CODES):
+        code = "".join(secrets.choice(RECOVERY_ALPHABET) for _ in range(10))
+        codes.append(f"{code[:5]}-{code[5:]}")
+        admin.recovery_codes.append(AdminRecoveryCode(code_hash=_hash(code)))
+    db.session.flush()
+    log.info("admin %s has new recovery codes", admin.name)
+    return codes
+
+
+def unused_recovery_codes(admin: AdminUser) -> int:
+    """How many of the admin's recovery codes are left."""
+    return sum(1 for code in admin.recovery_codes if code.used_at is None)
+
+
+def accept_code(admin: AdminUser, code: str) -> bool:
+    """Whether ``code`` signs the admin in: the app's current code or an unused recovery code.
+
+    Either is spent by it: the same code is refused the next time.
+    """
+    if not admin.two_factor:
+        return False
+    typed = _normalized(code)
+    if typed.isdigit():
+        accepted = _accept_totp(admin, typed, utcnow())
+    else:
+        found = db.session.scalars(
+            select(AdminRecoveryCode).where(
+                AdminRecoveryCode.admin_id == admin.id,
+                AdminRecoveryCode.code_hash == _hash(typed),
+                AdminRecoveryCode.used_at.is_(None),
+            )
+        ).first()
+        if found is not None:
+            found.used_at = utcnow()
+            log.info("admin %s signed in with a recovery code", admin.name)
+        accepted = found is not None
+    db.session.flush()
+    return accepted
+
+
+def turn_off(admin: AdminUser) -> None:
+    """Forget the admin's secret and recovery codes: signing in asks for the password alone."""
+    admin.totp_secret = None
+    admin.totp_enabled_at = None
+    admin.totp_last_step = None
+    admin.recovery_codes.clear()
+    db.session.flush()
+    log.info("admin %s's two-factor sign-in is off", admin.name)

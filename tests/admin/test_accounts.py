@@ -1,0 +1,206 @@
+"""Admin accounts: listed, disabled, enabled, removed and let out of a lockout, from the command
+line and from the admins page; nobody disables or removes themselves."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from service.admin.auth import create_admin, wait_message
+from service.models import AdminUser, db
+from service.unit_of_work import transaction
+
+from .conftest import ADMIN, csrf_token, sign_in, submit
+
+OTHER = "bob"
+OTHER_PASSWORD = "bob's long password"
+
+
+@pytest.fixture
+def other(app: Flask) -> int:
+    """A second admin account; its id."""
+    with app.app_context(), transaction():
+        return create_admin(OTHER, OTHER_PASSWORD).id
+
+
+def stored(app: Flask, name: str) -> AdminUser | None:
+    with app.app_context():
+        return db.session.scalars(select(AdminUser).where(AdminUser.name == name)).first()
+
+
+def signed_in(client: FlaskClient) -> bool:
+    return client.get("/admin/").status_code == 200
+
+
+def test_list_shows_each_admin_with_two_factor_and_last_sign_in(
+    app, runner, client, admin_account, other
+) -> None:
+    with time_machine.travel(datetime(2026, 3, 4, 5, 6, tzinfo=UTC), tick=False):
+        assert sign_in(client).status_code == 303
+    assert runner.invoke(args=["admin", "disable", OTHER]).exit_code == 0
+    result = runner.invoke(args=["admin", "list"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        "ada  enabled   2FA off  2026-03-04 05:06 UTC",
+        "bob  disabled  2FA off  never",
+    ]
+
+
+def test_list_without_admins_says_how_to_add_one(runner) -> None:
+    result = runner.invoke(args=["admin", "list"])
+    assert result.exit_code == 0 and "admin create-user NAME" in result.output
+
+
+def test_disable_refuses_the_sign_in_and_ends_the_open_session(
+    app, runner, client, admin_account, caplog
+) -> None:
+    assert sign_in(client).status_code == 303 and signed_in(client)
+    with caplog.at_level(logging.INFO, logger="service.admin.auth"):
+        result = runner.invoke(args=["admin", "disable", ADMIN])
+    assert result.exit_code == 0 and "can no longer sign in" in result.output
+    assert "admin ada disabled by the command line" in caplog.messages
+    # The session stops working at its next request...
+    response = client.get("/admin/")
+    assert response.status_code == 302 and response.headers["Location"].startswith("/admin/login")
+    # ...and the right password is told the account is disabled; a wrong one learns nothing.
+    refused = sign_in(client)
+    assert refused.status_code == 403 and "This account is disabled" in refused.text
+    assert "This account is disabled" not in sign_in(client, password="wrong guess").text
+    assert not signed_in(client)
+
+    assert runner.invoke(args=["admin", "enable", ADMIN]).exit_code == 0
+    assert sign_in(client).status_code == 303 and signed_in(client)
+
+
+def test_commands_name_an_admin_that_exists(runner) -> None:
+    for command in ("disable", "enable", "unlock", "reset-2fa"):
+        result = runner.invoke(args=["admin", command, "nobody"])
+        assert result.exit_code == 2 and "there is no admin named nobody" in result.output, command
+    result = runner.invoke(args=["admin", "remove-user", "nobody", "--yes"])
+    assert result.exit_code == 2 and "there is no admin named nobody" in result.output
+
+
+def test_remove_user_from_the_command_line(app, runner, client, admin_account) -> None:
+    assert sign_in(client).status_code == 303
+    assert runner.invoke(args=["admin", "remove-user", ADMIN], input="n\n").exit_code == 1
+    assert stored(app, ADMIN) is not None
+    result = runner.invoke(args=["admin", "remove-user", ADMIN, "--yes"])
+    assert result.exit_code == 0 and "is removed" in result.output
+    assert stored(app, ADMIN) is None and not signed_in(client)
+
+
+def fail_five_times(client: FlaskClient, name: str = ADMIN) -> None:
+    for _ in range(5):
+        assert sign_in(client, name=name, password="a wrong guess").status_code == 400
+
+
+def test_the_lockout_says_how_long_to_wait(client, admin_account) -> None:
+    start = datetime(2026, 3, 4, 5, 0, tzinfo=UTC)
+    with time_machine.travel(start, tick=False):
+        fail_five_times(client)
+    with time_machine.travel(start + timedelta(minutes=1, seconds=30), tick=False):
+        response = sign_in(client)
+    assert response.status_code == 429
+    assert "Too many failed sign-ins: try again in 14 minutes." in response.text
+    assert response.headers["Retry-After"] == str(13 * 60 + 30)
+    assert '<form method="post"' in response.text  # the form, to try again later
+    with time_machine.travel(start + timedelta(minutes=16), tick=False):
+        assert sign_in(client).status_code == 303
+
+
+def test_wait_message_rounds_up_to_whole_minutes() -> None:
+    assert wait_message(5) == "Too many failed sign-ins: try again in 1 minute."
+    assert wait_message(61) == "Too many failed sign-ins: try again in 2 minutes."
+    assert wait_message(900) == "Too many failed sign-ins: try again in 15 minutes."
+
+
+def test_unlock_lets_a_locked_out_admin_try_again(app, runner, client, admin_account) -> None:
+    fail_five_times(client)
+    assert sign_in(client).status_code == 429
+    result = runner.invoke(args=["admin", "unlock", ADMIN])
+    assert result.exit_code == 0 and "may try to sign in again" in result.output
+    assert sign_in(client).status_code == 303
+    # The count starts afresh: five more failures lock the name again.
+    client.post("/admin/logout", data={"csrf_token": csrf_token(client.get("/admin/").text)})
+    fail_five_times(client)
+    assert sign_in(client).status_code == 429
+
+
+# The admins page.
+
+
+def test_admins_page_lists_every_admin(app, admin, other) -> None:
+    with app.app_context(), transaction():
+        db.session.get(AdminUser, other).last_login_at = datetime(2026, 2, 1, 9, 30, tzinfo=UTC)
+    page = admin.get("/admin/admins")
+    assert page.status_code == 200
+    row = re.search(rf'<tr id="admin-{other}">(.*?)</tr>', page.text, re.S)
+    assert row and "bob" in row.group(1) and "2026-02-01 09:30" in row.group(1)
+    assert "enabled" in row.group(1) and "Disable" in row.group(1)
+    own = re.search(
+        r"<tr id=\"admin-\d+\">\s*<th scope=\"row\">ada <small>\(you\)(.*?)</tr>", page.text, re.S
+    )
+    assert own and "never" not in own.group(1) and "<button" not in own.group(1)
+
+
+def test_disabling_another_admin_asks_for_the_box_then_ends_their_session(
+    app, admin, other, caplog
+) -> None:
+    bob = app.test_client()
+    assert sign_in(bob, OTHER, OTHER_PASSWORD).status_code == 303 and signed_in(bob)
+    unticked = submit(admin, "/admin/admins", f"/admin/admins/{other}/disable")
+    assert unticked.status_code == 303
+    assert "Tick the box to confirm it for bob." in admin.get("/admin/admins").text
+    assert stored(app, OTHER).disabled_at is None and signed_in(bob)
+
+    with caplog.at_level(logging.INFO, logger="service.admin.auth"):
+        done = submit(admin, "/admin/admins", f"/admin/admins/{other}/disable", confirm="y")
+    assert done.status_code == 303 and done.headers["Location"] == "/admin/admins"
+    assert "bob can no longer sign in." in admin.get("/admin/admins").text
+    assert "admin bob disabled by ada" in caplog.messages
+    assert stored(app, OTHER).disabled_at is not None and not signed_in(bob)
+
+    submit(admin, "/admin/admins", f"/admin/admins/{other}/enable")
+    assert stored(app, OTHER).disabled_at is None
+    assert sign_in(bob, OTHER, OTHER_PASSWORD).status_code == 303
+
+
+def test_removing_another_admin_asks_for_the_box(app, admin, other) -> None:
+    submit(admin, "/admin/admins", f"/admin/admins/{other}/remove")
+    assert stored(app, OTHER) is not None
+    submit(admin, "/admin/admins", f"/admin/admins/{other}/remove", confirm="y")
+    assert stored(app, OTHER) is None
+    assert "bob is removed." in admin.get("/admin/admins").text
+
+
+def test_an_admin_cannot_disable_or_remove_themselves(app, admin) -> None:
+    own = stored(app, ADMIN).id
+    for action in ("disable", "remove"):
+        response = submit(admin, "/admin/admins", f"/admin/admins/{own}/{action}", confirm="y")
+        assert response.status_code == 303
+        assert (
+            f"You cannot {action} yourself: ask another admin." in admin.get("/admin/admins").text
+        )
+    assert stored(app, ADMIN).disabled_at is None and signed_in(admin)
+
+
+def test_an_admin_lifts_another_admins_lockout(app, admin, other) -> None:
+    stranger = app.test_client()
+    fail_five_times(stranger, OTHER)
+    assert sign_in(stranger, OTHER, OTHER_PASSWORD).status_code == 429
+    submit(admin, "/admin/admins", f"/admin/admins/{other}/unlock")
+    assert "bob may try to sign in again at once." in admin.get("/admin/admins").text
+    assert sign_in(stranger, OTHER, OTHER_PASSWORD).status_code == 303
+
+
+def test_actions_on_an_unknown_admin_are_not_found(admin) -> None:
+    for action in ("disable", "enable", "remove", "unlock"):
+        response = submit(admin, "/admin/admins", f"/admin/admins/999/{action}", confirm="y")
+        assert response.status_code == 404, action

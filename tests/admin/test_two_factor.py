@@ -1,0 +1,255 @@
+"""Two-factor sign-in: enrolment by QR code, the code after the password, recovery codes each
+good once, ADMIN_REQUIRE_2FA sending admins to enrol, and a reset for a lost phone."""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pyotp
+import pytest
+import time_machine
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+from werkzeug.test import TestResponse
+
+from service.models import AdminRecoveryCode, AdminUser, db
+
+from .conftest import ADMIN, csrf_token, sign_in, submit
+
+
+@pytest.fixture
+def start() -> datetime:
+    """A moment just ahead, when time stands still for a test: sessions signed now stay valid."""
+    return datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=1)
+
+
+def otpauth_uri(page: str) -> str:
+    found = re.search(r'href="(otpauth://[^"]+)"', page)
+    assert found, "the page has no otpauth link"
+    return html.unescape(found.group(1))
+
+
+def enrol(client: FlaskClient) -> tuple[pyotp.TOTP, list[str]]:
+    """Turn two-factor sign-in on through the pages; the app's TOTP and the recovery codes."""
+    assert submit(client, "/admin/two-factor", "/admin/two-factor/start").status_code == 303
+    page = client.get("/admin/two-factor").text
+    assert "<svg" in page and "QR code for your authenticator app" in page
+    totp = pyotp.parse_uri(otpauth_uri(page))
+    assert isinstance(totp, pyotp.TOTP) and totp.name == ADMIN and totp.issuer == "Split Mind"
+    assert totp.secret in page  # typed in by hand where the camera cannot scan
+    response = submit(client, "/admin/two-factor", "/admin/two-factor/confirm", code=totp.now())
+    assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store"
+    codes = re.findall(r"<li><code>([a-z0-9]{5}-[a-z0-9]{5})</code></li>", response.text)
+    assert len(codes) == 10 and len(set(codes)) == 10
+    return totp, codes
+
+
+def sign_out(client: FlaskClient) -> None:
+    client.post("/admin/logout", data={"csrf_token": csrf_token(client.get("/admin/").text)})
+
+
+def give_code(client: FlaskClient, code: str) -> TestResponse:
+    token = csrf_token(client.get("/admin/login/code").text)
+    return client.post("/admin/login/code", data={"csrf_token": token, "code": code})
+
+
+def stored(app: Flask) -> AdminUser:
+    with app.app_context():
+        admin = db.session.scalars(select(AdminUser).where(AdminUser.name == ADMIN)).one()
+        db.session.expunge(admin)
+        return admin
+
+
+def signed_in(client: FlaskClient) -> bool:
+    return client.get("/admin/").status_code == 200
+
+
+def test_enrol_then_sign_in_with_the_apps_code(app, admin, caplog, start) -> None:
+    with time_machine.travel(start, tick=False), caplog.at_level(logging.DEBUG):
+        totp, _ = enrol(admin)
+        page = admin.get("/admin/two-factor").text
+        assert re.search(rf"On since <time[^>]*>{start:%Y-%m-%d %H:%M}</time> UTC", page)
+        sign_out(admin)
+        password = sign_in(admin)
+        assert password.status_code == 303 and password.headers["Location"] == "/admin/login/code"
+        assert not signed_in(admin)  # the password alone is not a sign-in
+    with time_machine.travel(start + timedelta(seconds=30), tick=False):
+        wrong = give_code(admin, "000000" if totp.now() != "000000" else "111111")
+        assert wrong.status_code == 400 and "Wrong code" in wrong.text and not signed_in(admin)
+        right = give_code(admin, totp.now())
+        assert right.status_code == 303 and right.headers["Location"] == "/admin/"
+        assert signed_in(admin)
+    assert stored(app).last_login_at == start + timedelta(seconds=30)
+    # The secret never reaches the log.
+    assert all(totp.secret not in record.getMessage() for record in caplog.records)
+
+
+def test_a_code_works_once(app, admin, start) -> None:
+    with time_machine.travel(start, tick=False):
+        totp, _ = enrol(admin)
+    with time_machine.travel(start + timedelta(seconds=30), tick=False):
+        sign_out(admin)
+        sign_in(admin)
+        assert give_code(admin, totp.now()).status_code == 303
+        sign_out(admin)
+        sign_in(admin)
+        assert give_code(admin, totp.now()).status_code == 400
+    # The next step's code is accepted, and one step's drift either way.
+    with time_machine.travel(start + timedelta(seconds=60), tick=False):
+        assert give_code(admin, totp.at(start + timedelta(seconds=90))).status_code == 303
+
+
+def test_the_enrolment_code_cannot_sign_in_again(app, admin, start) -> None:
+    with time_machine.travel(start, tick=False):
+        totp, _ = enrol(admin)
+        sign_out(admin)
+        sign_in(admin)
+        assert give_code(admin, totp.now()).status_code == 400
+
+
+def test_recovery_codes_sign_in_once_each_and_are_stored_hashed(app, admin, start) -> None:
+    with time_machine.travel(start, tick=False):
+        _, codes = enrol(admin)
+    with app.app_context():
+        hashes = db.session.scalars(select(AdminRecoveryCode.code_hash)).all()
+    assert len(hashes) == 10 and not set(codes) & set(hashes)
+    assert not any(code.replace("-", "") in h for code in codes for h in hashes)
+    sign_out(admin)
+    sign_in(admin)
+    # Spaces and capitals as people type them from paper.
+    assert give_code(admin, codes[3].upper().replace("-", " ")).status_code == 303
+    assert "9 recovery codes left" in admin.get("/admin/two-factor").text
+    sign_out(admin)
+    sign_in(admin)
+    assert give_code(admin, codes[3]).status_code == 400
+    assert give_code(admin, codes[4]).status_code == 303
+
+
+def test_new_recovery_codes_replace_the_old_ones(app, admin, start) -> None:
+    with time_machine.travel(start, tick=False):
+        _, old = enrol(admin)
+    unticked = submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes")
+    assert unticked.status_code == 303
+    fresh = submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes", confirm="y")
+    assert fresh.status_code == 200 and fresh.headers["Cache-Control"] == "no-store"
+    new = re.findall(r"<li><code>([a-z0-9-]{11})</code></li>", fresh.text)
+    assert len(new) == 10 and not set(new) & set(old)
+    sign_out(admin)
+    sign_in(admin)
+    assert give_code(admin, old[0]).status_code == 400
+    assert give_code(admin, new[0]).status_code == 303
+
+
+def test_a_wrong_first_code_leaves_two_factor_off(app, admin) -> None:
+    submit(admin, "/admin/two-factor", "/admin/two-factor/start")
+    totp = pyotp.parse_uri(otpauth_uri(admin.get("/admin/two-factor").text))
+    wrong = "123456" if totp.now() != "123456" else "654321"
+    response = submit(admin, "/admin/two-factor", "/admin/two-factor/confirm", code=wrong)
+    assert response.status_code == 303
+    assert "not the one the app shows now" in admin.get("/admin/two-factor").text
+    assert not stored(app).two_factor
+    sign_out(admin)
+    assert sign_in(admin).headers["Location"] == "/admin/"
+
+
+def test_the_enrolment_page_changes_nothing_on_get(app, admin) -> None:
+    page = admin.get("/admin/two-factor")
+    assert page.status_code == 200 and "Set up two-factor sign-in" in page.text
+    assert "otpauth://" not in page.text and stored(app).totp_secret is None
+
+
+def test_the_second_step_waits_five_minutes(app, admin, start) -> None:
+    with time_machine.travel(start, tick=False):
+        totp, _ = enrol(admin)
+        sign_out(admin)
+        sign_in(admin)
+    later = start + timedelta(minutes=6)
+    with time_machine.travel(later, tick=False):
+        response = admin.get("/admin/login/code")
+        assert response.status_code == 303 and response.headers["Location"] == "/admin/login"
+        assert "Sign in again" in admin.get("/admin/login").text
+        token = csrf_token(admin.get("/admin/login").text)
+        late = admin.post("/admin/login/code", data={"csrf_token": token, "code": totp.now()})
+        assert late.status_code == 303 and not signed_in(admin)
+
+
+def test_the_second_step_without_a_password_goes_to_sign_in(client, admin_account) -> None:
+    response = client.get("/admin/login/code")
+    assert response.status_code == 303 and response.headers["Location"] == "/admin/login"
+
+
+def test_wrong_codes_count_as_failed_sign_ins(app, admin, start) -> None:
+    with time_machine.travel(start, tick=False):
+        totp, _ = enrol(admin)
+        sign_out(admin)
+        sign_in(admin)
+        wrong = "000000" if totp.now() != "000000" else "111111"
+        for _ in range(5):
+            assert give_code(admin, wrong).status_code == 400
+        locked = give_code(admin, totp.now())
+        assert locked.status_code == 429
+        assert "Too many failed sign-ins: try again in 15 minutes." in locked.text
+
+
+def test_reset_2fa_for_a_lost_phone(app, runner, admin, start) -> None:
+    with time_machine.travel(start, tick=False):
+        enrol(admin)
+    result = runner.invoke(args=["admin", "reset-2fa", ADMIN])
+    assert result.exit_code == 0 and "password alone" in result.output
+    assert not signed_in(admin)  # the session ended with it
+    assert sign_in(admin).headers["Location"] == "/admin/"
+    with app.app_context():
+        assert db.session.scalars(select(AdminRecoveryCode)).all() == []
+    admin_row = stored(app)
+    assert admin_row.totp_secret is None and not admin_row.two_factor
+    listing = runner.invoke(args=["admin", "list"]).output
+    assert "2FA off" in listing
+
+
+def test_list_shows_two_factor_on(runner, admin) -> None:
+    enrol(admin)
+    assert "ada  enabled  2FA on" in runner.invoke(args=["admin", "list"]).output
+
+
+def test_an_admin_may_turn_it_off_when_not_required(app, admin) -> None:
+    enrol(admin)
+    submit(admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y")
+    assert not stored(app).two_factor
+    sign_out(admin)
+    assert sign_in(admin).headers["Location"] == "/admin/"
+
+
+class TestRequired:
+    """With ADMIN_REQUIRE_2FA=true."""
+
+    @pytest.fixture
+    def app_config(self) -> dict[str, Any]:
+        return {"ADMIN_REQUIRE_2FA": "true"}
+
+    def test_an_admin_without_it_is_sent_to_enrol_before_anything_else(self, app, admin) -> None:
+        for page in ("/admin/", "/admin/mail", "/admin/admins", "/admin/games/1"):
+            response = admin.get(page)
+            assert response.status_code == 302, page
+            assert response.headers["Location"] == "/admin/two-factor", page
+        forced = admin.post("/admin/games/1/cancel", data={"confirm": "y"})
+        assert forced.status_code in (302, 400)  # no CSRF token: refused either way
+        page = admin.get("/admin/two-factor")
+        assert page.status_code == 200 and "set yours up to use the dashboard" in page.text
+        enrol(admin)
+        assert signed_in(admin)
+
+    def test_it_cannot_be_turned_off(self, app, admin) -> None:
+        enrol(admin)
+        submit(admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y")
+        assert stored(app).two_factor
+        assert "it cannot be turned off" in admin.get("/admin/two-factor").text
+
+    def test_sign_out_stays_open(self, admin) -> None:
+        token = csrf_token(admin.get("/admin/two-factor").text)
+        response = admin.post("/admin/logout", data={"csrf_token": token})
+        assert response.status_code == 303 and response.headers["Location"] == "/admin/login"
