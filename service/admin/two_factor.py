@@ -112,7 +112,7 @@ def accept_code(admin: AdminUser, code: str) -> bool:
     if not admin.two_factor:
         return False
     typed = _normalized(code)
-    if typed.isdigit():
+    if typed.isdigit() and len(typed) == 6:
         accepted = _accept_totp(admin, typed, utcnow())
     else:
         found = db.session.scalars(
