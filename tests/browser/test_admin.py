@@ -16,8 +16,9 @@ from service.games import declare_forfeit
 from service.unit_of_work import transaction
 
 from .conftest import PHONE, screenshot
+from .test_accessibility import violations
 
-pytestmark = [pytest.mark.browser, pytest.mark.postgres]
+pytestmark = [pytest.mark.browser, pytest.mark.postgres, pytest.mark.xdist_group("browser")]
 
 ADMIN, PASSWORD = "ada", "correct horse battery staple"
 OTHER, OTHER_PASSWORD = "bob", "bob's long password"
@@ -104,6 +105,7 @@ def test_two_factor_sign_in_from_the_qr_codes_address(
     sign_in(page, live_server)
     page.goto(f"{live_server}/admin/two-factor")
     page.get_by_role("button", name="Set up two-factor sign-in").click()
+    assert violations(page) == []
     qr = page.locator(".qr svg")
     assert qr.is_visible() and (qr.bounding_box() or {"width": 0})["width"] >= 150
     totp = pyotp.parse_uri(page.locator("a#otpauth").get_attribute("href"))
@@ -111,14 +113,14 @@ def test_two_factor_sign_in_from_the_qr_codes_address(
     page.get_by_label("The six-digit code the app shows").fill(totp.now())
     page.get_by_role("button", name="Turn two-factor sign-in on").click()
     codes = page.locator(".recovery-codes code").all_inner_texts()
-    assert len(codes) == 10
+    assert len(codes) == 10 and violations(page) == []
     assert scroll_width(page) <= PHONE["width"]
     screenshot(page, "admin-phone-recovery-codes")
 
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, live_server)
     page.wait_for_url(f"{live_server}/admin/login/code")
-    assert scroll_width(page) <= PHONE["width"]
+    assert scroll_width(page) <= PHONE["width"] and violations(page) == []
     page.get_by_label("recovery code").fill(codes[0])
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(f"{live_server}/admin/")
@@ -139,6 +141,7 @@ def test_disable_another_admin_on_the_admins_page(
     row = page.locator(f"#admin-{accounts[OTHER]}")
     assert "never" not in row.inner_text()  # bob signed in just now
     assert page.locator(f"#admin-{accounts[ADMIN]} button").count() == 0  # nothing on oneself
+    assert violations(page) == []
     # The box must be ticked: the browser does not send the form without it.
     row.get_by_role("button", name="Disable").click()
     assert row.get_by_label("Yes, disable bob").evaluate("box => !box.validity.valid")
