@@ -364,8 +364,8 @@ def login_code() -> Response | tuple[str, int]:
     """The second step: a code from the authenticator app, or a recovery code."""
     admin = _pending()
     if admin is None:
-        session.pop("admin_pending", None)
-        flash("Sign in again: the code was not given in time.", "error")
+        if session.pop("admin_pending", None) is not None:
+            flash("Sign in again: the code was not given in time.", "error")
         return redirect(url_for("admin.login"), code=303)
     form = LoginCodeForm()
     error = ""

@@ -181,6 +181,7 @@ def test_the_second_step_waits_five_minutes(app, admin, start) -> None:
 def test_the_second_step_without_a_password_goes_to_sign_in(client, admin_account) -> None:
     response = client.get("/admin/login/code")
     assert response.status_code == 303 and response.headers["Location"] == "/admin/login"
+    assert "Sign in again" not in client.get("/admin/login").text
 
 
 def test_wrong_codes_count_as_failed_sign_ins(app, admin, start) -> None:
