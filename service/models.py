@@ -370,8 +370,10 @@ class AdminUser(UserMixin, Base):
     # The time step of the last code accepted: a code works once.
     totp_last_step: Mapped[int | None]
 
+    # Deleted with the admin by SQLAlchemy too: SQLite does not enforce the foreign key, and
+    # may give a removed admin's id to the next one.
     recovery_codes: Mapped[list[AdminRecoveryCode]] = relationship(
-        back_populates="admin", cascade="all, delete-orphan", passive_deletes=True
+        back_populates="admin", cascade="all, delete-orphan"
     )
 
     def get_id(self) -> str:

@@ -254,3 +254,11 @@ class TestRequired:
         token = csrf_token(admin.get("/admin/two-factor").text)
         response = admin.post("/admin/logout", data={"csrf_token": token})
         assert response.status_code == 303 and response.headers["Location"] == "/admin/login"
+
+
+@pytest.mark.both_backends
+def test_removing_an_admin_removes_their_recovery_codes(app, runner, admin) -> None:
+    enrol(admin)
+    assert runner.invoke(args=["admin", "remove-user", ADMIN, "--yes"]).exit_code == 0
+    with app.app_context():
+        assert db.session.scalars(select(AdminRecoveryCode)).all() == []
