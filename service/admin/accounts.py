@@ -39,7 +39,8 @@ def _change(change: auth.Change, admin_id: int, success: str, form: FlaskForm | 
         with transaction():
             change(admin.name, current_user.name)
     except auth.AccountError as exc:
-        flash(str(exc).capitalize() + ".", "error")
+        reason = str(exc)
+        flash(f"{reason[:1].upper()}{reason[1:]}.", "error")
     else:
         flash(success.format(name=admin.name), "notice")
     return _back()
