@@ -108,6 +108,8 @@ def test_two_factor_sign_in_from_the_qr_codes_address(
     assert violations(page) == []
     qr = page.locator(".qr svg")
     assert qr.is_visible() and (qr.bounding_box() or {"width": 0})["width"] >= 150
+    assert scroll_width(page) <= PHONE["width"]
+    screenshot(page, "admin-phone-two-factor-qr")
     totp = pyotp.parse_uri(page.locator("a#otpauth").get_attribute("href"))
     assert isinstance(totp, pyotp.TOTP)
     page.get_by_label("The six-digit code the app shows").fill(totp.now())
