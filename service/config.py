@@ -43,6 +43,17 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "MAIL_PASSWORD": (None, "SMTP password"),
     "MAIL_DEFAULT_SENDER": ("Split Mind <splitmind@localhost>", "From address of every email"),
     "MAIL_TIMEOUT": ("30", "seconds before an SMTP connection gives up"),
+    "REPLY_ADDRESS": (
+        None,
+        "address players reply to with a move, e.g. play@example.org (play+<tag>@...)",
+    ),
+    "REPLY_ANSWERS_PER_HOUR": ("30", "most answers to replies a player gets in an hour"),
+    "IMAP_SERVER": (None, "IMAP host that `mail fetch` reads replies from"),
+    "IMAP_PORT": ("993", "IMAP port (993: TLS from the start; 143: STARTTLS if offered)"),
+    "IMAP_USERNAME": (None, "IMAP login"),
+    "IMAP_PASSWORD": (None, "IMAP password"),
+    "IMAP_FOLDER": ("INBOX", "IMAP folder where replies arrive"),
+    "IMAP_DONE_FOLDER": ("Handled", "IMAP folder where `mail fetch` moves what it handled"),
     "RATELIMIT_STORAGE_URI": ("memory://", "Flask-Limiter storage, e.g. redis://host:6379"),
     "MAX_CONTENT_LENGTH": ("8192", "bytes a request body may hold; a larger one is refused (413)"),
     "DEFAULT_DAYS_PER_MOVE": ("7", "days a player has for each move; 0 for no deadline"),
@@ -126,6 +137,14 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         MAIL_DEFAULT_SENDER=env["MAIL_DEFAULT_SENDER"],
         MAIL_TIMEOUT=number(env, "MAIL_TIMEOUT", float),
         LOCAL_MAILBOX=not production and not env.get("MAIL_SERVER"),
+        REPLY_ADDRESS=reply_address(env),
+        REPLY_ANSWERS_PER_HOUR=number(env, "REPLY_ANSWERS_PER_HOUR", int),
+        IMAP_SERVER=env.get("IMAP_SERVER"),
+        IMAP_PORT=number(env, "IMAP_PORT", int),
+        IMAP_USERNAME=env.get("IMAP_USERNAME"),
+        IMAP_PASSWORD=env.get("IMAP_PASSWORD"),
+        IMAP_FOLDER=env["IMAP_FOLDER"],
+        IMAP_DONE_FOLDER=env["IMAP_DONE_FOLDER"],
         MAIL_SUPPRESS_SEND=False,  # the worker decides: SMTP or the local mailbox
         RATELIMIT_STORAGE_URI=env["RATELIMIT_STORAGE_URI"],
         # Werkzeug refuses a larger body (413) while reading it, before any form or JSON is
@@ -223,6 +242,19 @@ def flag(env: Mapping[str, Any], name: str) -> bool:
     if value not in TRUE | FALSE:
         raise ConfigError(f"{name} must be true or false, not {value!r}")
     return value in TRUE
+
+
+def reply_address(env: Mapping[str, Any]) -> str | None:
+    """``REPLY_ADDRESS``: a plain address whose local part can carry ``+<tag>``, or unset."""
+    value = env.get("REPLY_ADDRESS")
+    if value is None:
+        return None
+    local, at, domain = str(value).strip().rpartition("@")
+    if not at or not local or not domain or "+" in local or not local.isascii() or " " in value:
+        raise ConfigError(
+            f"REPLY_ADDRESS must be a plain address such as play@example.org, not {value!r}"
+        )
+    return f"{local}@{domain.lower()}"
 
 
 def log_level(env: Mapping[str, Any]) -> str:

@@ -33,6 +33,7 @@ from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import Game, OutboxMessage, Player, db, utcnow
 from .perspective import player_view
+from .replies.headers import game_headers, root_message_id
 from .rules import OVER, Seat, State, to_act
 
 
@@ -65,21 +66,34 @@ def opponent_away_until(player: Player, now: datetime | None = None) -> str | No
     return end.isoformat(timespec="seconds") if end is not None else None
 
 
-def _send(player: Player, kind: str, *, always: bool = False, **extra: Any) -> None:
+def _send(
+    player: Player,
+    kind: str,
+    *,
+    always: bool = False,
+    first: bool = False,
+    parent: str | None = None,
+    **extra: Any,
+) -> None:
     """Queue one email of ``kind`` to ``player``, in their language (English if none was chosen).
 
-    The computer has no address: it gets no email of any kind.
+    It threads with the game's other emails to the player, the ``first`` of them
+    (the invitation) being the thread's root; ``parent`` is the Message-ID of
+    the player's message it answers, if any. The computer has no address: it
+    gets no email of any kind.
     """
     if player.email is None or (not player.notify and not always):
         return
-    context = {**_context(player), **extra}
+    headers = game_headers(player, parent, first)
+    context = {**_context(player), "reply_to": headers.get("Reply-To"), **extra}
     queue(
         compose.render(kind, player.language, **context),
         kind=kind,
         recipient=player.email,
         game=player.game,
         player=player,
-        headers=compose.unsubscribe_headers(context["unsubscribe"]),
+        headers={**compose.unsubscribe_headers(context["unsubscribe"]), **headers},
+        message_id=root_message_id(player) if first else None,
     )
 
 
@@ -93,7 +107,7 @@ def _rematch_url(game: Game, player: Player) -> str | None:
 def game_started(game: Game) -> None:
     """Invite both players to a new game."""
     for player in game.players:
-        _send(player, "invitation")
+        _send(player, "invitation", first=True)
 
 
 def moved(game: Game, before: State, mover: Seat | None) -> None:

@@ -88,6 +88,19 @@ REFUSED = [
     ({"MAIL_USE_TLS": "maybe"}, "MAIL_USE_TLS must be true or false, not 'maybe'"),
     ({"LOG_LEVEL": "loud"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, not 'LOUD'"),
     ({"LOG_FORMAT": "xml"}, "LOG_FORMAT must be text or json, not 'xml'"),
+    (
+        {"REPLY_ADDRESS": "play+x@example.org"},
+        "REPLY_ADDRESS must be a plain address such as play@example.org, not 'play+x@example.org'",
+    ),
+    (
+        {"REPLY_ADDRESS": "example.org"},
+        "REPLY_ADDRESS must be a plain address such as play@example.org, not 'example.org'",
+    ),
+    (
+        {"REPLY_ANSWERS_PER_HOUR": "many"},
+        "REPLY_ANSWERS_PER_HOUR must be a whole number, not 'many'",
+    ),
+    ({"IMAP_PORT": "imap"}, "IMAP_PORT must be a whole number, not 'imap'"),
 ]
 
 
@@ -106,6 +119,9 @@ BAD_VALUES = refused(
     "MAIL_USE_TLS",
     "LOG_LEVEL",
     "LOG_FORMAT",
+    "REPLY_ADDRESS",
+    "REPLY_ANSWERS_PER_HOUR",
+    "IMAP_PORT",
 )
 
 

@@ -16,7 +16,12 @@ from .compose import Email
 log = logging.getLogger(__name__)
 
 
-def _domain() -> str:
+# Every email the service sends is automatic (RFC 3834): vacation responders stay quiet.
+AUTO_SUBMITTED = {"Auto-Submitted": "auto-generated"}
+
+
+def message_domain() -> str:
+    """The domain of the service's Message-IDs: the sender's."""
     address = parseaddr(current_app.config["MAIL_DEFAULT_SENDER"])[1]
     return address.rpartition("@")[2] or "splitmind.invalid"
 
@@ -29,6 +34,7 @@ def queue(
     game: Game | None = None,
     player: Player | None = None,
     headers: dict[str, Any] | None = None,
+    message_id: str | None = None,
 ) -> OutboxMessage:
     """Add an email to the outbox; it is sent only if the caller's transaction commits.
 
@@ -37,7 +43,8 @@ def queue(
     newest says everything the older one did. (The player's own move withdraws
     their turn email first, see :func:`withdraw`; one is still here if a worker
     was sending it then and the server put it off, or an admin queued it
-    again.) Raises ``LookupError`` for a kind that is not registered
+    again.) ``message_id`` fixes the Message-ID (the first email of a game's thread).
+    Raises ``LookupError`` for a kind that is not registered
     (:mod:`.kinds`).
     """
     key = _replace_key(kinds.kind(kind), player.id if player is not None else None)
@@ -48,14 +55,14 @@ def queue(
     # A replaced email is a new message: the old one may already have gone out once
     # (a worker killed before its commit), and a receiving server that de-duplicates
     # by Message-ID must not drop the new content.
-    message.message_id = make_msgid(domain=_domain())
+    message.message_id = message_id or make_msgid(domain=message_domain())
     message.recipient = recipient
     message.game_id = game.id if game is not None else None
     message.player_id = player.id if player is not None else None
     message.subject = email.subject
     message.text_body = email.text
     message.html_body = email.html
-    message.headers = headers or {}
+    message.headers = {**AUTO_SUBMITTED, **(headers or {})}
     message.status = "queued"
     message.attempts = 0
     message.last_error = None

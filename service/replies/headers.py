@@ -1,0 +1,47 @@
+"""The headers that thread a game's emails and let a player answer one with a move.
+
+Every email of a game to a player refers to the player's first email of it
+(``References``, ``In-Reply-To``), whose Message-ID is fixed by the game and
+the seat (:func:`root_message_id`): a game reads as one conversation in the
+player's mail client. An email written while the player owes a move replies to
+their own tagged address (:func:`.tags.reply_address`). ``Auto-Submitted`` is
+on every email the service sends (:mod:`service.mail.outbox`).
+"""
+
+from __future__ import annotations
+
+from ..mail.outbox import message_domain
+from ..models import Player
+from ..rules import to_act
+from .tags import reply_address
+
+
+def root_message_id(player: Player) -> str:
+    """The Message-ID of the player's first email of the game (the invitation to it)."""
+    game = player.game
+    stamp = int(game.created_at.timestamp()) if game.created_at else 0
+    return f"<game{game.id}.{player.seat}.{stamp}@{message_domain()}>"
+
+
+def owes_a_move(player: Player) -> bool:
+    """Whether the player owes a move in a game in play now."""
+    game = player.game
+    return game.status == "active" and player.seat in to_act(game.state)
+
+
+def game_headers(player: Player, parent: str | None = None, first: bool = False) -> dict[str, str]:
+    """The headers of an email about the player's game: its thread and, if they owe a move,
+    the address their reply goes to.
+
+    ``parent`` is the Message-ID of the player's message the email answers, if
+    any; the ``first`` email is the thread's root and refers to none.
+    """
+    headers: dict[str, str] = {}
+    if not first:
+        root = root_message_id(player)
+        headers["References"] = f"{root} {parent}" if parent else root
+        headers["In-Reply-To"] = parent or root
+    address = reply_address(player, player.game.version) if owes_a_move(player) else None
+    if address is not None:
+        headers["Reply-To"] = address
+    return headers

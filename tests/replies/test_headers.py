@@ -1,0 +1,119 @@
+"""Every email threads by game and is marked automatic; those asking for a move reply to a tag."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service import games
+from service.models import Player, db
+from service.replies.tags import read_tag, tag_for, tag_in
+from service.unit_of_work import transaction
+
+from ..helpers import random_move
+from ..smtp import Received
+from .conftest import REPLY_ADDRESS
+
+EMAILS = {"keeper": "kim@example.com", "shadow": "sam@example.com"}
+
+
+def tag_of(app: Flask, received: Received) -> tuple[int, int] | None:
+    """The player id and version of an email's Reply-To tag, or ``None`` without one."""
+    reply_to = received.message["Reply-To"]
+    if reply_to is None:
+        return None
+    with app.app_context():
+        tag = tag_in(str(reply_to))
+        assert tag is not None, reply_to
+        found = read_tag(tag)
+        assert found is not None, tag
+        return found[0].id, found[1]
+
+
+def test_a_game_threads_and_asks_for_moves_by_reply(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    game = make_game(seed=11)
+    deliver()
+    with app.app_context():
+        ids = {p.seat: p.id for p in db.session.get_one(games.Game, game["id"]).players}
+    roots = {}
+    for seat in ("keeper", "shadow"):
+        (invitation,) = smtp_server.handler.to(EMAILS[seat])
+        message = invitation.message
+        assert message["Auto-Submitted"] == "auto-generated"
+        assert message["References"] is None and message["In-Reply-To"] is None
+        roots[seat] = message["Message-ID"]
+        assert str(message["Reply-To"]).endswith("@splitmind.test")
+        assert str(message["Reply-To"]).startswith("play+")
+        assert tag_of(app, invitation) == (ids[seat], 0)  # both owe the round 1 exchange
+        assert "reply to this email with your move" in invitation.text
+    assert roots["keeper"] != roots["shadow"]
+    rng = random.Random(3)
+    for _ in range(8):
+        random_move(client, game, rng)
+        deliver()
+    later = smtp_server.received[2:]
+    assert later
+    for received in later:
+        seat = next(s for s in EMAILS if EMAILS[s] in received.envelope_to)
+        message = received.message
+        assert message["Auto-Submitted"] == "auto-generated"
+        assert message["References"] == roots[seat] == message["In-Reply-To"]
+        with app.app_context():
+            version = db.session.get_one(games.Game, game["id"]).version
+        found = tag_of(app, received)
+        assert found is not None and found[0] == ids[seat] and found[1] <= version
+
+
+def test_an_email_asking_for_nothing_has_no_reply_address(
+    app: Flask, make_game, smtp_server, deliver
+) -> None:
+    game = make_game(seed=5)
+    with app.app_context(), transaction():
+        games.cancel_game(game["id"], "admin")
+    deliver()
+    ended = [r for r in smtp_server.received if "cancelled" in r.text]
+    assert len(ended) == 2
+    for received in ended:
+        assert received.message["Reply-To"] is None
+        assert received.message["Auto-Submitted"] == "auto-generated"
+
+
+def test_a_tag_is_refused_once_tampered_or_its_link_rotated(app: Flask, make_game) -> None:
+    game = make_game(seed=5)
+    with app.app_context():
+        player = db.session.get_one(games.Game, game["id"]).player("keeper")
+        tag = tag_for(player, 3)
+        assert read_tag(tag) == (player, 3)
+        assert read_tag(tag.upper()) == (player, 3)  # a mail system may change the case
+        assert len(f"play+{tag}") <= 64
+        player_id, version, signature = tag.split(".")
+        assert read_tag(f"{player_id}.4.{signature}") is None
+        assert read_tag(f"{int(player_id) + 1}.{version}.{signature}") is None
+        flipped = "b" if signature[-1] == "a" else "a"
+        assert read_tag(f"{player_id}.{version}.{signature[:-1]}{flipped}") is None
+        assert read_tag("nonsense") is None
+        with transaction():
+            games.rotate_link(player.id, "admin")
+        assert read_tag(tag) is None
+        assert tag_in(f"play+{tag}@SPLITMIND.test") == tag
+        assert tag_in(f"other+{tag}@splitmind.test") is None
+        assert tag_in(REPLY_ADDRESS) is None
+
+
+@pytest.mark.parametrize("app_config", [{}], indirect=False)
+def test_without_a_reply_address_emails_still_thread(
+    app: Flask, make_game, smtp_server, deliver
+) -> None:
+    make_game(seed=5)
+    deliver()
+    for received in smtp_server.received:
+        assert received.message["Reply-To"] is None
+        assert received.message["Auto-Submitted"] == "auto-generated"
+        assert "reply to this email" not in received.text
+    with app.app_context():
+        assert db.session.query(Player).count() == 2
