@@ -3,7 +3,9 @@ and ``playtest`` (:mod:`service.playtest.cli`)."""
 
 from __future__ import annotations
 
+import imaplib
 import json
+import signal
 import smtplib
 import threading
 
@@ -19,6 +21,7 @@ from .mail import worker
 from .models import Game, db
 from .perspective import describe_status
 from .playtest.cli import playtest_cli
+from .replies import servers
 from .rules import PRINTED, SEATS, TRICKS_PER_ROUND, Seat, variant_of
 from .unit_of_work import transaction
 
@@ -144,7 +147,7 @@ def show(game_id: int) -> None:
         )
 
 
-mail_cli = AppGroup("mail", help="Deliver queued email.")
+mail_cli = AppGroup("mail", help="Deliver queued email; read replies.")
 
 
 @mail_cli.command("worker")
@@ -174,6 +177,51 @@ def mail_worker(once: bool, poll: float) -> None:
     if moves.made:
         click.echo(f"made {moves.made} computer move(s)")
     click.echo(f"handled {handled} message(s)")
+
+
+def _until_signalled() -> threading.Event:
+    """An event set by SIGTERM or SIGINT: a server loop ends cleanly on either."""
+    stop = threading.Event()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda *_: stop.set())
+    return stop
+
+
+@mail_cli.command("inbound")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8024, show_default=True, type=int)
+@click.option("--smtp", is_flag=True, help="Speak SMTP instead of LMTP.")
+def mail_inbound(host: str, port: int, smtp: bool) -> None:
+    """Read replies handed over by LMTP (or SMTP), until stopped: each reply to a tagged
+    REPLY_ADDRESS is a move, applied and answered."""
+    if not current_app.config["REPLY_ADDRESS"]:
+        raise click.ClickException("REPLY_ADDRESS is not set: no email asks for a reply")
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    stop = _until_signalled()
+    click.echo(f"reading replies by {'SMTP' if smtp else 'LMTP'} on {host}:{port}")
+    servers.serve(app, host, port, smtp=smtp, should_stop=stop.is_set)
+
+
+@mail_cli.command("fetch")
+@click.option("--once", is_flag=True, help="Read the folder once, say how many were handled, exit.")
+@click.option(
+    "--poll", type=float, default=60.0, show_default=True, help="Seconds between polls (no IDLE)."
+)
+def mail_fetch(once: bool, poll: float) -> None:
+    """Read replies from the IMAP folder IMAP_FOLDER, moving each to IMAP_DONE_FOLDER, until
+    stopped (IDLE where the server has it, else polling)."""
+    if not current_app.config["REPLY_ADDRESS"]:
+        raise click.ClickException("REPLY_ADDRESS is not set: no email asks for a reply")
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    if once:
+        try:
+            handled = servers.fetch(app, once=True)
+        except (OSError, imaplib.IMAP4.error) as exc:
+            raise click.ClickException(f"the IMAP server is unavailable: {exc}") from None
+        click.echo(f"handled {handled} message(s)")
+        return
+    stop = _until_signalled()
+    servers.fetch(app, once=False, poll=poll, should_stop=stop.is_set)
 
 
 @click.command("tick")

@@ -47,7 +47,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
         None,
         "address players reply to with a move, e.g. play@example.org (play+<tag>@...)",
     ),
-    "REPLY_ANSWERS_PER_HOUR": ("30", "most answers to replies a player gets in an hour"),
+    "REPLY_ANSWERS_PER_HOUR": ("60", "most answers to replies a player gets in an hour"),
     "IMAP_SERVER": (None, "IMAP host that `mail fetch` reads replies from"),
     "IMAP_PORT": ("993", "IMAP port (993: TLS from the start; 143: STARTTLS if offered)"),
     "IMAP_USERNAME": (None, "IMAP login"),

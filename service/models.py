@@ -271,6 +271,28 @@ class OutboxMessage(Base):
     )
 
 
+class InboundReply(Base):
+    """A reply a player sent to a tagged address, once read: each Message-ID is handled once.
+
+    ``answered`` says whether the service answered it; the answers of the last
+    hour are counted per player, so that a mail loop cannot form.
+    """
+
+    __tablename__ = "inbound_replies"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # The reply's Message-ID, or a digest of the whole message when it has none.
+    message_id: Mapped[str] = mapped_column(String(255), unique=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"))
+    # applied, refused or dropped (no text, a wrong sender)
+    outcome: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str | None] = mapped_column(String(255))
+    answered: Mapped[bool] = mapped_column(default=False)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    __table_args__ = (Index(None, "player_id", "received_at"),)
+
+
 class Address(Base):
     """What an email address has told us: confirmed, declined an invitation, unsubscribed."""
 

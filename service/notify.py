@@ -129,6 +129,14 @@ def moved(game: Game, before: State, mover: Seat | None) -> None:
             _send(game.player(seat), "turn")
 
 
+def answer(player: Player, parent: str, **extra: Any) -> None:
+    """Answer a player's reply by email, in its thread (see :mod:`service.replies`).
+
+    Sent even to a player who stopped the game's emails: they just wrote to us.
+    """
+    _send(player, "answer", always=True, parent=parent, **extra)
+
+
 def ended(game: Game) -> None:
     """Tell both players a game ended other than by play: timeout, forfeit, cancel."""
     for player in game.players:
@@ -282,6 +290,7 @@ kinds.register(
     Kind("game_ended"),
     Kind("reminder", still_wanted=_reminder_wanted),
     Kind("link"),
+    Kind("answer"),
     # Queued bare, so that asking costs the same whether or not the address plays here.
     Kind("your_games", write=write_links),
     Kind("digest", still_wanted=_digest_wanted),

@@ -255,10 +255,12 @@ def only_our_smtp_servers(monkeypatch: pytest.MonkeyPatch) -> None:
 
     connect = smtplib.SMTP.connect
 
-    def guarded(self: smtplib.SMTP, host: str = "localhost", port: int = 0, *args: Any) -> Any:
+    def guarded(
+        self: smtplib.SMTP, host: str = "localhost", port: int = 0, *args: Any, **kwargs: Any
+    ) -> Any:
         if (host, port) not in STARTED_SMTP:
             pytest.fail(f"a test tried to reach the SMTP server {host}:{port}", pytrace=False)
-        return connect(self, host, port, *args)
+        return connect(self, host, port, *args, **kwargs)
 
     monkeypatch.setattr(smtplib.SMTP, "connect", guarded)
 

@@ -23,6 +23,7 @@ from ..language import recipient_locale
 from ..links import serializer
 from ..models import Player
 from ..perspective import since_last_move
+from ..replies.reading import example
 from ..rules import EXCHANGE, OVER, PLAY, SWAP
 
 UNSUBSCRIBE_SALT = "splitmind.unsubscribe"
@@ -390,4 +391,5 @@ SENTENCES: dict[str, Callable[..., str | list[str]]] = {
     "news": news,
     "round_over": round_over,
     "match_score": match_score,
+    "move_example": example,
 }

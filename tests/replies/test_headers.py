@@ -51,6 +51,7 @@ def test_a_game_threads_and_asks_for_moves_by_reply(
         assert str(message["Reply-To"]).startswith("play+")
         assert tag_of(app, invitation) == (ids[seat], 0)  # both owe the round 1 exchange
         assert "reply to this email with your move" in invitation.text
+        assert "for example" in invitation.text
     assert roots["keeper"] != roots["shadow"]
     rng = random.Random(3)
     for _ in range(8):

@@ -1,0 +1,232 @@
+"""Take a reply as a move: check it, apply it as the page would, answer it through the outbox.
+
+:func:`receive` is the one door: the LMTP/SMTP server and the IMAP reader hand
+it each message. A message that no person wrote (an auto-reply, a bounce), one
+to no valid tag, from another address than the player's, or with no text is
+dropped without an answer. Every other reply is answered once, in the game's
+thread: what was played and what happened, or why nothing was and which moves
+are legal. A reply is read once (its Message-ID is stored), and the answers a
+player gets are limited per hour (``REPLY_ANSWERS_PER_HOUR``), so that no mail
+loop can form.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from email.message import EmailMessage
+from email.utils import getaddresses, parseaddr
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import func, select
+
+from .. import games, notify
+from ..models import InboundReply, Player, db, insert_new, utcnow
+from ..rules import EXCHANGE, PLAY, SWAP
+from ..rules.cards import DECK_SET
+from ..unit_of_work import transaction
+from . import answers
+from .reading import Understood, automatic, body_text, own_text, read_move
+from .tags import read_tag, tag_in
+
+log = logging.getLogger(__name__)
+
+# Headers that may name the tagged address a reply was delivered to, most telling first.
+ADDRESS_HEADERS = ("Delivered-To", "X-Original-To", "To", "Cc")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one message: ``applied``, ``refused``, ``dropped`` or ``duplicate``."""
+
+    status: str
+    reason: str = ""
+    answered: bool = False
+
+
+@dataclass
+class Refusal(Exception):
+    """A reply that cannot be applied: ``code`` says why, ``error`` is the game's refusal."""
+
+    code: str
+    understood: Understood
+    written: str
+    error: games.MoveError | None = None
+
+
+def receive(
+    raw: bytes, *, envelope_from: str | None = None, recipients: tuple[str, ...] = ()
+) -> Outcome:
+    """Handle one incoming message (its bytes, and the SMTP envelope when there is one).
+
+    Each outcome is committed on its own: an applied move with its answer and
+    the turn email it causes, or a refusal with its answer and nothing else.
+    """
+    message = email.message_from_bytes(raw, policy=email.policy.default)
+    assert isinstance(message, EmailMessage)
+    why = automatic(message, envelope_from)
+    if why is not None:
+        log.info("reply dropped: %s", why)
+        return Outcome("dropped", why)
+    message_id = _message_id(message, raw)
+    tag = _tag(message, recipients)
+    try:
+        with transaction():
+            return _apply(message, message_id, tag)
+    except Refusal as refusal:
+        with transaction():
+            return _refuse(message_id, tag, refusal)
+
+
+def _message_id(message: EmailMessage, raw: bytes) -> str:
+    """The message's Message-ID, or a digest of it: the same message is known again either way."""
+    given = str(message.get("Message-ID", "")).strip()
+    return given[:255] if given else f"<sha256:{hashlib.sha256(raw).hexdigest()}>"
+
+
+def _tag(message: EmailMessage, recipients: tuple[str, ...]) -> str | None:
+    """The first reply tag among the envelope's recipients, else among the address headers."""
+    addresses = list(recipients)
+    for header in ADDRESS_HEADERS:
+        addresses += [address for _, address in getaddresses(message.get_all(header, []))]
+    for address in addresses:
+        tag = tag_in(address)
+        if tag is not None:
+            return tag
+    return None
+
+
+def _player(tag: str | None) -> tuple[Player, int] | None:
+    found = read_tag(tag) if tag else None
+    if found is None:
+        log.warning("reply dropped: no valid reply tag")
+    return found
+
+
+def _first_reading(message_id: str, player: Player) -> InboundReply | None:
+    """Store that the message was read; ``None`` if it was read before (then nothing is done).
+
+    Two copies arriving at once meet in the unique index: the second waits for
+    the first's transaction, then finds its row.
+    """
+    row_id = db.session.execute(
+        insert_new(InboundReply)
+        .values(
+            message_id=message_id,
+            player_id=player.id,
+            outcome="read",
+            answered=False,
+            received_at=utcnow(),
+        )
+        .returning(InboundReply.id)
+    ).scalar()
+    if row_id is None:
+        log.info("reply %s for player %d was read before", message_id, player.id)
+        return None
+    return db.session.get_one(InboundReply, row_id)
+
+
+def _apply(message: EmailMessage, message_id: str, tag: str | None) -> Outcome:
+    found = _player(tag)
+    if found is None:
+        return Outcome("dropped", "no valid reply tag")
+    player, version = found
+    row = _first_reading(message_id, player)
+    if row is None:
+        return Outcome("duplicate", "read before")
+    sender = parseaddr(str(message.get("From", "")))[1].strip().lower()
+    if sender != (player.email or "").lower():
+        log.warning("reply for player %d dropped: sent from another address", player.id)
+        return _close(row, "dropped", "sent from another address")
+    written = own_text(body_text(message))
+    if not written.strip():
+        log.info("reply for player %d dropped: no text", player.id)
+        return _close(row, "dropped", "no text")
+    understood = read_move(written)
+    game = games.lock_game(player.game_id)
+    if game.status == "active" and version != game.version and game.state["phase"] == PLAY:
+        # Only the second half of an exchange or swap may answer an older version.
+        raise Refusal("stale", understood, written)
+    action = _action(understood, player, written)
+    try:
+        games.apply_move(player.id, version, action)
+    except games.MoveError as exc:
+        raise Refusal(exc.code, understood, written, exc) from None
+    answered = _answer(
+        player, message_id, "applied", understood=understood, written=written, action=action
+    )
+    log.info("reply for player %d applied as a move", player.id)
+    return _close(row, "applied", "", answered)
+
+
+def _action(understood: Understood, player: Player, written: str) -> dict[str, Any]:
+    """The move a reply's cards make in the game's phase, or the :class:`Refusal` saying why not."""
+    cards = understood.cards
+    if player.game.status != "active":
+        raise Refusal("closed", understood, written)
+    if not cards:
+        raise Refusal("nothing_read", understood, written)
+    if any(card not in DECK_SET for card in cards):
+        raise Refusal("no_such_card", understood, written)
+    phase = player.game.state["phase"]
+    if phase == PLAY:
+        if len(cards) != 1:
+            raise Refusal("one_card", understood, written)
+        action: dict[str, Any] = {"play": cards[0]}
+        if understood.name is not None:
+            action["name"] = understood.name
+        return action
+    if phase in (EXCHANGE, SWAP):
+        return {phase: list(cards)}
+    return {PLAY: cards[0]}  # the game is over, which the game service says
+
+
+def _refuse(message_id: str, tag: str | None, refusal: Refusal) -> Outcome:
+    found = _player(tag)
+    if found is None:  # the link was rotated meanwhile
+        return Outcome("dropped", "no valid reply tag")
+    player, _ = found
+    row = _first_reading(message_id, player)
+    if row is None:
+        return Outcome("duplicate", "read before")
+    games.lock_game(player.game_id)
+    answered = _answer(
+        player,
+        message_id,
+        "refused",
+        understood=refusal.understood,
+        written=refusal.written,
+        refusal=refusal,
+    )
+    log.info("reply for player %d refused: %s", player.id, refusal.code)
+    return _close(row, "refused", refusal.code, answered)
+
+
+def _close(row: InboundReply, outcome: str, reason: str, answered: bool = False) -> Outcome:
+    row.outcome, row.reason, row.answered = outcome, reason[:255] or None, answered
+    db.session.flush()
+    return Outcome(outcome, reason, answered)
+
+
+def _answer(player: Player, message_id: str, outcome: str, **context: Any) -> bool:
+    """Queue the answer to a reply, unless the player had their answers for the hour."""
+    since = utcnow() - timedelta(hours=1)
+    recent = db.session.scalar(
+        select(func.count())
+        .select_from(InboundReply)
+        .where(
+            InboundReply.player_id == player.id,
+            InboundReply.answered,
+            InboundReply.received_at > since,
+        )
+    )
+    if (recent or 0) >= current_app.config["REPLY_ANSWERS_PER_HOUR"]:
+        log.warning("reply for player %d not answered: too many answers this hour", player.id)
+        return False
+    notify.answer(player, message_id, **answers.context(outcome, **context))
+    return True

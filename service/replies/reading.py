@@ -1,0 +1,301 @@
+"""Reading a reply: is it a person's answer, what did they write above the quote, what move is it.
+
+Pure: an email message in, plain data out; no Flask, no database. The service
+(:mod:`.inbound`) decides what to do with what is read here.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from email.message import EmailMessage, Message
+from email.utils import parseaddr
+from html.parser import HTMLParser
+from typing import Any
+
+from ..rules.cards import DECK_SET
+
+# How many lines of the reply, above any quote or signature, are read for a move.
+MOVE_LINES = 10
+# How much of the reply the answer quotes back.
+QUOTE_CHARS = 200
+
+# --- auto-replies and bounces (RFC 3834, RFC 3464) ------------------------------
+
+AUTO_SUBJECT = re.compile(
+    r"^\s*(auto(matic)?[ -]?reply|auto:|out of (the )?office|vacation|away from|"
+    r"r[ée]ponse automatique|absence|abwesenheit|automatische antwort)",
+    re.IGNORECASE,
+)
+DAEMONS = ("mailer-daemon", "postmaster", "noreply", "no-reply")
+
+
+def automatic(message: Message, envelope_from: str | None = None) -> str | None:
+    """Why a message is no person's reply (an auto-reply, a bounce), or ``None`` if it may be.
+
+    ``envelope_from`` is the SMTP ``MAIL FROM`` when known: empty for a bounce.
+    """
+    if envelope_from is not None and envelope_from.strip("<> ") == "":
+        return "bounce: null sender"
+    if message.get_content_type() == "multipart/report":
+        return "bounce: delivery report"
+    sender = parseaddr(str(message.get("From", "")))[1].lower()
+    if sender.partition("@")[0] in DAEMONS or not sender:
+        return f"bounce: from {sender or 'nobody'}"
+    submitted = str(message.get("Auto-Submitted", "no")).strip().lower()
+    if submitted.split(";")[0].strip() != "no":
+        return f"auto-reply: Auto-Submitted {submitted}"
+    if str(message.get("Precedence", "")).strip().lower() in ("bulk", "junk", "list"):
+        return "auto-reply: Precedence"
+    for header in ("X-Autoreply", "X-Autorespond", "X-Auto-Response"):
+        if message.get(header) is not None:
+            return f"auto-reply: {header}"
+    if AUTO_SUBJECT.match(str(message.get("Subject", ""))):
+        return "auto-reply: vacation subject"
+    return None
+
+
+# --- the text the person wrote ---------------------------------------------------
+
+
+class _Text(HTMLParser):
+    """The text of an HTML body, one line per block, without quotes, scripts or styles."""
+
+    BLOCKS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table"}
+    SKIPPED = {"script", "style", "head", "title", "blockquote"}
+    QUOTE_CLASSES = ("gmail_quote", "moz-cite-prefix", "yahoo_quoted", "OutlookMessageHeader")
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.open: list[tuple[str, bool]] = []  # each open element, and whether it is skipped
+        self.void = {"br", "img", "hr", "meta", "link", "input", "wbr"}
+
+    def _skipping(self) -> bool:
+        return any(skipped for _, skipped in self.open)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.BLOCKS and not self._skipping():
+            self.parts.append("\n")
+        if tag in self.void:
+            return
+        classes = " ".join(value or "" for name, value in attrs if name in ("class", "id"))
+        quoted = any(name in classes for name in self.QUOTE_CLASSES) or (
+            tag == "div" and "divRplyFwdMsg" in classes
+        )
+        self.open.append((tag, tag in self.SKIPPED or quoted))
+
+    def handle_endtag(self, tag: str) -> None:
+        for index in range(len(self.open) - 1, -1, -1):
+            if self.open[index][0] == tag:
+                del self.open[index:]
+                break
+        if tag in self.BLOCKS and not self._skipping():
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self._skipping():
+            self.parts.append(re.sub(r"[ \t\r\n]+", " ", data))
+
+
+def html_to_text(html: str) -> str:
+    """The text of an HTML email: quoted parts (``blockquote``, a client's quote) left out."""
+    parser = _Text()
+    parser.feed(html)
+    parser.close()
+    lines = (line.strip() for line in "".join(parser.parts).splitlines())
+    return "\n".join(lines)
+
+
+def body_text(message: EmailMessage) -> str:
+    """The reply's text: its plain-text part, or its HTML converted when it has no other."""
+    part = message.get_body(preferencelist=("plain",))
+    if part is not None:
+        return _content(part)
+    part = message.get_body(preferencelist=("html",))
+    return html_to_text(_content(part)) if part is not None else ""
+
+
+def _content(part: Message) -> str:
+    try:
+        content = part.get_content()  # type: ignore[attr-defined]
+    except (LookupError, ValueError):  # an unknown charset, a broken encoding
+        payload = part.get_payload(decode=True)
+        content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+    return content if isinstance(content, str) else ""
+
+
+# Where the rest of a reply is no longer the person's: a signature, or a client's copy of the
+# email answered under a header block or a rule (Outlook, Apple Mail), or a phone's signature.
+REST = re.compile(
+    r"^\s*(--\s*$|__{4,}|-{3,}\s*(original message|message d.origine|forwarded message)"
+    r"|(from|de|sent|envoy[ée]|to|à)\s*:.*@|sent from my\b|envoy[ée] de mon\b)",
+    re.IGNORECASE,
+)
+# "On Tue, 1 Dec 2026, Split Mind <x@y> wrote:", often wrapped over two lines.
+ATTRIBUTION = re.compile(r"^\s*(on|le)\b.*\b(wrote|a [ée]crit)\s*:\s*$", re.IGNORECASE)
+WRAPPED_ATTRIBUTION = re.compile(r"^\s*(on|le)\b.*$", re.IGNORECASE)
+WRAPPED_END = re.compile(r"^.*\b(wrote|a [ée]crit)\s*:\s*$", re.IGNORECASE)
+
+
+def own_text(text: str) -> str:
+    """The lines the person wrote: not the quoted lines (``>``) nor the line introducing them,
+    and nothing from their signature or a copy of the email answered on.
+
+    Text above the quote (top posting) and below it (bottom posting) is read
+    alike; at most :data:`MOVE_LINES` lines.
+    """
+    lines = text.replace("\r\n", "\n").split("\n")
+    kept: list[str] = []
+    skip_next = False
+    for index, line in enumerate(lines):
+        if skip_next:
+            skip_next = False
+            continue
+        if REST.match(line):
+            break
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if line.lstrip().startswith(">") or ATTRIBUTION.match(line):
+            continue
+        if WRAPPED_ATTRIBUTION.match(line) and WRAPPED_END.match(following):
+            skip_next = True
+            continue
+        if line.strip():
+            kept.append(line.rstrip())
+    return "\n".join(kept[:MOVE_LINES])
+
+
+# --- the move in it ----------------------------------------------------------------
+
+SYMBOLS = {"♥": "h", "♡": "h", "♦": "d", "♢": "d", "♣": "c", "♧": "c", "♠": "s", "♤": "s"}
+RANKS = {
+    "ace": "1",
+    "as": "1",
+    "one": "1",
+    "un": "1",
+    "une": "1",
+    "two": "2",
+    "deux": "2",
+    "three": "3",
+    "trois": "3",
+    "four": "4",
+    "quatre": "4",
+    "five": "5",
+    "cinq": "5",
+    "six": "6",
+    "seven": "7",
+    "sept": "7",
+}
+# Suit words of both looks, English and French, singular and plural, without accents.
+SUIT_WORDS = {
+    "H": ("hearts", "heart", "coeurs", "coeur", "red", "rouges", "rouge"),
+    "D": (
+        "diamonds",
+        "diamond",
+        "carreaux",
+        "carreau",
+        "green",
+        "verts",
+        "vert",
+        "vertes",
+        "verte",
+    ),
+    "C": ("clubs", "club", "trefles", "trefle", "purple", "violets", "violet", "violettes"),
+    "S": ("spades", "spade", "piques", "pique", "elixirs", "elixir", "potions", "potion"),
+}
+SUIT_OF_WORD = {word: suit for suit, words in SUIT_WORDS.items() for word in words}
+_WORDS = "|".join(sorted(SUIT_OF_WORD, key=len, reverse=True))
+_RANK = r"(?P<rank>[1-7]|" + "|".join(sorted(RANKS, key=len, reverse=True)) + r")"
+_SUIT = rf"(?P<suit>{_WORDS})"
+_BOUND_L, _BOUND_R = r"(?<![a-z0-9])", r"(?![a-z0-9])"
+TOKEN = re.compile(
+    "|".join(
+        (
+            # 5h, 5 h, 4s, 4+ (an elixir written as the classic look's potion)
+            rf"{_BOUND_L}(?P<short_rank>[1-7])\s?(?P<short_suit>[hdcs]){_BOUND_R}",
+            # five of hearts, 5 de coeur, 7 rouge, 4 d'elixir
+            rf"{_BOUND_L}{_RANK}\s*(?:(?:of|de|du|d')\s*)?(?:(?:the|la|le|les)\s+)?{_SUIT}"
+            rf"{_BOUND_R}",
+            # red 5, elixir 4, potion 4+, pique 4
+            rf"{_BOUND_L}(?P<suit_first>{_WORDS})\s*(?P<rank_after>[1-7])\+?(?![0-9])",
+            # a suit on its own: the suit an elixir names
+            rf"{_BOUND_L}(?P<named>{_WORDS}|[hdc]){_BOUND_R}",
+        )
+    )
+)
+
+
+@dataclass(frozen=True)
+class Understood:
+    """What a reply says: the cards it names, in order, and the suit it names, if any."""
+
+    cards: list[str] = field(default_factory=list)
+    name: str | None = None
+
+
+def normalise(text: str) -> str:
+    """Lower case, accents and ligatures dropped, suit symbols written as letters (5♥ → 5h)."""
+    text = text.replace("œ", "oe").replace("Œ", "oe").replace("’", "'").replace("½", "")
+    for symbol, letter in SYMBOLS.items():
+        # ♠4 is the standard look's elixir 4: rank first, like the notation.
+        text = re.sub(rf"{symbol}\s?([1-7])", rf"\g<1>{letter}", text)
+        text = text.replace(symbol, letter)
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+
+
+def read_move(text: str) -> Understood:
+    """The cards and named suit a reply's text gives, in the replay notation's letters.
+
+    ``5H``, ``4S H`` and ``3H 5C``; ``5♥`` and ``♠4``; ``play the 5 of hearts``,
+    ``jouer 4♠ cœur``, ``give 3H and 5C``, ``donner le 7 de trèfle et l'as de
+    carreau``; the classic look's ``red 5`` and ``potion 4+``. A suit word after
+    the cards is the suit an elixir names. What it is as a move, and whether it
+    is legal, is the game's question.
+    """
+    cards: list[str] = []
+    name: str | None = None
+    for found in TOKEN.finditer(normalise(text)):
+        groups = found.groupdict()
+        if groups["short_rank"]:
+            card = f"{groups['short_rank']}{groups['short_suit']}".upper()
+        elif groups["rank"]:
+            card = f"{RANKS.get(groups['rank'], groups['rank'])}{SUIT_OF_WORD[groups['suit']]}"
+        elif groups["suit_first"]:
+            card = f"{groups['rank_after']}{SUIT_OF_WORD[groups['suit_first']]}"
+        else:
+            word = groups["named"]
+            suit = word.upper() if len(word) == 1 else SUIT_OF_WORD[word]
+            # Only after an elixir does a suit on its own name one ("4S H"): elsewhere it is
+            # a word of the sentence ("5H, c'est tout").
+            if cards and cards[-1].endswith("S") and suit != "S" and name is None:
+                name = suit
+            continue
+        if card in DECK_SET and card not in cards:
+            cards.append(card)
+        elif card not in DECK_SET:
+            cards.append(card)  # 7S, 1S: not a card of the game; the answer says so
+    return Understood(cards, name)
+
+
+def example(view: Mapping[str, Any]) -> str:
+    """One legal move of a seat view in the replay notation (``5H``, ``4S H``, ``3H 5C``), to
+    show how a reply is written with the player's own cards; empty if they owe no move."""
+    legal = view["legal"]
+    if not view["your_turn"] or not legal:
+        return ""
+    if isinstance(legal, list):
+        first = legal[0]
+        return f"{first['play']} {first['name']}" if first.get("name") else first["play"]
+    hand = list(view["hand"])
+    if legal["must_include_elixir"]:
+        hand.sort(key=lambda card: not card.endswith("S"))
+    return " ".join(hand[: legal["choose"]])
+
+
+def quoted(text: str) -> str:
+    """The start of what the person wrote, on one line, for the answer to quote back."""
+    line = " ".join(text.split())
+    return line if len(line) <= QUOTE_CHARS else line[: QUOTE_CHARS - 1] + "…"

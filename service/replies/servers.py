@@ -1,0 +1,184 @@
+"""Where replies come in: an LMTP (or SMTP) server for the site's mail server to hand them to,
+and an IMAP reader for a site with only a mailbox. Both hand each message to
+:func:`.inbound.receive`.
+
+The LMTP server answers a message once it is handled, per recipient as LMTP
+wants; a database that is unavailable gets a temporary refusal (451), so the
+mail server tries again later (a reply handled before is known by its
+Message-ID and not applied twice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import imaplib
+import logging
+import ssl
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+import click
+from aiosmtpd.controller import Controller
+from aiosmtpd.lmtp import LMTP
+from aiosmtpd.smtp import SMTP
+from flask import Flask
+from imap_tools import BaseMailBox, MailBox, MailBoxUnencrypted
+from sqlalchemy.exc import DBAPIError
+
+from ..models import db
+from .inbound import Outcome, receive
+from .tags import tag_in
+
+log = logging.getLogger(__name__)
+
+
+class Delivery:
+    """The aiosmtpd handler: accepts mail to tagged reply addresses, and reads each message."""
+
+    def __init__(self, app: Flask, lmtp: bool) -> None:
+        self.app = app
+        self.lmtp = lmtp
+
+    async def handle_RCPT(
+        self, server: Any, session: Any, envelope: Any, address: str, options: list[str]
+    ) -> str:
+        """Only the tagged reply addresses receive mail here: the rest is refused at once."""
+        with self.app.app_context():
+            ours = tag_in(address) is not None
+        if not ours:
+            return "550 5.1.1 No such reply address"
+        envelope.rcpt_tos.append(address)
+        return "250 2.1.5 OK"
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        """Read the message (in a thread: the database is not asynchronous), then answer."""
+        read = partial(
+            self.read, envelope.original_content, envelope.mail_from, tuple(envelope.rcpt_tos)
+        )
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, read)
+        except DBAPIError as exc:
+            log.warning("reply put off, the database is unavailable: %s", exc.orig)
+            reply = "451 4.3.0 Try again later"
+        except Exception:
+            log.exception("reply could not be read")
+            reply = "451 4.3.0 Try again later"
+        else:
+            reply = "250 2.0.0 OK"
+        if self.lmtp:  # one reply per recipient
+            return "\r\n".join([reply] * max(1, len(envelope.rcpt_tos)))
+        return reply
+
+    def read(self, raw: bytes, mail_from: str | None, recipients: tuple[str, ...]) -> Outcome:
+        """Hand one message to the service, in an application context of its own."""
+        with self.app.app_context():
+            try:
+                return receive(raw, envelope_from=mail_from, recipients=recipients)
+            finally:
+                db.session.remove()
+
+
+class InboundController(Controller):
+    """aiosmtpd in a thread, speaking LMTP (the default) or SMTP."""
+
+    def __init__(self, app: Flask, host: str, port: int, *, smtp: bool = False) -> None:
+        self.lmtp = not smtp
+        super().__init__(Delivery(app, self.lmtp), hostname=host, port=port)
+
+    def factory(self) -> SMTP:
+        """An LMTP or SMTP session for each connection."""
+        server_class = LMTP if self.lmtp else SMTP
+        return server_class(self.handler, **self.SMTP_kwargs)
+
+
+def serve(app: Flask, host: str, port: int, *, smtp: bool, should_stop: Callable[[], bool]) -> None:
+    """Run the inbound server until ``should_stop`` says so."""
+    controller = InboundController(app, host, port, smtp=smtp)
+    controller.start()
+    log.info("reading replies by %s on %s:%d", "SMTP" if smtp else "LMTP", host, port)
+    try:
+        while not should_stop():
+            _sleep(1.0, should_stop)
+    finally:
+        controller.stop()
+
+
+# --- IMAP ----------------------------------------------------------------------------
+
+
+def imap_mailbox(config: Mapping[str, Any]) -> BaseMailBox:
+    """Log in to ``IMAP_SERVER``: TLS from the start on port 993, else STARTTLS when offered."""
+    host, port = config["IMAP_SERVER"], config["IMAP_PORT"]
+    if not host:
+        raise click.ClickException("IMAP_SERVER is not set")
+    box: BaseMailBox
+    if port == 993:
+        box = MailBox(host, port, ssl_context=ssl.create_default_context())
+    else:
+        box = MailBoxUnencrypted(host, port)
+        if "STARTTLS" in box.client.capabilities:
+            box.client.starttls(ssl.create_default_context())
+    box.login(config["IMAP_USERNAME"] or "", config["IMAP_PASSWORD"] or "")
+    return box
+
+
+def fetch_once(app: Flask, box: BaseMailBox) -> int:
+    """Read every message in ``IMAP_FOLDER``, hand each to the service, then move it to
+    ``IMAP_DONE_FOLDER`` (created if missing); returns how many were handled.
+
+    A message is moved only once it has been handled: one that fails for a
+    database outage stays to be read again (a reply read before is known by its
+    Message-ID and not applied twice).
+    """
+    folder, done = app.config["IMAP_FOLDER"], app.config["IMAP_DONE_FOLDER"]
+    if not box.folder.exists(done):
+        box.folder.create(done)
+    box.folder.set(folder)
+    handled = 0
+    for message in box.fetch(mark_seen=False, bulk=False):
+        with app.app_context():
+            try:
+                receive(message.obj.as_bytes())
+            finally:
+                db.session.remove()
+        if message.uid is not None:
+            box.move(message.uid, done)
+        handled += 1
+    return handled
+
+
+def fetch(
+    app: Flask, *, once: bool, poll: float = 60.0, should_stop: Callable[[], bool] = lambda: False
+) -> int:
+    """Read replies from IMAP: one pass with ``once``; else until stopped, waiting for new mail
+    between passes (IDLE where the server has it, else every ``poll`` seconds) and through
+    outages. Returns how many messages were handled."""
+    handled = 0
+    while True:
+        try:
+            with imap_mailbox(app.config) as box:
+                handled += fetch_once(app, box)
+                if once:
+                    return handled
+                idle = "IDLE" in box.client.capabilities
+                while not should_stop():
+                    if idle:
+                        box.idle.wait(timeout=poll)
+                    else:
+                        _sleep(poll, should_stop)
+                    handled += fetch_once(app, box)
+        except (OSError, imaplib.IMAP4.error, DBAPIError) as exc:
+            if once:
+                raise
+            log.warning("IMAP reading paused, waiting %.0fs: %s", poll, exc)
+        if should_stop():
+            return handled
+        _sleep(poll, should_stop)
+
+
+def _sleep(seconds: float, should_stop: Callable[[], bool]) -> None:
+    end = time.monotonic() + seconds
+    while not should_stop() and time.monotonic() < end:
+        time.sleep(min(0.5, end - time.monotonic()))

@@ -1,0 +1,121 @@
+"""Reading a reply: the move in its text, above the quote, and whether a person wrote it."""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+
+import pytest
+
+from service.replies.reading import (
+    Understood,
+    automatic,
+    body_text,
+    html_to_text,
+    own_text,
+    read_move,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "cards", "name"),
+    [
+        ("5H", ["5H"], None),
+        ("5h", ["5H"], None),
+        ("4S H", ["4S"], "H"),
+        ("3H 5C", ["3H", "5C"], None),
+        ("play the 5 of hearts", ["5H"], None),
+        ("Play the ace of diamonds please", ["1D"], None),
+        ("jouer 4♠ cœur", ["4S"], "H"),
+        ("give 3H and 5C", ["3H", "5C"], None),
+        ("5♥", ["5H"], None),
+        ("♠4 ♦", ["4S"], "D"),
+        ("je donne le 7 de trèfle et l’as de carreau", ["7C", "1D"], None),
+        ("Jouer le cinq de cœur", ["5H"], None),
+        ("red 5", ["5H"], None),
+        ("potion 4+ naming green", ["4S"], "D"),
+        ("4 of spades, naming clubs", ["4S"], "C"),
+        ("5H, c'est tout", ["5H"], None),
+        ("I have 5 hours and 2 cards to spare", [], None),
+        ("hello there", [], None),
+        ("7S", ["7S"], None),
+    ],
+)
+def test_a_move_in_words_symbols_or_notation(text: str, cards: list[str], name: str) -> None:
+    assert read_move(text) == Understood(cards, name)
+
+
+def test_the_move_is_read_around_the_quote_and_above_the_signature() -> None:
+    text = (
+        "Hi!\n\n3C\n\nKim\n-- \nKim Smith, 5H Street\n\n"
+        "On Tue, 1 Dec 2026 at 07:00, Split Mind <splitmind@example.org> wrote:\n"
+        "> Sam led 5♥: your answer\n> 5H\n"
+    )
+    assert own_text(text) == "Hi!\n3C\nKim"  # the quote below the signature is not read
+    wrapped = "5D\nOn Tue, 1 Dec 2026 at 07:00, Split Mind <\nsplitmind@example.org> wrote:\n> 3C"
+    assert read_move(own_text(wrapped)).cards == ["5D"]
+    french = "7♣\n\nLe mar. 1 déc. 2026 à 07:00, Split Mind <s@example.org> a écrit :\n> 5♥"
+    assert read_move(own_text(french)).cards == ["7C"]
+    outlook = "2H\n\n________________________________\nFrom: Split Mind <s@example.org>\n5H"
+    assert read_move(own_text(outlook)).cards == ["2H"]
+    below = "On Tue, Split Mind wrote:\n> Your move\n> Kim led 5H\n\n6H\n"
+    assert read_move(own_text(below)).cards == ["6H"]  # bottom posting
+
+
+def test_html_is_read_without_its_quote() -> None:
+    html = (
+        "<html><head><style>p{color:red}</style></head><body><div dir=ltr>Play the "
+        "<b>6&nbsp;of hearts</b><br>thanks</div><div class=gmail_quote>On Tue wrote:"
+        "<blockquote>Kim led 5H</blockquote></div></body></html>"
+    )
+    text = html_to_text(html)
+    assert "5H" not in text and "color" not in text
+    assert read_move(own_text(text)).cards == ["6H"]
+
+
+def _message(**headers: str) -> EmailMessage:
+    message = EmailMessage()
+    message["From"] = headers.pop("From", "Kim <kim@example.com>")
+    for key, value in headers.items():
+        message[key.replace("_", "-")] = value
+    message.set_content("5H")
+    return message
+
+
+def test_a_person_s_reply_is_not_automatic() -> None:
+    assert automatic(_message(Subject="Re: your move"), "kim@example.com") is None
+    assert automatic(_message(Auto_Submitted="no"), "kim@example.com") is None
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Auto_Submitted": "auto-replied"},
+        {"Precedence": "bulk"},
+        {"Precedence": "junk"},
+        {"X_Autoreply": "yes"},
+        {"Subject": "Out of office: back on Monday"},
+        {"Subject": "Réponse automatique : absent"},
+        {"From": "MAILER-DAEMON@example.com"},
+    ],
+)
+def test_auto_replies_and_bounces_are_told_apart(headers: dict[str, str]) -> None:
+    assert automatic(_message(**headers), "kim@example.com") is not None
+
+
+def test_a_bounce_has_a_null_sender_or_a_report() -> None:
+    assert automatic(_message(), "") is not None
+    report = EmailMessage()
+    report["From"] = "kim@example.com"
+    report.set_content("failed")
+    report.add_attachment("x", subtype="delivery-status")
+    report.replace_header("Content-Type", "multipart/report; report-type=delivery-status")
+    assert automatic(report, "x@example.com") is not None
+
+
+def test_the_body_is_plain_text_or_html_made_text() -> None:
+    both = _message()
+    both.add_alternative("<p>6H</p>", subtype="html")
+    assert body_text(both).strip() == "5H"
+    html_only = EmailMessage()
+    html_only.set_content("<p>Play 7&#9827;</p>", subtype="html")
+    assert read_move(body_text(html_only)).cards == ["7C"]
