@@ -1,0 +1,283 @@
+"""Replies that are not applied: each is dropped without an answer or refused with one, and the
+game does not change. And replies written in other ways that are applied all the same."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import func, select
+
+from service.game_text import follow_reason
+from service.links import token_for
+from service.models import Game, InboundReply, OutboxMessage, db
+from service.perspective import player_view
+from service.rules import SEATS
+
+from ..helpers import pick_action, random_move
+from ..secrecy import hidden_cards, leaks
+from ..smtp import Received
+from .helpers import reply_message, send
+
+EMAILS = {"keeper": "kim@example.com", "shadow": "sam@example.com"}
+
+
+def snapshot(app: Flask, game_id: int) -> tuple[int, dict[str, Any]]:
+    with app.app_context():
+        game = db.session.get_one(Game, game_id)
+        return game.version, game.state
+
+
+def views(app: Flask, game_id: int) -> dict[str, Any]:
+    with app.app_context():
+        game = db.session.get_one(Game, game_id)
+        return {seat: player_view(game.player(seat)) for seat in SEATS}
+
+
+def newest(smtp_server, seat: str) -> Received:
+    return [r for r in smtp_server.handler.to(EMAILS[seat]) if r.message["Reply-To"]][-1]
+
+
+def answers_to(smtp_server, message) -> list[Received]:
+    return [r for r in smtp_server.received if r.message["In-Reply-To"] == message["Message-ID"]]
+
+
+def readings(app: Flask) -> int:
+    with app.app_context():
+        return db.session.scalar(select(func.count()).select_from(InboundReply)) or 0
+
+
+@pytest.fixture
+def started(app: Flask, make_game, deliver, smtp_server):
+    """A game whose invitations were delivered: returns its id."""
+
+    def start(seed: int = 31, **options: Any) -> int:
+        game_id = make_game(seed=seed, **options)["id"]
+        deliver()
+        return game_id
+
+    return start
+
+
+def assert_unchanged_and_unanswered(app, game_id, before, smtp_server, message, deliver) -> None:
+    deliver()
+    assert snapshot(app, game_id)[0] == before
+    assert answers_to(smtp_server, message) == []
+
+
+def test_a_tampered_tag_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
+    game_id = started()
+    invitation = newest(smtp_server, "keeper")
+    reply_to = str(invitation.message["Reply-To"])
+    local, _, domain = reply_to.partition("@")
+    tampered = local[:-1] + ("a" if local[-1] != "a" else "b") + "@" + domain
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    message = reply_message(invitation, " ".join(cards), to=tampered)
+    send(inbound, message)
+    assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
+    assert readings(app) == 0
+
+
+def test_a_reply_from_another_address_is_dropped(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    game_id = started()
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    message = reply_message(
+        newest(smtp_server, "keeper"), " ".join(cards), sender="eve@example.com"
+    )
+    send(inbound, message)
+    assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"Auto-Submitted": "auto-replied"}, {"Precedence": "bulk"}, {"Subject": "Out of office"}],
+)
+def test_an_auto_reply_is_dropped(app, started, smtp_server, deliver, inbound, headers) -> None:
+    game_id = started()
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    invitation = newest(smtp_server, "keeper")
+    message = reply_message(invitation, " ".join(cards))
+    for name, value in headers.items():
+        del message[name]
+        message[name] = value
+    send(inbound, message)
+    assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
+    assert readings(app) == 0
+
+
+def test_a_bounce_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
+    game_id = started()
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    message = reply_message(newest(smtp_server, "keeper"), " ".join(cards))
+    send(inbound, message, envelope_from="")
+    assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
+
+
+def test_an_empty_reply_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
+    game_id = started()
+    message = reply_message(newest(smtp_server, "keeper"), "")
+    send(inbound, message)
+    assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
+
+
+def test_the_same_message_twice_is_applied_once(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    game_id = started()
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    message = reply_message(newest(smtp_server, "keeper"), " ".join(cards))
+    send(inbound, message)
+    send(inbound, message)
+    deliver()
+    assert snapshot(app, game_id)[0] == 1
+    assert len(answers_to(smtp_server, message)) == 1
+    assert readings(app) == 1
+
+
+def refused(app, game_id, smtp_server, deliver, message, seat, version) -> Received:
+    """The one answer to a refused reply; the game must still be at ``version``."""
+    _, state = snapshot(app, game_id)
+    deliver()
+    assert snapshot(app, game_id)[0] == version
+    (answer,) = answers_to(smtp_server, message)
+    assert "Your reply was not played" in str(answer.message["Subject"])
+    assert "Nothing was changed in the game" in answer.text
+    named = set(message.get_body().get_content().split())
+    assert not leaks(answer.text + answer.html, hidden_cards(state, seat) - named)
+    return answer
+
+
+def test_nonsense_is_answered_with_the_legal_moves(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    game_id = started()
+    message = reply_message(newest(smtp_server, "keeper"), "Hello! How does this work?")
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert "No card could be read in your reply." in answer.text
+    assert "Give 1 card of your hand:" in answer.text
+    assert answer.message["Reply-To"] is not None  # still the keeper's move
+
+
+def test_a_stale_reply_is_refused(app, client, started, smtp_server, deliver, inbound) -> None:
+    game = started()
+    invitation = newest(smtp_server, "keeper")
+    tokens = {"id": game}
+    with app.app_context():
+        row = db.session.get_one(Game, game)
+        tokens.update({seat: token_for(row.player(seat)) for seat in SEATS})
+    rng = random.Random(5)
+    while not views(app, game)["keeper"]["your_turn"] or views(app, game)["keeper"]["choosing"]:
+        random_move(client, tokens, rng)
+    card = views(app, game)["keeper"]["legal"][0]["play"]
+    message = reply_message(invitation, card)  # an answer to the exchange, long gone
+    version = snapshot(app, game)[0]
+    send(inbound, message)
+    answer = refused(app, game, smtp_server, deliver, message, "keeper", version)
+    assert "Your reply answers an older email" in answer.text
+
+
+def test_an_illegal_card_is_refused_in_the_words_of_the_page(
+    app, client, started, smtp_server, deliver, inbound
+) -> None:
+    game = started(seed=8)
+    with app.app_context():
+        row = db.session.get_one(Game, game)
+        tokens = {"id": game, **{seat: token_for(row.player(seat)) for seat in SEATS}}
+    rng = random.Random(8)
+    for _ in range(200):
+        seen = views(app, game)
+        follower = next((s for s in SEATS if seen[s]["your_turn"] and seen[s]["table"]), None)
+        if follower is not None:
+            legal = {entry["play"] for entry in seen[follower]["legal"]}
+            wrong = [card for card in seen[follower]["hand"] if card not in legal]
+            if wrong:
+                break
+        random_move(client, tokens, rng)
+        deliver()
+    else:
+        raise AssertionError("no follower ever held a card they could not play")
+    message = reply_message(newest(smtp_server, follower), wrong[0])
+    version = snapshot(app, game)[0]
+    send(inbound, message)
+    answer = refused(app, game, smtp_server, deliver, message, follower, version)
+    with app.app_context():
+        reason = follow_reason(seen[follower]["table"][0], seen[follower]["hand"], "standard")
+    assert f"Nothing was changed in the game: {reason}" in answer.text
+    assert "Your legal moves:" in answer.text
+
+
+def test_a_card_of_the_opponent_is_not_held(app, started, smtp_server, deliver, inbound) -> None:
+    game_id = started()
+    _, state = snapshot(app, game_id)
+    theirs = state["hands"]["shadow"][0]
+    message = reply_message(newest(smtp_server, "keeper"), f"give {theirs}")
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert "You do not hold" in answer.text
+
+
+def test_answers_stop_at_the_hourly_limit(app, started, smtp_server, deliver, inbound) -> None:
+    app.config["REPLY_ANSWERS_PER_HOUR"] = 2
+    game_id = started()
+    messages = [reply_message(newest(smtp_server, "keeper"), "nonsense") for _ in range(3)]
+    for message in messages:
+        send(inbound, message)
+    deliver()
+    assert [len(answers_to(smtp_server, m)) for m in messages] == [1, 1, 0]
+    assert snapshot(app, game_id)[0] == 0
+    with app.app_context():
+        assert db.session.query(OutboxMessage).filter_by(kind="answer").count() == 2
+
+
+# --- replies written in other ways, applied all the same ----------------------------------
+
+
+def applied(app, game_id, smtp_server, deliver, message) -> Received:
+    """The one answer to a reply applied as the first move of a new game."""
+    deliver()
+    assert snapshot(app, game_id)[0] == 1
+    (answer,) = answers_to(smtp_server, message)
+    return answer
+
+
+def test_a_reply_in_french(app, started, smtp_server, deliver, inbound) -> None:
+    game_id = started(keeper_language="fr")
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    words = {"H": "cœur", "D": "carreau", "C": "trèfle", "S": "pique"}
+    text = "Je donne " + " et ".join(f"le {c[0]} de {words[c[1]]}" for c in cards)
+    message = reply_message(newest(smtp_server, "keeper"), text)
+    send(inbound, message)
+    answer = applied(app, game_id, smtp_server, deliver, message)
+    assert "Vous avez donné" in answer.text
+    assert "Votre coup est joué" in str(answer.message["Subject"])
+
+
+def test_a_reply_in_html_only(app, started, smtp_server, deliver, inbound) -> None:
+    game_id = started()
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    message = reply_message(
+        newest(smtp_server, "keeper"), "", html=f"<div>give <b>{' '.join(cards)}</b></div>"
+    )
+    assert message.get_body(preferencelist=("plain",)) is None
+    send(inbound, message)
+    answer = applied(app, game_id, smtp_server, deliver, message)
+    assert "You gave" in answer.text
+
+
+def test_a_move_below_the_quote(app, started, smtp_server, deliver, inbound) -> None:
+    game_id = started()
+    invitation = newest(smtp_server, "keeper")
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    message = reply_message(invitation, "")
+    quote = "\n".join(f"> {line}" for line in invitation.text.splitlines())
+    message.set_content(
+        f"On Tue, 1 Dec 2026, Split Mind wrote:\n{quote}\n\n{' '.join(cards)}\n\n-- \nKim\n"
+    )
+    send(inbound, message)
+    answer = applied(app, game_id, smtp_server, deliver, message)
+    assert "You gave" in answer.text
