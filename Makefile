@@ -9,7 +9,7 @@ FLASK := $(BIN)/flask --app service
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run test lint bench browser translations clean
+.PHONY: run test lint bench browser imap translations clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,7 @@ run: $(STAMP)
 	$(FLASK) db upgrade
 	BASE_URL=$${BASE_URL:-http://$(HOST):$(PORT)} $(FLASK) serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP) browser
+test: $(STAMP) browser imap
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 # Under CI=true the browser tests are required: install Debian's Chromium when missing.
@@ -29,6 +29,14 @@ browser:
 	@if [ "$$CI" = "true" ] && ! command -v chromium >/dev/null 2>&1; then \
 		echo "Installing Debian's chromium for the browser tests"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+# Under CI=true the IMAP tests are required: install Debian's Dovecot IMAP server when missing
+# (the tests start their own, on a free port, and never the system's).
+imap:
+	@if [ "$$CI" = "true" ] && ! command -v dovecot >/dev/null 2>&1; then \
+		echo "Installing Debian's dovecot-imapd for the IMAP tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dovecot-imapd >/dev/null; \
 	fi
 
 # Re-extract the strings to translate, merge them into each catalogue, compile the catalogues.

@@ -108,6 +108,10 @@ def serve(app: Flask, host: str, port: int, *, smtp: bool, should_stop: Callable
 # --- IMAP ----------------------------------------------------------------------------
 
 
+# Seconds of each IDLE before the reader checks whether it is asked to stop.
+IDLE_SPELL = 5.0
+
+
 def imap_mailbox(config: Mapping[str, Any]) -> BaseMailBox:
     """Log in to ``IMAP_SERVER``: TLS from the start on port 993, else STARTTLS when offered."""
     host, port = config["IMAP_SERVER"], config["IMAP_PORT"]
@@ -164,11 +168,12 @@ def fetch(
                     return handled
                 idle = "IDLE" in box.client.capabilities
                 while not should_stop():
-                    if idle:
-                        box.idle.wait(timeout=poll)
-                    else:
+                    if not idle:
                         _sleep(poll, should_stop)
-                    handled += fetch_once(app, box)
+                        handled += fetch_once(app, box)
+                    # IDLE in short spells, so that a stop is heard; a pass only when told.
+                    elif box.idle.wait(timeout=IDLE_SPELL):
+                        handled += fetch_once(app, box)
         except (OSError, imaplib.IMAP4.error, DBAPIError) as exc:
             if once:
                 raise

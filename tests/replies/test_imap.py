@@ -1,0 +1,124 @@
+"""Replies read from an IMAP folder of a real Dovecot server, one pass or waiting with IDLE."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+from imap_tools import MailBoxUnencrypted
+
+from service.models import Game, db
+from service.perspective import player_view
+from service.replies import servers
+
+from ..conftest import IN_CI
+from ..helpers import pick_action
+from ..imap import IMAPServer, dovecot
+from .conftest import REPLY_ADDRESS
+from .helpers import reply_message
+
+
+@pytest.fixture
+def imap_server() -> Iterator[IMAPServer]:
+    if dovecot() is None:
+        message = "Debian's dovecot-imapd is not installed (apt-get install dovecot-imapd)"
+        if IN_CI:
+            pytest.fail(message + " (required when CI=true)", pytrace=False)
+        pytest.skip(message)
+    server = IMAPServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def app_config(mail_config: dict[str, Any], imap_server: IMAPServer) -> dict[str, Any]:
+    return {
+        **mail_config,
+        "REPLY_ADDRESS": REPLY_ADDRESS,
+        "IMAP_SERVER": "127.0.0.1",
+        "IMAP_PORT": str(imap_server.port),
+        "IMAP_USERNAME": imap_server.user,
+        "IMAP_PASSWORD": imap_server.password,
+    }
+
+
+def mailbox(server: IMAPServer) -> MailBoxUnencrypted:
+    return MailBoxUnencrypted("127.0.0.1", server.port).login(server.user, server.password)
+
+
+def a_reply(app: Flask, game_id: int, smtp_server) -> bytes:
+    """The keeper's reply to their invitation, with the cards they give in the exchange."""
+    with app.app_context():
+        view = player_view(db.session.get_one(Game, game_id).player("keeper"))
+    cards = pick_action(view, random.Random(1))["exchange"]
+    (invitation,) = smtp_server.handler.to("kim@example.com")
+    message = reply_message(invitation, " ".join(cards))
+    message["Delivered-To"] = str(message["To"])
+    return message.as_bytes(policy=message.policy.clone(linesep="\r\n"))
+
+
+def version(app: Flask, game_id: int) -> int:
+    with app.app_context():
+        return db.session.get_one(Game, game_id).version
+
+
+def test_one_pass_reads_the_folder_and_moves_what_it_handled(
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server
+) -> None:
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    with mailbox(imap_server) as box:
+        box.append(a_reply(app, game_id, smtp_server), "INBOX")
+    result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert result.exit_code == 0, result.output
+    assert "handled 1 message(s)" in result.output
+    assert version(app, game_id) == 1
+    deliver()
+    assert any("You gave" in r.text for r in smtp_server.handler.to("kim@example.com"))
+    with mailbox(imap_server) as box:
+        assert list(box.uids()) == []
+        box.folder.set("Handled")
+        assert len(list(box.uids())) == 1
+    result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert "handled 0 message(s)" in result.output
+
+
+def test_the_reader_waits_for_new_mail_with_idle(
+    app: Flask, make_game, smtp_server, deliver, imap_server
+) -> None:
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    stop = threading.Event()
+    # An hour between polls: only IDLE can bring the reply in while the test waits.
+    reader = threading.Thread(
+        target=servers.fetch,
+        args=(app,),
+        kwargs={"once": False, "poll": 3600, "should_stop": stop.is_set},
+    )
+    reader.start()
+    try:
+        with mailbox(imap_server) as box:
+            box.append(a_reply(app, game_id, smtp_server), "INBOX")
+        deadline = time.monotonic() + 30
+        while version(app, game_id) == 0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert version(app, game_id) == 1
+    finally:
+        stop.set()
+        reader.join(60)
+    assert not reader.is_alive()
+
+
+def test_without_a_server_one_pass_fails_with_one_line(app: Flask, runner, imap_server) -> None:
+    app.config["IMAP_PORT"] = imap_server.port + 1 if imap_server.port < 65535 else 1
+    imap_server.stop()
+    result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert result.exit_code == 1
+    assert "the IMAP server is unavailable" in result.output
