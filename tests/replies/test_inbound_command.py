@@ -1,0 +1,95 @@
+"""``flask mail inbound`` run as its own process: a reply handed to it by LMTP or SMTP is a move."""
+
+from __future__ import annotations
+
+import random
+import signal
+import smtplib
+import socket
+import subprocess
+import time
+
+import pytest
+from flask import Flask
+
+from service.models import Game, db
+from service.perspective import player_view
+
+from ..conftest import BASE_URL, STARTED_SMTP
+from ..helpers import pick_action
+from ..servers import FLASK, ROOT, clean_env
+from ..smtp import free_port
+from .conftest import REPLY_ADDRESS
+from .helpers import reply_message
+
+
+def wait_for(port: int, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(
+                    f"the inbound server did not start: {process.stderr}"
+                ) from None
+            time.sleep(0.1)
+
+
+@pytest.mark.parametrize("smtp", [False, True], ids=["lmtp", "smtp"])
+def test_the_inbound_command_applies_a_reply(
+    app: Flask, make_game, smtp_server, deliver, smtp: bool
+) -> None:
+    game_id = make_game(seed=3)["id"]
+    deliver()
+    with app.app_context():
+        view = player_view(db.session.get_one(Game, game_id).player("keeper"))
+        url = app.config["SQLALCHEMY_DATABASE_URI"]
+    cards = pick_action(view, random.Random(3))["exchange"]
+    (invitation,) = smtp_server.handler.to("kim@example.com")
+    message = reply_message(invitation, " ".join(cards))
+    port = free_port()
+    env = clean_env(
+        DATABASE_URL=url,
+        SECRET_KEY="test-secret-key",
+        BASE_URL=BASE_URL,
+        REPLY_ADDRESS=REPLY_ADDRESS,
+        MAIL_SERVER="127.0.0.1",
+        MAIL_PORT=str(smtp_server.port),
+    )
+    command = [*FLASK, "mail", "inbound", "--port", str(port), *(["--smtp"] if smtp else [])]
+    process = subprocess.Popen(
+        command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    STARTED_SMTP.add(("127.0.0.1", port))
+    try:
+        wait_for(port, process)
+        client_class = smtplib.SMTP if smtp else smtplib.LMTP
+        with client_class("127.0.0.1", port) as client:
+            refused = client.sendmail(
+                "kim@example.com",
+                [str(message["To"])],
+                message.as_bytes(policy=message.policy.clone(linesep="\r\n")),
+            )
+            assert refused == {}
+            with pytest.raises(smtplib.SMTPRecipientsRefused):
+                client.sendmail(
+                    "kim@example.com", ["someone@splitmind.test"], b"Subject: x\r\n\r\nx"
+                )
+    finally:
+        STARTED_SMTP.discard(("127.0.0.1", port))
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert f"reading replies by {'SMTP' if smtp else 'LMTP'}" in out
+    with app.app_context():
+        assert db.session.get_one(Game, game_id).version == 1
+
+
+@pytest.mark.parametrize("command", ["inbound", "fetch"])
+def test_reading_replies_needs_a_reply_address(app: Flask, runner, command: str) -> None:
+    app.config["REPLY_ADDRESS"] = None
+    result = runner.invoke(args=["mail", command])
+    assert result.exit_code == 1
+    assert "REPLY_ADDRESS is not set" in result.output
