@@ -118,3 +118,11 @@ def test_without_a_reply_address_emails_still_thread(
         assert "reply to this email" not in received.text
     with app.app_context():
         assert db.session.query(Player).count() == 2
+
+
+def test_the_front_page_says_a_reply_is_a_move(app: Flask, client: FlaskClient) -> None:
+    assert "by replying to the email that asks for it" in client.get("/").get_data(as_text=True)
+    french = client.get("/", headers={"Accept-Language": "fr"}).get_data(as_text=True)
+    assert "en répondant à l’e-mail qui vous le demande" in french
+    app.config["REPLY_ADDRESS"] = None
+    assert "by replying" not in client.get("/").get_data(as_text=True)
