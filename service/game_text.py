@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 from flask_babel import format_datetime, gettext, ngettext
 from flask_babel import lazy_gettext as _l
 
-from .rules import EXCHANGE, PLAY, is_elixir
+from .rules import EXCHANGE, PLAY, is_elixir, other
 from .rules.cards import suit_of
 from .rules.engine import Played
 
@@ -373,3 +373,18 @@ def rule_message(
     if code == "follow_elixir":
         return gettext("You hold no %(suit)s but you hold an elixir: play an elixir.", suit=suit)
     return fallback
+
+
+def rule_message_in(
+    view: Mapping[str, Any], code: str, params: Mapping[str, Any], fallback: str = ""
+) -> str:
+    """:func:`rule_message` for a move refused in the game a seat view shows (page or email)."""
+    return rule_message(
+        code,
+        params,
+        look=view["look"],
+        phase=view["phase"],
+        round_number=view["round"],
+        opponent=other(view["seat"]),
+        fallback=fallback,
+    )

@@ -269,18 +269,7 @@ def news(view: Mapping[str, Any], rounds: bool = True) -> list[str]:
     look, sentences = view["look"], []
     for kind, what in since_last_move(view):  # type: ignore[arg-type]
         if kind == "transfer":
-            words = {
-                "gave": _card_list(what["gave"], look),
-                "received": _card_list(what["received"], look),
-            }
-            if what["kind"] == EXCHANGE:
-                sentences.append(
-                    gettext("Exchange done: you gave %(gave)s and received %(received)s.", **words)
-                )
-            else:
-                sentences.append(
-                    gettext("Swap done: you gave %(gave)s and received %(received)s.", **words)
-                )
+            sentences.append(transfer_done(what, look))
         elif kind == "trick":
             sentences.append(trick(what, view))
         elif kind == "round" and rounds:
@@ -288,6 +277,17 @@ def news(view: Mapping[str, Any], rounds: bool = True) -> list[str]:
         elif kind == "lead":
             sentences.append(lead(what, view))
     return sentences
+
+
+def transfer_done(transfer: Mapping[str, Any], look: str) -> str:
+    """An exchange or swap settled, as the seat saw it: ``Exchange done: you gave … received …``."""
+    words = {
+        "gave": _card_list(transfer["gave"], look),
+        "received": _card_list(transfer["received"], look),
+    }
+    if transfer["kind"] == EXCHANGE:
+        return gettext("Exchange done: you gave %(gave)s and received %(received)s.", **words)
+    return gettext("Swap done: you gave %(gave)s and received %(received)s.", **words)
 
 
 def round_over(number: int, result: Mapping[str, Any], view: Mapping[str, Any]) -> str:

@@ -14,7 +14,7 @@ from flask_babel import gettext
 from flask_babel import lazy_gettext as _l
 
 from .. import addresses, games, homes, invitations, notes
-from ..game_text import LOOKS, rule_message
+from ..game_text import LOOKS, rule_message_in
 from ..health import check_database
 from ..language import current_language, remember_language
 from ..links import home_token, player_for
@@ -196,15 +196,7 @@ def _after_game(player: Player) -> dict[str, Any]:
 def _move_error(view: PlayerView, exc: games.MoveError) -> str:
     """A refused move's message in the page's language and the game's look."""
     if isinstance(exc, games.IllegalMove):
-        return rule_message(
-            exc.rule,
-            exc.params,
-            look=view["look"],
-            phase=view["phase"],
-            round_number=view["round"],
-            opponent=other(view["seat"]),
-            fallback=exc.message,
-        )
+        return rule_message_in(view, exc.rule, exc.params, exc.message)
     if isinstance(exc, games.StaleVersion):
         if not view["your_turn"]:
             # A second tap, the back button or another tab: the player's own move came first.

@@ -13,10 +13,10 @@ from typing import Any
 
 from flask_babel import gettext, ngettext
 
-from ..game_text import card_name, exchange_elixir_reason, rule_message, suit_name
+from ..game_text import card_name, exchange_elixir_reason, rule_message_in, suit_name
 from ..games import GameClosed, IllegalMove, StaleVersion
-from ..mail.compose import result, round_over, trick
-from ..rules import EXCHANGE, PLAY, is_elixir, other
+from ..mail.compose import result, round_over, transfer_done, trick
+from ..rules import PLAY, is_elixir
 from .reading import Understood, quoted
 
 View = Mapping[str, Any]
@@ -77,7 +77,6 @@ def happened(action: dict[str, Any], view: View) -> list[str]:
     """What the move led to, from the view: the trick it ended, the exchange or swap it settled,
     the round's end and the game's."""
     sentences: list[str] = []
-    look = view["look"]
     if PLAY in action:
         table = view["table"]
         if not (table and table[0]["seat"] == view["seat"]) and view["history"]:
@@ -87,16 +86,7 @@ def happened(action: dict[str, Any], view: View) -> list[str]:
             if last["trick"] == view["tricks_per_round"] and len(view["rounds"]) >= number:
                 sentences.append(round_over(number, view["rounds"][number - 1], view))
     elif not view["pending"] and view["transfers"]:
-        done = view["transfers"][-1]
-        words = {"gave": _cards(done["gave"], look), "received": _cards(done["received"], look)}
-        if done["kind"] == EXCHANGE:
-            sentences.append(
-                gettext("Exchange done: you gave %(gave)s and received %(received)s.", **words)
-            )
-        else:
-            sentences.append(
-                gettext("Swap done: you gave %(gave)s and received %(received)s.", **words)
-            )
+        sentences.append(transfer_done(view["transfers"][-1], view["look"]))
     ended = result(view)
     if ended:
         sentences.append(ended)
@@ -118,15 +108,7 @@ def reason_text(refusal: Any, view: View) -> str:
     """Why a reply was not applied, in the words of the move page."""
     error = getattr(refusal, "error", None)
     if isinstance(error, IllegalMove):
-        return rule_message(
-            error.rule,
-            error.params,
-            look=view["look"],
-            phase=view["phase"],
-            round_number=view["round"],
-            opponent=other(view["seat"]),
-            fallback=error.message,
-        )
+        return rule_message_in(view, error.rule, error.params, error.message)
     if isinstance(error, StaleVersion):
         return REASONS["stale"]()
     if isinstance(error, GameClosed):

@@ -80,12 +80,18 @@ class Delivery:
                 db.session.remove()
 
 
+# A reply is a few lines; this leaves room for a phone's HTML and a quoted email or two.
+MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+
+
 class InboundController(Controller):
     """aiosmtpd in a thread, speaking LMTP (the default) or SMTP."""
 
     def __init__(self, app: Flask, host: str, port: int, *, smtp: bool = False) -> None:
         self.lmtp = not smtp
-        super().__init__(Delivery(app, self.lmtp), hostname=host, port=port)
+        super().__init__(
+            Delivery(app, self.lmtp), hostname=host, port=port, data_size_limit=MAX_MESSAGE_BYTES
+        )
 
     def factory(self) -> SMTP:
         """An LMTP or SMTP session for each connection."""

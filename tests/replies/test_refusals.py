@@ -10,11 +10,13 @@ import pytest
 from flask import Flask
 from sqlalchemy import func, select
 
+from service import games
 from service.game_text import follow_reason
 from service.links import token_for
 from service.models import Game, InboundReply, OutboxMessage, db
 from service.perspective import player_view
 from service.rules import SEATS
+from service.unit_of_work import transaction
 
 from ..helpers import pick_action, random_move
 from ..secrecy import hidden_cards, leaks
@@ -75,6 +77,17 @@ def test_a_tampered_tag_is_dropped(app, started, smtp_server, deliver, inbound) 
     tampered = local[:-1] + ("a" if local[-1] != "a" else "b") + "@" + domain
     cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
     message = reply_message(invitation, " ".join(cards), to=tampered)
+    send(inbound, message)
+    assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
+    assert readings(app) == 0
+
+
+def test_a_reply_to_a_rotated_link_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
+    game_id = started()
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    message = reply_message(newest(smtp_server, "keeper"), " ".join(cards))
+    with app.app_context(), transaction():
+        games.rotate_link(db.session.get_one(Game, game_id).player("keeper").id, "admin")
     send(inbound, message)
     assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
     assert readings(app) == 0
