@@ -61,30 +61,37 @@ def automatic(message: Message, envelope_from: str | None = None) -> str | None:
 
 
 class _Text(HTMLParser):
-    """The text of an HTML body, one line per block, without quotes, scripts or styles."""
+    """The text of an HTML body, one line per block, without quotes, scripts or styles.
+
+    A quote (``blockquote``, Gmail's, Thunderbird's, Yahoo's) is left out and
+    the text after it read; Outlook puts the email answered after a marker,
+    not inside one, so nothing after its marker is read.
+    """
 
     BLOCKS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table"}
     SKIPPED = {"script", "style", "head", "title", "blockquote"}
-    QUOTE_CLASSES = ("gmail_quote", "moz-cite-prefix", "yahoo_quoted", "OutlookMessageHeader")
+    VOID = {"br", "img", "hr", "meta", "link", "input", "wbr"}
+    QUOTES = ("gmail_quote", "moz-cite-prefix", "yahoo_quoted")
+    THE_REST = ("divRplyFwdMsg", "appendonsend", "OutlookMessageHeader")
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.open: list[tuple[str, bool]] = []  # each open element, and whether it is skipped
-        self.void = {"br", "img", "hr", "meta", "link", "input", "wbr"}
+        self.done = False
 
     def _skipping(self) -> bool:
-        return any(skipped for _, skipped in self.open)
+        return self.done or any(skipped for _, skipped in self.open)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        marks = " ".join(value or "" for name, value in attrs if name in ("class", "id"))
+        if any(mark in marks for mark in self.THE_REST):
+            self.done = True
         if tag in self.BLOCKS and not self._skipping():
             self.parts.append("\n")
-        if tag in self.void:
+        if tag in self.VOID:
             return
-        classes = " ".join(value or "" for name, value in attrs if name in ("class", "id"))
-        quoted = any(name in classes for name in self.QUOTE_CLASSES) or (
-            tag == "div" and "divRplyFwdMsg" in classes
-        )
+        quoted = any(mark in marks for mark in self.QUOTES)
         self.open.append((tag, tag in self.SKIPPED or quoted))
 
     def handle_endtag(self, tag: str) -> None:

@@ -72,6 +72,14 @@ def test_html_is_read_without_its_quote() -> None:
     assert read_move(own_text(text)).cards == ["6H"]
 
 
+def test_html_from_outlook_is_read_up_to_its_copy_of_the_email() -> None:
+    html = (
+        '<div>5D</div><div id="appendonsend"></div><hr><div id="divRplyFwdMsg">'
+        "<b>From:</b> Split Mind</div><div>Your legal moves: 5H, 6H</div>"
+    )
+    assert read_move(own_text(html_to_text(html))).cards == ["5D"]
+
+
 def _message(**headers: str) -> EmailMessage:
     message = EmailMessage()
     message["From"] = headers.pop("From", "Kim <kim@example.com>")
