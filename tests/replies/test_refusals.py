@@ -18,7 +18,7 @@ from service.perspective import player_view
 from service.rules import SEATS
 from service.unit_of_work import transaction
 
-from ..helpers import pick_action, random_move
+from ..helpers import at_once, pick_action, random_move
 from ..secrecy import hidden_cards, leaks
 from ..smtp import Received
 from .helpers import reply_message, send
@@ -151,6 +151,19 @@ def test_the_same_message_twice_is_applied_once(
     assert readings(app) == 1
 
 
+def test_the_same_message_twice_at_once_is_applied_once(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    game_id = started()
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    message = reply_message(newest(smtp_server, "keeper"), " ".join(cards))
+    at_once([lambda: send(inbound, message), lambda: send(inbound, message)])
+    deliver()
+    assert snapshot(app, game_id)[0] == 1
+    assert len(answers_to(smtp_server, message)) == 1
+    assert readings(app) == 1
+
+
 def refused(app, game_id, smtp_server, deliver, message, seat, version) -> Received:
     """The one answer to a refused reply; the game must still be at ``version``."""
     _, state = snapshot(app, game_id)
@@ -222,6 +235,21 @@ def test_an_illegal_card_is_refused_in_the_words_of_the_page(
         reason = follow_reason(seen[follower]["table"][0], seen[follower]["hand"], "standard")
     assert f"Nothing was changed in the game: {reason}" in answer.text
     assert "Your legal moves:" in answer.text
+
+
+def test_a_reply_to_a_game_that_ended_is_refused(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    game_id = started()
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    message = reply_message(newest(smtp_server, "keeper"), " ".join(cards))
+    with app.app_context(), transaction():
+        games.cancel_game(game_id, "admin")
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 1)
+    assert "This game takes no more moves." in answer.text
+    assert "Your legal moves" not in answer.text
+    assert answer.message["Reply-To"] is None
 
 
 def test_a_card_of_the_opponent_is_not_held(app, started, smtp_server, deliver, inbound) -> None:
