@@ -5,7 +5,8 @@ and an IMAP reader for a site with only a mailbox. Both hand each message to
 The LMTP server answers a message once it is handled, per recipient as LMTP
 wants; a database that is unavailable gets a temporary refusal (451), so the
 mail server tries again later (a reply handled before is known by its
-Message-ID and not applied twice).
+Message-ID and not applied twice), and a message that cannot be read at all
+a permanent one (554), which the mail server reports to its sender.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ class Delivery:
             log.warning("reply put off, the database is unavailable: %s", exc.orig)
             reply = "451 4.3.0 Try again later"
         except Exception:
+            # Reading it again would fail again: the mail server tells the sender instead.
             log.exception("reply could not be read")
-            reply = "451 4.3.0 Try again later"
+            reply = "554 5.6.0 The reply could not be read"
         else:
             reply = "250 2.0.0 OK"
         if self.lmtp:  # one reply per recipient
@@ -140,7 +142,8 @@ def fetch_once(app: Flask, box: BaseMailBox) -> int:
 
     A message is moved only once it has been handled: one that fails for a
     database outage stays to be read again (a reply read before is known by its
-    Message-ID and not applied twice).
+    Message-ID and not applied twice); one that cannot be read at all is logged
+    and moved too.
     """
     folder, done = app.config["IMAP_FOLDER"], app.config["IMAP_DONE_FOLDER"]
     if not box.folder.exists(done):
@@ -151,6 +154,11 @@ def fetch_once(app: Flask, box: BaseMailBox) -> int:
         with app.app_context():
             try:
                 receive(message.obj.as_bytes())
+            except DBAPIError:
+                raise  # the message stays, to be read once the database is back
+            except Exception:
+                # Reading it again would fail again: it is moved with the others, and logged.
+                log.exception("reply %s could not be read", message.uid)
             finally:
                 db.session.remove()
         if message.uid is not None:

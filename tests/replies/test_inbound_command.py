@@ -12,10 +12,12 @@ import time
 import pytest
 from flask import Flask
 
+from service import create_app
 from service.models import Game, db
 from service.perspective import player_view
+from service.replies.servers import InboundController
 
-from ..conftest import BASE_URL, STARTED_SMTP
+from ..conftest import BASE_URL, STARTED_SMTP, base_config
 from ..helpers import pick_action
 from ..servers import FLASK, ROOT, clean_env
 from ..smtp import free_port
@@ -93,3 +95,30 @@ def test_reading_replies_needs_a_reply_address(app: Flask, runner, command: str)
     result = runner.invoke(args=["mail", command])
     assert result.exit_code == 1
     assert "REPLY_ADDRESS is not set" in result.output
+
+
+def test_a_reply_is_put_off_while_the_database_is_down(tmp_path) -> None:
+    """A temporary refusal (451): the mail server keeps the reply and tries again later."""
+    config = {
+        **base_config("postgresql://root@127.0.0.1:1/nowhere", tmp_path / "instance"),
+        "REPLY_ADDRESS": REPLY_ADDRESS,
+    }
+    app = create_app(config)
+    port = free_port()
+    controller = InboundController(app, "127.0.0.1", port)
+    controller.start()
+    STARTED_SMTP.add(("127.0.0.1", port))
+    try:
+        with (
+            smtplib.LMTP("127.0.0.1", port) as client,
+            pytest.raises(smtplib.SMTPDataError) as refused,
+        ):
+            client.sendmail(
+                "kim@example.com",
+                [f"play+1.0.{'a' * 26}@splitmind.test"],
+                b"From: kim@example.com\r\nMessage-ID: <x@example.com>\r\n\r\n5H\r\n",
+            )
+        assert refused.value.smtp_code == 451
+    finally:
+        STARTED_SMTP.discard(("127.0.0.1", port))
+        controller.stop()
