@@ -6,7 +6,8 @@ Pages and emails name cards, suits, seats and effects with the filters of
 pages use the same filters, in English. ``suit_of`` and the test ``elixir``
 name nothing: they read a card's code, for styles and forms. Every template
 compares a view's ``phase`` with the globals ``EXCHANGE``, ``PLAY``, ``SWAP``
-and ``OVER``, the engine's own names.
+and ``OVER``, the engine's own names. The answers to replies are worded by
+:mod:`service.replies.answers`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from flask import Flask
 
 from . import game_text
+from .replies import answers
 from .rules import EXCHANGE, OVER, PLAY, SWAP, is_elixir
 from .rules.cards import suit_of
 
@@ -42,3 +44,4 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(suit_of, "suit_of")
     app.add_template_test(is_elixir, "elixir")
     app.jinja_env.globals.update(EXCHANGE=EXCHANGE, PLAY=PLAY, SWAP=SWAP, OVER=OVER)
+    app.jinja_env.globals.update(answers.TEMPLATE_FUNCTIONS)

@@ -1,9 +1,11 @@
 """The words of an answer to a reply, written from the player's seat view while it renders.
 
-Each entry of :func:`context` is a function of the view, called by the
-``answer`` templates in the recipient's language: what was read, what was
-played and what happened, why nothing was, and the legal moves. Like every
-email, it says no more than the player's page may.
+:func:`facts` is what the answer is about, as plain data (what the player
+wrote and what was read, the move applied or why none was); the functions of
+:data:`TEMPLATE_FUNCTIONS`, template globals, turn the facts and the view into
+sentences in the recipient's language: what was played and what happened,
+why nothing was, and the legal moves. Like every email, an answer says no
+more than the player's page may.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from flask_babel import gettext, ngettext
 
 from ..game_text import card_name, exchange_elixir_reason, rule_message_in, suit_name
-from ..games import GameClosed, IllegalMove, StaleVersion
+from ..games import IllegalMove, MoveError
 from ..mail.compose import result, round_over, transfer_done, trick
 from ..rules import PLAY, is_elixir
 from .reading import Understood, quoted
@@ -22,23 +24,27 @@ from .reading import Understood, quoted
 View = Mapping[str, Any]
 
 
-def context(
+def facts(
     outcome: str,
     *,
     understood: Understood,
     written: str,
     action: dict[str, Any] | None = None,
-    refusal: Any = None,
+    code: str = "",
+    error: MoveError | None = None,
 ) -> dict[str, Any]:
-    """What the ``answer`` templates need: ``outcome`` (applied or refused) and the functions."""
+    """The answer's facts: ``outcome`` (applied or refused), the player's words, the cards and
+    suit read, the ``action`` applied, or the refusal's ``code`` and the game's rule."""
     return {
         "outcome": outcome,
         "wrote": quoted(written),
-        "understood": lambda view: understood_text(understood, view),
-        "played": lambda view: played_text(action or {}, view),
-        "happened": lambda view: happened(action or {}, view),
-        "reason": lambda view: reason_text(refusal, view),
-        "legal_moves": legal_moves,
+        "cards": list(understood.cards),
+        "name": understood.name,
+        "action": action or {},
+        "code": code,
+        "rule": error.rule if isinstance(error, IllegalMove) else None,
+        "params": dict(error.params) if isinstance(error, IllegalMove) else {},
+        "message": error.message if error is not None else "",
     }
 
 
@@ -46,21 +52,21 @@ def _cards(cards: list[str], look: str) -> str:
     return ", ".join(card_name(card, look) for card in cards)
 
 
-def understood_text(understood: Understood, view: View) -> str:
+def understood_text(answer: Mapping[str, Any], view: View) -> str:
     """The move as it was read: ``♠4, naming hearts``; empty when no card was."""
-    if not understood.cards:
+    if not answer["cards"]:
         return ""
-    text = _cards(understood.cards, view["look"])
-    if understood.name:
+    text = _cards(answer["cards"], view["look"])
+    if answer["name"]:
         return gettext(
-            "%(cards)s, naming %(suit)s", cards=text, suit=suit_name(understood.name, view["look"])
+            "%(cards)s, naming %(suit)s", cards=text, suit=suit_name(answer["name"], view["look"])
         )
     return text
 
 
-def played_text(action: dict[str, Any], view: View) -> str:
+def played_text(answer: Mapping[str, Any], view: View) -> str:
     """What the player did: ``You played 5♥.``, ``You gave 3♥, 5♣.``"""
-    look = view["look"]
+    look, action = view["look"], answer["action"]
     if PLAY in action and action.get("name"):
         return gettext(
             "You led %(card)s, naming %(suit)s.",
@@ -73,11 +79,11 @@ def played_text(action: dict[str, Any], view: View) -> str:
     return gettext("You gave %(cards)s.", cards=_cards(cards, look))
 
 
-def happened(action: dict[str, Any], view: View) -> list[str]:
+def happened(answer: Mapping[str, Any], view: View) -> list[str]:
     """What the move led to, from the view: the trick it ended, the exchange or swap it settled,
     the round's end and the game's."""
     sentences: list[str] = []
-    if PLAY in action:
+    if PLAY in answer["action"]:
         table = view["table"]
         if not (table and table[0]["seat"] == view["seat"]) and view["history"]:
             last = view["history"][-1]
@@ -100,22 +106,17 @@ REASONS: dict[str, Callable[[], str]] = {
     "stale": lambda: gettext(
         "Your reply answers an older email: the game has moved on since, so nothing was changed."
     ),
+    # The game service's refusals other than a rule (games.StaleVersion, games.GameClosed).
     "closed": lambda: gettext("This game takes no more moves."),
 }
 
 
-def reason_text(refusal: Any, view: View) -> str:
+def reason_text(answer: Mapping[str, Any], view: View) -> str:
     """Why a reply was not applied, in the words of the move page."""
-    error = getattr(refusal, "error", None)
-    if isinstance(error, IllegalMove):
-        return rule_message_in(view, error.rule, error.params, error.message)
-    if isinstance(error, StaleVersion):
-        return REASONS["stale"]()
-    if isinstance(error, GameClosed):
-        return REASONS["closed"]()
-    code = getattr(refusal, "code", "")
-    if code in REASONS:
-        return REASONS[code]()
+    if answer["rule"]:
+        return rule_message_in(view, answer["rule"], answer["params"], answer["message"])
+    if answer["code"] in REASONS:
+        return REASONS[answer["code"]]()
     return gettext("The move could not be read.")
 
 
@@ -153,3 +154,12 @@ def legal_moves(view: View) -> list[str]:
         held = sum(1 for card in view["hand"] if is_elixir(card))
         lines.append(exchange_elixir_reason(held, look))
     return lines
+
+
+TEMPLATE_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "answer_understood": understood_text,
+    "answer_played": played_text,
+    "answer_news": happened,
+    "answer_reason": reason_text,
+    "legal_moves": legal_moves,
+}

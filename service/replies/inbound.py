@@ -201,7 +201,8 @@ def _refuse(message_id: str, tag: str | None, refusal: Refusal) -> Outcome:
         "refused",
         understood=refusal.understood,
         written=refusal.written,
-        refusal=refusal,
+        code=refusal.code,
+        error=refusal.error,
     )
     log.info("reply for player %d refused: %s", player.id, refusal.code)
     return _close(row, "refused", refusal.code, answered)
@@ -228,5 +229,5 @@ def _answer(player: Player, message_id: str, outcome: str, **context: Any) -> bo
     if (recent or 0) >= current_app.config["REPLY_ANSWERS_PER_HOUR"]:
         log.warning("reply for player %d not answered: too many answers this hour", player.id)
         return False
-    notify.answer(player, message_id, **answers.context(outcome, **context))
+    notify.answer(player, message_id, answer=answers.facts(outcome, **context))
     return True
