@@ -126,3 +126,17 @@ def test_the_front_page_says_a_reply_is_a_move(app: Flask, client: FlaskClient) 
     assert "en répondant à l’e-mail qui vous le demande" in french
     app.config["REPLY_ADDRESS"] = None
     assert "by replying" not in client.get("/").get_data(as_text=True)
+
+
+def test_a_tag_survives_a_new_secret_key_while_the_old_is_a_fallback(app: Flask, make_game) -> None:
+    game = make_game(seed=5)
+    with app.app_context():
+        player = db.session.get_one(games.Game, game["id"]).player("shadow")
+        tag = tag_for(player, 0)
+        old = app.config["SECRET_KEY"]
+        app.config["SECRET_KEY"] = "a-new-secret-key"
+        app.config["SECRET_KEY_FALLBACKS"] = [old]
+        assert read_tag(tag) == (player, 0)
+        assert tag_for(player, 0) != tag  # new tags are signed with the new key
+        app.config["SECRET_KEY_FALLBACKS"] = []
+        assert read_tag(tag) is None
