@@ -1,7 +1,7 @@
 """replies are read once: each reply's Message-ID, its player, outcome and answer
 
 Revision ID: b7e3d1a9c2f4
-Revises: 7c2e5a91d0b4
+Revises: 13a4a892dc97
 Create Date: 2026-12-01 07:15:00.000000
 
 """
@@ -10,7 +10,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = 'b7e3d1a9c2f4'
-down_revision = '7c2e5a91d0b4'
+down_revision = '13a4a892dc97'
 branch_labels = None
 depends_on = None
 
