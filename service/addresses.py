@@ -2,7 +2,8 @@
 
 The home page writes these choices (:mod:`service.homes`); the game service
 reads an address's vacation here when it sets a deadline, and the outbox its
-email policy when a turn email is about to go.
+email policy when a turn email is about to go. The mail worker records here
+that an address bounces, and the dashboard reads it.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
-from .models import AddressSettings, db, insert_new
+from .models import Address, AddressSettings, db, insert_new, utcnow
 
 
 def settings_for(email: str) -> AddressSettings | None:
@@ -92,3 +93,47 @@ def learn_time_zone(email: str, name: str) -> bool:
     settings_row(email).time_zone = name
     db.session.flush()
     return True
+
+
+def address_row(email: str) -> Address:
+    """What the address has told us, its row written first if there is none (caller's
+    transaction).
+
+    Two requests may write a new address at the same instant (a creator confirming
+    two invitations, an unsubscribe racing a confirmation): the second insert waits
+    for the first and then skips, and both go on with the one row.
+    """
+    address = db.session.get(Address, email)
+    if address is None:
+        db.session.execute(insert_new(Address).values(email=email))
+        address = db.session.get_one(Address, email)
+    return address
+
+
+def record_bounce(email: str, code: int, reply: str) -> None:
+    """Remember that the address's mail was refused for good (an SMTP 5xx reply), and when."""
+    address = address_row(email)
+    address.bounce_code = code
+    address.bounce_reply = reply[:500]
+    address.bounced_at = utcnow()
+    db.session.flush()
+
+
+def clear_bounce(email: str) -> None:
+    """Forget that the address bounced: a message to it was just accepted."""
+    db.session.execute(
+        update(Address)
+        .where(Address.email == email, Address.bounced_at.is_not(None))
+        .values(bounce_code=None, bounce_reply=None, bounced_at=None)
+    )
+
+
+def bounces(emails: Iterable[str | None]) -> dict[str, Address]:
+    """The addresses among ``emails`` whose mail bounces, by address."""
+    wanted = [email for email in emails if email is not None]
+    if not wanted:
+        return {}
+    found = db.session.scalars(
+        select(Address).where(Address.email.in_(wanted), Address.bounced_at.is_not(None))
+    )
+    return {address.email: address for address in found}

@@ -27,6 +27,7 @@ from itsdangerous import BadSignature
 from sqlalchemy import exists, select, update
 
 from . import games, links, notify
+from .addresses import address_row
 from .mail import compose, kinds, queue
 from .mail.kinds import Kind
 from .models import (
@@ -37,7 +38,6 @@ from .models import (
     OutboxMessage,
     Player,
     db,
-    insert_new,
     utcnow,
 )
 from .rules import SEATS, Seat, other
@@ -187,11 +187,11 @@ def confirm(invitation: Invitation) -> None:
         invitation.status = "closed"
     elif blocked(invitation.opponent_email):
         invitation.status = "declined"
-        _address(invitation.creator_email).confirmed_at = utcnow()
+        address_row(invitation.creator_email).confirmed_at = utcnow()
         games.drop_waiting_game(game.id, "the opponent does not take invitations")
     else:
         invitation.status = "invited"
-        _address(invitation.creator_email).confirmed_at = utcnow()
+        address_row(invitation.creator_email).confirmed_at = utcnow()
         _email(
             invitation, "invite_opponent", invitation.opponent_email, url=url(invitation, "respond")
         )
@@ -216,11 +216,11 @@ def respond(invitation: Invitation, accept: bool) -> Player | None:
     elif accept:
         games.start_waiting_game(game.id)
         invitation.status = "accepted"
-        _address(invitation.opponent_email).confirmed_at = utcnow()
+        address_row(invitation.opponent_email).confirmed_at = utcnow()
         started = next(p for p in game.players if p.email == invitation.opponent_email)
     else:
         invitation.status = "declined"
-        _address(invitation.opponent_email).declined_at = utcnow()
+        address_row(invitation.opponent_email).declined_at = utcnow()
         games.drop_waiting_game(game.id, "the opponent declined")
         _email(invitation, "declined", invitation.creator_email)
     db.session.flush()
@@ -383,24 +383,10 @@ def stop_emails(player: Player) -> None:
     """Stop the player's emails about their game; this service invites their address no more."""
     player.notify = False
     assert player.email is not None  # an unsubscribe link reaches only people
-    address = _address(player.email)
+    address = address_row(player.email)
     address.unsubscribed_at = address.unsubscribed_at or utcnow()
     db.session.flush()
     log.info("game %d: the %s stopped its emails", player.game_id, player.seat)
-
-
-def _address(email: str) -> Address:
-    """The address's row, written first if there is none.
-
-    Two requests may write a new address at the same instant (a creator confirming
-    two invitations, an unsubscribe racing a confirmation): the second insert waits
-    for the first and then skips, and both go on with the one row.
-    """
-    address = db.session.get(Address, email)
-    if address is None:
-        db.session.execute(insert_new(Address).values(email=email))
-        address = db.session.get_one(Address, email)
-    return address
 
 
 def stop_all_emails(email: str) -> None:
@@ -411,7 +397,7 @@ def stop_all_emails(email: str) -> None:
     for). Its game links keep working.
     """
     db.session.execute(update(Player).where(Player.email == email).values(notify=False))
-    address = _address(email)
+    address = address_row(email)
     address.unsubscribed_at = address.unsubscribed_at or utcnow()
     db.session.flush()
     log.info("an address stopped every email")

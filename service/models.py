@@ -294,7 +294,13 @@ class InboundReply(Base):
 
 
 class Address(Base):
-    """What an email address has told us: confirmed, declined an invitation, unsubscribed."""
+    """What an email address has told us: confirmed, declined an invitation, unsubscribed;
+    and whether its mail bounces.
+
+    A permanent refusal (an SMTP 5xx reply) of a message to the address keeps
+    the reply and its time in ``bounce_code``, ``bounce_reply`` and
+    ``bounced_at``; the next message it accepts clears them.
+    """
 
     __tablename__ = "addresses"
 
@@ -302,6 +308,19 @@ class Address(Base):
     confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     declined_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     unsubscribed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    bounce_code: Mapped[int | None]
+    bounce_reply: Mapped[str | None] = mapped_column(String(500))
+    bounced_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    # The dashboard's overview lists the bouncing addresses, latest first.
+    __table_args__ = (
+        Index(
+            "ix_addresses_bounced_at",
+            "bounced_at",
+            sqlite_where=text("bounced_at IS NOT NULL"),
+            postgresql_where=text("bounced_at IS NOT NULL"),
+        ),
+    )
 
 
 # When an address wants a "your move" email (see :mod:`service.homes`).

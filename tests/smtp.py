@@ -49,7 +49,8 @@ class Handler:
     ``greeting``, when set, is the reply to every EHLO and HELO (such as "421
     busy"); ``logins`` says whether AUTH succeeds, whatever the credentials;
     the server hangs up, without a reply, on a RCPT TO of an address in
-    ``hang_up_on``.
+    ``hang_up_on``, and refuses a RCPT TO of an address in ``refuse`` with its
+    reply there (such as "550 5.1.1 User unknown").
     """
 
     received: list[Received] = field(default_factory=list)
@@ -58,6 +59,7 @@ class Handler:
     greeting: str | None = None
     logins: bool = True
     hang_up_on: set[str] = field(default_factory=set)
+    refuse: dict[str, str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     async def handle_EHLO(
@@ -80,6 +82,8 @@ class Handler:
         if address in self.hang_up_on:
             server.transport.close()
             return "421 4.3.0 Closing the connection"  # never sent: the connection is gone
+        if address in self.refuse:
+            return self.refuse[address]
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(rcpt_options)
         return "250 OK"

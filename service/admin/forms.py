@@ -65,6 +65,13 @@ class ForfeitForm(FlaskForm):
     confirm = BooleanField("Yes, end the game by forfeit", validators=[DataRequired()])
 
 
+class RequeueForm(FlaskForm):
+    """Queue a failed message again; after a permanent refusal, the admin ticks that they
+    mean it."""
+
+    confirm = BooleanField("Yes, send it again although the server refused it for good")
+
+
 def _any(label: str) -> list[SelectChoice]:
     return [SelectChoice("", label)]
 

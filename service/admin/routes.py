@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from flask import Response, abort, flash, redirect, render_template, request, url_for
@@ -18,7 +19,7 @@ from flask_wtf import FlaskForm
 from sqlalchemy import select
 from werkzeug.wrappers import Response as BaseResponse
 
-from .. import games, notes
+from .. import addresses, games, notes
 from ..mail.outbox import requeue
 from ..models import OPEN_STATUSES, Event, Game, OutboxMessage, Player, db, utcnow
 from ..rules import variant_of
@@ -30,6 +31,7 @@ from .forms import (
     ForfeitForm,
     GameFilterForm,
     MailFilterForm,
+    RequeueForm,
 )
 
 # The HTML body of an email, shown in a sandboxed frame of the message page: no script,
@@ -62,6 +64,29 @@ def duration(seconds: float | None) -> str:
     if hours < 24:
         return f"{int(hours)} h {int(minutes % 60)} min"
     return f"{int(hours // 24)} d {int(hours % 24)} h"
+
+
+AGES = (
+    (365 * 86400, "year"),
+    (30 * 86400, "month"),
+    (7 * 86400, "week"),
+    (86400, "day"),
+    (3600, "hour"),
+    (60, "minute"),
+)
+
+
+@bp.app_template_filter("ago")
+def ago(moment: datetime, now: datetime | None = None) -> str:
+    """How long ago ``moment`` was, as people say it: ``3 weeks ago``, ``just now``."""
+    seconds = ((now or utcnow()) - moment).total_seconds()
+    ahead = seconds < 0
+    for length, unit in AGES:
+        count = int(abs(seconds) // length)
+        if count:
+            amount = f"{count} {unit}{'s' if count > 1 else ''}"
+            return f"in {amount}" if ahead else f"{amount} ago"
+    return "just now"
 
 
 @bp.context_processor
@@ -132,6 +157,7 @@ def game(game_id: int) -> str:
         notes=notes.of_finished_game(found),
         owes=gamepage.owes(found),
         vacations=gamepage.vacations(found),
+        bounces=addresses.bounces(player.email for player in found.players),
         extend_form=ExtendForm(),
         cancel_form=CancelForm(),
         forfeit_form=ForfeitForm(),
@@ -166,6 +192,7 @@ def _act(
     success: str,
     form: FlaskForm | None = None,
     invalid: str = "",
+    category: str = "notice",
 ) -> BaseResponse:
     """Check the form, run a service call for the signed-in admin, say how it went.
 
@@ -181,7 +208,7 @@ def _act(
         flash(getattr(exc, "message", str(exc)), "error")
     else:
         cache.forget()
-        flash(success, "notice")
+        flash(success, category)
     return _done(game_id)
 
 
@@ -199,10 +226,21 @@ def resend_link(game_id: int, player_id: int) -> BaseResponse:
     if player.link_key is None and not player.is_computer:
         flash("This player's link is revoked: rotate it to give them a new one.", "error")
         return _done(game_id)
+    bounce = addresses.bounces([player.email]).get(player.email or "")
+    if bounce is not None:
+        assert bounce.bounced_at is not None
+        success = (
+            f"The {player.seat}'s link is queued, but mail to {player.email} bounces "
+            f"({bounce.bounce_code} {bounce.bounce_reply}, {ago(bounce.bounced_at)}): "
+            "it will likely bounce again. Correct the address if it is wrong."
+        )
+    else:
+        success = f"The {player.seat}'s link is on its way to {player.email}."
     return _act(
         game_id,
         lambda: games.resend_link(player.id, actor=current_user.name),
-        f"The {player.seat}'s link is on its way to {player.email}.",
+        success,
+        category="error" if bounce is not None else "notice",
     )
 
 
@@ -311,6 +349,8 @@ def message(message_id: int) -> str:
         "admin/message.html",
         message=found,
         withheld=withheld,
+        refused=refused_for_good(found),
+        requeue_form=RequeueForm(),
         text=without_credentials(found.text_body),
         headers={name: without_credentials(value) for name, value in found.headers.items()},
     )
@@ -328,9 +368,29 @@ def message_html(message_id: int) -> Response:
     return response
 
 
+# A last error that is an SMTP server's permanent refusal: ``550 5.1.1 User unknown``.
+PERMANENT_REFUSAL = re.compile(r"5\d\d ")
+
+
+def refused_for_good(message: OutboxMessage) -> bool:
+    """Whether the message failed on a permanent refusal (5xx): sent again, it will likely
+    be refused again."""
+    return message.status == "failed" and bool(PERMANENT_REFUSAL.match(message.last_error or ""))
+
+
 @bp.post("/mail/<id:message_id>/requeue")
 def requeue_message(message_id: int) -> BaseResponse:
-    """Put a failed message back in the queue."""
+    """Put a failed message back in the queue; after a permanent refusal, once confirmed."""
+    found = db.session.get(OutboxMessage, message_id)
+    if found is None:
+        abort(404)
+    if refused_for_good(found) and not RequeueForm().confirm.data:
+        flash(
+            f"The server refused this message for good ({found.last_error}): "
+            "tick the box to confirm that it is to be sent again.",
+            "error",
+        )
+        return redirect(url_for("admin.message", message_id=message_id), code=303)
     try:
         with transaction():
             requeue(message_id)

@@ -36,7 +36,7 @@ from flask_mail import Connection, Mail, Message
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
-from .. import metrics
+from .. import addresses, metrics
 from ..models import OutboxMessage, db, utcnow
 from ..unit_of_work import after_commit, transaction
 from . import kinds
@@ -239,11 +239,10 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
     except (ServerUnavailable, DBAPIError):
         raise
     except smtplib.SMTPResponseException as exc:
-        code = exc.smtp_code
-        return _failed_attempt(message, f"{code} {_text(exc.smtp_error)}", 400 <= code < 500)
+        return _refused(message, exc.smtp_code, _text(exc.smtp_error))
     except smtplib.SMTPRecipientsRefused as exc:
         code, reply = next(iter(exc.recipients.values()))
-        return _failed_attempt(message, f"{code} {_text(reply)}", 400 <= code < 500)
+        return _refused(message, code, _text(reply))
     except Exception as exc:
         if _connection_lost(exc):
             return _failed_attempt(message, f"connection lost: {_describe(exc)}", temporary=True)
@@ -256,7 +255,17 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
     message.status = "sent"
     message.sent_at = utcnow()
     message.last_error = None
+    addresses.clear_bounce(message.recipient)
     return "sent"
+
+
+def _refused(message: OutboxMessage, code: int, reply: str) -> str:
+    """Count the server's refusal of a message; a permanent one (5xx) marks the address as
+    bouncing, for the dashboard."""
+    temporary = 400 <= code < 500
+    if not temporary and code >= 500:
+        addresses.record_bounce(message.recipient, code, reply)
+    return _failed_attempt(message, f"{code} {reply}", temporary)
 
 
 def _connection_lost(exc: Exception) -> bool:

@@ -152,12 +152,18 @@ def test_requeueing_a_failed_message(app, admin, make_game) -> None:
     page = f"/admin/mail/{message_id}"
     html = admin.get(page).get_data(as_text=True)
     assert "550 no such user" in html and "Queue it again" in html
+    # A permanent refusal is sent again only once the admin confirms it.
+    assert 'id="requeue-confirm"' in html
     assert submit(admin, page, f"{page}/requeue").status_code == 303
+    assert "tick the box to confirm" in admin.get(page).get_data(as_text=True)
+    with app.app_context():
+        assert db.session.get(OutboxMessage, message_id).status == "failed"
+    assert submit(admin, page, f"{page}/requeue", confirm="y").status_code == 303
     with app.app_context():
         message = db.session.get(OutboxMessage, message_id)
         assert (message.status, message.attempts) == ("queued", 0)
     assert "The message is queued again." in admin.get(page).get_data(as_text=True)
-    submit(admin, "/admin/mail", f"{page}/requeue")
+    submit(admin, "/admin/mail", f"{page}/requeue", confirm="y")
     assert "is queued, not failed" in admin.get(page).get_data(as_text=True)
     assert submit(admin, "/admin/mail", "/admin/mail/999/requeue").status_code == 404
 
@@ -170,7 +176,7 @@ def test_a_failed_turn_email_behind_a_newer_one_is_not_queued_again(app, admin, 
         db.session.commit()
         message_id = failed.id
     page = f"/admin/mail/{message_id}"
-    assert submit(admin, page, f"{page}/requeue").status_code == 303
+    assert submit(admin, page, f"{page}/requeue", confirm="y").status_code == 303
     assert "A newer turn email for this player is already queued." in admin.get(page).get_data(
         as_text=True
     )

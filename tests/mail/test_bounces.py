@@ -1,0 +1,74 @@
+"""A permanent refusal of an address's mail marks it as bouncing; a delivery clears it."""
+
+from __future__ import annotations
+
+import pytest
+from flask import Flask
+
+from service.addresses import bounces
+from service.games import Seating, create_game
+from service.mail import requeue
+from service.mail.worker import drain
+from service.models import OutboxMessage, db
+from service.unit_of_work import transaction
+
+from ..smtp import SMTPServer
+
+pytestmark = pytest.mark.both_backends
+
+DEAD = "jo@dead.example"
+
+
+def invite(app: Flask, shadow: str = DEAD) -> None:
+    """A game between kim and ``shadow``: two invitation emails."""
+    with app.app_context(), transaction():
+        create_game(Seating("kim@example.com", "Kim"), Seating(shadow, "Jo"))
+
+
+def bouncing(app: Flask) -> dict[str, tuple[int | None, str | None]]:
+    with app.app_context():
+        found = bounces([DEAD, "kim@example.com"])
+        return {email: (row.bounce_code, row.bounce_reply) for email, row in found.items()}
+
+
+def test_a_refused_recipient_marks_the_address_as_bouncing(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    smtp_server.handler.refuse[DEAD] = "550 5.1.1 User unknown"
+    invite(app)
+    with app.app_context():
+        drain()
+    assert bouncing(app) == {DEAD: (550, "5.1.1 User unknown")}
+    with app.app_context():
+        refused = db.session.scalars(
+            db.select(OutboxMessage).where(OutboxMessage.recipient == DEAD)
+        ).one()
+        assert refused.status == "failed" and refused.last_error == "550 5.1.1 User unknown"
+        row = bounces([DEAD])[DEAD]
+        assert row.bounced_at is not None
+
+
+def test_a_temporary_refusal_is_no_bounce(app: Flask, smtp_server: SMTPServer) -> None:
+    smtp_server.handler.refuse[DEAD] = "450 4.2.1 Mailbox busy"
+    invite(app)
+    with app.app_context():
+        drain()
+    assert bouncing(app) == {}
+
+
+def test_a_later_delivery_clears_the_bounce(app: Flask, smtp_server: SMTPServer) -> None:
+    smtp_server.handler.refuse[DEAD] = "550 5.1.1 User unknown"
+    invite(app)
+    with app.app_context():
+        drain()
+    assert DEAD in bouncing(app)
+    del smtp_server.handler.refuse[DEAD]
+    with app.app_context():
+        failed = db.session.scalars(
+            db.select(OutboxMessage.id).where(OutboxMessage.status == "failed")
+        ).one()
+        with transaction():
+            requeue(failed)
+        drain()
+    assert bouncing(app) == {}
+    assert smtp_server.handler.to(DEAD)
