@@ -1,5 +1,5 @@
-"""Command line: ``flask --app service games create|export|show``, ``mail``, ``tick``, ``serve``,
-and ``playtest`` (:mod:`service.playtest.cli`)."""
+"""Command line: ``flask --app service games create|export|show|correct-address``, ``mail``,
+``tick``, ``serve``, and ``playtest`` (:mod:`service.playtest.cli`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from .replies import servers
 from .rules import PRINTED, SEATS, TRICKS_PER_ROUND, Seat, variant_of
 from .unit_of_work import transaction
 
-games_cli = AppGroup("games", help="Create and inspect games.")
+games_cli = AppGroup("games", help="Create, inspect and correct games.")
 
 
 @games_cli.command("create")
@@ -145,6 +145,23 @@ def show(game_id: int) -> None:
             f"  round {number}: keeper {result['keeper']}, shadow {result['shadow']}, "
             f"track +{result['moved']}"
         )
+
+
+@games_cli.command("correct-address")
+@click.argument("game_id", metavar="ID", type=int)
+@click.argument("seat", type=click.Choice(SEATS))
+@click.argument("address")
+@click.option("--by", "admin", required=True, help="The admin's name, for the audit trail.")
+def correct_address(game_id: int, seat: Seat, address: str, admin: str) -> None:
+    """Put a corrected ADDRESS in a SEAT of a game in play: it gets a fresh link by email,
+    and the old link stops working."""
+    try:
+        with transaction():
+            player = games.correct_address(_game(game_id).player(seat).id, address, actor=admin)
+            email = player.email
+    except (games.MoveError, games.InvalidGame) as exc:
+        raise click.UsageError(getattr(exc, "message", str(exc))) from None
+    click.echo(f"The {seat} of game {game_id} is now {email}; a new link is on its way.")
 
 
 mail_cli = AppGroup("mail", help="Deliver queued email; read replies.")

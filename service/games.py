@@ -20,7 +20,7 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.orm.exc import StaleDataError
 
-from . import bots, figures, metrics, notes, notify
+from . import audit, bots, figures, metrics, notes, notify
 from .addresses import vacation_end
 from .game_text import LOOKS
 from .links import new_link_key
@@ -414,6 +414,12 @@ def _admin_event(game: Game, actor: str, note: str, kind: str = "admin") -> None
     log.info("game %d: %s (%s)", game.id, note, actor)
 
 
+def _by_admin(game: Game, actor: str, action: str, note: str, kind: str = "admin") -> None:
+    """Log an admin's change in the game's log and in the audit trail (:mod:`service.audit`)."""
+    _admin_event(game, actor, note, kind)
+    audit.record(actor, action, note, game_id=game.id)
+
+
 def _close(game: Game, status: str, winner: Seat | None) -> None:
     """End a game other than by play; a new version tells open pages it has ended."""
     now = utcnow()
@@ -438,7 +444,7 @@ def cancel_game(game_id: int, actor: str) -> Game:
     game = _open_game(game_id, ("waiting", "active"))
     started = game.status == "active"
     _close(game, "cancelled", None)
-    _admin_event(game, actor, "cancelled the game")
+    _by_admin(game, actor, "cancel", "cancelled the game")
     if started:
         notify.ended(game)
     db.session.flush()
@@ -452,7 +458,7 @@ def declare_forfeit(game_id: int, seat: str, actor: str) -> Game:
     game = _open_game(game_id)
     _close(game, "finished", other(seat))
     figures.record(game)
-    _admin_event(game, actor, f"declared a forfeit by the {seat}", kind="forfeit")
+    _by_admin(game, actor, "forfeit", f"declared a forfeit by the {seat}", kind="forfeit")
     notify.ended(game)
     db.session.flush()
     return game
@@ -472,7 +478,9 @@ def extend_deadline(game_id: int, days: int, actor: str) -> Game:
     start = max(game.deadline, utcnow())
     game.deadline = start + timedelta(days=days)
     game.reminded = False
-    _admin_event(game, actor, f"extended the deadline by {days} day{'s' if days > 1 else ''}")
+    _by_admin(
+        game, actor, "extend", f"extended the deadline by {days} day{'s' if days > 1 else ''}"
+    )
     db.session.flush()
     return game
 
@@ -492,7 +500,7 @@ def rotate_link(player_id: int, actor: str) -> Player:
     player = _person(player_id)
     lock_game(player.game_id)
     player.link_key = new_link_key()
-    _admin_event(player.game, actor, f"rotated the {player.seat}'s link")
+    _by_admin(player.game, actor, "rotate", f"rotated the {player.seat}'s link")
     db.session.flush()
     return player
 
@@ -502,7 +510,30 @@ def resend_link(player_id: int, actor: str) -> Player:
     player = _person(player_id)
     lock_game(player.game_id)
     notify.link(player)
-    _admin_event(player.game, actor, f"resent the {player.seat}'s link")
+    _by_admin(player.game, actor, "resend", f"resent the {player.seat}'s link")
+    db.session.flush()
+    return player
+
+
+def correct_address(player_id: int, address: str, actor: str) -> Player:
+    """Put the player's corrected address in the seat: it gets a fresh link by email, and the
+    link sent to the old address stops working at once.
+
+    Raises :class:`InvalidGame` for an address that is not one, or is the seat's already.
+    """
+    player = _person(player_id)
+    game = _open_game(player.game_id)
+    new = clean_email(address.strip())
+    if new == player.email:
+        raise InvalidGame(f"{new} is the {player.seat}'s address already.")
+    old = player.email
+    player.email = new
+    player.link_key = new_link_key()
+    db.session.flush()
+    notify.link(player)
+    _by_admin(
+        game, actor, "correct_address", f"corrected the {player.seat}'s address from {old} to {new}"
+    )
     db.session.flush()
     return player
 

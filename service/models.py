@@ -447,6 +447,30 @@ class AdminRecoveryCode(Base):
     admin: Mapped[AdminUser] = relationship(back_populates="recovery_codes")
 
 
+class AdminAction(Base):
+    """One entry of the audit trail: what an admin did, to which game or message, and when.
+
+    Every action taken on the dashboard or by an admin command is written here
+    in the transaction that makes it; a game's own log (:class:`Event`) keeps
+    the same action beside the moves. ``admin`` is a name, not a key: the
+    trail outlives a removed admin.
+    """
+
+    __tablename__ = "admin_actions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    admin: Mapped[str] = mapped_column(String(80))
+    # What was done, in one word: ``cancel``, ``forfeit``, ``requeue``, ``correct_address``...
+    action: Mapped[str] = mapped_column(String(24))
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"))
+    message_id: Mapped[int | None] = mapped_column(ForeignKey("outbox.id", ondelete="SET NULL"))
+    note: Mapped[str] = mapped_column(Text)
+
+    # The audit page seeks on id, newest first, over everything or one admin or one game.
+    __table_args__ = (Index(None, "admin", "id"), Index(None, "game_id", "id"))
+
+
 class GameFigures(Base):
     """Playtest figures of a finished game, derived once from its final state.
 

@@ -65,6 +65,12 @@ class ForfeitForm(FlaskForm):
     confirm = BooleanField("Yes, end the game by forfeit", validators=[DataRequired()])
 
 
+class AddressForm(FlaskForm):
+    """A player's corrected address: it gets a fresh link, and the old link stops working."""
+
+    email = StringField("Corrected address", validators=[InputRequired(), Length(max=254)])
+
+
 class RequeueForm(FlaskForm):
     """Queue a failed message again; after a permanent refusal, the admin ticks that they
     mean it."""

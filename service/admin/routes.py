@@ -26,6 +26,7 @@ from ..rules import variant_of
 from ..unit_of_work import transaction
 from . import bp, cache, gamepage, listing, playtest, stats
 from .forms import (
+    AddressForm,
     CancelForm,
     ExtendForm,
     ForfeitForm,
@@ -158,6 +159,7 @@ def game(game_id: int) -> str:
         owes=gamepage.owes(found),
         vacations=gamepage.vacations(found),
         bounces=addresses.bounces(player.email for player in found.players),
+        address_form=AddressForm(),
         extend_form=ExtendForm(),
         cancel_form=CancelForm(),
         forfeit_form=ForfeitForm(),
@@ -253,6 +255,21 @@ def rotate_link(game_id: int, player_id: int) -> BaseResponse:
         lambda: games.rotate_link(player.id, actor=current_user.name),
         f"The {player.seat} has a new link; the old one no longer works. "
         "Resend it to email it to them.",
+    )
+
+
+@bp.post("/games/<id:game_id>/players/<id:player_id>/address")
+def correct_address(game_id: int, player_id: int) -> BaseResponse:
+    """Put the player's corrected address in the seat; it gets a fresh link."""
+    player = _player(game_id, player_id)
+    form = AddressForm()
+    return _act(
+        game_id,
+        lambda: games.correct_address(player.id, form.email.data, actor=current_user.name),
+        f"The {player.seat}'s address is corrected: a new link is on its way to it, "
+        "and the old link no longer works.",
+        form,
+        "Give the corrected address.",
     )
 
 

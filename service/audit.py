@@ -1,0 +1,32 @@
+"""The audit trail: every admin action, across games, in the transaction that makes it.
+
+The game service writes an entry for each action on a game (beside the game's
+own log); the dashboard writes one for each action on the outbox. The
+dashboard's audit page lists them (:mod:`service.admin.listing`).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from .models import AdminAction, db
+
+log = logging.getLogger(__name__)
+
+
+def record(
+    admin: str,
+    action: str,
+    note: str,
+    *,
+    game_id: int | None = None,
+    message_id: int | None = None,
+) -> AdminAction:
+    """Write that ``admin`` did ``action`` (caller's transaction); ``note`` says what, in words."""
+    entry = AdminAction(
+        admin=admin, action=action, note=note, game_id=game_id, message_id=message_id
+    )
+    db.session.add(entry)
+    db.session.flush()
+    log.info("admin %s: %s (%s)", admin, note, action)
+    return entry

@@ -1,0 +1,99 @@
+"""An admin corrects a player's address: a fresh link goes to it, the old one stops working."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+from sqlalchemy import select
+
+from service.mail.worker import drain
+from service.models import AdminAction, Event, Game, db
+
+from ..smtp import SMTPServer
+from .conftest import ADMIN, submit
+
+TYPO = "sam@exmaple.com"
+FIXED = "sam@example.org"
+
+
+@pytest.fixture
+def app_config(mail_config: dict[str, Any]) -> dict[str, Any]:
+    return mail_config
+
+
+def seat_of(app: Flask, game_id: int, seat: str) -> tuple[int, str | None]:
+    with app.app_context():
+        player = db.session.get_one(Game, game_id).player(seat)
+        return player.id, player.email
+
+
+def trail(app: Flask) -> list[tuple[str, str, int | None, str]]:
+    with app.app_context():
+        return [
+            (row.admin, row.action, row.game_id, row.note)
+            for row in db.session.scalars(select(AdminAction).order_by(AdminAction.id))
+        ]
+
+
+def test_correcting_an_address_sends_a_fresh_link_and_kills_the_old(
+    app: Flask, admin: FlaskClient, client: FlaskClient, make_game: Any, smtp_server: SMTPServer
+) -> None:
+    game = make_game()
+    shadow, old = seat_of(app, game["id"], "shadow")
+    page = f"/admin/games/{game['id']}"
+    response = submit(admin, page, f"{page}/players/{shadow}/address", email=f" {FIXED.upper()} ")
+    assert response.status_code == 303
+    html = unescape(admin.get(page).get_data(as_text=True))
+    assert "The shadow's address is corrected" in html
+    assert seat_of(app, game["id"], "shadow") == (shadow, FIXED)
+    assert client.get(f"/play/{game['shadow']}").status_code == 404
+    with app.app_context():
+        drain()
+    (received,) = smtp_server.handler.to(FIXED)
+    (link,) = received.links("/play/")
+    assert client.get(urlsplit(link).path).status_code == 200
+    note = f"corrected the shadow's address from {old} to {FIXED}"
+    assert trail(app) == [(ADMIN, "correct_address", game["id"], note)]
+    with app.app_context():
+        events = db.session.scalars(select(Event).where(Event.actor == ADMIN)).all()
+        assert [(event.kind, event.note) for event in events] == [("admin", note)]
+    assert note in " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def test_an_address_that_is_not_one_is_refused(
+    app: Flask, admin: FlaskClient, client: FlaskClient, make_game: Any
+) -> None:
+    game = make_game()
+    shadow, old = seat_of(app, game["id"], "shadow")
+    page = f"/admin/games/{game['id']}"
+    submit(admin, page, f"{page}/players/{shadow}/address", email="sam at example")
+    html = unescape(admin.get(page).get_data(as_text=True))
+    assert "'sam at example' is not an email address" in html
+    submit(admin, page, f"{page}/players/{shadow}/address", email=old)
+    assert f"{old} is the shadow's address already." in unescape(
+        admin.get(page).get_data(as_text=True)
+    )
+    assert seat_of(app, game["id"], "shadow") == (shadow, old)
+    assert client.get(f"/play/{game['shadow']}").status_code == 200
+    assert trail(app) == []
+
+
+def test_the_command_line_corrects_an_address(
+    app: Flask, runner: FlaskCliRunner, client: FlaskClient, make_game: Any
+) -> None:
+    game = make_game()
+    args = ["games", "correct-address", str(game["id"]), "keeper", TYPO, "--by", "bob"]
+    result = runner.invoke(args=args)
+    assert result.exit_code == 0, result.output
+    assert f"The keeper of game {game['id']} is now {TYPO}" in result.output
+    assert seat_of(app, game["id"], "keeper")[1] == TYPO
+    assert client.get(f"/play/{game['keeper']}").status_code == 404
+    assert trail(app)[0][:3] == ("bob", "correct_address", game["id"])
+    refused = runner.invoke(args=["games", "correct-address", "999", "keeper", FIXED, "--by", "b"])
+    assert refused.exit_code != 0 and "no game 999" in refused.output
