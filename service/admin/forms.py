@@ -18,9 +18,9 @@ from wtforms import (
     SelectField,
     StringField,
 )
-from wtforms.validators import DataRequired, InputRequired, Length, NumberRange
+from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
-from ..models import GAME_STATUSES, MAIL_STATUSES
+from ..models import GAME_STATUSES, MAIL_STATUSES, MAX_ID
 from ..perspective import describe_status
 
 
@@ -124,5 +124,17 @@ class MailFilterForm(Form):
         default="",
     )
     recipient = StringField("Recipient", validators=[Length(max=254)])
+    after = HiddenField()
+    before = HiddenField()
+
+
+class AuditFilterForm(Form):
+    """The audit page's filters (an admin, a game) and position, from the query string.
+
+    The admins to choose from are those in the trail, set by the view.
+    """
+
+    admin = SelectField("Admin", choices=_any("any"), default="")
+    game = IntegerField("Game", validators=[Optional(), NumberRange(min=1, max=MAX_ID)])
     after = HiddenField()
     before = HiddenField()

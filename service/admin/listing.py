@@ -18,6 +18,7 @@ from ..models import (
     GAME_STATUSES,
     MAIL_STATUSES,
     MAX_ID,
+    AdminAction,
     Game,
     OutboxMessage,
     Player,
@@ -128,8 +129,8 @@ def seek(
     )
 
 
-def games_page(filters: GameFilter, *, after: str = "", before: str = "") -> Page[Game]:
-    """A page of games with their players (not their states)."""
+def games_query(filters: GameFilter) -> Select[Any]:
+    """The games the filters keep, with their players (not their states), in no order."""
     query = select(Game).options(defer(Game.state), selectinload(Game.players))
     if filters.status:
         query = query.where(Game.status == filters.status)
@@ -138,6 +139,20 @@ def games_page(filters: GameFilter, *, after: str = "", before: str = "") -> Pag
     if filters.email:
         address = filters.email.strip().lower()
         query = query.where(Game.id.in_(select(Player.game_id).where(Player.email == address)))
+    return query
+
+
+def games_in_order(filters: GameFilter) -> Select[Any]:
+    """The games the filters keep, in the list's order, all of them (for an export)."""
+    query = games_query(filters)
+    if filters.sort == "deadline":
+        return query.where(Game.deadline.is_not(None)).order_by(Game.deadline, Game.id)
+    return query.order_by(Game.updated_at.desc(), Game.id.desc())
+
+
+def games_page(filters: GameFilter, *, after: str = "", before: str = "") -> Page[Game]:
+    """A page of games with their players (not their states)."""
+    query = games_query(filters)
     if filters.sort == "deadline":
         return seek(
             query.where(Game.deadline.is_not(None)),
@@ -163,10 +178,8 @@ def game_counts() -> dict[str, int]:
     return {status: counts.get(status, 0) for status in GAME_STATUSES}
 
 
-def mail_page(
-    status: str = "", recipient: str = "", *, after: str = "", before: str = ""
-) -> Page[OutboxMessage]:
-    """A page of the outbox, newest first, without the bodies."""
+def mail_query(status: str = "", recipient: str = "") -> Select[Any]:
+    """The messages the filters keep, without their bodies, in no order."""
     query = select(OutboxMessage).options(
         defer(OutboxMessage.text_body), defer(OutboxMessage.html_body)
     )
@@ -174,6 +187,14 @@ def mail_page(
         query = query.where(OutboxMessage.status == status)
     if recipient:
         query = query.where(OutboxMessage.recipient == recipient.strip().lower())
+    return query
+
+
+def mail_page(
+    status: str = "", recipient: str = "", *, after: str = "", before: str = ""
+) -> Page[OutboxMessage]:
+    """A page of the outbox, newest first, without the bodies."""
+    query = mail_query(status, recipient)
     return seek(
         query, (OutboxMessage.id,), descending=True, after=after, before=before, size=PAGE_SIZE
     )
@@ -187,3 +208,34 @@ def mail_counts() -> dict[str, int]:
         ).all()
     )
     return {status: counts.get(status, 0) for status in MAIL_STATUSES}
+
+
+def audit_query(admin: str = "", game_id: int | None = None) -> Select[Any]:
+    """The audit trail's entries by ``admin`` and on game ``game_id`` (each if given)."""
+    query = select(AdminAction)
+    if admin:
+        query = query.where(AdminAction.admin == admin)
+    if game_id is not None:
+        query = query.where(AdminAction.game_id == game_id)
+    return query
+
+
+def audit_page(
+    admin: str = "", game_id: int | None = None, *, after: str = "", before: str = ""
+) -> Page[AdminAction]:
+    """A page of the audit trail, newest first."""
+    return seek(
+        audit_query(admin, game_id),
+        (AdminAction.id,),
+        descending=True,
+        after=after,
+        before=before,
+        size=PAGE_SIZE,
+    )
+
+
+def audit_admins() -> list[str]:
+    """The names in the audit trail, for its filter."""
+    return list(
+        db.session.scalars(select(AdminAction.admin).distinct().order_by(AdminAction.admin))
+    )

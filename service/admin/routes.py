@@ -18,15 +18,18 @@ from flask_login import current_user
 from flask_wtf import FlaskForm
 from sqlalchemy import select
 from werkzeug.wrappers import Response as BaseResponse
+from wtforms import SelectChoice
 
-from .. import addresses, games, notes
+from .. import addresses, audit, games, notes
 from ..mail.outbox import requeue
-from ..models import OPEN_STATUSES, Event, Game, OutboxMessage, Player, db, utcnow
+from ..models import OPEN_STATUSES, AdminAction, Event, Game, OutboxMessage, Player, db, utcnow
 from ..rules import variant_of
 from ..unit_of_work import transaction
 from . import bp, cache, gamepage, listing, playtest, stats
+from .export import csv_response
 from .forms import (
     AddressForm,
+    AuditFilterForm,
     CancelForm,
     ExtendForm,
     ForfeitForm,
@@ -96,8 +99,10 @@ def helpers() -> dict[str, Any]:
     return {"percent": percent, "ratio": ratio, "duration": duration}
 
 
-def _filters(form_class: type) -> Any:
+def _filters(form_class: type, **choices: list[SelectChoice]) -> Any:
     form = form_class(request.args)
+    for name, options in choices.items():
+        getattr(form, name).choices += options
     if not form.validate():
         abort(400, "The filters of this list are not valid.")
     return form
@@ -110,16 +115,20 @@ def _page(read: Callable[..., listing.Page[Any]], form: Any, *args: Any) -> list
         abort(400, "This page position is not valid: start again from the first page.")
 
 
-@bp.get("/")
-def games_list() -> str:
-    """All games, by last activity or deadline; filter by status, player and who owes a move."""
+def _game_filters() -> tuple[GameFilterForm, listing.GameFilter]:
     form = _filters(GameFilterForm)
-    filters = listing.GameFilter(
+    return form, listing.GameFilter(
         status=form.status.data,
         email=(form.email.data or "").strip(),
         to_act=form.to_act.data,
         sort=form.sort.data,
     )
+
+
+@bp.get("/")
+def games_list() -> str:
+    """All games, by last activity or deadline; filter by status, player and who owes a move."""
+    form, filters = _game_filters()
     page = _page(listing.games_page, form, filters)
     counts, counted_at = cache.cached("game_counts", listing.game_counts)
     query = {key: value for key, value in vars(filters).items() if value}
@@ -132,6 +141,31 @@ def games_list() -> str:
         query=query,
         owes=gamepage.owes,
     )
+
+
+@bp.get("/games.csv")
+def games_csv() -> Response:
+    """The games the list's filters keep, in its order, as a CSV file."""
+    _, filters = _game_filters()
+    query = listing.games_in_order(filters)
+
+    def row(game: Game) -> list[Any]:
+        seats = [game.player(seat) for seat in ("keeper", "shadow")]
+        return [
+            game.id,
+            game.status,
+            *(value for player in seats for value in (player.name, player.email or "computer")),
+            game.to_act,
+            game.deadline,
+            game.created_at,
+            game.updated_at,
+            game.finished_at,
+            game.winner,
+        ]
+
+    header = ["game", "status", "keeper", "keeper_email", "shadow", "shadow_email", "to_act"]
+    header += ["deadline", "created_at", "updated_at", "finished_at", "winner"]
+    return csv_response("splitmind-games.csv", header, query, row)
 
 
 def _game(game_id: int) -> Game:
@@ -314,6 +348,31 @@ def forfeit(game_id: int) -> BaseResponse:
     )
 
 
+@bp.get("/mail.csv")
+def mail_csv() -> Response:
+    """The messages the mail list's filters keep, newest first, as a CSV file."""
+    form = _filters(MailFilterForm)
+    query = listing.mail_query(form.status.data, (form.recipient.data or "").strip())
+
+    def row(message: OutboxMessage) -> list[Any]:
+        return [
+            message.id,
+            message.status,
+            message.kind,
+            message.recipient,
+            message.subject,
+            message.game_id,
+            message.attempts,
+            message.created_at,
+            message.sent_at,
+            message.last_error,
+        ]
+
+    header = ["message", "status", "kind", "to", "subject", "game", "attempts", "queued_at"]
+    header += ["sent_at", "last_error"]
+    return csv_response("splitmind-mail.csv", header, query.order_by(OutboxMessage.id.desc()), row)
+
+
 @bp.get("/mail")
 def mail() -> str:
     """The outbox, newest first: filter by status and recipient."""
@@ -410,7 +469,14 @@ def requeue_message(message_id: int) -> BaseResponse:
         return redirect(url_for("admin.message", message_id=message_id), code=303)
     try:
         with transaction():
-            requeue(message_id)
+            requeued = requeue(message_id)
+            audit.record(
+                current_user.name,
+                "requeue",
+                f"queued message {requeued.id} ({requeued.kind} to {requeued.recipient}) again",
+                game_id=requeued.game_id,
+                message_id=requeued.id,
+            )
     except LookupError:
         abort(404)
     except ValueError as exc:
@@ -419,6 +485,43 @@ def requeue_message(message_id: int) -> BaseResponse:
         cache.forget()
         flash("The message is queued again.", "notice")
     return redirect(url_for("admin.message", message_id=message_id), code=303)
+
+
+def _audit_filters() -> AuditFilterForm:
+    admins = [SelectChoice(name, name) for name in listing.audit_admins()]
+    form: AuditFilterForm = _filters(AuditFilterForm, admin=admins)
+    return form
+
+
+@bp.get("/audit")
+def audit_trail() -> str:
+    """Every admin action across games, newest first: filter by admin and by game."""
+    form = _audit_filters()
+    admin, game_id = form.admin.data or "", form.game.data
+    page = _page(listing.audit_page, form, admin, game_id)
+    query = {key: value for key, value in {"admin": admin, "game": game_id}.items() if value}
+    return render_template("admin/audit.html", form=form, page=page, query=query)
+
+
+@bp.get("/audit.csv")
+def audit_csv() -> Response:
+    """The audit trail the filters keep, newest first, as a CSV file."""
+    form = _audit_filters()
+    query = listing.audit_query(form.admin.data or "", form.game.data)
+
+    def row(entry: AdminAction) -> list[Any]:
+        return [
+            entry.id,
+            entry.created_at,
+            entry.admin,
+            entry.action,
+            entry.game_id,
+            entry.message_id,
+            entry.note,
+        ]
+
+    header = ["id", "at", "admin", "action", "game", "message", "what"]
+    return csv_response("splitmind-audit.csv", header, query.order_by(AdminAction.id.desc()), row)
 
 
 @bp.get("/stats")

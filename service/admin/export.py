@@ -1,0 +1,64 @@
+"""The dashboard's lists as CSV files.
+
+A cell a spreadsheet would read as a formula (a player's name starting with
+``=``, say) is written with a leading apostrophe, so opening the file runs
+nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from typing import Any, TypeVar
+
+from flask import Response
+from sqlalchemy import Select
+
+from ..models import db
+
+Row = TypeVar("Row")
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(value: Any) -> str:
+    """One value as a CSV cell: times in UTC ISO 8601, nothing that reads as a formula."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="seconds")
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def _lines(header: list[str], rows: Iterable[list[Any]]) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([cell(value) for value in row])
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    yield buffer.getvalue()
+
+
+def csv_response(
+    name: str,
+    header: list[str],
+    query: Select[Any],
+    row: Callable[[Row], list[Any]],
+) -> Response:
+    """Every row of ``query`` as a CSV download ``name``.
+
+    The rows are read before the response starts, inside the request's transaction;
+    the file is then written out line by line.
+    """
+    rows = [row(found) for found in db.session.scalars(query)]
+    return Response(
+        _lines(header, rows),
+        mimetype="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
