@@ -254,12 +254,15 @@ class OutboxMessage(Base):
     last_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # When the worker last gave up on it; the dashboard lists and counts failures by it.
+    failed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     __table_args__ = (
         Index(None, "status", "next_attempt_at"),
         Index(None, "status", "id"),  # the mail page: one status, newest first
         Index(None, "game_id"),
         Index(None, "recipient"),
+        Index(None, "failed_at"),
         # At most one unsent email per replace key: a newer one replaces it.
         Index(
             "uq_outbox_queued_replace_key",
@@ -291,6 +294,17 @@ class InboundReply(Base):
     received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     __table_args__ = (Index(None, "player_id", "received_at"),)
+
+
+class WorkerHeartbeat(Base):
+    """The last pass of a mail worker, one row per machine: the dashboard shows a worker
+    that has not passed for minutes as down."""
+
+    __tablename__ = "worker_heartbeats"
+
+    host: Mapped[str] = mapped_column(String(255), primary_key=True)
+    pid: Mapped[int]
+    beat_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class Address(Base):

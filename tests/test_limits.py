@@ -172,8 +172,8 @@ def test_a_nul_in_an_admin_filter_or_sign_in_is_a_bad_request(
     assert refused.status_code == 400 and NUL_PAGE in refused.get_data(as_text=True)
     assert sign_in(client).status_code == 303
     for path in (
-        "/admin/?email=%00",
-        "/admin/?email=kim%00@example.com&status=active",
+        "/admin/games?email=%00",
+        "/admin/games?email=kim%00@example.com&status=active",
         "/admin/mail?recipient=kim%00",
         "/admin/mail?recipient%00=kim",
     ):

@@ -300,8 +300,8 @@ def _safe_next(target: str | None) -> str:
     """Where to go after signing in: only a path of the dashboard, never another site."""
     parts = urlsplit(target or "")
     if parts.scheme or parts.netloc or not parts.path.startswith("/admin/"):
-        return url_for("admin.games_list")
-    return target or url_for("admin.games_list")
+        return url_for("admin.landing")
+    return target or url_for("admin.landing")
 
 
 def _signed_in(admin: AdminUser, target: str | None) -> Response:

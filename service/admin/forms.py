@@ -91,7 +91,11 @@ class GameFilterForm(Form):
         + [SelectChoice(status, describe_status(status)) for status in GAME_STATUSES],
         default="",
     )
-    email = StringField("Player email", validators=[Length(max=254)])
+    q = StringField("Search", validators=[Length(max=254)])
+    email = HiddenField(validators=[Length(max=254)])
+    idle = IntegerField(
+        "Idle for at least (days)", validators=[Optional(), NumberRange(min=1, max=3650)]
+    )
     to_act = SelectField(
         "Owes a move",
         choices=_any("anyone or nobody")
@@ -107,6 +111,7 @@ class GameFilterForm(Form):
         "Sort by",
         choices=[
             SelectChoice("activity", "last activity, newest first"),
+            SelectChoice("oldest", "last activity, oldest first"),
             SelectChoice("deadline", "deadline, soonest first (games with one)"),
         ],
         default="activity",
@@ -138,3 +143,15 @@ class AuditFilterForm(Form):
     game = IntegerField("Game", validators=[Optional(), NumberRange(min=1, max=MAX_ID)])
     after = HiddenField()
     before = HiddenField()
+
+
+class OverviewForm(Form):
+    """The landing page's settings, from the query string: how many days without a move make
+    a game stalled, how many hours ahead a deadline is near."""
+
+    stalled = IntegerField(
+        "Stalled after (days)", default=7, validators=[Optional(), NumberRange(min=1, max=365)]
+    )
+    hours = IntegerField(
+        "Deadline within (hours)", default=24, validators=[Optional(), NumberRange(min=1, max=720)]
+    )

@@ -8,10 +8,10 @@ costs what the first does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Select, func, literal, select, tuple_
+from sqlalchemy import ColumnElement, Select, func, literal, or_, select, tuple_
 from sqlalchemy.orm import InstrumentedAttribute, defer, selectinload
 
 from ..models import (
@@ -47,13 +47,17 @@ class Page(Generic[Row]):
 class GameFilter:
     """Which games to list and in which order.
 
-    ``to_act`` is ``keeper``, ``shadow``, ``both``, ``none`` or empty for any;
-    ``sort`` is ``activity`` (newest first) or ``deadline`` (soonest first, only
-    games that have one).
+    ``email`` is one player's whole address; ``search`` is part of a player's
+    address or name, or a game's number; ``idle`` keeps the games with no activity
+    for that many days. ``to_act`` is ``keeper``, ``shadow``, ``both``, ``none`` or
+    empty for any; ``sort`` is ``activity`` (newest first), ``oldest`` (oldest
+    activity first) or ``deadline`` (soonest first, only games that have one).
     """
 
     status: str = ""
     email: str = ""
+    search: str = ""
+    idle: int | None = None
     to_act: str = ""
     sort: str = "activity"
 
@@ -129,9 +133,32 @@ def seek(
     )
 
 
-def games_query(filters: GameFilter) -> Select[Any]:
+def _search(text: str) -> ColumnElement[bool]:
+    """Games with a player whose address or name holds ``text`` (any case), or whose number
+    it is."""
+    part = text.lower()
+    players = select(Player.game_id).where(
+        or_(
+            func.lower(Player.email).contains(part, autoescape=True),
+            func.lower(Player.name).contains(part, autoescape=True),
+        )
+    )
+    found: ColumnElement[bool] = Game.id.in_(players)
+    number = text.removeprefix("#")
+    if number.isdigit() and 1 <= int(number) <= MAX_ID:
+        found = or_(found, Game.id == int(number))
+    return found
+
+
+def games_query(filters: GameFilter, now: datetime | None = None) -> Select[Any]:
     """The games the filters keep, with their players (not their states), in no order."""
     query = select(Game).options(defer(Game.state), selectinload(Game.players))
+    if filters.search:
+        query = query.where(_search(filters.search))
+    if filters.idle:
+        query = query.where(
+            Game.updated_at < (now or datetime.now(UTC)) - timedelta(days=filters.idle)
+        )
     if filters.status:
         query = query.where(Game.status == filters.status)
     if filters.to_act:
@@ -147,6 +174,8 @@ def games_in_order(filters: GameFilter) -> Select[Any]:
     query = games_query(filters)
     if filters.sort == "deadline":
         return query.where(Game.deadline.is_not(None)).order_by(Game.deadline, Game.id)
+    if filters.sort == "oldest":
+        return query.order_by(Game.updated_at, Game.id)
     return query.order_by(Game.updated_at.desc(), Game.id.desc())
 
 
@@ -165,7 +194,7 @@ def games_page(filters: GameFilter, *, after: str = "", before: str = "") -> Pag
     return seek(
         query,
         (Game.updated_at, Game.id),
-        descending=True,
+        descending=filters.sort != "oldest",
         after=after,
         before=before,
         size=PAGE_SIZE,

@@ -25,7 +25,7 @@ from ..mail.outbox import requeue
 from ..models import OPEN_STATUSES, AdminAction, Event, Game, OutboxMessage, Player, db, utcnow
 from ..rules import variant_of
 from ..unit_of_work import transaction
-from . import bp, cache, gamepage, listing, playtest, stats
+from . import bp, cache, gamepage, listing, overview, playtest, stats
 from .export import csv_response
 from .forms import (
     AddressForm,
@@ -35,6 +35,7 @@ from .forms import (
     ForfeitForm,
     GameFilterForm,
     MailFilterForm,
+    OverviewForm,
     RequeueForm,
 )
 
@@ -120,18 +121,35 @@ def _game_filters() -> tuple[GameFilterForm, listing.GameFilter]:
     return form, listing.GameFilter(
         status=form.status.data,
         email=(form.email.data or "").strip(),
+        search=(form.q.data or "").strip(),
+        idle=form.idle.data,
         to_act=form.to_act.data,
         sort=form.sort.data,
     )
 
 
 @bp.get("/")
+def landing() -> str:
+    """What needs attention: stalled games, failed mail, the queue, the worker, bounces,
+    deadlines."""
+    form = _filters(OverviewForm)
+    found = overview.overview(
+        utcnow(), stalled_days=form.stalled.data or 7, near_hours=form.hours.data or 24
+    )
+    return render_template("admin/overview.html", form=form, overview=found, owes=gamepage.owes)
+
+
+@bp.get("/games")
 def games_list() -> str:
     """All games, by last activity or deadline; filter by status, player and who owes a move."""
     form, filters = _game_filters()
     page = _page(listing.games_page, form, filters)
     counts, counted_at = cache.cached("game_counts", listing.game_counts)
-    query = {key: value for key, value in vars(filters).items() if value}
+    query = {
+        name: form[name].data
+        for name in ("status", "email", "q", "idle", "to_act", "sort")
+        if form[name].data
+    }
     return render_template(
         "admin/games.html",
         form=form,

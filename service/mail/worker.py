@@ -22,7 +22,9 @@ in the same pass; a move that fails is logged, and the mail goes on.
 from __future__ import annotations
 
 import logging
+import os
 import smtplib
+import socket
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -37,7 +39,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
 from .. import addresses, metrics
-from ..models import OutboxMessage, db, utcnow
+from ..models import OutboxMessage, WorkerHeartbeat, db, insert_new, utcnow
 from ..unit_of_work import after_commit, transaction
 from . import kinds
 
@@ -249,12 +251,14 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
         log.warning("mail %s to %s cannot be sent", message.id, message.recipient, exc_info=exc)
         message.attempts += 1
         message.status = "failed"
+        message.failed_at = utcnow()
         message.last_error = f"{type(exc).__name__}: {exc}"[:1000]
         return "failed"
     message.attempts += 1
     message.status = "sent"
     message.sent_at = utcnow()
     message.last_error = None
+    message.failed_at = None
     addresses.clear_bounce(message.recipient)
     return "sent"
 
@@ -287,6 +291,7 @@ def _failed_attempt(message: OutboxMessage, error: str, temporary: bool) -> str:
         message.next_attempt_at = utcnow() + timedelta(seconds=retry_delay(message.attempts))
         return "retried"
     message.status = "failed"
+    message.failed_at = utcnow()
     return "failed"
 
 
@@ -342,6 +347,7 @@ def run(
                 if moves is not None:
                     _moves(moves)
                 handled += drain(transport)
+                beat()
             except DBAPIError as exc:
                 db.session.rollback()
                 if once:
@@ -367,6 +373,15 @@ def run(
         transport.close()
         db.session.remove()
     return handled
+
+
+def beat() -> None:
+    """Write that this machine's worker has just made a pass (its own transaction)."""
+    host = socket.gethostname()[:255]
+    with transaction():
+        db.session.execute(insert_new(WorkerHeartbeat).values(host=host, pid=os.getpid()))
+        row = db.session.get_one(WorkerHeartbeat, host)
+        row.pid, row.beat_at = os.getpid(), utcnow()
 
 
 def _settings() -> str:

@@ -62,7 +62,7 @@ def test_list_pages_walk_every_game_once_in_order(app, admin, monkeypatch) -> No
         db.session.commit()
     expected = [i for _, i in sorted(zip(moments, ids, strict=True), reverse=True)]
 
-    pages, url = [], "/admin/"
+    pages, url = [], "/admin/games"
     while url:
         html = admin.get(url).get_data(as_text=True)
         pages.append(listed(html))
@@ -89,7 +89,7 @@ def test_list_filters_and_counts(app, admin) -> None:
     play(app, first, seed=5, until=lambda state: to_act(state) != ["keeper", "shadow"])
 
     def ids(**query: str) -> list[int]:
-        response = admin.get("/admin/", query_string=query)
+        response = admin.get("/admin/games", query_string=query)
         assert response.status_code == 200
         return listed(response.get_data(as_text=True))
 
@@ -109,7 +109,7 @@ def test_list_filters_and_counts(app, admin) -> None:
         db.session.execute(update(Game).where(Game.id == second).values(deadline=soon))
         db.session.commit()
     assert ids(sort="deadline") == [second, first]
-    html = admin.get("/admin/").get_data(as_text=True)
+    html = admin.get("/admin/games").get_data(as_text=True)
     assert re.search(r">cancelled</a> <strong>1</strong>", html)
     assert re.search(r">active</a> <strong>3</strong>", html)
 
@@ -129,7 +129,7 @@ def test_list_filters_and_counts(app, admin) -> None:
     ],
 )
 def test_list_refuses_what_it_did_not_write(admin, query) -> None:
-    assert admin.get("/admin/", query_string=query).status_code == 400
+    assert admin.get("/admin/games", query_string=query).status_code == 400
 
 
 @pytest.mark.parametrize(
@@ -293,7 +293,7 @@ def test_a_game_against_the_computer_names_it_and_offers_no_link_actions(app, ad
             games.Seating("kim@example.com", "Kim"), games.Seating.the_computer("hard")
         )
         game_id, kim, bot = game.id, game.player("keeper").id, game.player("shadow").id
-    listing_html = admin.get("/admin/").get_data(as_text=True)
+    listing_html = admin.get("/admin/games").get_data(as_text=True)
     assert "the computer, hard" in listing_html
     html = admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
     assert "the computer, hard" in html and "no address" in html

@@ -24,7 +24,7 @@ def pages(app, admin) -> list[str]:
         ).first()
     return [
         "/admin/",
-        "/admin/?status=active&sort=deadline",
+        "/admin/games?status=active&sort=deadline",
         f"/admin/games/{live}",
         f"/admin/games/{over}",
         "/admin/mail",

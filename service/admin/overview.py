@@ -1,0 +1,114 @@
+"""The dashboard's landing page: what needs an operator's attention now.
+
+Games stalled for days, mail that failed today, the outbox's oldest queued
+message, whether the mail worker is passing, addresses that bounce, and games
+whose deadline is near. Each is a small query on an index; the page is read
+fresh on every visit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Select, func, select
+from sqlalchemy.orm import defer, selectinload
+
+from ..models import Address, Game, OutboxMessage, WorkerHeartbeat, db
+
+# A worker passes every few seconds; one silent for this long is shown as down.
+WORKER_DOWN_AFTER = timedelta(minutes=5)
+# How many games or addresses each part lists (the lists link to the rest).
+SHOWN = 20
+
+
+@dataclass(frozen=True)
+class Worker:
+    """A mail worker's last pass, and whether that is recent enough to call it up."""
+
+    host: str
+    pid: int
+    beat_at: datetime
+    up: bool
+
+
+@dataclass(frozen=True)
+class Overview:
+    """What the landing page shows; ``stalled_days`` and ``near_hours`` are its settings."""
+
+    stalled_days: int
+    stalled: list[Game]
+    stalled_count: int
+    failed_today: int
+    queued: int
+    oldest_queued: OutboxMessage | None
+    workers: list[Worker]
+    bouncing: list[Address]
+    near_hours: int
+    near_deadline: list[Game]
+
+    @property
+    def worker_up(self) -> bool:
+        """Whether any worker passed lately."""
+        return any(worker.up for worker in self.workers)
+
+
+def _games() -> Select[Any]:
+    return select(Game).options(defer(Game.state), selectinload(Game.players))
+
+
+def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> Overview:
+    """What needs attention at ``now``: games with no move for ``stalled_days`` days, and
+    games whose deadline falls within ``near_hours`` hours."""
+    stalled_since = now - timedelta(days=stalled_days)
+    stalled = (Game.status == "active", Game.updated_at < stalled_since)
+    day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    queued = (OutboxMessage.status == "queued",)
+    workers = db.session.scalars(select(WorkerHeartbeat).order_by(WorkerHeartbeat.beat_at.desc()))
+    return Overview(
+        stalled_days=stalled_days,
+        stalled=list(
+            db.session.scalars(_games().where(*stalled).order_by(Game.updated_at).limit(SHOWN))
+        ),
+        stalled_count=db.session.scalar(select(func.count()).where(*stalled)) or 0,
+        failed_today=db.session.scalar(
+            select(func.count()).where(
+                OutboxMessage.status == "failed", OutboxMessage.failed_at >= day_start
+            )
+        )
+        or 0,
+        queued=db.session.scalar(select(func.count()).where(*queued)) or 0,
+        oldest_queued=db.session.scalars(
+            select(OutboxMessage)
+            .options(defer(OutboxMessage.text_body), defer(OutboxMessage.html_body))
+            .where(*queued)
+            .order_by(OutboxMessage.id)
+            .limit(1)
+        ).first(),
+        workers=[
+            Worker(row.host, row.pid, row.beat_at, now - row.beat_at < WORKER_DOWN_AFTER)
+            for row in workers
+        ],
+        bouncing=list(
+            db.session.scalars(
+                select(Address)
+                .where(Address.bounced_at.is_not(None))
+                .order_by(Address.bounced_at.desc())
+                .limit(SHOWN)
+            )
+        ),
+        near_hours=near_hours,
+        near_deadline=list(
+            db.session.scalars(
+                _games()
+                .where(
+                    Game.status == "active",
+                    Game.deadline.is_not(None),
+                    Game.deadline <= now + timedelta(hours=near_hours),
+                )
+                .order_by(Game.deadline, Game.id)
+                .limit(SHOWN)
+            )
+        ),
+    )

@@ -1,0 +1,125 @@
+"""The landing page: stalled games, failed mail, the queue, the worker's heartbeat, bounces,
+deadlines; and the games list's search, idle filter, oldest-first order and ages."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from html import unescape
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import update
+
+from service.addresses import record_bounce
+from service.mail.worker import run
+from service.models import Game, OutboxMessage, WorkerHeartbeat, db, utcnow
+from service.unit_of_work import transaction
+
+from ..smtp import SMTPServer
+from .test_games import listed, new_game
+
+
+@pytest.fixture
+def app_config(mail_config: dict[str, Any]) -> dict[str, Any]:
+    return mail_config
+
+
+def section(html: str, element_id: str) -> str:
+    """The text of the element with this id (a table, a list, a definition)."""
+    found = re.search(rf'id="{element_id}">(.*?)</(table|ul|dd)>', html, re.S)
+    assert found is not None, element_id
+    return " ".join(unescape(re.sub(r"<[^>]+>", "", found.group(1))).split())
+
+
+def age_games(app: Flask, days: dict[int, float]) -> None:
+    """Put each game's last activity so many days back."""
+    with app.app_context(), transaction():
+        for game_id, back in days.items():
+            moment = utcnow() - timedelta(days=back)
+            db.session.execute(update(Game).where(Game.id == game_id).values(updated_at=moment))
+
+
+def test_the_overview_shows_what_needs_attention(
+    app: Flask, admin: FlaskClient, smtp_server: SMTPServer
+) -> None:
+    stalled = new_game(app, "ann@example.com", "bob@example.com", seed=1)
+    busy = new_game(app, "cat@example.com", "dan@example.com", seed=2, days_per_move=3)
+    older = new_game(app, "eve@example.com", "fay@example.com", seed=3)
+    age_games(app, {stalled: 9, older: 20, busy: 1})
+    with app.app_context(), transaction():
+        soon = utcnow() + timedelta(hours=5)
+        db.session.execute(update(Game).where(Game.id == busy).values(deadline=soon))
+        record_bounce("jo@dead.example", 550, "5.1.1 User unknown")
+
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert listed(section_html(html, "stalled")) == [older, stalled]
+    assert listed(section_html(html, "near-deadline")) == [busy]
+    assert "jo@dead.example: 550 5.1.1 User unknown, just now" in section(html, "bouncing")
+    assert section(html, "worker-status").startswith("down no worker has passed yet")
+    assert section(html, "oldest-queued").startswith("#1, queued")
+    # Ten days makes one game stalled; two hours leaves no deadline near.
+    html = admin.get("/admin/", query_string={"stalled": 10, "hours": 2}).get_data(as_text=True)
+    assert listed(section_html(html, "stalled")) == [older]
+    assert "near-deadline" not in html
+    assert admin.get("/admin/", query_string={"stalled": 0}).status_code == 400
+
+    # The worker passes: the queue empties, the refused message counts as failed today.
+    smtp_server.handler.refuse["bob@example.com"] = "550 5.1.1 User unknown"
+    with app.app_context():
+        run(once=True)
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert section(html, "worker-status").startswith("up last pass just now")
+    assert section(html, "oldest-queued") == "—"
+    assert re.search(r'href="/admin/mail\?status=failed">1</a>', html)
+    # A worker silent for minutes is down.
+    with app.app_context(), transaction():
+        back = utcnow() - timedelta(minutes=6)
+        db.session.execute(update(WorkerHeartbeat).values(beat_at=back))
+        failed = db.session.scalars(
+            db.select(OutboxMessage).where(OutboxMessage.status == "failed")
+        ).one()
+        assert failed.failed_at is not None
+        failed.failed_at = utcnow() - timedelta(days=2)
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert section(html, "worker-status").startswith("down last pass 6 minutes ago")
+    assert re.search(r'href="/admin/mail\?status=failed">0</a>', html)
+
+
+def section_html(html: str, element_id: str) -> str:
+    found = re.search(rf'id="{element_id}">(.*?)</table>', html, re.S)
+    assert found is not None, element_id
+    return found.group(1)
+
+
+def test_the_games_list_searches_one_box_and_finds_idle_games(
+    app: Flask, admin: FlaskClient
+) -> None:
+    first = new_game(app, "ann.lee@example.com", "bob@example.com", seed=1)
+    second = new_game(app, "cat@example.com", "ann@example.org", seed=2)
+    third = new_game(app, "dan@example.com", "eve_x@example.com", seed=3)
+    age_games(app, {first: 25, second: 3, third: 10})
+
+    def ids(**query: Any) -> list[int]:
+        response = admin.get("/admin/games", query_string=query)
+        assert response.status_code == 200
+        return listed(response.get_data(as_text=True))
+
+    assert ids(q="ANN") == [second, first]
+    assert ids(q="example.org") == [second]
+    assert ids(q="dan") == [third]  # a name
+    assert ids(q=f"#{third}") == [third]
+    assert ids(q=str(first)) == [first]
+    assert ids(q="e_x") == [third] and ids(q="%") == []  # wildcards are plain characters
+    assert ids(idle=7) == [third, first]
+    assert ids(idle=7, sort="oldest") == [first, third]
+    assert ids(sort="oldest") == [first, third, second]
+    assert admin.get("/admin/games", query_string={"idle": "0"}).status_code == 400
+
+    html = admin.get("/admin/games").get_data(as_text=True)
+    assert 'type="search"' in html and 'type="email"' not in html
+    assert re.search(r">all</a> <strong>3</strong>", html)
+    assert re.search(r'title="\d{4}-\d\d-\d\d \d\d:\d\d UTC">3 weeks ago</time>', html)
+    assert ">1 week ago</time>" in html
