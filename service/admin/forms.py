@@ -10,12 +10,14 @@ from __future__ import annotations
 from flask_wtf import FlaskForm
 from wtforms import (
     BooleanField,
+    DateField,
     Form,
     HiddenField,
     IntegerField,
     PasswordField,
     SelectChoice,
     SelectField,
+    SelectMultipleField,
     StringField,
 )
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
@@ -69,6 +71,14 @@ class AddressForm(FlaskForm):
     """A player's corrected address: it gets a fresh link, and the old link stops working."""
 
     email = StringField("Corrected address", validators=[InputRequired(), Length(max=254)])
+
+
+class BulkRequeueForm(FlaskForm):
+    """Queue the failed messages ticked in the mail list again; those the server refused for
+    good only once the admin ticks that they mean it."""
+
+    message = SelectMultipleField(coerce=int, validate_choice=False, validators=[DataRequired()])
+    confirm = BooleanField("Including those the server refused for good (5xx)")
 
 
 class RequeueForm(FlaskForm):
@@ -129,6 +139,7 @@ class MailFilterForm(Form):
         default="",
     )
     recipient = StringField("Recipient", validators=[Length(max=254)])
+    day = DateField("Queued or failed on (UTC)", validators=[Optional()])
     after = HiddenField()
     before = HiddenField()
 

@@ -8,7 +8,7 @@ costs what the first does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import ColumnElement, Select, func, literal, or_, select, tuple_
@@ -207,23 +207,40 @@ def game_counts() -> dict[str, int]:
     return {status: counts.get(status, 0) for status in GAME_STATUSES}
 
 
-def mail_query(status: str = "", recipient: str = "") -> Select[Any]:
+@dataclass(frozen=True)
+class MailFilter:
+    """Which messages to list: a status, one recipient, and a day (UTC) on which they were
+    queued or failed."""
+
+    status: str = ""
+    recipient: str = ""
+    day: date | None = None
+
+
+def mail_query(filters: MailFilter) -> Select[Any]:
     """The messages the filters keep, without their bodies, in no order."""
     query = select(OutboxMessage).options(
         defer(OutboxMessage.text_body), defer(OutboxMessage.html_body)
     )
-    if status:
-        query = query.where(OutboxMessage.status == status)
-    if recipient:
-        query = query.where(OutboxMessage.recipient == recipient.strip().lower())
+    if filters.status:
+        query = query.where(OutboxMessage.status == filters.status)
+    if filters.recipient:
+        query = query.where(OutboxMessage.recipient == filters.recipient.strip().lower())
+    if filters.day is not None:
+        start = datetime.combine(filters.day, time(), tzinfo=UTC)
+        end = start + timedelta(days=1)
+        query = query.where(
+            or_(
+                OutboxMessage.created_at.between(start, end - timedelta(microseconds=1)),
+                OutboxMessage.failed_at.between(start, end - timedelta(microseconds=1)),
+            )
+        )
     return query
 
 
-def mail_page(
-    status: str = "", recipient: str = "", *, after: str = "", before: str = ""
-) -> Page[OutboxMessage]:
+def mail_page(filters: MailFilter, *, after: str = "", before: str = "") -> Page[OutboxMessage]:
     """A page of the outbox, newest first, without the bodies."""
-    query = mail_query(status, recipient)
+    query = mail_query(filters)
     return seek(
         query, (OutboxMessage.id,), descending=True, after=after, before=before, size=PAGE_SIZE
     )

@@ -30,6 +30,7 @@ from .export import csv_response
 from .forms import (
     AddressForm,
     AuditFilterForm,
+    BulkRequeueForm,
     CancelForm,
     ExtendForm,
     ForfeitForm,
@@ -369,8 +370,8 @@ def forfeit(game_id: int) -> BaseResponse:
 @bp.get("/mail.csv")
 def mail_csv() -> Response:
     """The messages the mail list's filters keep, newest first, as a CSV file."""
-    form = _filters(MailFilterForm)
-    query = listing.mail_query(form.status.data, (form.recipient.data or "").strip())
+    _, filters = _mail_filters()
+    query = listing.mail_query(filters)
 
     def row(message: OutboxMessage) -> list[Any]:
         return [
@@ -393,14 +394,18 @@ def mail_csv() -> Response:
 
 @bp.get("/mail")
 def mail() -> str:
-    """The outbox, newest first: filter by status and recipient."""
-    form = _filters(MailFilterForm)
-    status = form.status.data
-    recipient = (form.recipient.data or "").strip()
-    page = _page(listing.mail_page, form, status, recipient)
+    """The outbox, newest first: filter by status, recipient and day; queue failures again."""
+    form, filters = _mail_filters()
+    page = _page(listing.mail_page, form, filters)
     counts, counted_at = cache.cached("mail_counts", listing.mail_counts)
     query = {
-        key: value for key, value in {"status": status, "recipient": recipient}.items() if value
+        key: value
+        for key, value in {
+            "status": filters.status,
+            "recipient": filters.recipient,
+            "day": filters.day.isoformat() if filters.day else "",
+        }.items()
+        if value
     }
     return render_template(
         "admin/mail.html",
@@ -409,7 +414,66 @@ def mail() -> str:
         counts=counts,
         counted_at=counted_at,
         query=query,
+        requeue_form=BulkRequeueForm(),
+        refused_for_good=refused_for_good,
     )
+
+
+def _mail_filters() -> tuple[MailFilterForm, listing.MailFilter]:
+    form = _filters(MailFilterForm)
+    return form, listing.MailFilter(
+        status=form.status.data, recipient=(form.recipient.data or "").strip(), day=form.day.data
+    )
+
+
+def _requeue(message_id: int) -> OutboxMessage:
+    """Put a failed message back in the queue and write it to the audit trail (caller's
+    transaction)."""
+    requeued = requeue(message_id)
+    audit.record(
+        current_user.name,
+        "requeue",
+        f"queued message {requeued.id} ({requeued.kind} to {requeued.recipient}) again",
+        game_id=requeued.game_id,
+        message_id=requeued.id,
+    )
+    return requeued
+
+
+@bp.post("/mail/requeue")
+def requeue_messages() -> BaseResponse:
+    """Queue the ticked failed messages again; those refused for good (5xx) once confirmed."""
+    form = BulkRequeueForm()
+    back = redirect(url_for("admin.mail", status="failed"), code=303)
+    if not form.validate():
+        flash("Tick the failed messages to queue again.", "error")
+        return back
+    found = list(
+        db.session.scalars(select(OutboxMessage).where(OutboxMessage.id.in_(form.message.data)))
+    )
+    if len(found) != len(set(form.message.data)):
+        abort(404)
+    refused = [message.id for message in found if refused_for_good(message)]
+    if refused and not form.confirm.data:
+        flash(
+            f"The server refused {len(refused)} of these for good: tick the box to confirm "
+            "that they are to be sent again.",
+            "error",
+        )
+        return back
+    problems: list[str] = []
+    with transaction():
+        for message in found:
+            try:
+                _requeue(message.id)
+            except ValueError as exc:
+                problems.append(f"#{message.id}: {exc}")
+    cache.forget()
+    done = len(found) - len(problems)
+    flash(f"{done} message{'s are' if done != 1 else ' is'} queued again.", "notice")
+    if problems:
+        flash("Not queued again: " + "; ".join(problems), "error")
+    return back
 
 
 # Links in emails are credentials (a seat, an invitation, a rematch, an unsubscribe):
@@ -487,14 +551,7 @@ def requeue_message(message_id: int) -> BaseResponse:
         return redirect(url_for("admin.message", message_id=message_id), code=303)
     try:
         with transaction():
-            requeued = requeue(message_id)
-            audit.record(
-                current_user.name,
-                "requeue",
-                f"queued message {requeued.id} ({requeued.kind} to {requeued.recipient}) again",
-                game_id=requeued.game_id,
-                message_id=requeued.id,
-            )
+            _requeue(message_id)
     except LookupError:
         abort(404)
     except ValueError as exc:

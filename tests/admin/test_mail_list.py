@@ -1,0 +1,119 @@
+"""The mail list: failure times and errors, a day filter, and failures queued again in bulk."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from html import unescape
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from service.models import AdminAction, OutboxMessage, db, utcnow
+
+from ..helpers import csrf_token
+from .conftest import ADMIN
+
+
+def listed(html: str) -> list[int]:
+    return [int(n) for n in re.findall(r'<td><a href="/admin/mail/(\d+)">', html)]
+
+
+def fail(app: Flask, errors: dict[int, str], days_ago: int = 0) -> None:
+    """Mark messages failed with these errors, ``days_ago`` days back."""
+    with app.app_context():
+        for message_id, error in errors.items():
+            message = db.session.get_one(OutboxMessage, message_id)
+            message.status, message.last_error = "failed", error
+            message.failed_at = utcnow() - timedelta(days=days_ago)
+            message.created_at = utcnow() - timedelta(days=days_ago)
+        db.session.commit()
+
+
+def message_ids(app: Flask) -> list[int]:
+    with app.app_context():
+        return list(db.session.scalars(select(OutboxMessage.id).order_by(OutboxMessage.id)))
+
+
+def statuses(app: Flask) -> dict[int, str]:
+    with app.app_context():
+        return dict(db.session.execute(select(OutboxMessage.id, OutboxMessage.status)).all())
+
+
+def test_failures_show_when_and_why_and_filter_by_day(
+    app: Flask, admin: FlaskClient, make_game
+) -> None:
+    make_game(seed=1)
+    make_game(seed=2)
+    first, second, third, _ = message_ids(app)
+    fail(app, {first: "550 5.1.1 User unknown"}, days_ago=3)
+    fail(app, {second: "SMTPUTF8Error: cannot be written"})
+    html = admin.get("/admin/mail", query_string={"status": "failed"}).get_data(as_text=True)
+    assert listed(html) == [second, first]
+    rows = [
+        " ".join(unescape(re.sub(r"<[^>]+>", "", row)).split())
+        for row in re.findall(r"<tr>(.*?)</tr>", html, re.S)[1:]
+    ]
+    assert rows[1].endswith("3 days ago 550 5.1.1 User unknown")
+    assert rows[0].endswith("just now SMTPUTF8Error: cannot be written")
+    three_days_ago = (utcnow() - timedelta(days=3)).date().isoformat()
+    assert listed(admin.get(f"/admin/mail?day={three_days_ago}").get_data(as_text=True)) == [first]
+    today = utcnow().date().isoformat()
+    assert sorted(listed(admin.get(f"/admin/mail?day={today}").get_data(as_text=True))) == [
+        m for m in message_ids(app) if m != first
+    ]
+    assert admin.get("/admin/mail?day=yesterday").status_code == 400
+    assert third not in listed(admin.get(f"/admin/mail?day={three_days_ago}").text)
+
+
+def test_selected_failures_are_queued_again_in_bulk(
+    app: Flask, admin: FlaskClient, make_game
+) -> None:
+    make_game(seed=1)
+    make_game(seed=2)
+    first, second, third, fourth = message_ids(app)
+    fail(app, {first: "550 5.1.1 User unknown", second: "451 try later", third: "boom"})
+    page = admin.get("/admin/mail", query_string={"status": "failed"}).get_data(as_text=True)
+    assert f'name="message" value="{first}" id="pick-{first}"' in page
+    assert f'value="{fourth}"' not in page  # a queued message has no box
+    token = csrf_token(page)
+
+    # A permanent refusal among them: nothing is queued until the admin confirms.
+    response = admin.post(
+        "/admin/mail/requeue", data={"csrf_token": token, "message": [first, second]}
+    )
+    assert response.status_code == 303
+    assert "refused 1 of these for good" in admin.get("/admin/mail").get_data(as_text=True)
+    assert statuses(app)[first] == statuses(app)[second] == "failed"
+
+    admin.post("/admin/mail/requeue", data={"csrf_token": token, "message": [second, third]})
+    assert "2 messages are queued again." in admin.get("/admin/mail").get_data(as_text=True)
+    assert (statuses(app)[second], statuses(app)[third], statuses(app)[first]) == (
+        "queued",
+        "queued",
+        "failed",
+    )
+    admin.post(
+        "/admin/mail/requeue", data={"csrf_token": token, "message": [first], "confirm": "y"}
+    )
+    assert statuses(app)[first] == "queued"
+    with app.app_context():
+        trail = db.session.scalars(select(AdminAction).order_by(AdminAction.id)).all()
+        assert [(row.admin, row.action, row.message_id) for row in trail] == [
+            (ADMIN, "requeue", second),
+            (ADMIN, "requeue", third),
+            (ADMIN, "requeue", first),
+        ]
+
+    # Nothing ticked, or a message that is not there.
+    admin.post("/admin/mail/requeue", data={"csrf_token": token})
+    assert "Tick the failed messages" in admin.get("/admin/mail").get_data(as_text=True)
+    missing = admin.post("/admin/mail/requeue", data={"csrf_token": token, "message": [999]})
+    assert missing.status_code == 404
+    # One that is no longer failed is named, the others go.
+    fail(app, {second: "451 try later"})
+    admin.post("/admin/mail/requeue", data={"csrf_token": token, "message": [second, fourth]})
+    html = unescape(admin.get("/admin/mail").get_data(as_text=True))
+    assert "1 message is queued again." in html
+    assert f"#{fourth}: message {fourth} is queued, not failed" in html
