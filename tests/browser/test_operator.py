@@ -1,0 +1,81 @@
+"""The operator's jobs on the dashboard in a real browser: the overview, a bounce and the
+address that fixes it, failures queued again in bulk, the games list's search box."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import select
+
+from service.addresses import record_bounce
+from service.admin.auth import create_admin
+from service.models import Game, OutboxMessage, db
+from service.unit_of_work import transaction
+
+from ..admin.conftest import ADMIN, PASSWORD
+from .conftest import screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def sign_in(page: Any, live_server: str) -> None:
+    page.goto(f"{live_server}/admin/login")
+    page.get_by_label("Name").fill(ADMIN)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def test_an_operator_fixes_a_bouncing_address(
+    pg_app: Flask, live_server: str, new_game: Callable[..., dict[str, Any]], browser: Any
+) -> None:
+    game = new_game(seed=5, days_per_move=3)
+    with pg_app.app_context(), transaction():
+        create_admin(ADMIN, PASSWORD)
+        record_bounce("sam@example.com", 550, "5.1.1 User unknown")
+        failed = db.session.scalars(
+            select(OutboxMessage).where(OutboxMessage.recipient == "sam@example.com")
+        ).one()
+        failed.status, failed.last_error = "failed", "550 5.1.1 User unknown"
+        failed_id = failed.id
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    sign_in(page, live_server)
+
+    # The landing page: the bouncing address, with a way to its games.
+    assert page.locator("h1").inner_text() == "Overview"
+    bouncing = page.locator("#bouncing")
+    assert "sam@example.com: 550 5.1.1 User unknown, just now" in bouncing.inner_text()
+    screenshot(page, "admin-overview")
+    bouncing.get_by_role("link", name="games").click()
+    assert page.locator("input[type=search]").input_value() == "sam@example.com"
+    page.get_by_role("link", name=f"#{game['id']}").click()
+
+    # The game page shows the bounce beside the player; the corrected address takes its place.
+    players = page.locator("table.list").first
+    assert "sam@example.com: 550 5.1.1 User unknown" in players.inner_text()
+    page.locator("form.correct-address").last.get_by_label("Corrected address").fill(
+        "sam@example.org"
+    )
+    page.locator("form.correct-address").last.get_by_role("button").click()
+    assert "address is corrected" in page.get_by_role("status").inner_text()
+    assert "sam@example.org" in players.inner_text()
+    with pg_app.app_context():
+        assert db.session.get_one(Game, game["id"]).player("shadow").email == "sam@example.org"
+
+    # The failure is queued again from the mail list, once its permanent refusal is confirmed.
+    page.goto(f"{live_server}/admin/mail?status=failed")
+    page.locator(f"#pick-{failed_id}").check()
+    page.get_by_role("button", name="Queue the selected failures again").click()
+    assert "refused 1 of these for good" in page.get_by_role("alert").inner_text()
+    page.locator(f"#pick-{failed_id}").check()
+    page.locator("#bulk-confirm").check()
+    page.get_by_role("button", name="Queue the selected failures again").click()
+    assert "1 message is queued again." in page.get_by_role("status").inner_text()
+
+    # The audit trail has both actions, newest first.
+    page.get_by_role("link", name="Audit").click()
+    rows = page.locator("table.audit tbody tr")
+    assert rows.count() == 2
+    assert "requeue" in rows.nth(0).inner_text() and "correct address" in rows.nth(1).inner_text()
