@@ -124,6 +124,19 @@ def clean_email(address: str) -> str:
     return found.normalized.lower()
 
 
+# The longest reason an admin may give the players for ending their game.
+MAX_REASON = 300
+
+
+def clean_reason(reason: str) -> str:
+    """An admin's reason for ending a game, on one line; :class:`InvalidGame` if too long."""
+    printable = "".join(ch if ch.isprintable() else " " for ch in reason)
+    cleaned = " ".join(printable.split())
+    if len(cleaned) > MAX_REASON:
+        raise InvalidGame(f"A reason is at most {MAX_REASON} characters.")
+    return cleaned
+
+
 def clean_name(name: str, fallback: str) -> str:
     """A display name on one line, at most 80 characters (no control characters)."""
     printable = "".join(ch if ch.isprintable() else " " for ch in name)
@@ -439,33 +452,43 @@ def _open_game(game_id: int, statuses: tuple[str, ...] = ("active",)) -> Game:
     return game
 
 
-def cancel_game(game_id: int, actor: str) -> Game:
-    """Cancel a game in play (both players are told), or one still waiting for its players."""
+def _with_reason(note: str, reason: str) -> str:
+    return f"{note}: {reason}" if reason else note
+
+
+def cancel_game(game_id: int, actor: str, reason: str = "") -> Game:
+    """Cancel a game in play (both players are told, with the ``reason`` if one is given), or
+    one still waiting for its players."""
     game = _open_game(game_id, ("waiting", "active"))
     started = game.status == "active"
+    reason = clean_reason(reason)
     _close(game, "cancelled", None)
-    _by_admin(game, actor, "cancel", "cancelled the game")
+    _by_admin(game, actor, "cancel", _with_reason("cancelled the game", reason))
     if started:
-        notify.ended(game)
+        notify.ended(game, reason=reason)
     db.session.flush()
     return game
 
 
-def declare_forfeit(game_id: int, seat: str, actor: str) -> Game:
-    """Record that ``seat`` forfeits: the other seat wins; both players are told."""
+def declare_forfeit(game_id: int, seat: str, actor: str, reason: str = "") -> Game:
+    """Record that ``seat`` forfeits: the other seat wins; both players are told, with the
+    ``reason`` if one is given."""
     if not is_seat(seat):
         raise InvalidGame(f"a seat is keeper or shadow, not {seat!r}")
     game = _open_game(game_id)
+    reason = clean_reason(reason)
     _close(game, "finished", other(seat))
     figures.record(game)
-    _by_admin(game, actor, "forfeit", f"declared a forfeit by the {seat}", kind="forfeit")
-    notify.ended(game)
+    note = _with_reason(f"declared a forfeit by the {seat}", reason)
+    _by_admin(game, actor, "forfeit", note, kind="forfeit")
+    notify.ended(game, reason=reason)
     db.session.flush()
     return game
 
 
 def extend_deadline(game_id: int, days: int, actor: str) -> Game:
-    """Give the player(s) who owe a move ``days`` more days (from now if already late).
+    """Give the player(s) who owe a move ``days`` more days (from now if already late);
+    both players are emailed the new deadline.
 
     A game without days per move has no deadline to extend: one made up here
     would get no reminder from the sweep, only a timeout.
@@ -481,6 +504,7 @@ def extend_deadline(game_id: int, days: int, actor: str) -> Game:
     _by_admin(
         game, actor, "extend", f"extended the deadline by {days} day{'s' if days > 1 else ''}"
     )
+    notify.deadline_extended(game)
     db.session.flush()
     return game
 
@@ -495,12 +519,18 @@ def _person(player_id: int) -> Player:
     return player
 
 
-def rotate_link(player_id: int, actor: str) -> Player:
-    """Give the player a new link; the old one stops working at once."""
+def rotate_link(player_id: int, actor: str, send: bool = False) -> Player:
+    """Give the player a new link; the old one stops working at once. With ``send``, the new
+    link is emailed to them in the same step."""
     player = _person(player_id)
     lock_game(player.game_id)
     player.link_key = new_link_key()
-    _by_admin(player.game, actor, "rotate", f"rotated the {player.seat}'s link")
+    db.session.flush()
+    note = f"rotated the {player.seat}'s link"
+    if send:
+        notify.link(player)
+        note += " and sent the new one"
+    _by_admin(player.game, actor, "rotate", note)
     db.session.flush()
     return player
 

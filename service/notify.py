@@ -137,16 +137,23 @@ def answer(player: Player, parent: str, **extra: Any) -> None:
     _send(player, "answer", always=True, parent=parent, **extra)
 
 
-def ended(game: Game) -> None:
-    """Tell both players a game ended other than by play: timeout, forfeit, cancel."""
+def ended(game: Game, reason: str = "") -> None:
+    """Tell both players a game ended other than by play: timeout, forfeit, cancel; with the
+    admin's ``reason``, if one was given."""
     for player in game.players:
-        _send(player, "game_ended", rematch=_rematch_url(game, player))
+        _send(player, "game_ended", rematch=_rematch_url(game, player), reason=reason)
 
 
 def reminder(game: Game) -> None:
     """Remind whoever owes a move that the deadline is near."""
     for seat in to_act(game.state):
         _send(game.player(seat), "reminder")
+
+
+def deadline_extended(game: Game) -> None:
+    """Tell both players the new deadline an admin gave the move that is due."""
+    for player in game.players:
+        _send(player, "deadline_extended")
 
 
 def link(player: Player) -> None:
@@ -289,6 +296,7 @@ kinds.register(
     Kind("game_over"),
     Kind("game_ended"),
     Kind("reminder", still_wanted=_reminder_wanted),
+    Kind("deadline_extended"),
     Kind("link"),
     Kind("answer"),
     # Queued bare, so that asking costs the same whether or not the address plays here.

@@ -22,8 +22,10 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
+from ..game_text import seat_name, the_seat
 from ..models import GAME_STATUSES, MAIL_STATUSES, MAX_ID
 from ..perspective import describe_status
+from ..rules import SEATS, other
 
 
 class LoginForm(FlaskForm):
@@ -51,20 +53,47 @@ class ExtendForm(FlaskForm):
     days = IntegerField("Days", default=3, validators=[InputRequired(), NumberRange(min=1, max=60)])
 
 
-class CancelForm(FlaskForm):
-    """Cancel a game in play, once the admin ticks that they mean it."""
+REASON = "Reason (optional; the players' email and the log say it)"
 
+
+class CancelForm(FlaskForm):
+    """Cancel a game, once the admin ticks that they mean it; the reason is optional."""
+
+    # Its length is checked by the game service, which says what is too long.
+    reason = StringField(REASON)
     confirm = BooleanField("Yes, cancel this game", validators=[DataRequired()])
 
 
 class ForfeitForm(FlaskForm):
-    """Declare that a seat forfeits: the other seat wins."""
+    """Declare that a seat forfeits: the other seat wins; the reason is optional."""
 
     seat = SelectField(
         "Forfeited by",
         choices=[SelectChoice("keeper", "Keeper"), SelectChoice("shadow", "Shadow")],
     )
+    reason = StringField(REASON)
     confirm = BooleanField("Yes, end the game by forfeit", validators=[DataRequired()])
+
+
+def forfeit_form(look: str) -> ForfeitForm:
+    """The forfeit form of a game in ``look``: each choice names the seats as the game does,
+    and who would win."""
+    form = ForfeitForm()
+    form.seat.choices = [
+        SelectChoice(seat, f"{seat_name(seat, look)}: {the_seat(other(seat), look)} wins")
+        for seat in SEATS
+    ]
+    return form
+
+
+class RotateForm(FlaskForm):
+    """Replace a player's link, once the admin ticks that they mean it; and email the new one,
+    unless they untick it."""
+
+    confirm = BooleanField(
+        "Yes, replace the link: the old one stops working", validators=[DataRequired()]
+    )
+    send = BooleanField("Email the new link to the player", default=True)
 
 
 class AddressForm(FlaskForm):

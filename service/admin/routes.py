@@ -21,6 +21,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from wtforms import SelectChoice
 
 from .. import addresses, audit, games, notes
+from ..game_text import the_seat, upfirst
 from ..mail.outbox import requeue
 from ..models import OPEN_STATUSES, AdminAction, Event, Game, OutboxMessage, Player, db, utcnow
 from ..rules import variant_of
@@ -38,6 +39,8 @@ from .forms import (
     MailFilterForm,
     OverviewForm,
     RequeueForm,
+    RotateForm,
+    forfeit_form,
 )
 
 # The HTML body of an email, shown in a sandboxed frame of the message page: no script,
@@ -213,9 +216,11 @@ def game(game_id: int) -> str:
         vacations=gamepage.vacations(found),
         bounces=addresses.bounces(player.email for player in found.players),
         address_form=AddressForm(),
+        rotate_form=RotateForm(),
+        max_reason=games.MAX_REASON,
         extend_form=ExtendForm(),
         cancel_form=CancelForm(),
-        forfeit_form=ForfeitForm(),
+        forfeit_form=forfeit_form(found.look),
     )
 
 
@@ -244,27 +249,35 @@ def _done(game_id: int) -> BaseResponse:
 def _act(
     game_id: int,
     action: Callable[[], Any],
-    success: str,
+    success: str | Callable[[Any], str],
     form: FlaskForm | None = None,
     invalid: str = "",
     category: str = "notice",
 ) -> BaseResponse:
     """Check the form, run a service call for the signed-in admin, say how it went.
 
-    The call is one transaction: a refusal leaves nothing of it behind.
+    The call is one transaction: a refusal leaves nothing of it behind. ``success`` is
+    what to say, or makes it from what the call returned.
     """
     if form is not None and not form.validate():
         flash(invalid, "error")
         return _done(game_id)
     try:
         with transaction():
-            action()
+            result = action()
+            said = success(result) if callable(success) else success
     except (games.MoveError, games.InvalidGame) as exc:
         flash(getattr(exc, "message", str(exc)), "error")
     else:
         cache.forget()
-        flash(success, category)
+        flash(said, category)
     return _done(game_id)
+
+
+def _the(player: Player) -> str:
+    """The player's seat as a sentence starts with it, in the game's look: ``The Keeper``,
+    ``Jekyll``."""
+    return upfirst(the_seat(player.seat, player.game.look))
 
 
 def _player(game_id: int, player_id: int) -> Player:
@@ -285,12 +298,12 @@ def resend_link(game_id: int, player_id: int) -> BaseResponse:
     if bounce is not None:
         assert bounce.bounced_at is not None
         success = (
-            f"The {player.seat}'s link is queued, but mail to {player.email} bounces "
+            f"{_the(player)}'s link is queued, but mail to {player.email} bounces "
             f"({bounce.bounce_code} {bounce.bounce_reply}, {ago(bounce.bounced_at)}): "
             "it will likely bounce again. Correct the address if it is wrong."
         )
     else:
-        success = f"The {player.seat}'s link is on its way to {player.email}."
+        success = f"{_the(player)}'s link is on its way to {player.email}."
     return _act(
         game_id,
         lambda: games.resend_link(player.id, actor=current_user.name),
@@ -301,13 +314,21 @@ def resend_link(game_id: int, player_id: int) -> BaseResponse:
 
 @bp.post("/games/<id:game_id>/players/<id:player_id>/rotate")
 def rotate_link(game_id: int, player_id: int) -> BaseResponse:
-    """Give the player a new link; the old one stops working at once."""
+    """Give the player a new link, once confirmed, and email it if asked; the old one stops
+    working at once."""
     player = _player(game_id, player_id)
+    form = RotateForm()
+    sent = (
+        f"It is on its way to {player.email}."
+        if form.send.data
+        else "Resend it to email it to them."
+    )
     return _act(
         game_id,
-        lambda: games.rotate_link(player.id, actor=current_user.name),
-        f"The {player.seat} has a new link; the old one no longer works. "
-        "Resend it to email it to them.",
+        lambda: games.rotate_link(player.id, actor=current_user.name, send=form.send.data),
+        f"{_the(player)} has a new link; the old one no longer works. {sent}",
+        form,
+        "Tick the box to confirm that the link is to be replaced.",
     )
 
 
@@ -319,7 +340,7 @@ def correct_address(game_id: int, player_id: int) -> BaseResponse:
     return _act(
         game_id,
         lambda: games.correct_address(player.id, form.email.data, actor=current_user.name),
-        f"The {player.seat}'s address is corrected: a new link is on its way to it, "
+        f"{_the(player)}'s address is corrected: a new link is on its way to it, "
         "and the old link no longer works.",
         form,
         "Give the corrected address.",
@@ -334,7 +355,9 @@ def extend_deadline(game_id: int) -> BaseResponse:
     return _act(
         game_id,
         lambda: games.extend_deadline(game_id, form.days.data, actor=current_user.name),
-        "The deadline is extended.",
+        lambda game: (
+            f"The deadline is extended to {game.deadline:%Y-%m-%d %H:%M} UTC; the players are told."
+        ),
         form,
         "Extend a deadline by 1 to 60 days.",
     )
@@ -342,13 +365,16 @@ def extend_deadline(game_id: int) -> BaseResponse:
 
 @bp.post("/games/<id:game_id>/cancel")
 def cancel(game_id: int) -> BaseResponse:
-    """Cancel the game; both players are told."""
+    """Cancel the game, with an optional reason; both players of a game in play are told."""
     _require_game(game_id)
+    form = CancelForm()
     return _act(
         game_id,
-        lambda: games.cancel_game(game_id, actor=current_user.name),
-        "The game is cancelled; both players are told.",
-        CancelForm(),
+        lambda: games.cancel_game(game_id, actor=current_user.name, reason=form.reason.data or ""),
+        lambda game: (
+            "The game is cancelled" + ("; both players are told." if game.started_at else ".")
+        ),
+        form,
         "Tick the box to confirm that the game is to be cancelled.",
     )
 
@@ -360,8 +386,13 @@ def forfeit(game_id: int) -> BaseResponse:
     form = ForfeitForm()
     return _act(
         game_id,
-        lambda: games.declare_forfeit(game_id, form.seat.data, actor=current_user.name),
-        "The game is over by forfeit; both players are told.",
+        lambda: games.declare_forfeit(
+            game_id, form.seat.data, actor=current_user.name, reason=form.reason.data or ""
+        ),
+        lambda game: (
+            f"The game is over by forfeit: {the_seat(game.winner, game.look)} wins; "
+            "both players are told."
+        ),
         form,
         "Choose who forfeits and tick the box to confirm.",
     )

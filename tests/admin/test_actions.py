@@ -45,7 +45,7 @@ def test_rotating_a_link_kills_the_old_one(app, admin, client, make_game) -> Non
     game = make_game()
     keeper = player_id(app, game["id"], "keeper")
     page = f"/admin/games/{game['id']}"
-    response = submit(admin, page, f"{page}/players/{keeper}/rotate")
+    response = submit(admin, page, f"{page}/players/{keeper}/rotate", confirm="y")
     assert response.status_code == 303 and response.headers["Location"] == page
     assert client.get(f"/play/{game['keeper']}").status_code == 404
     assert client.get(f"/api/play/{game['keeper']}").status_code == 404
@@ -55,7 +55,7 @@ def test_rotating_a_link_kills_the_old_one(app, admin, client, make_game) -> Non
     assert client.get(f"/play/{new_token}").status_code == 200
     assert client.get(f"/play/{game['shadow']}").status_code == 200  # the other seat's still works
     html = unescape(game_page(admin, game["id"]))
-    assert "The keeper has a new link" in html
+    assert "The Keeper has a new link; the old one no longer works. Resend it" in html
     assert any("rotated the keeper's link" in row and row.endswith(ADMIN) for row in log_rows(html))
     assert admin_events(app, game["id"]) == [("admin", ADMIN, "rotated the keeper's link")]
 

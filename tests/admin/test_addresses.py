@@ -50,7 +50,7 @@ def test_correcting_an_address_sends_a_fresh_link_and_kills_the_old(
     response = submit(admin, page, f"{page}/players/{shadow}/address", email=f" {FIXED.upper()} ")
     assert response.status_code == 303
     html = unescape(admin.get(page).get_data(as_text=True))
-    assert "The shadow's address is corrected" in html
+    assert "The Shadow's address is corrected" in html
     assert seat_of(app, game["id"], "shadow") == (shadow, FIXED)
     assert client.get(f"/play/{game['shadow']}").status_code == 404
     with app.app_context():

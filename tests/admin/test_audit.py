@@ -49,7 +49,7 @@ def test_every_admin_action_is_in_the_trail(app: Flask, admin: FlaskClient, make
     bob = app.test_client()
     assert sign_in(bob, "bob").status_code == 303
     page = f"/admin/games/{first}"
-    submit(admin, page, f"{page}/players/{player_id(app, first, 'keeper')}/rotate")
+    submit(admin, page, f"{page}/players/{player_id(app, first, 'keeper')}/rotate", confirm="y")
     submit(bob, page, f"{page}/players/{player_id(app, first, 'shadow')}/resend")
     other = f"/admin/games/{second}"
     submit(bob, other, f"{other}/cancel", confirm="y")

@@ -72,7 +72,7 @@ def test_resending_to_a_bouncing_address_warns(
         drain()
     assert submit(admin, page, f"{page}/players/{shadow}/resend").status_code == 303
     html = unescape(admin.get(page).get_data(as_text=True))
-    assert f"The shadow's link is on its way to {DEAD}." in html
+    assert f"The Shadow's link is on its way to {DEAD}." in html
     assert "bounces" not in html
     with app.app_context():
         game = db.session.get_one(Game, game_id)

@@ -315,7 +315,8 @@ def test_the_computer_has_no_link_to_resend_or_rotate(app, admin) -> None:
             data={
                 "csrf_token": csrf_token(
                     admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
-                )
+                ),
+                "confirm": "y",
             },
             follow_redirects=True,
         )

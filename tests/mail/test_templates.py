@@ -30,7 +30,7 @@ SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots" / "email"
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 KINDS = (
     "invitation", "turn", "round_end", "game_over", "reminder", "game_ended", "link",
-    "confirm_address", "invite_opponent", "declined", "your_games", "digest",
+    "confirm_address", "invite_opponent", "declined", "your_games", "digest", "deadline_extended",
 )  # fmt: skip
 
 
@@ -120,6 +120,10 @@ def emails(
                 homes.set_email_policy("kim@example.com", "digest", digest_hour=9)
                 homes.set_language("kim@example.com", language)
             sweep(NOW)
+        # Made last, so that the digest above does not list it.
+        extended = make_game(seed=104, days_per_move=3, **readers)
+        with app.app_context(), transaction():
+            games.extend_deadline(extended["id"], 2, actor="admin")
     return first_of_each_kind(app)
 
 

@@ -1,0 +1,139 @@
+"""Actions that say what they do: rotation confirmed and sent, reasons told to the players,
+the new deadline emailed, a waiting game cancelled, the seats named as the game names them."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from service.models import Event, Game, OutboxMessage, db
+
+from ..smtp import SMTPServer
+from .conftest import submit
+
+
+@pytest.fixture
+def app_config(mail_config: dict[str, Any]) -> dict[str, Any]:
+    return mail_config
+
+
+def text(admin: FlaskClient, page: str) -> str:
+    """The page's words, without its tags."""
+    html = admin.get(page).get_data(as_text=True)
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+def player_id(app: Flask, game_id: int, seat: str) -> int:
+    with app.app_context():
+        return db.session.get_one(Game, game_id).player(seat).id
+
+
+def emails(app: Flask, kind: str) -> list[OutboxMessage]:
+    with app.app_context():
+        found = db.session.scalars(
+            select(OutboxMessage).where(OutboxMessage.kind == kind).order_by(OutboxMessage.id)
+        ).all()
+        db.session.expunge_all()
+        return list(found)
+
+
+def test_rotating_asks_for_confirmation_and_can_send_the_new_link(
+    app: Flask, admin: FlaskClient, client: FlaskClient, make_game: Any
+) -> None:
+    game = make_game()
+    shadow = player_id(app, game["id"], "shadow")
+    page = f"/admin/games/{game['id']}"
+    html = admin.get(page).get_data(as_text=True)
+    assert (
+        f'id="rotate-confirm-{shadow}"' in html
+        and f'<input checked id="rotate-send-{shadow}"' in html
+    )
+    submit(admin, page, f"{page}/players/{shadow}/rotate", send="y")
+    assert "Tick the box to confirm that the link is to be replaced." in text(admin, page)
+    assert client.get(f"/play/{game['shadow']}").status_code == 200
+    submit(admin, page, f"{page}/players/{shadow}/rotate", confirm="y", send="y")
+    assert "The Shadow has a new link; the old one no longer works. It is on its way to sam@" in (
+        text(admin, page)
+    )
+    assert client.get(f"/play/{game['shadow']}").status_code == 404
+    (sent,) = emails(app, "link")
+    assert sent.player_id == shadow and "/play/" in sent.text_body
+    assert "rotated the shadow's link and sent the new one" in text(admin, page)
+
+
+def test_cancel_and_forfeit_reasons_reach_the_players_and_the_log(
+    app: Flask, admin: FlaskClient, make_game: Any
+) -> None:
+    cancelled, forfeited = make_game(seed=1)["id"], make_game(seed=2)["id"]
+    page = f"/admin/games/{cancelled}"
+    submit(admin, page, f"{page}/cancel", confirm="y", reason="Both players asked\nto stop.")
+    assert "The game is cancelled; both players are told." in text(admin, page)
+    ended = emails(app, "game_ended")
+    assert len(ended) == 2
+    assert all("The reason given: Both players asked to stop." in m.text_body for m in ended)
+    assert all("The reason given: Both players asked to stop." in m.html_body for m in ended)
+    assert "cancelled the game: Both players asked to stop." in text(admin, page)
+
+    page = f"/admin/games/{forfeited}"
+    submit(admin, page, f"{page}/forfeit", seat="keeper", confirm="y", reason="x" * 301)
+    assert "A reason is at most 300 characters." in text(admin, page)
+    with app.app_context():
+        assert db.session.get_one(Game, forfeited).status == "active"
+    submit(admin, page, f"{page}/forfeit", seat="keeper", confirm="y")
+    assert "The game is over by forfeit: the Shadow wins; both players are told." in text(
+        admin, page
+    )
+    assert "The reason given" not in emails(app, "game_ended")[-1].text_body
+
+
+def test_extending_emails_the_new_deadline_and_says_it(
+    app: Flask, admin: FlaskClient, make_game: Any, smtp_server: SMTPServer
+) -> None:
+    game = make_game(days_per_move=3)
+    page = f"/admin/games/{game['id']}"
+    submit(admin, page, f"{page}/extend", days="2")
+    with app.app_context():
+        deadline = db.session.get_one(Game, game["id"]).deadline
+    shown = f"{deadline:%Y-%m-%d %H:%M} UTC"
+    assert f"The deadline is extended to {shown}; the players are told." in text(admin, page)
+    told = emails(app, "deadline_extended")
+    assert sorted(m.recipient for m in told) == ["kim@example.com", "sam@example.com"]
+    assert all("The deadline of game" in m.text_body and "is extended" in m.text_body for m in told)
+
+
+def test_a_waiting_game_can_be_cancelled_and_a_closed_one_offers_no_link_actions(
+    app: Flask, admin: FlaskClient, make_game: Any
+) -> None:
+    game = make_game(waiting=True)
+    page = f"/admin/games/{game['id']}"
+    html = text(admin, page)
+    assert "The invitation is not answered yet: no player is told." in html
+    assert "Declare a forfeit" not in html
+    submit(admin, page, f"{page}/cancel", confirm="y")
+    html = text(admin, page)
+    assert "The game is cancelled." in html and "both players are told" not in html
+    assert emails(app, "game_ended") == []
+    for gone in ("Resend link", "Rotate link", "Correct address", "Cancel the game", "Phase"):
+        assert gone not in html, gone
+
+
+def test_seat_names_follow_the_games_look(app: Flask, admin: FlaskClient, make_game: Any) -> None:
+    game = make_game(look="classic")
+    page = f"/admin/games/{game['id']}"
+    html = admin.get(page).get_data(as_text=True)
+    assert '<option value="keeper">Jekyll: Hyde wins</option>' in html
+    assert '<option value="shadow">Hyde: Jekyll wins</option>' in html
+    keeper = player_id(app, game["id"], "keeper")
+    submit(admin, page, f"{page}/players/{keeper}/resend")
+    assert "Jekyll's link is on its way to kim@example.com." in text(admin, page)
+    submit(admin, page, f"{page}/forfeit", seat="shadow", confirm="y")
+    assert "The game is over by forfeit: Jekyll wins" in text(admin, page)
+    with app.app_context():
+        kinds = db.session.scalars(select(Event.kind).where(Event.game_id == game["id"])).all()
+        assert "forfeit" in kinds
