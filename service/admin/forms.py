@@ -139,8 +139,9 @@ class GameFilterForm(Form):
         "Owes a move",
         choices=_any("anyone or nobody")
         + [
-            SelectChoice("keeper", "the Keeper"),
-            SelectChoice("shadow", "the Shadow"),
+            # The seats by both their names: the list mixes the standard and classic looks.
+            SelectChoice("keeper", "the Keeper (Jekyll)"),
+            SelectChoice("shadow", "the Shadow (Hyde)"),
             SelectChoice("both", "both (exchange or swap)"),
             SelectChoice("none", "nobody"),
         ],

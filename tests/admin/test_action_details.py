@@ -137,3 +137,6 @@ def test_seat_names_follow_the_games_look(app: Flask, admin: FlaskClient, make_g
     with app.app_context():
         kinds = db.session.scalars(select(Event.kind).where(Event.game_id == game["id"])).all()
         assert "forfeit" in kinds
+    listing = admin.get("/admin/games").get_data(as_text=True)
+    assert '<option value="keeper">the Keeper (Jekyll)</option>' in listing
+    assert ">Keeper (Jekyll)</th>" in listing
