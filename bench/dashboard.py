@@ -252,13 +252,19 @@ def measure(app: Any, client: Any, url: str) -> dict[str, float]:
         return lambda: client.get(path, query_string=query)
 
     return {
-        "games, first page": median_ms(get("/admin/")),
-        "games, status finished": median_ms(get("/admin/", status="finished")),
-        "games, Keeper owes a move": median_ms(get("/admin/", to_act="keeper")),
-        "games, one player's 30 games": median_ms(get("/admin/", email=REGULAR)),
-        "games, by deadline": median_ms(get("/admin/", sort="deadline")),
-        "games, deep page (middle)": median_ms(get("/admin/", after=deep)),
-        "games, first page, counts not kept": median_ms(get("/admin/"), before=forget),
+        "overview": median_ms(get("/admin/")),
+        "games, first page": median_ms(get("/admin/games")),
+        "games, status finished": median_ms(get("/admin/games", status="finished")),
+        "games, Keeper owes a move": median_ms(get("/admin/games", to_act="keeper")),
+        "games, one player's 30 games": median_ms(get("/admin/games", email=REGULAR)),
+        "games, search part of an address": median_ms(get("/admin/games", q="p123@")),
+        "games, idle for 30 days, oldest first": median_ms(
+            get("/admin/games", idle="30", sort="oldest")
+        ),
+        "games, by deadline": median_ms(get("/admin/games", sort="deadline")),
+        "games, deep page (middle)": median_ms(get("/admin/games", after=deep)),
+        "games, first page, counts not kept": median_ms(get("/admin/games"), before=forget),
+        "audit trail": median_ms(get("/admin/audit")),
         "statistics": median_ms(get("/admin/stats")),
         "statistics, computed afresh": median_ms(get("/admin/stats"), before=forget),
     }

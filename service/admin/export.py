@@ -45,6 +45,11 @@ def _lines(header: list[str], rows: Iterable[list[Any]]) -> Iterator[str]:
     yield buffer.getvalue()
 
 
+def attributes(names: list[str]) -> Callable[[Any], list[Any]]:
+    """A row maker that reads these attributes of a row, in order (the header names them)."""
+    return lambda found: [getattr(found, name) for name in names]
+
+
 def csv_response(
     name: str,
     header: list[str],

@@ -27,7 +27,7 @@ from ..models import OPEN_STATUSES, AdminAction, Event, Game, OutboxMessage, Pla
 from ..rules import variant_of
 from ..unit_of_work import transaction
 from . import bp, cache, gamepage, listing, overview, playtest, stats
-from .export import csv_response
+from .export import attributes, csv_response
 from .forms import (
     AddressForm,
     AuditFilterForm,
@@ -404,23 +404,11 @@ def mail_csv() -> Response:
     _, filters = _mail_filters()
     query = listing.mail_query(filters)
 
-    def row(message: OutboxMessage) -> list[Any]:
-        return [
-            message.id,
-            message.status,
-            message.kind,
-            message.recipient,
-            message.subject,
-            message.game_id,
-            message.attempts,
-            message.created_at,
-            message.sent_at,
-            message.last_error,
-        ]
-
-    header = ["message", "status", "kind", "to", "subject", "game", "attempts", "queued_at"]
-    header += ["sent_at", "last_error"]
-    return csv_response("splitmind-mail.csv", header, query.order_by(OutboxMessage.id.desc()), row)
+    columns = ["id", "status", "kind", "recipient", "subject", "game_id", "attempts"]
+    columns += ["created_at", "sent_at", "failed_at", "last_error"]
+    return csv_response(
+        "splitmind-mail.csv", columns, query.order_by(OutboxMessage.id.desc()), attributes(columns)
+    )
 
 
 @bp.get("/mail")
@@ -615,19 +603,10 @@ def audit_csv() -> Response:
     form = _audit_filters()
     query = listing.audit_query(form.admin.data or "", form.game.data)
 
-    def row(entry: AdminAction) -> list[Any]:
-        return [
-            entry.id,
-            entry.created_at,
-            entry.admin,
-            entry.action,
-            entry.game_id,
-            entry.message_id,
-            entry.note,
-        ]
-
-    header = ["id", "at", "admin", "action", "game", "message", "what"]
-    return csv_response("splitmind-audit.csv", header, query.order_by(AdminAction.id.desc()), row)
+    columns = ["id", "created_at", "admin", "action", "game_id", "message_id", "note"]
+    return csv_response(
+        "splitmind-audit.csv", columns, query.order_by(AdminAction.id.desc()), attributes(columns)
+    )
 
 
 @bp.get("/stats")

@@ -73,7 +73,7 @@ def test_every_admin_action_is_in_the_trail(app: Flask, admin: FlaskClient, make
     assert listed(admin, admin=ADMIN, game=second) == []
 
     exported = rows(admin.get("/admin/audit.csv", query_string={"admin": ADMIN}))
-    assert exported[0] == ["id", "at", "admin", "action", "game", "message", "what"]
+    assert exported[0] == ["id", "created_at", "admin", "action", "game_id", "message_id", "note"]
     assert [(row[2], row[3], row[4], row[5]) for row in exported[1:]] == [
         (ADMIN, "requeue", str(first), str(message_id)),
         (ADMIN, "rotate", str(first), ""),
@@ -104,7 +104,7 @@ def test_the_games_and_mail_lists_export_as_csv(app: Flask, admin: FlaskClient, 
     assert [row[0] for row in cancelled[1:]] == [str(second)]
 
     mail = rows(admin.get("/admin/mail.csv", query_string={"recipient": "kim@example.com"}))
-    assert mail[0][:4] == ["message", "status", "kind", "to"]
+    assert mail[0][:4] == ["id", "status", "kind", "recipient"]
     assert mail[1:] and {row[3] for row in mail[1:]} == {"kim@example.com"}
     ids = [int(row[0]) for row in mail[1:]]
     assert ids == sorted(ids, reverse=True)
