@@ -17,6 +17,7 @@ from service.unit_of_work import transaction
 
 from ..admin.conftest import ADMIN, PASSWORD
 from .conftest import screenshot
+from .test_accessibility import violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -79,3 +80,45 @@ def test_an_operator_fixes_a_bouncing_address(
     rows = page.locator("table.audit tbody tr")
     assert rows.count() == 2
     assert "requeue" in rows.nth(0).inner_text() and "correct address" in rows.nth(1).inner_text()
+
+
+def test_game_actions_confirm_and_name_the_seats_of_a_classic_game(
+    pg_app: Flask, live_server: str, new_game: Callable[..., dict[str, Any]], browser: Any
+) -> None:
+    game = new_game(seed=6, days_per_move=3, look="classic")
+    with pg_app.app_context(), transaction():
+        create_admin(ADMIN, PASSWORD)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    sign_in(page, live_server)
+    page.goto(f"{live_server}/admin/games/{game['id']}")
+    assert violations(page) == []
+
+    # Rotating needs the box ticked; the new link goes out in the same step.
+    rotate = page.locator("details.rotate").first
+    rotate.locator("summary").click()
+    assert rotate.get_by_label("Email the new link to kim@example.com").is_checked()
+    rotate.get_by_role("button", name="Rotate link").click()
+    assert page.url.endswith(f"/admin/games/{game['id']}")  # the browser asked for the tick
+    rotate.get_by_label("Yes, replace the link").check()
+    rotate.get_by_role("button", name="Rotate link").click()
+    assert "Jekyll has a new link" in page.get_by_role("status").inner_text()
+    assert "on its way to kim@example.com" in page.get_by_role("status").inner_text()
+
+    # The forfeit menu names the seats as the game does, and who would win.
+    menu = page.get_by_label("Forfeited by")
+    assert menu.locator("option").all_inner_texts() == ["Jekyll: Hyde wins", "Hyde: Jekyll wins"]
+    menu.select_option("shadow")
+    page.locator("#forfeit-reason").fill("Hyde left the club.")
+    page.locator("#forfeit-confirm").check()
+    page.get_by_role("button", name="End by forfeit").click()
+    assert "over by forfeit: Jekyll wins" in page.get_by_role("status").inner_text()
+    log = page.locator("table.log").inner_text()
+    assert "declared a forfeit by the shadow: Hyde left the club." in log
+    # Over: no link actions, no phase.
+    assert page.get_by_role("button", name="Resend link").count() == 0
+    assert page.locator("details.rotate").count() == 0
+    screenshot(page, "admin-game-classic-forfeited")
+
+    for path in ("/admin/", "/admin/games", "/admin/mail", "/admin/audit"):
+        page.goto(f"{live_server}{path}")
+        assert violations(page) == [], path
