@@ -1,4 +1,5 @@
-"""The admin dashboard under ``/admin``: games, mail and statistics, for signed-in admins only."""
+"""The admin dashboard under ``/admin``: an overview, games, mail, the audit trail and
+statistics, for signed-in admins only."""
 
 from flask import Blueprint, Flask
 

@@ -1,7 +1,8 @@
 """The dashboard's pages.
 
-Lookups live in :mod:`.listing` and :mod:`.stats`; every change to a game goes
-through :mod:`service.games`, which writes it to the game's log with the admin's name.
+Lookups live in :mod:`.listing`, :mod:`.overview` and :mod:`.stats`; every change to a
+game goes through :mod:`service.games`, which writes it to the game's log with the admin's
+name and to the audit trail (:mod:`service.audit`), as a re-queued message is here.
 Each action is one transaction, owned here (:func:`service.unit_of_work.transaction`).
 """
 
