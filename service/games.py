@@ -22,7 +22,7 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from . import audit, bots, figures, metrics, notes, notify
 from .addresses import vacation_end
-from .game_text import LOOKS
+from .game_text import LOOKS, seat_name
 from .links import new_link_key
 from .models import OPEN_STATUSES, Event, Game, Match, Player, db, utcnow
 from .perspective import describe_status
@@ -427,6 +427,12 @@ def _admin_event(game: Game, actor: str, note: str, kind: str = "admin") -> None
     log.info("game %d: %s (%s)", game.id, note, actor)
 
 
+def _named(seat: str, game: Game) -> str:
+    """A seat as the log (in English) names it: ``the keeper``, or ``Jekyll`` in a classic
+    game."""
+    return f"the {seat}" if game.look == "standard" else seat_name(seat, game.look)
+
+
 def _by_admin(game: Game, actor: str, action: str, note: str, kind: str = "admin") -> None:
     """Log an admin's change in the game's log and in the audit trail (:mod:`service.audit`)."""
     _admin_event(game, actor, note, kind)
@@ -479,7 +485,7 @@ def declare_forfeit(game_id: int, seat: str, actor: str, reason: str = "") -> Ga
     reason = clean_reason(reason)
     _close(game, "finished", other(seat))
     figures.record(game)
-    note = _with_reason(f"declared a forfeit by the {seat}", reason)
+    note = _with_reason(f"declared a forfeit by {_named(seat, game)}", reason)
     _by_admin(game, actor, "forfeit", note, kind="forfeit")
     notify.ended(game, reason=reason)
     db.session.flush()
@@ -526,7 +532,7 @@ def rotate_link(player_id: int, actor: str, send: bool = False) -> Player:
     lock_game(player.game_id)
     player.link_key = new_link_key()
     db.session.flush()
-    note = f"rotated the {player.seat}'s link"
+    note = f"rotated {_named(player.seat, player.game)}'s link"
     if send:
         notify.link(player)
         note += " and sent the new one"
@@ -540,7 +546,7 @@ def resend_link(player_id: int, actor: str) -> Player:
     player = _person(player_id)
     lock_game(player.game_id)
     notify.link(player)
-    _by_admin(player.game, actor, "resend", f"resent the {player.seat}'s link")
+    _by_admin(player.game, actor, "resend", f"resent {_named(player.seat, player.game)}'s link")
     db.session.flush()
     return player
 
@@ -562,7 +568,10 @@ def correct_address(player_id: int, address: str, actor: str) -> Player:
     db.session.flush()
     notify.link(player)
     _by_admin(
-        game, actor, "correct_address", f"corrected the {player.seat}'s address from {old} to {new}"
+        game,
+        actor,
+        "correct_address",
+        f"corrected {_named(player.seat, game)}'s address from {old} to {new}",
     )
     db.session.flush()
     return player

@@ -135,8 +135,8 @@ def test_seat_names_follow_the_games_look(app: Flask, admin: FlaskClient, make_g
     submit(admin, page, f"{page}/forfeit", seat="shadow", confirm="y")
     assert "The game is over by forfeit: Jekyll wins" in text(admin, page)
     with app.app_context():
-        kinds = db.session.scalars(select(Event.kind).where(Event.game_id == game["id"])).all()
-        assert "forfeit" in kinds
+        notes = db.session.scalars(select(Event.note).where(Event.actor.is_not(None))).all()
+        assert notes == ["resent Jekyll's link", "declared a forfeit by Hyde"]
     listing = admin.get("/admin/games").get_data(as_text=True)
     assert '<option value="keeper">the Keeper (Jekyll)</option>' in listing
     assert ">Keeper (Jekyll)</th>" in listing

@@ -113,7 +113,8 @@ def test_game_actions_confirm_and_name_the_seats_of_a_classic_game(
     page.get_by_role("button", name="End by forfeit").click()
     assert "over by forfeit: Jekyll wins" in page.get_by_role("status").inner_text()
     log = page.locator("table.log").inner_text()
-    assert "declared a forfeit by the shadow: Hyde left the club." in log
+    assert "declared a forfeit by Hyde: Hyde left the club." in log
+    assert "rotated Jekyll's link and sent the new one" in log
     # Over: no link actions, no phase.
     assert page.get_by_role("button", name="Resend link").count() == 0
     assert page.locator("details.rotate").count() == 0
