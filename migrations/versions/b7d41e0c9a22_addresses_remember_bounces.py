@@ -1,7 +1,7 @@
 """addresses remember a permanent refusal of their mail (a bounce)
 
 Revision ID: b7d41e0c9a22
-Revises: 7c2e5a91d0b4
+Revises: b7e3d1a9c2f4
 Create Date: 2026-12-01 07:10:00.000000
 
 """
@@ -10,7 +10,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = 'b7d41e0c9a22'
-down_revision = '7c2e5a91d0b4'
+down_revision = 'b7e3d1a9c2f4'
 branch_labels = None
 depends_on = None
 
