@@ -87,6 +87,9 @@ def test_no_admin_page_scrolls_sideways_on_a_phone(
 
     # Every button of a live game's page can be reached and pressed within the screen.
     page.goto(f"{live_server}/admin/games/{live['id']}")
+    # Actions that ask for confirmation sit in folded boxes: open them all first.
+    for summary in page.locator("main details > summary").all():
+        summary.click()
     buttons = page.locator("main button")
     assert buttons.count() >= 6  # resend and rotate for each player, extend, forfeit, cancel
     for index in range(buttons.count()):
