@@ -25,7 +25,8 @@ from typing import Any
 
 from sqlalchemy import event
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The repository, in place of bench/ (whose http.py would shadow the standard library's).
+sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 from bench.scratch import scratch_app  # noqa: E402
 from service.games import Seating, apply_move, create_game  # noqa: E402
@@ -107,8 +108,10 @@ def main() -> None:
             db.session.remove()
     moves = len(timings)
     print(f"moves:                  {moves} in {args.games} games")
-    print(f"ms per move:            mean {statistics.mean(timings) * 1000:.2f}, "
-          f"median {statistics.median(timings) * 1000:.2f}")
+    print(
+        f"ms per move:            mean {statistics.mean(timings) * 1000:.2f}, "
+        f"median {statistics.median(timings) * 1000:.2f}"
+    )
     print(f"queries per move:       {move_queries / moves:.1f}")
     print(f"worker ms per email:    {mail_seconds * 1000 / max(mails, 1):.2f} ({mails} emails)")
     if profile is not None:

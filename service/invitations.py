@@ -29,6 +29,7 @@ from sqlalchemy import exists, select, update
 from . import games, links, notify
 from .addresses import address_row
 from .mail import compose, kinds, queue
+from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import (
     Address,
@@ -127,7 +128,7 @@ def request_game(request: Request) -> Invitation:
     )
     db.session.add(invitation)
     db.session.flush()
-    _email(invitation, "confirm_address", invitation.creator_email, url=url(invitation, "confirm"))
+    _email(invitation, "confirm_address", invitation.creator_email, "confirm")
     db.session.flush()
     log.info("invitation %d to game %d: the creator is asked to confirm", invitation.id, game.id)
     return invitation
@@ -192,9 +193,7 @@ def confirm(invitation: Invitation) -> None:
     else:
         invitation.status = "invited"
         address_row(invitation.creator_email).confirmed_at = utcnow()
-        _email(
-            invitation, "invite_opponent", invitation.opponent_email, url=url(invitation, "respond")
-        )
+        _email(invitation, "invite_opponent", invitation.opponent_email, "respond")
     db.session.flush()
     log.info("invitation %d confirmed: %s", invitation.id, invitation.status)
 
@@ -367,7 +366,7 @@ def propose_rematch(player: Player) -> Invitation:
         invitation,
         "invite_opponent",
         opponent.email,
-        url=url(invitation, "respond"),
+        "respond",
         rematch_of=game.id,
         # Who won the game it follows: the invitee, the requester, or no one (a timeout of both).
         rematch_winner=(
@@ -411,26 +410,41 @@ def stopped_all_emails(email: str) -> bool:
     return not db.session.scalar(select(exists().where(Player.email == email, Player.notify)))
 
 
-def _email(invitation: Invitation, kind: str, recipient: str, **context: Any) -> None:
-    """Queue one email of the invitation, in the creator's language, with a one-click opt-out.
+def _email(
+    invitation: Invitation, kind: str, recipient: str, stage: str | None = None, **params: Any
+) -> None:
+    """Queue one email of the invitation, with a one-click opt-out; the worker writes it.
+
+    ``stage`` names the invitation's link the email carries (``confirm`` or
+    ``respond``), if any; ``params`` are what else its template says, as JSON.
+    """
+    queue(
+        kind=kind,
+        recipient=recipient,
+        headers=compose.unsubscribe_headers(compose.stop_all_url(recipient)),
+        params={"invitation": invitation.id, "stage": stage, **params},
+    )
+
+
+def _write(message: OutboxMessage) -> Email | None:
+    """Write a queued email of an invitation, in the creator's language.
 
     The opponent has chosen no language yet: the creator's is the best guess, as
     people mostly invite someone who reads the language they write in.
     """
-    stop_all = compose.stop_all_url(recipient)
-    home = links.home_url(recipient)
-    queue(
-        compose.render(
-            kind,
-            invitation.language,
-            invitation=invitation,
-            stop_all=stop_all,
-            home=home,
-            **context,
-        ),
-        kind=kind,
-        recipient=recipient,
-        headers=compose.unsubscribe_headers(stop_all),
+    params = dict(message.params or {})
+    invitation = db.session.get(Invitation, params.pop("invitation"))
+    if invitation is None:
+        return None
+    stage = params.pop("stage")
+    return compose.render(
+        message.kind,
+        invitation.language,
+        invitation=invitation,
+        stop_all=compose.stop_all_url(message.recipient),
+        home=links.home_url(message.recipient),
+        url=url(invitation, stage) if stage is not None else None,
+        **params,
     )
 
 
@@ -451,7 +465,7 @@ def _not_blocked(message: OutboxMessage) -> bool:
 
 
 kinds.register(
-    Kind("confirm_address", still_wanted=_not_blocked),
-    Kind("invite_opponent", still_wanted=_not_blocked),
-    Kind("declined"),
+    Kind("confirm_address", still_wanted=_not_blocked, write=_write),
+    Kind("invite_opponent", still_wanted=_not_blocked, write=_write),
+    Kind("declined", write=_write),
 )

@@ -228,10 +228,15 @@ MAIL_STATUSES = ("queued", "sent", "failed", "skipped")
 
 
 class OutboxMessage(Base):
-    """An email, rendered and queued in the same transaction as the change that causes it.
+    """An email, queued in the same transaction as the change that causes it.
 
-    The mail worker delivers it; ``message_id`` stays the same across retries so
-    a message sent twice after a crash is recognisably one message.
+    It is queued as what to write (its kind, player, game and ``params``) and
+    written by the mail worker when it sends it, in the recipient's language
+    then, with the links valid then (see :mod:`service.mail.kinds`); the worker
+    keeps what it wrote in ``subject``, ``text_body`` and ``html_body``, empty
+    until then. A message queued with ``params`` ``None`` was written when it
+    was queued, and is sent as it is. ``message_id`` stays the same across
+    retries so a message sent twice after a crash is recognisably one message.
     """
 
     __tablename__ = "outbox"
@@ -244,10 +249,12 @@ class OutboxMessage(Base):
     game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"))
     player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id", ondelete="SET NULL"))
     recipient: Mapped[str] = mapped_column(String(254))
-    subject: Mapped[str] = mapped_column(String(255))
-    text_body: Mapped[str] = mapped_column(Text)
-    html_body: Mapped[str] = mapped_column(Text)
+    subject: Mapped[str | None] = mapped_column(String(255))
+    text_body: Mapped[str | None] = mapped_column(Text)
+    html_body: Mapped[str | None] = mapped_column(Text)
     headers: Mapped[dict[str, Any]] = mapped_column(JSONDocument, default=dict)
+    # What the kind's writer needs besides the player and game (a round's number, say).
+    params: Mapped[dict[str, Any] | None] = mapped_column(JSONDocument)
     message_id: Mapped[str] = mapped_column(String(255), unique=True)
     attempts: Mapped[int] = mapped_column(default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -1,5 +1,10 @@
 """Which emails a change to a game causes. Called inside the change's transaction.
 
+The change queues what to write; the worker writes each email when it sends it
+(:mod:`.mail.kinds`), from the recipient's seat view then, with their link
+then. What happened since a player's last move is what happened until the
+email goes; a round's end email keeps the number of the round it is about.
+
 - A new game: each player learns their role, the opponent and their link.
 - A move: "your move" to each seat that now owes one and did not just move
   (a player who wins a trick and leads the next is not emailed), and the
@@ -19,11 +24,14 @@ The kinds of email sent here are registered at the end (see :mod:`.mail.kinds`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
 from sqlalchemy import exists, select
+from sqlalchemy.orm import joinedload
 
 from . import notes
 from .addresses import settings_for, time_zone, vacation_end
@@ -34,12 +42,11 @@ from .mail.kinds import Kind
 from .models import Game, OutboxMessage, Player, db, utcnow
 from .perspective import player_view
 from .replies.headers import game_headers, root_message_id
-from .rules import OVER, Seat, State, to_act
+from .rules import OVER, Seat, State, to_act, variant_of
 
 
 def _context(player: Player) -> dict[str, Any]:
     game = player.game
-    base = current_app.config["BASE_URL"]
     return {
         "player": player,
         "opponent": game.player("shadow" if player.seat == "keeper" else "keeper"),
@@ -47,7 +54,7 @@ def _context(player: Player) -> dict[str, Any]:
         "view": player_view(player),
         "look": game.look,
         "link": player_url(player) if player.link_key else None,
-        "unsubscribe": f"{base}/unsubscribe/{compose.unsubscribe_token(player)}",
+        "unsubscribe": _unsubscribe_url(player),
         "home": home_url(player.email) if player.email else None,
         "opponent_away_until": opponent_away_until(player),
         "time_zone": time_zone(player.email),
@@ -73,28 +80,98 @@ def _send(
     always: bool = False,
     first: bool = False,
     parent: str | None = None,
-    **extra: Any,
+    **params: Any,
 ) -> None:
-    """Queue one email of ``kind`` to ``player``, in their language (English if none was chosen).
+    """Queue one email of ``kind`` to ``player``; the worker writes it (:func:`_write`).
 
-    It threads with the game's other emails to the player, the ``first`` of them
-    (the invitation) being the thread's root; ``parent`` is the Message-ID of
-    the player's message it answers, if any. The computer has no address: it
-    gets no email of any kind.
+    ``params`` are what the email needs besides the player and the game, as
+    JSON. It threads with the game's other emails to the player, the ``first``
+    of them (the invitation) being the thread's root; ``parent`` is the
+    Message-ID of the player's message it answers, if any. The computer has no
+    address: it gets no email of any kind.
     """
     if player.email is None or (not player.notify and not always):
         return
     headers = game_headers(player, parent, first)
-    context = {**_context(player), "reply_to": headers.get("Reply-To"), **extra}
     queue(
-        compose.render(kind, player.language, **context),
         kind=kind,
         recipient=player.email,
         game=player.game,
         player=player,
-        headers={**compose.unsubscribe_headers(context["unsubscribe"]), **headers},
+        headers={**compose.unsubscribe_headers(_unsubscribe_url(player)), **headers},
         message_id=root_message_id(player) if first else None,
+        params=params,
     )
+
+
+def _unsubscribe_url(player: Player) -> str:
+    return f"{current_app.config['BASE_URL']}/unsubscribe/{compose.unsubscribe_token(player)}"
+
+
+def _player_of(message: OutboxMessage) -> Player | None:
+    """The message's player, if it still has the address the message was queued for.
+
+    An email written now carries the player's link now: an address the player
+    no longer has (an admin corrected it) must not receive it.
+    """
+    if message.player_id is None:
+        return None
+    # The player, their game and both seats in one statement: the email needs all three.
+    player = (
+        db.session.scalars(
+            select(Player)
+            .where(Player.id == message.player_id)
+            .options(joinedload(Player.game).joinedload(Game.players))
+        )
+        .unique()
+        .first()
+    )
+    if player is None or player.email != message.recipient:
+        return None
+    return player
+
+
+def _write(message: OutboxMessage) -> Email | None:
+    """Write an email about a player's game, in the player's language (English if none)."""
+    player = _player_of(message)
+    if player is None:
+        return None
+    return compose.render(message.kind, player.language, **_message_context(message, player))
+
+
+def _message_context(message: OutboxMessage, player: Player, **more: Any) -> dict[str, Any]:
+    """What every email about a player's game is written from: the player's context now,
+    the reply address it was queued with, and its params."""
+    return {
+        **_context(player),
+        "reply_to": message.headers.get("Reply-To"),
+        **(message.params or {}),
+        **more,
+    }
+
+
+def _write_round_end(message: OutboxMessage) -> Email | None:
+    """Write a round's end email about the round it was queued for, however far play went on."""
+    player = _player_of(message)
+    if player is None:
+        return None
+    number = (message.params or {})["round"]
+    rounds = player.game.state["rounds"]
+    length = variant_of(player.game.state).track_length
+    track = min(length, sum(result["moved"] for result in rounds[:number]))
+    context = _message_context(
+        message, player, round=number, result=rounds[number - 1], track=track
+    )
+    return compose.render(message.kind, player.language, **context)
+
+
+def _write_end(message: OutboxMessage) -> Email | None:
+    """Write a game's end email, with the rematch link if one may follow."""
+    player = _player_of(message)
+    if player is None:
+        return None
+    context = _message_context(message, player, rematch=_rematch_url(player.game, player))
+    return compose.render(message.kind, player.language, **context)
 
 
 def _rematch_url(game: Game, player: Player) -> str | None:
@@ -117,11 +194,11 @@ def moved(game: Game, before: State, mover: Seat | None) -> None:
     state = game.state
     if state["phase"] == OVER:
         for player in game.players:
-            _send(player, "game_over", rematch=_rematch_url(game, player))
+            _send(player, "game_over")
         return
     if len(state["rounds"]) > len(before["rounds"]):
         for player in game.players:
-            _send(player, "round_end", result=state["rounds"][-1])
+            _send(player, "round_end", round=len(state["rounds"]))
         return
     previous = to_act(before)
     for seat in to_act(state):
@@ -141,7 +218,7 @@ def ended(game: Game, reason: str = "") -> None:
     """Tell both players a game ended other than by play: timeout, forfeit, cancel; with the
     admin's ``reason``, if one was given."""
     for player in game.players:
-        _send(player, "game_ended", rematch=_rematch_url(game, player), reason=reason)
+        _send(player, "game_ended", reason=reason)
 
 
 def reminder(game: Game) -> None:
@@ -168,11 +245,11 @@ def links_requested(email: str, language: str | None) -> None:
     the page nor the time it takes tells anyone who does (:func:`write_links`).
     """
     headers = {"Content-Language": language} if language else {}
-    queue(Email("", "", ""), kind="your_games", recipient=email, headers=headers)
+    queue(kind="your_games", recipient=email, headers=headers)
 
 
-def write_links(message: OutboxMessage) -> bool:
-    """Write a queued links request into the email with the links; ``False`` if none is to go.
+def write_links(message: OutboxMessage) -> Email | None:
+    """Write a queued links request into the email with the links; ``None`` if none is to go.
 
     None goes to an address that plays no game in play here, nor to one that
     has stopped the emails of every game it plays: anyone may ask for this one.
@@ -188,40 +265,56 @@ def write_links(message: OutboxMessage) -> bool:
         .order_by(Game.id)
     ).all()
     if not any(player.notify for player in players):
-        return False
+        return None
     language = (message.headers or {}).get("Content-Language")
-    stop_all = compose.stop_all_url(message.recipient)
+    email = _write_games("your_games", message.recipient, players, language)
+    # Only now, for an address that plays here: the queued row names no address but in its To.
+    headers = compose.unsubscribe_headers(compose.stop_all_url(message.recipient))
+    return replace(email, headers=headers)
+
+
+def _write_games(kind: str, email: str, players: Sequence[Player], language: str | None) -> Email:
+    """Write an email to an address about several of its games, each with its link."""
     games = [{"view": player_view(player), "link": player_url(player)} for player in players]
-    email = compose.render(
-        "your_games",
+    return compose.render(
+        kind,
         language,
         games=games,
-        stop_all=stop_all,
-        home=home_url(message.recipient),
-        time_zone=time_zone(message.recipient),
+        stop_all=compose.stop_all_url(email),
+        home=home_url(email),
+        time_zone=time_zone(email),
     )
-    message.subject, message.text_body, message.html_body = email.subject, email.text, email.html
-    message.headers = {**(message.headers or {}), **compose.unsubscribe_headers(stop_all)}
-    return True
 
 
 def digest(email: str, players: list[Player], language: str | None) -> None:
     """Queue an address's daily digest: each move it owes, with that game's link."""
-    stop_all = compose.stop_all_url(email)
-    games = [{"view": player_view(player), "link": player_url(player)} for player in players]
     queue(
-        compose.render(
-            "digest",
-            language,
-            games=games,
-            stop_all=stop_all,
-            home=home_url(email),
-            time_zone=time_zone(email),
-        ),
         kind="digest",
         recipient=email,
-        headers=compose.unsubscribe_headers(stop_all),
+        headers=compose.unsubscribe_headers(compose.stop_all_url(email)),
+        params={"players": [player.id for player in players], "language": language},
     )
+
+
+def write_digest(message: OutboxMessage) -> Email | None:
+    """Write a queued digest: the moves of its games that the address still owes when it goes."""
+    params = message.params or {}
+    players = [
+        player
+        for player in db.session.scalars(
+            select(Player)
+            .join(Game)
+            .where(Player.id.in_(params["players"]), Player.email == message.recipient)
+            .order_by(Game.id)
+        )
+        if player.game.status == "active"
+        and player.notify
+        and player.link_key
+        and player.seat in to_act(player.game.state)
+    ]
+    if not players:
+        return None
+    return _write_games("digest", message.recipient, players, params["language"])
 
 
 def _owing_a_move(message: OutboxMessage) -> Game | None:
@@ -290,16 +383,16 @@ def _reminder_wanted(message: OutboxMessage) -> bool:
 
 
 kinds.register(
-    Kind("invitation"),
-    Kind("turn", replaces_queued=True, still_wanted=_turn_wanted),
-    Kind("round_end"),
-    Kind("game_over"),
-    Kind("game_ended"),
-    Kind("reminder", still_wanted=_reminder_wanted),
-    Kind("deadline_extended"),
-    Kind("link"),
-    Kind("answer"),
+    Kind("invitation", write=_write),
+    Kind("turn", replaces_queued=True, still_wanted=_turn_wanted, write=_write),
+    Kind("round_end", write=_write_round_end),
+    Kind("game_over", write=_write_end),
+    Kind("game_ended", write=_write_end),
+    Kind("reminder", still_wanted=_reminder_wanted, write=_write),
+    Kind("deadline_extended", write=_write),
+    Kind("link", write=_write),
+    Kind("answer", write=_write),
     # Queued bare, so that asking costs the same whether or not the address plays here.
     Kind("your_games", write=write_links),
-    Kind("digest", still_wanted=_digest_wanted),
+    Kind("digest", still_wanted=_digest_wanted, write=write_digest),
 )

@@ -13,12 +13,14 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import select
 
 from service import games, invitations
 from service.api.routes import api_view
 from service.links import player_for
 from service.mail import queue
 from service.mail.compose import Email
+from service.mail.kinds import written
 from service.models import Game, Invitation, OutboxMessage, Player, db
 from service.rules import SEATS, Variant, is_elixir, new_game
 from service.unit_of_work import transaction
@@ -33,6 +35,27 @@ def failed_turn_behind_a_newer_one(player: Player, error: str | None = None) -> 
     db.session.flush()
     queue(Email("new", "new", "<p>new</p>"), kind="turn", recipient=player.email, player=player)
     return failed
+
+
+def write_queued(app: Flask) -> None:
+    """Write each queued email not written yet into its row, as the worker would send it now.
+
+    The worker writes an email when it sends it (:func:`service.mail.kinds.written`);
+    a test that reads the emails a change caused calls this right after the
+    change, as if the worker had sent them then. They stay queued: the worker
+    writes them again when it does send them.
+    """
+    with app.app_context():
+        with transaction():
+            unwritten = select(OutboxMessage).where(
+                OutboxMessage.status == "queued", OutboxMessage.subject.is_(None)
+            )
+            for message in db.session.scalars(unwritten):
+                email = written(message)
+                if email is not None:
+                    message.subject, message.text_body = email.subject, email.text
+                    message.html_body = email.html
+        db.session.remove()
 
 
 def pick_action(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -113,10 +136,12 @@ def play_to_end(
     until: Any = None,
     *,
     api: bool = False,
+    after_move: Callable[[], object] | None = None,
 ) -> dict[str, Any]:
     """Play random legal moves until the game is over (or ``until(keeper_view)``).
 
     Returns the Keeper's view at that point. ``api=True`` plays through the JSON API.
+    ``after_move`` is called after each move (:func:`write_queued`, say).
     """
     rng = random.Random(seed)
     done = until or (lambda view: view["phase"] == "over")
@@ -128,6 +153,8 @@ def play_to_end(
         if done(view):
             return view
         random_move(client, tokens, rng, api=api)
+        if after_move is not None:
+            after_move()
     raise AssertionError("the game did not get there in 300 moves")
 
 

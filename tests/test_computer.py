@@ -26,7 +26,7 @@ from service.rules import seat_view, to_act
 from service.unit_of_work import transaction
 
 from .conftest import BASE_URL
-from .helpers import ask_for_game, pick_action
+from .helpers import ask_for_game, pick_action, write_queued
 
 KIM = "kim@example.com"
 
@@ -84,6 +84,7 @@ def load(app: Flask, game_id: int) -> Game:
 
 
 def outbox(app: Flask) -> list[OutboxMessage]:
+    write_queued(app)
     with app.app_context():
         return list(db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)))
 

@@ -11,6 +11,7 @@ import pytest
 
 from service import create_app
 from service.config import SETTINGS, ConfigError, check_limit_storage, database_url, read_settings
+from service.mail.kinds import written
 from service.models import OutboxMessage, db
 
 from .conftest import base_config
@@ -282,11 +283,14 @@ def test_links_use_base_url_never_the_host_header(app, client, make_game) -> Non
         f"/api/play/{game['keeper']}", json=lead, headers={"Host": "attacker.example"}
     )
     assert response.status_code == 200
-    with app.app_context():
+    # Written when sent, by the worker; written inside a request to the attacker's host too.
+    with app.test_request_context(base_url="http://attacker.example"):
         new = db.session.scalars(db.select(OutboxMessage).where(OutboxMessage.id > before)).all()
+        emails = [(message, written(message)) for message in new]
     assert new, "the lead queues the Shadow's turn email during the request"
-    for message in new:
-        text = message.text_body + message.html_body + str(message.headers)
+    for message, email in emails:
+        assert email is not None
+        text = email.text + email.html + str(message.headers)
         assert "attacker.example" not in text
         assert "http://splitmind.test/play/" in text
 

@@ -19,7 +19,7 @@ from service.models import Address, AddressSettings, Event, Game, OutboxMessage,
 from service.unit_of_work import transaction
 
 from .conftest import BASE_URL
-from .helpers import csrf_token, play_to_end, random_move, request_invitation
+from .helpers import csrf_token, play_to_end, random_move, request_invitation, write_queued
 from .secrecy import hidden_cards, leaks
 from .test_safe_methods import snapshot
 
@@ -121,6 +121,7 @@ def test_the_rematch_button_invites_the_opponent(app: Flask, client, make_game, 
     finished = make_game(seed=seed)
     play_to_end(client, finished, seed=seed)
     assert client.post(f"/rematch/{finished['keeper']}").status_code == 200
+    write_queued(app)
     page = client.get(home_of(app)).get_data(as_text=True)
     with app.app_context():
         game = db.session.get_one(Game, finished["id"])

@@ -19,7 +19,7 @@ from service.rules import SEATS
 from service.unit_of_work import transaction
 
 from .admin.conftest import admin, admin_account  # noqa: F401  (fixtures)
-from .helpers import MoveForm, form_data, pick_action
+from .helpers import MoveForm, form_data, pick_action, write_queued
 
 HOSTILE = '<script>alert("x")</script> & <b>bold</b>'
 
@@ -133,6 +133,7 @@ def test_the_turn_email_holds_the_opponents_notes(
     for number in range(40):
         seat = to_move(client, game)
         assert move(client, game[seat], rng, note=f"{HOSTILE} {number}").status_code == 200
+        write_queued(app)
         with app.app_context():
             turns = db.session.scalars(
                 select(OutboxMessage).where(

@@ -15,7 +15,7 @@ from service.rules import SEATS, Variant
 from service.unit_of_work import transaction
 
 from .conftest import load_game
-from .helpers import MoveForm, error_text, form_data, pick_action, redeal
+from .helpers import MoveForm, error_text, form_data, pick_action, redeal, write_queued
 
 
 def page(client: FlaskClient, token: str) -> str:
@@ -84,6 +84,7 @@ def test_a_variant_game_through_the_pages(app: Flask, client: FlaskClient, make_
     for number in range(1, len(state["rounds"])):
         assert any(line.startswith(f"Round {number} over: ") for line in said), number
     assert [line for line in said if line][-1].startswith("Game over: ")
+    write_queued(app)
     with app.app_context():
         endings = db.session.scalars(
             select(OutboxMessage.text_body).where(

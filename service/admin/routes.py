@@ -23,6 +23,7 @@ from wtforms import SelectChoice
 
 from .. import addresses, audit, games, notes
 from ..game_text import the_seat, upfirst
+from ..mail.kinds import written
 from ..mail.outbox import requeue
 from ..models import OPEN_STATUSES, AdminAction, Event, Game, OutboxMessage, Player, db, utcnow
 from ..rules import variant_of
@@ -521,15 +522,20 @@ def _message(message_id: int) -> tuple[OutboxMessage, bool]:
 
 @bp.get("/mail/<id:message_id>")
 def message(message_id: int) -> str:
-    """One message in full: headers, the text body, and the HTML body in a sandboxed frame."""
+    """One message in full: headers, the text body, and the HTML body in a sandboxed frame.
+
+    A queued message is shown as it would be written now (:func:`.kinds.written`).
+    """
     found, withheld = _message(message_id)
+    email = None if withheld else written(found)
     return render_template(
         "admin/message.html",
         message=found,
         withheld=withheld,
         refused=refused_for_good(found),
         requeue_form=RequeueForm(),
-        text=without_credentials(found.text_body),
+        email=email,
+        text=without_credentials(email.text) if email is not None else None,
         headers={name: without_credentials(value) for name, value in found.headers.items()},
     )
 
@@ -540,7 +546,10 @@ def message_html(message_id: int) -> Response:
     found, withheld = _message(message_id)
     if withheld:
         abort(403, "This message belongs to a game in play: its body is withheld.")
-    response = Response(without_credentials(found.html_body), mimetype="text/html")
+    email = written(found)
+    if email is None:
+        abort(404, "This message has no text: nothing is to be sent.")
+    response = Response(without_credentials(email.html), mimetype="text/html")
     response.headers["Content-Security-Policy"] = MAIL_HTML_CSP
     response.headers["X-Frame-Options"] = "SAMEORIGIN"
     return response

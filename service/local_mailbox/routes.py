@@ -8,6 +8,8 @@ from __future__ import annotations
 from flask import Response, abort, render_template, request
 from sqlalchemy import select
 
+from ..mail.compose import Email
+from ..mail.kinds import written
 from ..models import OutboxMessage, db
 from . import bp
 
@@ -32,22 +34,27 @@ def inbox() -> str:
     )
 
 
+def _email(message_id: int) -> tuple[OutboxMessage, Email]:
+    """The message and its email; one not sent yet as it would be written now."""
+    found = db.session.get(OutboxMessage, message_id)
+    email = written(found) if found is not None else None
+    if found is None or email is None:
+        abort(404)
+    return found, email
+
+
 @bp.get("/<id:message_id>")
 def message(message_id: int) -> str:
     """One message: headers and plain-text body, its links clickable."""
-    found = db.session.get(OutboxMessage, message_id)
-    if found is None:
-        abort(404)
-    return render_template("local_mailbox/message.html", message=found)
+    found, email = _email(message_id)
+    return render_template("local_mailbox/message.html", message=found, email=email)
 
 
 @bp.get("/<id:message_id>/html")
 def message_html(message_id: int) -> Response:
     """The HTML body as the recipient's mail program would show it (inline styles allowed)."""
-    found = db.session.get(OutboxMessage, message_id)
-    if found is None:
-        abort(404)
-    response = Response(found.html_body, mimetype="text/html")
+    _, email = _email(message_id)
+    response = Response(email.html, mimetype="text/html")
     response.headers["Content-Security-Policy"] = (
         "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'"
     )

@@ -1,7 +1,7 @@
 """Email: a transactional outbox, its composer and its worker.
 
-Emails are rendered and queued as rows in the same transaction as the change
-that causes them (:func:`queue`); the worker delivers them after the commit.
+Emails are queued as rows in the same transaction as the change that causes
+them (:func:`queue`); the worker writes and delivers them after the commit.
 """
 
 from .outbox import queue, requeue, withdraw

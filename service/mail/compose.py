@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flask import current_app
@@ -34,11 +34,12 @@ SUBJECT_SPACE = re.compile(r"[^\S\u00a0\u202f]+")
 
 @dataclass(frozen=True)
 class Email:
-    """A rendered email."""
+    """A rendered email, and the headers its writer adds to those it was queued with."""
 
     subject: str
     text: str
     html: str
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def render(name: str, language: str | None, **context: Any) -> Email:
@@ -244,12 +245,15 @@ def headline(view: Mapping[str, Any]) -> str:
     return gettext("Your move, round %(round)s trick %(trick)s", **words)
 
 
-def round_headline(view: Mapping[str, Any]) -> str:
-    """What a round's end email is about: ``Round 1 over, track 4 of 10: your exchange``."""
+def round_headline(view: Mapping[str, Any], number: int, track: int) -> str:
+    """What the end of round ``number`` is about: ``Round 1 over, track 4 of 10: your exchange``.
+
+    ``track`` is where that round left the track (play may have gone on since).
+    """
     return gettext(
         "Round %(round)s over, track %(track)s of %(length)s: your exchange",
-        round=len(view["rounds"]),
-        track=view["track"],
+        round=number,
+        track=track,
         length=view["track_length"],
     )
 

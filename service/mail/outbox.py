@@ -1,4 +1,4 @@
-"""Queue rendered emails in the outbox, inside the caller's transaction."""
+"""Queue emails in the outbox, inside the caller's transaction, to be written when sent."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def message_domain() -> str:
 
 
 def queue(
-    email: Email,
+    email: Email | None = None,
     *,
     kind: str,
     recipient: str,
@@ -35,8 +35,15 @@ def queue(
     player: Player | None = None,
     headers: dict[str, Any] | None = None,
     message_id: str | None = None,
+    params: dict[str, Any] | None = None,
 ) -> OutboxMessage:
     """Add an email to the outbox; it is sent only if the caller's transaction commits.
+
+    Without ``email``, the worker writes it when it sends it, with the kind's
+    writer (:func:`.kinds.written`), from its player and game and the JSON
+    ``params``: a move pays for no template, and the links in the email are
+    those valid when it goes. With ``email``, it goes as written now.
+    ``headers`` go out with it as they are.
 
     An email of a kind that replaces a queued one (a turn email) replaces the
     player's unsent one of that kind, so a player never has two waiting: the
@@ -47,7 +54,10 @@ def queue(
     Raises ``LookupError`` for a kind that is not registered
     (:mod:`.kinds`).
     """
-    key = _replace_key(kinds.kind(kind), player.id if player is not None else None)
+    entry = kinds.kind(kind)
+    if email is None and entry.write is None:
+        raise ValueError(f"a {kind} email has no writer: queue it written")
+    key = _replace_key(entry, player.id if player is not None else None)
     message = _queued(key) if key is not None else None
     if message is None:
         message = OutboxMessage(kind=kind, replace_key=key)
@@ -59,9 +69,13 @@ def queue(
     message.recipient = recipient
     message.game_id = game.id if game is not None else None
     message.player_id = player.id if player is not None else None
-    message.subject = email.subject
-    message.text_body = email.text
-    message.html_body = email.html
+    if email is None:
+        message.subject = message.text_body = message.html_body = None
+        message.params = params or {}
+    else:
+        message.subject, message.text_body = email.subject, email.text
+        message.html_body = email.html
+        message.params = None
     message.headers = {**AUTO_SUBMITTED, **(headers or {})}
     message.status = "queued"
     message.attempts = 0

@@ -1,8 +1,9 @@
 """The mail worker: deliver queued emails, one row lock at a time.
 
 Each message is claimed with ``SELECT ... FOR UPDATE SKIP LOCKED`` (so workers
-on several machines split the queue), sent while its row stays locked, and its
-outcome committed right after the SMTP reply, before the next is claimed: each
+on several machines split the queue), written (:func:`.kinds.written`) and sent
+while its row stays locked, and its outcome committed right after the SMTP
+reply, before the next is claimed: each
 message is one :func:`~service.unit_of_work.transaction` of the worker's. A
 database that goes away, or a worker killed, between the reply and the commit
 leaves that one message queued: the next claim sends it once more, with the
@@ -117,7 +118,7 @@ class Transport:
         self.connection: TimeoutConnection | None = None
 
     def send(self, message: OutboxMessage) -> None:
-        """Deliver one message.
+        """Deliver one message, written (:func:`.kinds.written`).
 
         Raises :class:`ServerUnavailable` if no session could be opened, an
         ``smtplib`` error for a reply to the message itself (MAIL FROM, RCPT,
@@ -125,6 +126,7 @@ class Transport:
         drops or times out while the message is sent, and whatever stops the
         message being written out (an address that needs SMTPUTF8, say).
         """
+        assert message.subject is not None, "a message is written before it is sent"
         mail = Message(
             subject=message.subject,
             recipients=[envelope_address(message.recipient)],
@@ -222,7 +224,10 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
 
 
 def _deliver(transport: Transport, message: OutboxMessage) -> str:
-    """Send one claimed message and write the outcome on its row; returns which one it was.
+    """Write one claimed message, send it and record the outcome on its row; returns which.
+
+    The email is written now (:func:`.kinds.written`) and kept on the row, as it
+    was sent or tried.
 
     ``sent``, ``retried`` (a temporary refusal, or the connection lost while
     sending it), ``failed`` or ``skipped`` (its kind says it no longer matters,
@@ -233,10 +238,14 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
     failure, kept on its row for the admins, who may queue it again.
     """
     try:
-        kind = kinds.kind(message.kind)
-        if not kind.still_wanted(message) or (kind.write is not None and not kind.write(message)):
+        email = kinds.written(message) if kinds.kind(message.kind).still_wanted(message) else None
+        if email is None:
             message.status = "skipped"
             return "skipped"
+        message.subject, message.text_body = email.subject, email.text
+        message.html_body = email.html
+        if email.headers:
+            message.headers = {**message.headers, **email.headers}
         transport.send(message)
     except (ServerUnavailable, DBAPIError):
         raise

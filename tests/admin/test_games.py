@@ -19,7 +19,7 @@ from service.models import Game, OutboxMessage, db, utcnow
 from service.rules import Variant, run, summary, to_act
 from service.unit_of_work import transaction
 
-from ..helpers import csrf_token, pick_action, redeal
+from ..helpers import csrf_token, pick_action, redeal, write_queued
 from ..secrecy import leaks
 from .conftest import play
 
@@ -232,9 +232,12 @@ def test_a_finished_game_shows_its_deal_and_downloads_as_a_replay(app, admin) ->
 def test_emails_of_a_live_game_are_withheld_until_it_is_over(app, admin) -> None:
     game_id = new_game(app, "kim@example.com", "sam@example.com", seed=5)
     state = play(app, game_id, seed=2, until=lambda s: s["phase"] == "play" and s["trick"] == 3)
+    write_queued(app)
     with app.app_context():
         messages = db.session.scalars(
-            select(OutboxMessage).where(OutboxMessage.game_id == game_id)
+            select(OutboxMessage).where(
+                OutboxMessage.game_id == game_id, OutboxMessage.status == "queued"
+            )
         ).all()
         ids = [message.id for message in messages]
         assert all("/play/" in message.text_body for message in messages)
@@ -257,8 +260,10 @@ def test_links_in_emails_are_never_shown_to_admins(app, admin, make_game, client
     from ..helpers import ask_for_game, play_to_end
 
     finished = make_game(seed=6)
-    play_to_end(client, finished, seed=6)
+    write_queued(app)
+    play_to_end(client, finished, seed=6, after_move=lambda: write_queued(app))
     ask_for_game(client)
+    write_queued(app)
     with app.app_context():
         messages = db.session.scalars(select(OutboxMessage)).all()
         tokens = [

@@ -77,6 +77,8 @@ def test_a_text_body_is_shown_as_text(app, admin) -> None:
     with app.app_context():
         message = db.session.scalars(select(OutboxMessage)).first()
         message.game_id = None
+        message.params = None  # written when it was queued: shown as it is
+        message.subject, message.html_body = "Hi", "<p>Hi</p>"
         message.text_body = "<script>alert(1)</script> & <b>bold</b>"
         db.session.commit()
         message_id = message.id

@@ -14,7 +14,7 @@ from service.models import OutboxMessage, Player, db
 from service.perspective import set_language
 from service.unit_of_work import transaction
 
-from ..helpers import play_to_end, random_move
+from ..helpers import play_to_end, random_move, write_queued
 from ..secrecy import leaks
 from .test_invitations import last_link
 from .test_templates import invite
@@ -27,7 +27,8 @@ STANDARD_WORDS = {
 
 
 def outbox(app: Flask, kind: str) -> dict[str, OutboxMessage]:
-    """The first queued email of ``kind`` to each recipient."""
+    """The first queued email of ``kind`` to each recipient, as it would be sent now."""
+    write_queued(app)
     with app.app_context():
         rows = db.session.scalars(
             select(OutboxMessage).where(OutboxMessage.kind == kind).order_by(OutboxMessage.id)
@@ -101,7 +102,7 @@ def test_the_classic_look_reads_right_in_every_email(
     app: Flask, client: FlaskClient, make_game, language: str
 ) -> None:
     game = make_game(seed=5, look="classic", keeper_language=language, shadow_language=language)
-    play_to_end(client, game, seed=2)
+    play_to_end(client, game, seed=2, after_move=lambda: write_queued(app))
     with app.app_context():
         messages = db.session.scalars(select(OutboxMessage)).all()
         kinds = {message.kind for message in messages}

@@ -20,14 +20,15 @@ from service.models import OutboxMessage, Player, db
 from service.rules import SEATS
 from service.unit_of_work import transaction
 
-from ..helpers import failed_turn_behind_a_newer_one, random_move
+from ..helpers import failed_turn_behind_a_newer_one, random_move, write_queued
 from ..smtp import SMTPServer
 
 pytestmark = pytest.mark.both_backends
 
 
 def queued(app: Flask) -> list[OutboxMessage]:
-    """The messages waiting in the outbox, oldest first."""
+    """The messages waiting in the outbox, oldest first, written as they would be sent now."""
+    write_queued(app)
     with app.app_context():
         rows = db.session.scalars(
             db.select(OutboxMessage)

@@ -92,19 +92,27 @@ def language(request: pytest.FixtureRequest) -> str:
 def emails(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver, language: str
 ) -> dict[str, OutboxMessage]:
-    """One email of each kind, from games played at a fixed time with fixed seeds."""
+    """One email of each kind, from games played at a fixed time with fixed seeds.
+
+    The worker sends each as soon as it is queued, so each says what was so then.
+    """
     readers = {"keeper_language": language, "shadow_language": language}
     with time_machine.travel(NOW, tick=False):
         first = make_game(seed=101, days_per_move=3, **readers)
-        play_to_end(client, first, seed=1)
+        deliver()
+        play_to_end(client, first, seed=1, after_move=deliver)
         second = make_game(seed=102, days_per_move=3, **readers)
+        deliver()
         with app.app_context():
             deadline = db.session.get(Game, second["id"]).deadline
             sweep(deadline - timedelta(hours=12))
+            deliver()
             sweep(deadline + timedelta(hours=1))
+            deliver()
             with transaction():
                 games.resend_link(db.session.get(Game, first["id"]).player("keeper").id, "admin")
         make_game(seed=103, days_per_move=3, **readers)
+        deliver()
         with app.app_context(), transaction():
             invitations.send_links("kim@example.com", language)
         invite(app, language)
@@ -120,10 +128,12 @@ def emails(
                 homes.set_email_policy("kim@example.com", "digest", digest_hour=9)
                 homes.set_language("kim@example.com", language)
             sweep(NOW)
+        deliver()
         # Made last, so that the digest above does not list it.
         extended = make_game(seed=104, days_per_move=3, **readers)
         with app.app_context(), transaction():
             games.extend_deadline(extended["id"], 2, actor="admin")
+        deliver()
     return first_of_each_kind(app)
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from service.addresses import time_zone
 from service.models import OutboxMessage, db
 
-from ..helpers import random_move
+from ..helpers import random_move, write_queued
 
 
 def zone_of(app: Flask, email: str) -> str | None:
@@ -44,6 +44,7 @@ def test_turn_emails_give_the_deadline_in_the_known_zone_else_in_utc(
     rng = random.Random(5)
     for _ in range(40):
         random_move(client, game, rng)
+        write_queued(app)
     with app.app_context():
         rows = db.session.scalars(select(OutboxMessage).where(OutboxMessage.kind == "turn")).all()
         bodies = {row.recipient: row.text_body for row in rows}

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from service.models import Game, OutboxMessage, db
 
-from ..helpers import random_move
+from ..helpers import random_move, write_queued
 from ..secrecy import hidden_cards, leaks
 
 
@@ -27,6 +27,7 @@ def turn_emails_of_a_game(app: Flask, client: FlaskClient, game: dict, seed: int
             if db.session.get_one(Game, game["id"]).status != "active":
                 return found
         random_move(client, game, rng)
+        write_queued(app)
         with app.app_context():
             state = db.session.get_one(Game, game["id"]).state
             rows = db.session.scalars(
