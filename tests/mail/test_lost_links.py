@@ -3,6 +3,10 @@ address, and only there."""
 
 from __future__ import annotations
 
+import random
+import re
+
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import event, select
@@ -10,11 +14,13 @@ from werkzeug.test import TestResponse
 
 from service import games
 from service.links import home_token
-from service.models import OutboxMessage, db
+from service.mail import requeue
+from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..helpers import csrf_token, play_to_end
+from ..helpers import csrf_token, play_to_end, random_move
 from ..secrecy import hidden_cards, leaks
+from ..smtp import SMTPServer
 from .test_invitations import path_of
 
 
@@ -151,3 +157,73 @@ def same_but_address(message: OutboxMessage) -> dict[str, object]:
         for column in OutboxMessage.__table__.columns
         if column.key not in skip
     }
+
+
+@pytest.mark.parametrize("kind", ["invitation", "turn"])
+def test_an_email_queued_again_after_its_link_was_rotated_carries_the_new_link(
+    app: Flask, client: FlaskClient, make_game, smtp_server: SMTPServer, deliver, kind: str
+) -> None:
+    """Refused, then the player's link rotated, then queued again: the email that goes out
+    opens the player's page, and the link it was first written with is dead."""
+    game = make_game(seed=4)
+    if kind == "turn":
+        deliver()  # the invitations
+        rng = random.Random(4)
+        while queued_for_kim(app, "turn") is None:
+            random_move(client, game, rng)
+    smtp_server.handler.replies = ["550 5.1.1 No such user"] * 4
+    deliver()
+    smtp_server.handler.replies = []
+    with app.app_context():
+        refused = db.session.scalars(
+            select(OutboxMessage).where(
+                OutboxMessage.kind == kind,
+                OutboxMessage.recipient == "kim@example.com",
+                OutboxMessage.status == "failed",
+            )
+        ).one()
+        refused_id, kim = refused.id, refused.player_id
+    # The worker keeps what it wrote for the refused attempt: the link valid then.
+    old = set(re.findall(r"/play/[A-Za-z0-9_.\-]+", refused.text_body))
+    assert old == {f"/play/{game['keeper']}"}
+    with app.app_context(), transaction():
+        games.rotate_link(kim, "admin")
+        requeue(refused_id)
+    smtp_server.received.clear()
+    deliver()
+    (again,) = smtp_server.received
+    assert again.message["Message-ID"] == refused.message_id
+    new = {path_of(link) for link in again.links("/play/")}
+    assert new and not new & old
+    for path in new:
+        assert client.get(path).status_code == 200
+    for path in old:
+        assert client.get(path).status_code == 404
+
+
+def queued_for_kim(app: Flask, kind: str) -> OutboxMessage | None:
+    """Kim's queued email of ``kind``, if any."""
+    with app.app_context():
+        return db.session.scalars(
+            select(OutboxMessage).where(
+                OutboxMessage.kind == kind,
+                OutboxMessage.recipient == "kim@example.com",
+                OutboxMessage.status == "queued",
+            )
+        ).first()
+
+
+def test_an_email_queued_for_an_address_the_player_no_longer_has_is_not_sent(
+    app: Flask, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    """Written when sent, it would carry the player's link to the old address: it is skipped."""
+    game = make_game(seed=4)
+    with app.app_context(), transaction():
+        db.session.get_one(Game, game["id"]).player("keeper").email = "kim@example.org"
+    deliver()
+    assert [r.envelope_to for r in smtp_server.received] == [["sam@example.com"]]
+    with app.app_context():
+        statuses = dict(
+            db.session.execute(select(OutboxMessage.recipient, OutboxMessage.status)).all()
+        )
+    assert statuses == {"kim@example.com": "skipped", "sam@example.com": "sent"}

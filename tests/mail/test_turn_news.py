@@ -10,8 +10,9 @@ from sqlalchemy import select
 
 from service.models import Game, OutboxMessage, db
 
-from ..helpers import random_move, write_queued
+from ..helpers import play_to_end, random_move, write_queued
 from ..secrecy import hidden_cards, leaks
+from ..smtp import SMTPServer
 
 
 def turn_emails_of_a_game(app: Flask, client: FlaskClient, game: dict, seed: int) -> dict:
@@ -65,3 +66,24 @@ def test_turn_subjects_name_the_move_and_bodies_tell_the_news(
             assert "Swap done: you gave " in message.text_body, message.text_body
         if ": your answer, round " in message.subject:
             assert "Since your last move:" in message.text_body
+
+
+def test_a_round_end_email_sent_late_tells_of_its_own_round(
+    app: Flask, client: FlaskClient, make_game, deliver, smtp_server: SMTPServer
+) -> None:
+    """Written when sent, after another round has ended, it still tells of the round it is about."""
+    game = make_game(seed=9)
+    deliver()
+    play_to_end(client, game, seed=9, until=lambda view: len(view["rounds"]) >= 2)
+    with app.app_context():
+        rounds = db.session.get_one(Game, game["id"]).state["rounds"]
+    smtp_server.received.clear()
+    deliver()
+    subjects = {
+        r.message["Subject"] for r in smtp_server.received if "over, track" in r.message["Subject"]
+    }
+    tracks = [min(10, sum(result["moved"] for result in rounds[:n])) for n in (1, 2)]
+    assert subjects == {
+        f"Round {n} over, track {track} of 10: your exchange (Split Mind, game {game['id']})"
+        for n, track in zip((1, 2), tracks, strict=True)
+    }, subjects
