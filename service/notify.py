@@ -24,7 +24,7 @@ The kinds of email sent here are registered at the end (see :mod:`.mail.kinds`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -82,7 +82,7 @@ def _send(
     parent: str | None = None,
     **params: Any,
 ) -> None:
-    """Queue one email of ``kind`` to ``player``; the worker writes it (:func:`_write`).
+    """Queue one email of ``kind`` to ``player``; the worker writes it (:func:`_writer`).
 
     ``params`` are what the email needs besides the player and the game, as
     JSON. It threads with the game's other emails to the player, the ``first``
@@ -131,47 +131,41 @@ def _player_of(message: OutboxMessage) -> Player | None:
     return player
 
 
-def _write(message: OutboxMessage) -> Email | None:
-    """Write an email about a player's game, in the player's language (English if none)."""
-    player = _player_of(message)
-    if player is None:
-        return None
-    return compose.render(message.kind, player.language, **_message_context(message, player))
+def _writer(
+    extra: Callable[[Player, dict[str, Any]], dict[str, Any]] | None = None,
+) -> Callable[[OutboxMessage], Email | None]:
+    """A kind's writer of emails about a player's game, in the player's language (English if
+    none); ``extra`` turns the message's params into what else the templates need."""
+
+    def write(message: OutboxMessage) -> Email | None:
+        player = _player_of(message)
+        if player is None:
+            return None
+        params = message.params or {}
+        context = {
+            **_context(player),
+            # The reply address it was queued with: its tag names the version it asks about.
+            "reply_to": message.headers.get("Reply-To"),
+            **params,
+            **(extra(player, params) if extra else {}),
+        }
+        return compose.render(message.kind, player.language, **context)
+
+    return write
 
 
-def _message_context(message: OutboxMessage, player: Player, **more: Any) -> dict[str, Any]:
-    """What every email about a player's game is written from: the player's context now,
-    the reply address it was queued with, and its params."""
-    return {
-        **_context(player),
-        "reply_to": message.headers.get("Reply-To"),
-        **(message.params or {}),
-        **more,
-    }
+def _round_that_ended(player: Player, params: dict[str, Any]) -> dict[str, Any]:
+    """The round a round's end email is about, and where it left the track, however far play
+    went on before the email was written."""
+    number, state = params["round"], player.game.state
+    moved = sum(result["moved"] for result in state["rounds"][:number])
+    track = min(variant_of(state).track_length, moved)
+    return {"round": number, "result": state["rounds"][number - 1], "track": track}
 
 
-def _write_round_end(message: OutboxMessage) -> Email | None:
-    """Write a round's end email about the round it was queued for, however far play went on."""
-    player = _player_of(message)
-    if player is None:
-        return None
-    number = (message.params or {})["round"]
-    rounds = player.game.state["rounds"]
-    length = variant_of(player.game.state).track_length
-    track = min(length, sum(result["moved"] for result in rounds[:number]))
-    context = _message_context(
-        message, player, round=number, result=rounds[number - 1], track=track
-    )
-    return compose.render(message.kind, player.language, **context)
-
-
-def _write_end(message: OutboxMessage) -> Email | None:
-    """Write a game's end email, with the rematch link if one may follow."""
-    player = _player_of(message)
-    if player is None:
-        return None
-    context = _message_context(message, player, rematch=_rematch_url(player.game, player))
-    return compose.render(message.kind, player.language, **context)
+def _rematch(player: Player, params: dict[str, Any]) -> dict[str, Any]:
+    """A game's end email offers a rematch link, if one may follow."""
+    return {"rematch": _rematch_url(player.game, player)}
 
 
 def _rematch_url(game: Game, player: Player) -> str | None:
@@ -383,15 +377,15 @@ def _reminder_wanted(message: OutboxMessage) -> bool:
 
 
 kinds.register(
-    Kind("invitation", write=_write),
-    Kind("turn", replaces_queued=True, still_wanted=_turn_wanted, write=_write),
-    Kind("round_end", write=_write_round_end),
-    Kind("game_over", write=_write_end),
-    Kind("game_ended", write=_write_end),
-    Kind("reminder", still_wanted=_reminder_wanted, write=_write),
-    Kind("deadline_extended", write=_write),
-    Kind("link", write=_write),
-    Kind("answer", write=_write),
+    Kind("invitation", write=_writer()),
+    Kind("turn", replaces_queued=True, still_wanted=_turn_wanted, write=_writer()),
+    Kind("round_end", write=_writer(_round_that_ended)),
+    Kind("game_over", write=_writer(_rematch)),
+    Kind("game_ended", write=_writer(_rematch)),
+    Kind("reminder", still_wanted=_reminder_wanted, write=_writer()),
+    Kind("deadline_extended", write=_writer()),
+    Kind("link", write=_writer()),
+    Kind("answer", write=_writer()),
     # Queued bare, so that asking costs the same whether or not the address plays here.
     Kind("your_games", write=write_links),
     Kind("digest", still_wanted=_digest_wanted, write=write_digest),
