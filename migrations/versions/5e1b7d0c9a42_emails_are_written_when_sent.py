@@ -1,7 +1,7 @@
 """emails are written when sent: the outbox keeps what to write them from
 
 Revision ID: 5e1b7d0c9a42
-Revises: 7c2e5a91d0b4
+Revises: f19c3a7d5e80
 Create Date: 2026-12-01 07:20:00.000000
 
 """
@@ -11,7 +11,7 @@ from sqlalchemy.dialects import postgresql
 
 # revision identifiers, used by Alembic.
 revision = '5e1b7d0c9a42'
-down_revision = '7c2e5a91d0b4'
+down_revision = 'f19c3a7d5e80'
 branch_labels = None
 depends_on = None
 
