@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from service.models import Event, Game, OutboxMessage, db
 
+from ..helpers import write_queued
 from ..smtp import SMTPServer
 from .conftest import submit
 
@@ -35,6 +36,8 @@ def player_id(app: Flask, game_id: int, seat: str) -> int:
 
 
 def emails(app: Flask, kind: str) -> list[OutboxMessage]:
+    """The emails of ``kind`` queued so far, written as the worker would send them now."""
+    write_queued(app)
     with app.app_context():
         found = db.session.scalars(
             select(OutboxMessage).where(OutboxMessage.kind == kind).order_by(OutboxMessage.id)

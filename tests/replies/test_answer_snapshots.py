@@ -39,7 +39,7 @@ def test_answers_match_their_snapshots(
             (" ".join(cards), "<two@example.com>"),
         ):
             send(inbound, reply_message(invitation, text, message_id=message_id))
-        deliver()
+            deliver()  # each answer as it was when its reply came
     with app.app_context():
         answers = db.session.query(OutboxMessage).filter_by(kind="answer").order_by("id").all()
     assert len(answers) == 2
