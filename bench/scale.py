@@ -19,13 +19,12 @@ needs to be a few thousand.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import random
-import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,8 @@ from bench.dashboard import (  # noqa: E402
     REGULAR,
     TEMPLATES,
     Filler,
+    median_ms,
+    ok,
     played_games,
 )
 from bench.scratch import scratch_app  # noqa: E402
@@ -52,26 +53,8 @@ from service.models import Game, Player, db, utcnow  # noqa: E402
 from service.unit_of_work import transaction  # noqa: E402
 
 REQUESTS = 40
+timed = functools.partial(median_ms, count=REQUESTS)
 SIZES_TABLES = ("games", "players", "events", "outbox")
-
-
-def median_ms(request: Callable[[], Any], before: Callable[[], None] = lambda: None) -> float:
-    """The median time of ``request`` in milliseconds, after a few warm-up calls."""
-    for _ in range(3):
-        before()
-        request()
-    times = []
-    for _ in range(REQUESTS):
-        before()
-        started = time.perf_counter()
-        request()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
-
-
-def ok(response: Any) -> Any:
-    assert response.status_code == 200, (response.status_code, response.get_data(as_text=True))
-    return response
 
 
 def sign_in(client: Any) -> None:
@@ -157,14 +140,14 @@ def measure(app: Any, url: str, tokens: list[str], movers: list[str]) -> dict[st
 
     spread_deadlines(url)
     results = {
-        "player page (HTML)": median_ms(lambda: ok(player.get(f"/play/{next(pages)}"))),
-        "API view": median_ms(lambda: ok(player.get(f"/api/play/{next(pages)}"))),
-        "a move through the API": median_ms(post_move, before=next_move),
-        "deadline sweep, nothing due": median_ms(sweep),
-        "deadline sweep, 20 games due": median_ms(sweep, before=lambda: make_due(url, 20)),
-        "home page, 30 games": median_ms(lambda: ok(player.get(home))),
-        "admin games list, first page": median_ms(lambda: ok(admin.get("/admin/"))),
-        "admin games list, last page": median_ms(
+        "player page (HTML)": timed(lambda: ok(player.get(f"/play/{next(pages)}"))),
+        "API view": timed(lambda: ok(player.get(f"/api/play/{next(pages)}"))),
+        "a move through the API": timed(post_move, before=next_move),
+        "deadline sweep, nothing due": timed(sweep),
+        "deadline sweep, 20 games due": timed(sweep, before=lambda: make_due(url, 20)),
+        "home page, 30 games": timed(lambda: ok(player.get(home))),
+        "admin games list, first page": timed(lambda: ok(admin.get("/admin/"))),
+        "admin games list, last page": timed(
             lambda: ok(admin.get("/admin/", query_string={"after": last}))
         ),
     }
