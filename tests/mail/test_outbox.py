@@ -16,6 +16,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from service.mail import requeue
+from service.mail.worker import Transport, deliver_batch
 from service.models import OutboxMessage, Player, db
 from service.rules import SEATS
 from service.unit_of_work import transaction
@@ -136,8 +137,19 @@ def test_a_turn_email_queued_while_a_worker_sends_the_previous_one(
                 return reply
         return await accept(server, session, envelope)
 
+    def send_it_alone() -> None:
+        # One message, one attempt: a worker draining the queue would claim the email again
+        # the moment a 451 puts it back (the retry delay is 0 here), ahead of the move that
+        # waits for it, and the test would not know which came first.
+        with app.app_context():
+            transport = Transport()
+            try:
+                deliver_batch(transport, size=1)
+            finally:
+                transport.close()
+
     smtp_server.handler.handle_DATA = hold  # type: ignore[method-assign]
-    worker = threading.Thread(target=deliver)
+    worker = threading.Thread(target=send_it_alone)
     worker.start()
     try:
         assert claimed.wait(30), "the worker did not send the turn email"
@@ -206,8 +218,19 @@ def test_a_move_does_not_wait_for_a_worker_sending_the_movers_turn_email(
         release.wait(30)  # only this worker talks to the server: it may wait
         return await accept(server, session, envelope)
 
+    def send_it_alone() -> None:
+        # One message, one attempt: a worker draining the queue would claim the email again
+        # the moment a 451 puts it back (the retry delay is 0 here), ahead of the move that
+        # waits for it, and the test would not know which came first.
+        with app.app_context():
+            transport = Transport()
+            try:
+                deliver_batch(transport, size=1)
+            finally:
+                transport.close()
+
     smtp_server.handler.handle_DATA = hold  # type: ignore[method-assign]
-    worker = threading.Thread(target=deliver)
+    worker = threading.Thread(target=send_it_alone)
     worker.start()
     try:
         assert claimed.wait(30), "the worker did not send the turn email"
