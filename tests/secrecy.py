@@ -65,10 +65,16 @@ def forms_of(card: str) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
+# A run of letters, digits and ``_-.`` this long is random material: a signed token, a CSRF
+# token, a reply address's tag. "…_7D_…" inside one is chance, not a card.
+RANDOM_RUN = re.compile(r"[A-Za-z0-9_.\-]{16,}")
+
+
 def leaks(text: str, cards: set[str], tokens: tuple[str, ...] = ()) -> list[str]:
-    """The hidden cards that ``text`` mentions (links are removed first: they are random text)."""
+    """The hidden cards that ``text`` mentions (links and other random runs are removed first)."""
     for token in tokens:
         text = text.replace(token, "")
+    text = RANDOM_RUN.sub(" ", text)
     found = []
     for card in sorted(cards):
         for form in forms_of(card):

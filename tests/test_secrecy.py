@@ -85,6 +85,9 @@ def test_the_canary_catches_a_leak(app, client, make_game) -> None:
 
     assert leaks(f"<span>{card_name(card)}</span>", secret)
     assert leaks(f'{{"hand": ["{card}"]}}', secret)
+    # Inside a random token (a CSRF token, a signature) the same letters are chance.
+    assert not leaks(f'<input name="csrf_token" value="IjQ5Zm_{card}_Yz.aBc-9x">', secret)
+    assert leaks(f'<input value="IjQ5ZmYzaBc9xQ2"> {card}', secret)
     page = client.get(f"/play/{game['keeper']}").get_data(as_text=True)
     assert MoveForm(page).checkboxes  # the page under test does show the player's own cards
     assert not leaks(page, secret, (game["keeper"],))
