@@ -41,6 +41,7 @@ from werkzeug.exceptions import TooManyRequests
 from werkzeug.security import check_password_hash, generate_password_hash
 from werkzeug.wrappers import Response
 
+from .. import audit
 from ..errors import http_error
 from ..extensions import limiter
 from ..models import AdminUser, db, new_session_key, utcnow
@@ -145,11 +146,16 @@ def _other(name: str, actor: str | None, doing: str) -> AdminUser:
     return _named(name)
 
 
+def _audit(actor: str | None, action: str, note: str) -> None:
+    """An account change in the audit trail, by ``actor`` (an admin) or the command line."""
+    audit.record(actor or COMMAND_LINE, action, note)
+
+
 def remove_admin(name: str, actor: str | None = None) -> None:
     """Delete an admin account; its sessions end, and the game logs keep its name."""
     db.session.delete(_other(name, actor, "remove"))
     db.session.flush()
-    log.info("admin %s removed by %s", name, actor or COMMAND_LINE)
+    _audit(actor, "remove_admin", f"removed admin {name}")
 
 
 def disable_admin(name: str, actor: str | None = None) -> AdminUser:
@@ -158,7 +164,7 @@ def disable_admin(name: str, actor: str | None = None) -> AdminUser:
     if admin.disabled_at is None:
         admin.disabled_at = utcnow()
         db.session.flush()
-    log.info("admin %s disabled by %s", name, actor or COMMAND_LINE)
+    _audit(actor, "disable_admin", f"disabled admin {name}")
     return admin
 
 
@@ -169,7 +175,7 @@ def enable_admin(name: str, actor: str | None = None) -> AdminUser:
         admin.disabled_at = None
         admin.session_key = new_session_key()
         db.session.flush()
-    log.info("admin %s enabled by %s", name, actor or COMMAND_LINE)
+    _audit(actor, "enable_admin", f"enabled admin {name}")
     return admin
 
 
@@ -183,7 +189,7 @@ def lift_lockout(name: str, actor: str | None = None) -> AdminUser:
     admin = _named(name)
     admin.lockout_key = secrets.token_urlsafe(12)
     db.session.flush()
-    log.info("admin %s's sign-in lockout lifted by %s", name, actor or COMMAND_LINE)
+    _audit(actor, "lift_lockout", f"lifted the sign-in lockout of admin {name}")
     return admin
 
 
@@ -197,7 +203,7 @@ def reset_two_factor(name: str, actor: str | None = None) -> AdminUser:
     two_factor.turn_off(admin)
     admin.session_key = new_session_key()
     db.session.flush()
-    log.info("admin %s's two-factor sign-in reset by %s", name, actor or COMMAND_LINE)
+    _audit(actor, "reset_2fa", f"reset the two-factor sign-in of admin {name}")
     return admin
 
 

@@ -62,10 +62,10 @@ def test_disable_refuses_the_sign_in_and_ends_the_open_session(
     app, runner, client, admin_account, caplog
 ) -> None:
     assert sign_in(client).status_code == 303 and signed_in(client)
-    with caplog.at_level(logging.INFO, logger="service.admin.auth"):
+    with caplog.at_level(logging.INFO, logger="service.audit"):
         result = runner.invoke(args=["admin", "disable", ADMIN])
     assert result.exit_code == 0 and "can no longer sign in" in result.output
-    assert "admin ada disabled by the command line" in caplog.messages
+    assert "admin the command line: disabled admin ada (disable_admin)" in caplog.messages
     # The session stops working at its next request...
     response = client.get("/admin/")
     assert response.status_code == 302 and response.headers["Location"].startswith("/admin/login")
@@ -160,11 +160,13 @@ def test_disabling_another_admin_asks_for_the_box_then_ends_their_session(
     assert "Tick the box to confirm it for bob." in admin.get("/admin/admins").text
     assert stored(app, OTHER).disabled_at is None and signed_in(bob)
 
-    with caplog.at_level(logging.INFO, logger="service.admin.auth"):
+    with caplog.at_level(logging.INFO, logger="service.audit"):
         done = submit(admin, "/admin/admins", f"/admin/admins/{other}/disable", confirm="y")
     assert done.status_code == 303 and done.headers["Location"] == "/admin/admins"
     assert "bob can no longer sign in." in admin.get("/admin/admins").text
-    assert "admin bob disabled by ada" in caplog.messages
+    assert "admin ada: disabled admin bob (disable_admin)" in caplog.messages
+    # The audit page lists it under the acting admin.
+    assert "disabled admin bob" in admin.get("/admin/audit", query_string={"admin": ADMIN}).text
     assert stored(app, OTHER).disabled_at is not None and not signed_in(bob)
 
     submit(admin, "/admin/admins", f"/admin/admins/{other}/enable")
