@@ -96,6 +96,21 @@ def waits_on_a_lock(database_url: str) -> Callable[[], bool]:
     return check
 
 
+def send_one_message(app: Flask) -> None:
+    """The worker's part in a held send: one message, one attempt.
+
+    A worker draining the queue would claim an email again the moment a 451 puts
+    it back (the retry delay is 0 here), ahead of the move that waits for its row,
+    and the test would not know which came first.
+    """
+    with app.app_context():
+        transport = Transport()
+        try:
+            deliver_batch(transport, size=1)
+        finally:
+            transport.close()
+
+
 @pytest.mark.parametrize("app", ["postgres"], indirect=True)
 @pytest.mark.parametrize("reply", ["250 OK", "451 4.3.0 Try again later"], ids=["sent", "retried"])
 def test_a_turn_email_queued_while_a_worker_sends_the_previous_one(
@@ -137,19 +152,8 @@ def test_a_turn_email_queued_while_a_worker_sends_the_previous_one(
                 return reply
         return await accept(server, session, envelope)
 
-    def send_it_alone() -> None:
-        # One message, one attempt: a worker draining the queue would claim the email again
-        # the moment a 451 puts it back (the retry delay is 0 here), ahead of the move that
-        # waits for it, and the test would not know which came first.
-        with app.app_context():
-            transport = Transport()
-            try:
-                deliver_batch(transport, size=1)
-            finally:
-                transport.close()
-
     smtp_server.handler.handle_DATA = hold  # type: ignore[method-assign]
-    worker = threading.Thread(target=send_it_alone)
+    worker = threading.Thread(target=send_one_message, args=(app,))
     worker.start()
     try:
         assert claimed.wait(30), "the worker did not send the turn email"
@@ -218,19 +222,8 @@ def test_a_move_does_not_wait_for_a_worker_sending_the_movers_turn_email(
         release.wait(30)  # only this worker talks to the server: it may wait
         return await accept(server, session, envelope)
 
-    def send_it_alone() -> None:
-        # One message, one attempt: a worker draining the queue would claim the email again
-        # the moment a 451 puts it back (the retry delay is 0 here), ahead of the move that
-        # waits for it, and the test would not know which came first.
-        with app.app_context():
-            transport = Transport()
-            try:
-                deliver_batch(transport, size=1)
-            finally:
-                transport.close()
-
     smtp_server.handler.handle_DATA = hold  # type: ignore[method-assign]
-    worker = threading.Thread(target=send_it_alone)
+    worker = threading.Thread(target=send_one_message, args=(app,))
     worker.start()
     try:
         assert claimed.wait(30), "the worker did not send the turn email"
