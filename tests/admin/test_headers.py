@@ -20,7 +20,9 @@ def pages(app, admin) -> list[str]:
     play(app, over, seed=3)
     with app.app_context():
         message = db.session.scalars(
-            select(OutboxMessage.id).where(OutboxMessage.game_id == over)
+            select(OutboxMessage.id)
+            .where(OutboxMessage.game_id == over)
+            .order_by(OutboxMessage.id)
         ).first()
     return [
         "/admin/",
@@ -75,7 +77,7 @@ def test_pages_have_no_inline_script_or_style(app, admin) -> None:
 def test_a_text_body_is_shown_as_text(app, admin) -> None:
     pages(app, admin)
     with app.app_context():
-        message = db.session.scalars(select(OutboxMessage)).first()
+        message = db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)).first()
         message.game_id = None
         message.params = None  # written when it was queued: shown as it is
         message.subject, message.html_body = "Hi", "<p>Hi</p>"
