@@ -20,9 +20,7 @@ def pages(app, admin) -> list[str]:
     play(app, over, seed=3)
     with app.app_context():
         message = db.session.scalars(
-            select(OutboxMessage.id)
-            .where(OutboxMessage.game_id == over)
-            .order_by(OutboxMessage.id)
+            select(OutboxMessage.id).where(OutboxMessage.game_id == over).order_by(OutboxMessage.id)
         ).first()
     return [
         "/admin/",
