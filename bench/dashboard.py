@@ -31,7 +31,7 @@ import psycopg
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
-from bench.engine import random_choice  # noqa: E402
+from bench.random_play import random_cards  # noqa: E402
 from bench.scratch import scratch_app  # noqa: E402
 from service.admin import cache, stats  # noqa: E402
 from service.admin.auth import create_admin  # noqa: E402
@@ -79,7 +79,7 @@ def played_games(count: int) -> list[Template]:
             legal = legal_actions(state, seat)
             if isinstance(legal, dict):
                 hand = state["hands"][seat]
-                cards = random_choice(rng, hand, legal["choose"], legal["must_include_elixir"])
+                cards = random_cards(rng, hand, legal["choose"], legal["must_include_elixir"])
                 action = {state["phase"]: cards}
             else:
                 action = rng.choice(legal)

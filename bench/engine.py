@@ -19,18 +19,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
-from service.rules import apply, is_elixir, legal_actions, new_game, seat_view, to_act  # noqa: E402
-
-
-def random_choice(
-    rng: random.Random, hand: list[str], choose: int, needs_elixir: bool
-) -> list[str]:
-    """A random legal set of cards to give."""
-    if needs_elixir:
-        elixir = rng.choice([card for card in hand if is_elixir(card)])
-        rest = [card for card in hand if card != elixir]
-        return [elixir, *rng.sample(rest, choose - 1)]
-    return rng.sample(hand, choose)
+from bench.random_play import random_cards  # noqa: E402
+from service.rules import apply, legal_actions, new_game, seat_view, to_act  # noqa: E402
 
 
 def play_game(seed: int) -> int:
@@ -45,7 +35,7 @@ def play_game(seed: int) -> int:
         if isinstance(legal, dict):
             hand = state["hands"][seat]
             action = {
-                state["phase"]: random_choice(
+                state["phase"]: random_cards(
                     rng, hand, legal["choose"], legal["must_include_elixir"]
                 )
             }

@@ -53,7 +53,7 @@ import psycopg  # noqa: E402
 from psycopg import sql  # noqa: E402
 
 from bench import floor  # noqa: E402
-from bench.engine import random_choice  # noqa: E402
+from bench.random_play import pick_action  # noqa: E402
 from bench.scratch import scratch_app  # noqa: E402
 
 SEATS = ("keeper", "shadow")
@@ -120,15 +120,6 @@ class Client:
             self.samples.problems.append(problem)
 
 
-def legal_move(rng: random.Random, view: dict[str, Any]) -> dict[str, Any]:
-    """A random legal action for the seat of ``view``."""
-    legal = view["legal"]
-    if isinstance(legal, list):
-        return rng.choice(legal)
-    cards = random_choice(rng, view["hand"], legal["choose"], legal["must_include_elixir"])
-    return {view["phase"]: cards}
-
-
 def play(client: Client, seed: int, tokens: dict[str, str], limit: int | None) -> None:
     """Play one game through the API (to the end, or ``limit`` moves), the same way each time."""
     rng = random.Random(seed)
@@ -147,7 +138,7 @@ def play(client: Client, seed: int, tokens: dict[str, str], limit: int | None) -
         if views["keeper"]["phase"] == "over" or not acting:
             return
         seat = rng.choice(acting)
-        body = {"version": views[seat]["version"], **legal_move(rng, views[seat])}
+        body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
         status, _, _ = client.request(
             "post",
             "POST",

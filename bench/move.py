@@ -28,26 +28,14 @@ from sqlalchemy import event
 # The repository, in place of bench/ (whose http.py would shadow the standard library's).
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
+from bench.random_play import pick_action  # noqa: E402
 from bench.scratch import scratch_app  # noqa: E402
 from service.games import Seating, apply_move, create_game  # noqa: E402
 from service.mail.worker import drain  # noqa: E402
 from service.models import Game, db  # noqa: E402
 from service.perspective import player_view  # noqa: E402
-from service.rules import SEATS, is_elixir  # noqa: E402
+from service.rules import SEATS  # noqa: E402
 from service.unit_of_work import transaction  # noqa: E402
-
-
-def pick(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """A random legal action for the seat whose view this is."""
-    legal = view["legal"]
-    if isinstance(legal, list):
-        return dict(rng.choice(legal))
-    hand = view["hand"]
-    if legal["must_include_elixir"]:
-        elixir = rng.choice([card for card in hand if is_elixir(card)])
-        rest = [card for card in hand if card != elixir]
-        return {view["phase"]: [elixir, *rng.sample(rest, legal["choose"] - 1)]}
-    return {view["phase"]: rng.sample(hand, legal["choose"])}
 
 
 class Queries:
@@ -88,7 +76,7 @@ def main() -> None:
                     break
                 views = {seat: player_view(game.player(seat)) for seat in SEATS}
                 seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
-                action = pick(views[seat], rng)
+                action = pick_action(views[seat], rng)
                 player_id, version = game.player(seat).id, game.version
                 db.session.remove()
                 before = queries.count

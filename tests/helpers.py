@@ -15,6 +15,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from bench.random_play import pick_action, random_cards
 from service import games, invitations
 from service.api.routes import api_view
 from service.links import player_for
@@ -22,7 +23,7 @@ from service.mail import queue
 from service.mail.compose import Email
 from service.mail.kinds import written
 from service.models import Game, Invitation, OutboxMessage, Player, db
-from service.rules import SEATS, Variant, is_elixir, new_game
+from service.rules import SEATS, Variant, new_game
 from service.unit_of_work import transaction
 
 
@@ -56,19 +57,6 @@ def write_queued(app: Flask) -> None:
                     message.subject, message.text_body = email.subject, email.text
                     message.html_body = email.html
         db.session.remove()
-
-
-def pick_action(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """A random legal action for the seat whose view this is (it must be the seat's turn)."""
-    legal = view["legal"]
-    if isinstance(legal, list):
-        return dict(rng.choice(legal))
-    hand = view["hand"]
-    if legal["must_include_elixir"]:
-        elixir = rng.choice([card for card in hand if is_elixir(card)])
-        rest = [card for card in hand if card != elixir]
-        return {view["phase"]: [elixir, *rng.sample(rest, legal["choose"] - 1)]}
-    return {view["phase"]: rng.sample(hand, legal["choose"])}
 
 
 def redeal(app: Flask, game_id: int, variant: Variant) -> None:
@@ -208,12 +196,8 @@ def page_action(form: MoveForm, rng: random.Random) -> dict[str, Any]:
     if form.plays:
         card, _, suit = rng.choice(form.plays).partition(":")
         return {"play": card, "name": suit} if suit else {"play": card}
-    cards = list(form.checkboxes)
-    if form.elixir_rule:
-        elixir = rng.choice([card for card in cards if is_elixir(card)])
-        rest = [card for card in cards if card != elixir]
-        return {form.hidden["kind"]: [elixir, *rng.sample(rest, form.choose - 1)]}
-    return {form.hidden["kind"]: rng.sample(cards, form.choose)}
+    cards = random_cards(rng, list(form.checkboxes), form.choose, form.elixir_rule)
+    return {form.hidden["kind"]: cards}
 
 
 def form_data(form: MoveForm, action: dict[str, Any]) -> dict[str, Any]:
