@@ -4,6 +4,7 @@ enable|unlock|reset-2fa|update-stats``."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import click
 from flask.cli import AppGroup
@@ -28,12 +29,9 @@ def _password() -> str:
 def create_user(name: str) -> None:
     """Add an admin; the password is asked for, or read from SPLITMIND_ADMIN_PASSWORD."""
     password = _password()
-    try:
-        with transaction():
-            auth.create_admin(name, password)
-    except auth.AccountError as exc:
-        raise click.UsageError(str(exc)) from None
-    click.echo(f"Admin {name} can now sign in at /admin/login.")
+    _change(
+        lambda: auth.create_admin(name, password), f"Admin {name} can now sign in at /admin/login."
+    )
 
 
 @admin_cli.command("set-password")
@@ -41,12 +39,10 @@ def create_user(name: str) -> None:
 def set_password(name: str) -> None:
     """Give an admin a new password, asked for or read from SPLITMIND_ADMIN_PASSWORD."""
     password = _password()
-    try:
-        with transaction():
-            auth.set_password(name, password)
-    except auth.AccountError as exc:
-        raise click.UsageError(str(exc)) from None
-    click.echo(f"Admin {name} has a new password; their sessions have ended.")
+    _change(
+        lambda: auth.set_password(name, password),
+        f"Admin {name} has a new password; their sessions have ended.",
+    )
 
 
 @admin_cli.command("remove-user")
@@ -54,14 +50,14 @@ def set_password(name: str) -> None:
 @click.confirmation_option(prompt="Remove this admin? Their sessions end at once.")
 def remove_user(name: str) -> None:
     """Delete an admin (--yes to skip the question); the games log keeps their name."""
-    _change(auth.remove_admin, name, f"Admin {name} is removed.")
+    _change(lambda: auth.remove_admin(name), f"Admin {name} is removed.")
 
 
-def _change(change: auth.Change, name: str, done: str) -> None:
-    """Apply an account change in its own transaction; a refusal is a usage error."""
+def _change(change: Callable[[], object], done: str) -> None:
+    """Apply an account change in one transaction and say ``done``; a refusal is a usage error."""
     try:
         with transaction():
-            change(name, None)
+            change()
     except auth.AccountError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(done)
@@ -92,21 +88,23 @@ def list_admins() -> None:
 @click.argument("name")
 def disable(name: str) -> None:
     """Stop an admin from signing in; their open sessions stop at their next request."""
-    _change(auth.disable_admin, name, f"Admin {name} is disabled: they can no longer sign in.")
+    _change(
+        lambda: auth.disable_admin(name), f"Admin {name} is disabled: they can no longer sign in."
+    )
 
 
 @admin_cli.command("enable")
 @click.argument("name")
 def enable(name: str) -> None:
     """Let a disabled admin sign in again."""
-    _change(auth.enable_admin, name, f"Admin {name} can sign in again.")
+    _change(lambda: auth.enable_admin(name), f"Admin {name} can sign in again.")
 
 
 @admin_cli.command("unlock")
 @click.argument("name")
 def unlock(name: str) -> None:
     """Lift an admin's sign-in lockout after failed sign-ins: they may try again at once."""
-    _change(auth.lift_lockout, name, f"Admin {name} may try to sign in again at once.")
+    _change(lambda: auth.lift_lockout(name), f"Admin {name} may try to sign in again at once.")
 
 
 @admin_cli.command("reset-2fa")
@@ -114,8 +112,7 @@ def unlock(name: str) -> None:
 def reset_two_factor(name: str) -> None:
     """Turn an admin's two-factor sign-in off (a lost phone); their sessions end."""
     _change(
-        auth.reset_two_factor,
-        name,
+        lambda: auth.reset_two_factor(name),
         f"Admin {name} signs in with their password alone until they set up two-factor "
         "sign-in again; their sessions have ended.",
     )
