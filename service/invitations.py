@@ -279,19 +279,32 @@ def rematch_computer(player: Player) -> Player:
     earlier = computer_rematch_of(player)
     if earlier is not None:
         return earlier
+    _refuse_rematch(player)
+    new = _rematch(game, player, waiting=False)
+    db.session.flush()
+    log.info("game %d: a rematch against the computer as game %d", game.id, new.id)
+    return new.player(other(player.seat))
+
+
+def _refuse_rematch(player: Player) -> None:
+    """Raise :class:`InvitationError` when no rematch can follow the player's game."""
     refusal = rematch_refusal(player)
     if refusal is not None:
         raise InvitationError(refusal)
+
+
+def _rematch(game: Game, player: Player, *, waiting: bool) -> Game:
+    """Create the game that follows ``game`` at the player's asking, recorded as its rematch:
+    the same two, roles swapped, same look and days per move."""
     new = games.create_game(
         games.seating_of(game.player("shadow")),
         games.seating_of(game.player("keeper")),
         look=game.look,
         days_per_move=game.days_per_move or 0,
+        waiting=waiting,
     )
     game.events.add(Event(kind="rematch", version=game.version, seat=player.seat, note=str(new.id)))
-    db.session.flush()
-    log.info("game %d: a rematch against the computer as game %d", game.id, new.id)
-    return new.player(other(player.seat))
+    return new
 
 
 def rematch_refusal(player: Player) -> str | None:
@@ -330,21 +343,12 @@ def propose_rematch(player: Player) -> Invitation:
     earlier = rematch_of(game)
     if earlier is not None:
         return earlier
-    refusal = rematch_refusal(player)
-    if refusal is not None:
-        raise InvitationError(refusal)
-    keeper, shadow = game.player("keeper"), game.player("shadow")
+    _refuse_rematch(player)
     opponent = game.player(other(player.seat))
     if opponent.is_computer:
         raise InvitationError(gettext("The computer is played again without an invitation."))
+    new = _rematch(game, player, waiting=True)
     assert player.email is not None and opponent.email is not None  # both are people
-    new = games.create_game(
-        games.seating_of(shadow),
-        games.seating_of(keeper),
-        look=game.look,
-        days_per_move=game.days_per_move or 0,
-        waiting=True,
-    )
     invitation = Invitation(
         status="invited",
         game_id=new.id,
@@ -361,7 +365,6 @@ def propose_rematch(player: Player) -> Invitation:
     )
     db.session.add(invitation)
     db.session.flush()
-    game.events.add(Event(kind="rematch", version=game.version, seat=player.seat, note=str(new.id)))
     _email(
         invitation,
         "invite_opponent",
