@@ -425,6 +425,10 @@ class AdminUser(UserMixin, Base):
     disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # Part of the key that counts this name's failed sign-ins: a new value lifts a lockout.
     lockout_key: Mapped[str | None] = mapped_column(String(64))
+    # The latest lockout after failed sign-ins: when it ends, and the address it holds off
+    # (the admins page shows it while it lasts; lifting the lockout clears it).
+    locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    locked_from: Mapped[str | None] = mapped_column(String(64))
     # The authenticator's shared secret (base32), set when enrolment starts; two-factor
     # sign-in is on once a first code confirmed it. Never logged, never shown again.
     totp_secret: Mapped[str | None] = mapped_column(String(64))

@@ -12,7 +12,7 @@ from flask_login import current_user
 from flask_wtf import FlaskForm
 from werkzeug.wrappers import Response
 
-from ..models import AdminUser, db
+from ..models import AdminUser, db, utcnow
 from ..unit_of_work import transaction
 from . import auth, bp, two_factor
 from .forms import ConfirmForm, LoginCodeForm
@@ -48,10 +48,12 @@ def _change(change: auth.Change, admin_id: int, success: str, form: FlaskForm | 
 
 @bp.get("/admins")
 def admins_page() -> str:
-    """Every admin: enabled or not, two-factor sign-in, last sign-in, and what can be done."""
+    """Every admin: enabled or not, locked out or not, two-factor sign-in, last sign-in, and
+    what can be done."""
     return render_template(
         "admin/admins.html",
         admins=auth.admins(),
+        now=utcnow(),
         confirm_form=ConfirmForm(),
         require_2fa=current_app.config["ADMIN_REQUIRE_2FA"],
     )

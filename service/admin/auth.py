@@ -17,6 +17,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -57,6 +58,8 @@ MIN_PASSWORD = 10
 # A wrong code at the second step counts as a failed sign-in too.
 NAME_LOGIN_LIMIT = "5 per 15 minutes"
 ADDRESS_LOGIN_LIMIT = "20 per 15 minutes"
+# How the name's limit keys begin (the address, the name and its lockout key follow).
+NAME_LOGIN_KEY = "admin-login"
 OPEN_ENDPOINTS = {"admin.login", "admin.login_code", "admin.logout"}
 # Where an admin without two-factor sign-in may go when ADMIN_REQUIRE_2FA is on.
 ENROLMENT_ENDPOINTS = {
@@ -188,6 +191,7 @@ def lift_lockout(name: str, actor: str | None = None) -> AdminUser:
     """
     admin = _named(name)
     admin.lockout_key = secrets.token_urlsafe(12)
+    admin.locked_until = admin.locked_from = None
     db.session.flush()
     _audit(actor, "lift_lockout", f"lifted the sign-in lockout of admin {name}")
     return admin
@@ -268,10 +272,43 @@ def _lockout_key(name: str) -> str:
     return key or ""
 
 
-def _login_name_and_address() -> str:
+def _login_name() -> str:
+    """The name this sign-in attempt is for: from the form, or the one half signed in."""
     pending = _pending() if request.endpoint == "admin.login_code" else None
-    name = (pending.name if pending else request.form.get("name") or "").strip().lower()
-    return f"admin-login:{get_remote_address()}:{name}:{_lockout_key(name)}"
+    return (pending.name if pending else request.form.get("name") or "").strip().lower()
+
+
+def _login_name_and_address() -> str:
+    name = _login_name()
+    return f"{NAME_LOGIN_KEY}:{get_remote_address()}:{name}:{_lockout_key(name)}"
+
+
+def _failed_sign_in() -> None:
+    """Count this attempt as failed; when it is the last one the name's limit allows from this
+    address, note on the admin's row until when it is locked out and from where."""
+    g.failed_login = True
+    name = _login_name()
+    for limit in limiter.current_limits:
+        if not any(str(arg).startswith(NAME_LOGIN_KEY) for arg in limit.request_args):
+            continue
+        # The window as it stands before this failure is counted (after the response).
+        reset, remaining = limit.limiter.get_window_stats(limit.limit, *limit.request_args)
+        if remaining > 1:
+            return
+        until, address = datetime.fromtimestamp(math.ceil(reset), UTC), get_remote_address()
+        with transaction():
+            admin = db.session.scalars(
+                select(AdminUser).where(func.lower(AdminUser.name) == name)
+            ).first()
+            if admin is None:
+                return
+            admin.locked_until, admin.locked_from = until, address
+        log.warning(
+            "admin %s: locked out after failed sign-ins from %s until %s UTC",
+            name,
+            address,
+            until.strftime("%Y-%m-%d %H:%M"),
+        )
 
 
 def wait_message(seconds: float) -> str:
@@ -359,7 +396,7 @@ def login() -> Response | tuple[str, int]:
         elif admin is not None:
             return _signed_in(admin, request.args.get("next"))
         else:
-            g.failed_login = True
+            _failed_sign_in()
             error = "Wrong name or password."
     return render_template("admin/login.html", form=form, error=error), status
 
@@ -380,7 +417,7 @@ def login_code() -> Response | tuple[str, int]:
             accepted = two_factor.accept_code(admin, form.code.data)
         if accepted:
             return _signed_in(admin, session["admin_pending"].get("next"))
-        g.failed_login = True
+        _failed_sign_in()
         error = "Wrong code, or a code already used."
     status = 400 if request.method == "POST" else 200
     return render_template("admin/login_code.html", form=form, error=error), status

@@ -1,5 +1,5 @@
-"""Admin accounts: listed, disabled, enabled, removed and let out of a lockout, from the command
-line and from the admins page; nobody disables or removes themselves."""
+"""Admin accounts: listed, disabled, enabled, removed, shown and let out of a lockout, from the
+command line and from the admins page; nobody disables or removes themselves."""
 
 from __future__ import annotations
 
@@ -200,6 +200,42 @@ def test_an_admin_lifts_another_admins_lockout(app, admin, other) -> None:
     submit(admin, "/admin/admins", f"/admin/admins/{other}/unlock")
     assert "bob may try to sign in again at once." in admin.get("/admin/admins").text
     assert sign_in(stranger, OTHER, OTHER_PASSWORD).status_code == 303
+
+
+def lockout_cell(page: str, admin_id: int) -> str:
+    row = re.search(rf'<tr id="admin-{admin_id}">(.*?)</tr>', page, re.S)
+    assert row, page
+    cell = re.search(r'<td data-label="Sign-in">(.*?)</td>', row.group(1), re.S)
+    assert cell and "Lift sign-in lockout" in row.group(1)
+    return cell.group(1)
+
+
+def test_admins_page_shows_a_lockout_until_it_ends(app, admin, other, caplog) -> None:
+    start = datetime.now(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
+    stranger = app.test_client()
+    with time_machine.travel(start, tick=False), caplog.at_level(logging.WARNING):
+        for _ in range(4):
+            sign_in(stranger, OTHER, "a wrong guess")
+        assert "locked out" not in lockout_cell(admin.get("/admin/admins").text, other)
+        sign_in(stranger, OTHER, "a wrong guess")
+    until = (start + timedelta(minutes=15)).strftime("%Y-%m-%d %H:%M")
+    assert f"admin bob: locked out after failed sign-ins from 127.0.0.1 until {until} UTC" in (
+        caplog.messages
+    )
+    with time_machine.travel(start + timedelta(minutes=5), tick=False):
+        cell = lockout_cell(admin.get("/admin/admins").text, other)
+        assert "locked out" in cell and f">{until}</time> UTC" in cell and "127.0.0.1" in cell
+        assert "enabled" in cell
+    with time_machine.travel(start + timedelta(minutes=16), tick=False):
+        assert "locked out" not in lockout_cell(admin.get("/admin/admins").text, other)
+
+
+def test_lifting_a_lockout_clears_it_from_the_admins_page(app, admin, other) -> None:
+    fail_five_times(app.test_client(), OTHER)
+    assert "locked out" in lockout_cell(admin.get("/admin/admins").text, other)
+    submit(admin, "/admin/admins", f"/admin/admins/{other}/unlock")
+    assert "locked out" not in lockout_cell(admin.get("/admin/admins").text, other)
+    assert stored(app, OTHER).locked_until is None
 
 
 def test_actions_on_an_unknown_admin_are_not_found(admin) -> None:
