@@ -109,6 +109,12 @@ def overview(email: str, now: datetime | None = None) -> Home:
     ).all()
     opponents = (p.game.player(other(p.seat)).email for p in players if p.game.status == "active")
     away = addresses_away(opponents, now)
+    # Each finished game's rematch, or why it can have none: a few statements for all of them.
+    finished = [player for player in players if player.game.status in FINISHED]
+    rematches = invitations.rematches_of([player.game for player in finished])
+    refusals = invitations.rematch_refusals(
+        [player for player in finished if player.game_id not in rematches]
+    )
     for player in players:
         line = GameLine(player=player, view=player_view(player))
         if player.game.status == "active":
@@ -116,9 +122,9 @@ def overview(email: str, now: datetime | None = None) -> Home:
                 line.away_until = notify.opponent_away_until(player, now)
             home.live.append(line)
         elif player.game.status in FINISHED:
-            line.rematch = invitations.rematch_of(player.game)
+            line.rematch = rematches.get(player.game_id)
             if line.rematch is None:
-                line.rematch_refusal = invitations.rematch_refusal(player)
+                line.rematch_refusal = refusals[player.id]
             home.finished.append(line)
         if not player.notify:
             home.stopped.append(player)

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
 from flask_babel import gettext
 from itsdangerous import BadSignature
-from sqlalchemy import exists, select, update
+from sqlalchemy import exists, or_, select, update
 
 from . import games, links, notify
 from .addresses import address_row
@@ -99,6 +100,20 @@ def blocked(email: str) -> bool:
     """Whether an address declined an invitation or stopped notifications before."""
     address = db.session.get(Address, email)
     return address is not None and (address.declined_at or address.unsubscribed_at) is not None
+
+
+def _blocked_among(emails: Collection[str]) -> set[str]:
+    """Which of ``emails`` are :func:`blocked`, in one statement."""
+    if not emails:
+        return set()
+    return set(
+        db.session.scalars(
+            select(Address.email).where(
+                Address.email.in_(emails),
+                or_(Address.declined_at.is_not(None), Address.unsubscribed_at.is_not(None)),
+            )
+        )
+    )
 
 
 def request_game(request: Request) -> Invitation:
@@ -239,28 +254,45 @@ def _lock(invitation: Invitation) -> tuple[Invitation, Game]:
     return fresh, game
 
 
-def _rematch_game_id(game: Game) -> int | None:
-    """The id of the game that followed ``game`` as its rematch, if one was asked for."""
-    latest = db.session.scalars(
-        select(Event)
-        .where(Event.game_id == game.id, Event.kind == "rematch")
-        .order_by(Event.id.desc())
-        .limit(1)
-    ).first()
-    return int(latest.note) if latest is not None and latest.note else None
+def _rematch_game_ids(game_ids: Collection[int]) -> dict[int, int]:
+    """The id of the game that followed each of ``game_ids`` as its rematch, for those that
+    had one asked for (the latest one asked), in one statement."""
+    followed: dict[int, int | None] = {}
+    rows = db.session.execute(
+        select(Event.game_id, Event.note)
+        .where(Event.game_id.in_(game_ids), Event.kind == "rematch")
+        .order_by(Event.id)
+    )
+    for game_id, note in rows:
+        followed[game_id] = int(note) if note else None
+    return {game_id: new for game_id, new in followed.items() if new is not None}
 
 
 def rematch_of(game: Game) -> Invitation | None:
     """The rematch already proposed after ``game``, if any."""
-    game_id = _rematch_game_id(game)
-    if game_id is None:
-        return None
-    return db.session.scalars(select(Invitation).where(Invitation.game_id == game_id)).one_or_none()
+    return rematches_of([game]).get(game.id)
+
+
+def rematches_of(finished: Collection[Game]) -> dict[int, Invitation]:
+    """The rematch already proposed after each of the ``finished`` games that has one, by the
+    game's id: two statements for all of them (none for no game)."""
+    if not finished:
+        return {}
+    followed = _rematch_game_ids([game.id for game in finished])
+    if not followed:
+        return {}
+    proposed = {
+        invitation.game_id: invitation
+        for invitation in db.session.scalars(
+            select(Invitation).where(Invitation.game_id.in_(followed.values()))
+        )
+    }
+    return {game_id: proposed[new] for game_id, new in followed.items() if new in proposed}
 
 
 def computer_rematch_of(player: Player) -> Player | None:
     """The person's seat in the game already started against the computer after theirs, if any."""
-    game_id = _rematch_game_id(player.game)
+    game_id = _rematch_game_ids([player.game_id]).get(player.game_id)
     if game_id is None:
         return None
     return db.session.scalars(
@@ -309,6 +341,19 @@ def _rematch(game: Game, player: Player, *, waiting: bool) -> Game:
 
 def rematch_refusal(player: Player) -> str | None:
     """Why no rematch can follow the player's game, in the page's language; ``None`` if one can."""
+    return _refusal(player, blocked)
+
+
+def rematch_refusals(players: Collection[Player]) -> dict[int, str | None]:
+    """:func:`rematch_refusal` for each of ``players``, by player id: one statement for all."""
+    opponents = {player.game.player(other(player.seat)).email for player in players}
+    refused = _blocked_among({email for email in opponents if email is not None})
+    return {player.id: _refusal(player, refused.__contains__) for player in players}
+
+
+def _refusal(player: Player, is_blocked: Callable[[str], bool]) -> str | None:
+    """Why no rematch can follow the player's game; ``is_blocked`` says which addresses take
+    no invitation."""
     game = player.game
     if game.status == "waiting":
         return gettext("Game %(id)s has not started yet.", id=game.id)
@@ -323,7 +368,7 @@ def rematch_refusal(player: Player) -> str | None:
     if game.status == "cancelled":
         return gettext("Game %(id)s was cancelled: it has no rematch.", id=game.id)
     opponent = game.player(other(player.seat))
-    if opponent.email is not None and blocked(opponent.email):
+    if opponent.email is not None and is_blocked(opponent.email):
         return gettext(
             "%(name)s has asked not to receive invitations from this service.",
             name=opponent.name,

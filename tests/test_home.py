@@ -12,7 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import event, select
 
-from service import deadlines, homes, invitations
+from service import deadlines, games, homes, invitations
 from service.links import address_for, home_token, home_url
 from service.logs import redact
 from service.models import Address, AddressSettings, Event, Game, OutboxMessage, Player, db
@@ -395,27 +395,48 @@ def test_coming_back_early(app: Flask, client, make_game) -> None:
         )
 
 
-def test_a_home_page_costs_the_same_queries_for_more_games(app: Flask, make_game) -> None:
-    """Each game's line reads its game and players from two statements for all of them."""
+def home_page_statements(app: Flask) -> list[str]:
+    """The SQL statements one visit of Kim's home page runs."""
     statements: list[str] = []
 
     def count(conn, cursor, statement, *args) -> None:
         statements.append(statement)
 
-    def queries() -> int:
-        client = app.test_client()
-        statements.clear()
-        assert client.get(home_of(app)).status_code == 200
-        return len(statements)
-
-    make_game(seed=1)
     with app.app_context():
         engine = db.engine
     event.listen(engine, "before_cursor_execute", count)
     try:
-        one = queries()
-        for seed in range(2, 7):
-            make_game(seed=seed)
-        assert queries() == one
+        assert app.test_client().get(home_of(app)).status_code == 200
     finally:
         event.remove(engine, "before_cursor_execute", count)
+    return statements
+
+
+def finished_game(app: Flask, make_game, seed: int, rematch: bool) -> None:
+    """A game the shadow forfeited, and (``rematch``) the keeper's rematch proposed after it."""
+    game_id = make_game(seed=seed)["id"]
+    with app.app_context(), transaction():
+        game = games.declare_forfeit(game_id, "shadow", "ada")
+        if rematch:
+            invitations.propose_rematch(game.player("keeper"))
+
+
+def test_a_home_page_costs_the_same_queries_for_more_games(app: Flask, make_game) -> None:
+    """Each game's line reads its game and players from two statements for all of them, and
+    the finished games' rematches (or why none can follow) from three more."""
+    make_game(seed=1)
+    finished_game(app, make_game, seed=2, rematch=True)
+    finished_game(app, make_game, seed=3, rematch=False)
+    few = home_page_statements(app)
+    for seed in range(4, 13):
+        if seed % 3 == 0:
+            make_game(seed=seed)
+        else:
+            finished_game(app, make_game, seed=seed, rematch=seed % 2 == 0)
+    many = home_page_statements(app)
+    assert len(many) == len(few) == 13, "\n".join(many)
+    # The rematches asked for after every finished game, and which opponents take no invitation.
+    assert sum("FROM events " in statement for statement in many) == 1
+    assert sum("FROM addresses " in statement for statement in many) == 2  # and Kim's own
+    page = app.test_client().get(home_of(app)).get_data(as_text=True)
+    assert page.count("Rematch: game ") == 4 and page.count("for a rematch</button>") == 4
