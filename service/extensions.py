@@ -10,7 +10,7 @@ from flask_migrate import Migrate
 from flask_wtf.csrf import CSRFProtect
 from sqlalchemy import JSON
 
-from .models import UTCDateTime, db
+from .models import POSTGRESQL_ONLY_INDEXES, UTCDateTime, db
 
 
 def render_type(kind: str, obj: Any, context: Any) -> str | bool:
@@ -25,7 +25,15 @@ def render_type(kind: str, obj: Any, context: Any) -> str | bool:
     return False
 
 
-migrate = Migrate(render_as_batch=True, compare_type=True, render_item=render_type)
+def compared(obj: Any, name: str | None, kind: str, reflected: bool, compare_to: Any) -> bool:
+    """Whether autogenerate compares a schema object: all but the indexes that the migrations
+    make on PostgreSQL alone (:data:`service.models.POSTGRESQL_ONLY_INDEXES`)."""
+    return not (kind == "index" and name in POSTGRESQL_ONLY_INDEXES)
+
+
+migrate = Migrate(
+    render_as_batch=True, compare_type=True, render_item=render_type, include_object=compared
+)
 csrf = CSRFProtect()
 # Storage comes from RATELIMIT_STORAGE_URI, so several web processes can share counts.
 limiter = Limiter(key_func=get_remote_address)
