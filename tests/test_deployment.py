@@ -32,7 +32,7 @@ def test_compose_has_the_services_of_a_deployment() -> None:
 
 def test_app_services_use_only_settings_the_app_reads() -> None:
     services = compose()["services"]
-    for name in ("web", "worker"):
+    for name in ("web", "worker", "inbound", "fetch"):
         environment = services[name]["environment"]
         assert set(environment) <= set(SETTINGS), set(environment) - set(SETTINGS)
         assert set(environment) >= REQUIRED_IN_PRODUCTION
@@ -40,6 +40,27 @@ def test_app_services_use_only_settings_the_app_reads() -> None:
         host = environment["DATABASE_URL"].split("@", 1)[1].split(":", 1)[0]
         assert host in services
         assert environment["RATELIMIT_STORAGE_URI"].split("//", 1)[1].split(":", 1)[0] in services
+
+
+def test_the_services_that_read_replies_are_opt_in() -> None:
+    """One reads replies by LMTP, the other from IMAP; neither starts without its profile."""
+    services = compose()["services"]
+    inbound, fetch = services["inbound"], services["fetch"]
+    assert inbound["profiles"] == ["inbound"] and fetch["profiles"] == ["fetch"]
+    assert inbound["command"][3:5] == ["mail", "inbound"] and "--smtp" not in inbound["command"]
+    assert inbound["ports"] == ["127.0.0.1:8024:8024"]  # the machine's mail server alone
+    assert fetch["command"][3:] == ["mail", "fetch"]
+    assert {"IMAP_SERVER", "IMAP_USERNAME", "IMAP_PASSWORD"} <= set(fetch["environment"])
+    for service in (inbound, fetch, services["web"], services["worker"]):
+        assert "REPLY_ADDRESS" in service["environment"]
+    for service in (inbound, fetch):
+        assert service["depends_on"]["web"]["condition"] == "service_healthy"
+        assert service["volumes"] == services["worker"]["volumes"]
+    for name in ("db", "redis", "web", "worker", "mailpit"):
+        assert "profiles" not in services[name], name
+    readme = (ROOT / "README.md").read_text()
+    assert "docker compose --profile inbound up -d" in readme
+    assert "docker compose --profile fetch up -d" in readme
 
 
 def test_every_setting_is_documented_in_the_readme() -> None:
