@@ -41,7 +41,7 @@ from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import Game, OutboxMessage, Player, db, utcnow
 from .perspective import player_view
-from .replies.headers import game_headers, root_message_id
+from .replies.headers import game_headers, reply_to, root_message_id
 from .rules import OVER, Seat, State, to_act, variant_of
 
 
@@ -142,14 +142,17 @@ def _writer(
         if player is None:
             return None
         params = message.params or {}
+        # The reply address of now, as the links: its tag names the version the email is about.
+        address = reply_to(player)
         context = {
             **_context(player),
-            # The reply address it was queued with: its tag names the version it asks about.
-            "reply_to": message.headers.get("Reply-To"),
+            "reply_to": address,
             **params,
             **(extra(player, params) if extra else {}),
         }
-        return compose.render(message.kind, player.language, **context)
+        email = compose.render(message.kind, player.language, **context)
+        # None drops a Reply-To an earlier attempt wrote, when the player owes no move now.
+        return replace(email, headers={"Reply-To": address})
 
     return write
 
@@ -264,7 +267,7 @@ def write_links(message: OutboxMessage) -> Email | None:
     email = _write_games("your_games", message.recipient, players, language)
     # Only now, for an address that plays here: the queued row names no address but in its To.
     headers = compose.unsubscribe_headers(compose.stop_all_url(message.recipient))
-    return replace(email, headers=headers)
+    return replace(email, headers={**email.headers, **headers})
 
 
 def _write_games(kind: str, email: str, players: Sequence[Player], language: str | None) -> Email:

@@ -23,6 +23,7 @@ from wtforms import SelectChoice
 
 from .. import addresses, audit, games, notes
 from ..game_text import the_seat, upfirst
+from ..mail.compose import with_headers
 from ..mail.kinds import written
 from ..mail.outbox import requeue
 from ..models import OPEN_STATUSES, AdminAction, Event, Game, OutboxMessage, Player, db, utcnow
@@ -536,7 +537,10 @@ def message(message_id: int) -> str:
         requeue_form=RequeueForm(),
         email=email,
         text=without_credentials(email.text) if email is not None else None,
-        headers={name: without_credentials(value) for name, value in found.headers.items()},
+        headers={
+            name: without_credentials(value)
+            for name, value in with_headers(found.headers, email.headers if email else {}).items()
+        },
     )
 
 

@@ -34,12 +34,19 @@ SUBJECT_SPACE = re.compile(r"[^\S\u00a0\u202f]+")
 
 @dataclass(frozen=True)
 class Email:
-    """A rendered email, and the headers its writer adds to those it was queued with."""
+    """A rendered email, and the headers its writer sets on those it was queued with (``None``
+    drops one)."""
 
     subject: str
     text: str
     html: str
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str | None] = field(default_factory=dict)
+
+
+def with_headers(queued: dict[str, Any], written: dict[str, str | None]) -> dict[str, Any]:
+    """The headers an email goes out with: those it was queued with, as its writer set them."""
+    merged = {**queued, **written}
+    return {name: value for name, value in merged.items() if value is not None}
 
 
 def render(name: str, language: str | None, **context: Any) -> Email:

@@ -43,6 +43,7 @@ from .. import addresses, metrics
 from ..models import OutboxMessage, WorkerHeartbeat, db, insert_new, utcnow
 from ..unit_of_work import after_commit, transaction
 from . import kinds
+from .compose import with_headers
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +246,7 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
         message.subject, message.text_body = email.subject, email.text
         message.html_body = email.html
         if email.headers:
-            message.headers = {**message.headers, **email.headers}
+            message.headers = with_headers(message.headers, email.headers)
         transport.send(message)
     except (ServerUnavailable, DBAPIError):
         raise

@@ -4,8 +4,10 @@ Every email of a game to a player refers to the player's first email of it
 (``References``, ``In-Reply-To``), whose Message-ID is fixed by the game and
 the seat (:func:`root_message_id`): a game reads as one conversation in the
 player's mail client. An email written while the player owes a move replies to
-their own tagged address (:func:`.tags.reply_address`). ``Auto-Submitted`` is
-on every email the service sends (:mod:`service.mail.outbox`).
+their own tagged address (:func:`.tags.reply_address`), worked out when the
+email is written, that is when it is sent: the tag holds the link and the
+version of then, like the rest of the email. ``Auto-Submitted`` is on every
+email the service sends (:mod:`service.mail.outbox`).
 """
 
 from __future__ import annotations
@@ -30,18 +32,19 @@ def owes_a_move(player: Player) -> bool:
 
 
 def game_headers(player: Player, parent: str | None = None, first: bool = False) -> dict[str, str]:
-    """The headers of an email about the player's game: its thread and, if they owe a move,
-    the address their reply goes to.
+    """The headers that thread an email about the player's game with their others.
 
     ``parent`` is the Message-ID of the player's message the email answers, if
-    any; the ``first`` email is the thread's root and refers to none.
+    any; the ``first`` email is the thread's root and refers to none. The
+    ``Reply-To`` comes when the email is written (:func:`reply_to`).
     """
-    headers: dict[str, str] = {}
-    if not first:
-        root = root_message_id(player)
-        headers["References"] = f"{root} {parent}" if parent else root
-        headers["In-Reply-To"] = parent or root
-    address = reply_address(player, player.game.version) if owes_a_move(player) else None
-    if address is not None:
-        headers["Reply-To"] = address
-    return headers
+    if first:
+        return {}
+    root = root_message_id(player)
+    return {"References": f"{root} {parent}" if parent else root, "In-Reply-To": parent or root}
+
+
+def reply_to(player: Player) -> str | None:
+    """Where the player's reply to an email written now goes: their tagged address, for the
+    game's version now, while they owe a move; else ``None`` (no ``Reply-To``)."""
+    return reply_address(player, player.game.version) if owes_a_move(player) else None

@@ -7,13 +7,15 @@ import random
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import select
 
 from service import games
-from service.models import Player, db
+from service.mail import requeue
+from service.models import OutboxMessage, Player, db
 from service.replies.tags import read_tag, tag_for, tag_in
 from service.unit_of_work import transaction
 
-from ..helpers import random_move
+from ..helpers import pick_action, random_move
 from ..smtp import Received
 from .conftest import REPLY_ADDRESS
 
@@ -104,6 +106,70 @@ def test_a_tag_is_refused_once_tampered_or_its_link_rotated(app: Flask, make_gam
         assert tag_in(f"play+{tag}@SPLITMIND.test") == tag
         assert tag_in(f"other+{tag}@splitmind.test") is None
         assert tag_in(REPLY_ADDRESS) is None
+
+
+def refused_invitation(smtp_server, deliver, app: Flask) -> OutboxMessage:
+    """Kim's invitation, refused for good by her mail server (it had a Reply-To then)."""
+    smtp_server.handler.replies = ["550 5.1.1 No such user"] * 4
+    deliver()
+    smtp_server.handler.replies = []
+    with app.app_context():
+        return db.session.scalars(
+            select(OutboxMessage).where(
+                OutboxMessage.kind == "invitation",
+                OutboxMessage.recipient == EMAILS["keeper"],
+                OutboxMessage.status == "failed",
+            )
+        ).one()
+
+
+def test_an_email_queued_again_carries_the_current_tag(
+    app: Flask, make_game, smtp_server, deliver
+) -> None:
+    """Refused, then the opponent moved and the player's link was rotated, then queued again:
+    the email that goes out replies to a tag of the new link and the game's version now, and
+    the tag it was first written with is dead."""
+    game = make_game(seed=4)
+    refused = refused_invitation(smtp_server, deliver, app)
+    with app.app_context():
+        old_tag, kim = tag_in(refused.headers["Reply-To"]), refused.player_id
+        assert old_tag is not None
+        found = read_tag(old_tag)
+        assert found is not None and found[1] == 0
+    with app.app_context(), transaction():
+        sam = db.session.get_one(games.Game, game["id"]).player("shadow")
+        # Sam's half of the exchange: Kim still owes hers, at the next version.
+        games.apply_move(sam.id, 0, pick_action(games.player_view(sam), random.Random(4)))
+        games.rotate_link(kim, "admin")
+        requeue(refused.id)
+    smtp_server.received.clear()
+    deliver()
+    (again,) = smtp_server.handler.to(EMAILS["keeper"])
+    assert again.message["Message-ID"] == refused.message_id
+    assert tag_of(app, again) == (kim, 1)
+    assert "reply to this email with your move" in again.text
+    with app.app_context():
+        assert read_tag(old_tag) is None
+
+
+def test_an_email_queued_again_once_no_move_is_owed_has_no_reply_address(
+    app: Flask, make_game, smtp_server, deliver
+) -> None:
+    game = make_game(seed=4)
+    refused = refused_invitation(smtp_server, deliver, app)
+    assert "Reply-To" in refused.headers
+    with app.app_context(), transaction():
+        kim = db.session.get_one(games.Game, game["id"]).player("keeper")
+        # Kim's half of the exchange (on her page): she owes nothing until Sam gives his.
+        games.apply_move(kim.id, 0, pick_action(games.player_view(kim), random.Random(4)))
+        requeue(refused.id)
+    smtp_server.received.clear()
+    deliver()
+    (again,) = smtp_server.handler.to(EMAILS["keeper"])
+    assert again.message["Reply-To"] is None
+    assert "reply to this email" not in again.text
+    with app.app_context():
+        assert "Reply-To" not in db.session.get_one(OutboxMessage, refused.id).headers
 
 
 @pytest.mark.parametrize("app_config", [{}], indirect=False)
