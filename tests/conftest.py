@@ -117,18 +117,30 @@ def _truncate(app: Flask) -> None:
 
     DELETE, dependents first, rather than TRUNCATE: on tables of a test's few rows it
     takes a sixth of the time (TRUNCATE makes new files for each table), and every
-    test pays it.
+    test pays it. Only the tables holding rows are emptied and only the sequences
+    drawn from are restarted (most tests touch a few of them), in one round trip
+    after the one that finds them.
     """
     with app.app_context():
         db.session.remove()
+        tables = list(reversed(db.metadata.sorted_tables))
+        quote = db.engine.dialect.identifier_preparer.quote
         with db.engine.begin() as conn:
-            for table in reversed(db.metadata.sorted_tables):
-                conn.execute(table.delete())
-            sequences = conn.exec_driver_sql(
-                "SELECT sequencename FROM pg_sequences WHERE schemaname = current_schema()"
+            # A sequence never drawn from, or restarted since, has no last value.
+            used = conn.exec_driver_sql(
+                "SELECT 'S' || quote_ident(sequencename) FROM pg_sequences"
+                " WHERE schemaname = current_schema() AND last_value IS NOT NULL"
+                + "".join(
+                    f" UNION ALL SELECT 'T{table.name}'"
+                    f" WHERE EXISTS (SELECT FROM {quote(table.name)})"
+                    for table in tables
+                )
             ).scalars()
-            for name in list(sequences):
-                conn.exec_driver_sql(f'ALTER SEQUENCE "{name}" RESTART')
+            found = set(used)
+            statements = [f"DELETE FROM {quote(t.name)}" for t in tables if f"T{t.name}" in found]
+            statements += [f"ALTER SEQUENCE {name[1:]} RESTART" for name in found if name[0] == "S"]
+            if statements:
+                conn.exec_driver_sql("; ".join(statements))
         db.engine.dispose()
 
 
