@@ -8,8 +8,10 @@ run; elsewhere the PostgreSQL half of the suite is skipped with a message.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +22,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from psycopg import sql
+from werkzeug import security
 
 from service import create_app
 from service.games import Seating, create_game
@@ -266,6 +269,43 @@ def load_game(app: Flask, game_id: int) -> Game:
         assert game is not None
         db.session.expunge(game)
         return game
+
+
+HASH_PASSWORD, CHECK_PASSWORD = security.generate_password_hash, security.check_password_hash
+
+
+@functools.cache
+def _password_hash(password: str, *args: Any, **kwargs: Any) -> str:
+    return HASH_PASSWORD(password, *args, **kwargs)
+
+
+@functools.cache
+def _password_check(pwhash: str, password: str) -> bool:
+    return CHECK_PASSWORD(pwhash, password)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def passwords_hashed_once() -> Iterator[None]:
+    """Hash each password, and check each password against each hash, once per test worker.
+
+    A scrypt hash or check takes about 0.1 s of a core, and most admin tests make an
+    account and sign in. The hashes are real (the same salt for the same password)
+    and every check still runs scrypt the first time, so a wrong password is refused.
+    Modules of the service imported later take the cached functions from werkzeug.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        for module in [security] + [
+            module
+            for name, module in list(sys.modules.items())
+            if name == "service" or name.startswith("service.")
+        ]:
+            for original, cached in (
+                (HASH_PASSWORD, _password_hash),
+                (CHECK_PASSWORD, _password_check),
+            ):
+                if getattr(module, original.__name__, None) is original:
+                    patch.setattr(module, original.__name__, cached)
+        yield
 
 
 STARTED_SMTP: set[tuple[str, int]] = set()
