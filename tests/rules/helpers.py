@@ -9,7 +9,6 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -159,17 +158,24 @@ def random_game(
     return state, actions
 
 
-def strings(value: object) -> Iterator[str]:
-    """Every string in a JSON-like value, keys included."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from strings(key)
-            yield from strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from strings(item)
+def strings(value: object) -> set[str]:
+    """Every string in a JSON-like value, keys included.
+
+    A loop over a stack rather than nested generators: the random games call it on
+    every view after every step, and it took a quarter of their time.
+    """
+    found: set[str] = set()
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found.add(item)
+        elif isinstance(item, dict):
+            pending += item
+            pending += item.values()
+        elif isinstance(item, list | tuple):
+            pending += item
+    return found
 
 
 def hidden_from(state: State, seat: Seat) -> set[str]:
@@ -199,8 +205,8 @@ def leaks(state: State, seat: Seat) -> set[str]:
     rest = {key: value for key, value in view.items() if key not in ("history", "transfers")}
     history = [entry for entry in view["history"] if entry["round"] == round_number]
     transfers = [entry for entry in view["transfers"] if entry["round"] == round_number]
-    seen_anywhere = set(strings(rest)) | set(strings(history))
-    return (seen_anywhere & hidden) | (set(strings(transfers)) & (hidden - held))
+    seen_anywhere = strings(rest) | strings(history)
+    return (seen_anywhere & hidden) | (strings(transfers) & (hidden - held))
 
 
 def replay(args: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:

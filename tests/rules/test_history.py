@@ -37,7 +37,7 @@ def facts_only(entry: dict[str, Any]) -> list[str]:
         wrong.append("cards")
     if "name" in lead and (not is_elixir(lead["card"]) or lead["name"] not in SUITS):
         wrong.append("named suit")
-    texts = strings(list(entry.values()))
+    texts = sorted(strings(list(entry.values())))
     wrong += [
         f"words {text!r}" for text in texts if text not in CARD_KEYS and not CODE.fullmatch(text)
     ]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import json
+import pickle
 from collections import Counter
 from typing import Any
 
@@ -83,7 +83,7 @@ class RandomGames(RuleBasedStateMachine):
             return
         acting = to_act(before)
         seat = seat if seat in acting else acting[0]
-        snapshot = copy.deepcopy(before)
+        snapshot = pickle.loads(pickle.dumps(before))  # a deep copy, in a tenth of the time
         after = apply(before, seat, pick_action(before, seat, pick))
         assert before == snapshot, "apply changed the state it was given"
         assert before["track"] <= after["track"] <= 10
