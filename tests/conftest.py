@@ -196,6 +196,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("app", BACKENDS if both else BACKENDS[:1], indirect=True)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Start the tests marked ``slow`` first, in their order, and the rest after them.
+
+    Each xdist worker is handed a few tests at a time in this order; a long test
+    handed out last would keep one worker busy while the other has finished.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def app(
     request: pytest.FixtureRequest, tmp_path: Path, app_config: dict[str, Any]

@@ -34,6 +34,7 @@ def post(client: FlaskClient, token: str, body: Any) -> Any:
     return client.post(f"/api/play/{token}", json=body)
 
 
+@pytest.mark.slow
 def test_a_whole_game_through_the_api(app, client, make_game) -> None:
     game = make_game(seed=11)
     final = play_to_end(client, game, seed=3, api=True)

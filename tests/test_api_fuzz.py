@@ -113,6 +113,7 @@ def run_schemathesis(schema: schemathesis.BaseSchema) -> tuple[list[str], Counte
 
 
 @pytest.mark.parametrize("seat", SEATS)
+@pytest.mark.slow
 def test_schemathesis_finds_nothing(pg_app: Flask, seat: str) -> None:
     """No server error, undocumented answer, refused valid move or accepted invalid one."""
     with pg_app.app_context(), transaction():

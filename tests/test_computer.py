@@ -288,6 +288,7 @@ def test_the_computer_waits_for_the_delay(app: Flask, client, against_computer) 
     assert computer_moves(app, now=utcnow() + timedelta(seconds=61)) >= 1
 
 
+@pytest.mark.slow
 def test_a_whole_game_sends_mail_to_the_person_alone(
     app: Flask, client: FlaskClient, against_computer, smtp_server, deliver
 ) -> None:

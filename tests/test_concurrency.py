@@ -45,6 +45,7 @@ def test_twenty_identical_posts_apply_one_move(pg_app: Flask) -> None:
         assert len(stored.state["hands"]["keeper"]) == 9
 
 
+@pytest.mark.slow
 def test_both_halves_of_an_exchange_at_the_same_instant_resolve_once(pg_app: Flask) -> None:
     client = pg_app.test_client()
     for round_number in range(50):

@@ -116,6 +116,7 @@ print(rules.status_code, style.status_code, "Règles" in rules.get_data(as_text=
 """
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_what_the_service_needs(tmp_path: Path) -> None:
     """``pip install .`` then ``flask db upgrade`` and a page, far from the checkout."""
     wheels = tmp_path / "wheels"

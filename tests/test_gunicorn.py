@@ -57,6 +57,7 @@ def failed_sign_in(port: int, address: str) -> int:
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_three_workers_share_the_sign_in_limit_through_redis(
     tmp_path: Path, postgres_database: str, redis_storage: redis.Redis
 ) -> None:

@@ -29,6 +29,7 @@ def api_view(client: FlaskClient, token: str) -> dict:
 
 
 @pytest.mark.both_backends
+@pytest.mark.slow
 def test_a_whole_game_through_the_pages(app, client, make_game) -> None:
     game = make_game(seed=21)
     rng = random.Random(5)
@@ -54,6 +55,7 @@ def test_a_whole_game_through_the_pages(app, client, make_game) -> None:
 VARIANT = Variant(halfway=6, exchange_sizes=(0, 1, 2, 1), swap_size=1, track_length=14, rounds=4)
 
 
+@pytest.mark.slow
 def test_a_variant_game_through_the_pages(app: Flask, client: FlaskClient, make_game) -> None:
     game = make_game(seed=23)
     redeal(app, game["id"], VARIANT)

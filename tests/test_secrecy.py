@@ -49,6 +49,7 @@ def responses(client: FlaskClient, token: str, view: dict, home: str = "") -> li
     return [response.get_data(as_text=True) for response in bodies]
 
 
+@pytest.mark.slow
 def test_no_response_names_a_hidden_card(app, client, make_game) -> None:
     game = make_game(seed=2024)
     rng = random.Random(99)
@@ -102,6 +103,7 @@ def _with_state(app, game_id: int, state: dict) -> None:
         db.session.commit()
 
 
+@pytest.mark.slow
 def test_responses_do_not_depend_on_hidden_cards(app, client, make_game) -> None:
     """Swap a card of the opponent's hand with one set aside: the player sees no difference."""
     from service.rules import sort_cards

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.xdist_group("mypy")
 
 
+@pytest.mark.slow
 def test_mypy_finds_no_error_in_the_service() -> None:
     report, errors, status = api.run(
         [

@@ -63,6 +63,7 @@ def shadow_led(state: dict[str, Any], round_number: int) -> bool | None:
     return min(before, 10) >= 5
 
 
+@pytest.mark.slow
 def test_the_statistics_page_matches_games_played_to_the_end(app, admin) -> None:
     finals = [
         play(app, new_game(app, f"k{n}@example.com", f"s{n}@example.com", seed=100 + n), seed=n)

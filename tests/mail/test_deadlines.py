@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -117,6 +118,7 @@ def test_no_deadline_means_no_reminder_or_timeout(app: Flask, make_game) -> None
         assert result.reminded == [] and result.expired == []
 
 
+@pytest.mark.slow
 def test_finished_games_are_left_alone(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:

@@ -41,6 +41,7 @@ def token_from(link: str) -> str:
 
 
 @pytest.mark.parametrize("languages", [("en", "en"), ("fr", "en")], ids=["english", "french"])
+@pytest.mark.slow
 def test_a_whole_game_by_email_links(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver, languages: tuple[str, str]
 ) -> None:
@@ -215,6 +216,7 @@ def test_a_player_who_moves_before_the_worker_gets_no_stale_turn_email(
     raise AssertionError("Sam never won a trick he answered")
 
 
+@pytest.mark.slow
 def test_no_email_to_a_player_who_keeps_the_move(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:

@@ -98,6 +98,7 @@ def test_invitation_emails_are_in_the_creators_language(
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.slow
 def test_the_classic_look_reads_right_in_every_email(
     app: Flask, client: FlaskClient, make_game, language: str
 ) -> None:

@@ -29,6 +29,7 @@ def ask(client: FlaskClient, email: str, headers: dict[str, str] | None = None) 
     return client.post("/links", data={"email": email, "csrf_token": token}, headers=headers)
 
 
+@pytest.mark.slow
 def test_the_home_link_and_the_games_in_play_go_to_their_address(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:

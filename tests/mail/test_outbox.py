@@ -48,6 +48,7 @@ def row(app: Flask, message_id: int) -> OutboxMessage:
         return found
 
 
+@pytest.mark.slow
 def test_a_move_withdraws_the_movers_unsent_turn_email(
     app: Flask, client: FlaskClient, make_game, deliver
 ) -> None:

@@ -25,6 +25,7 @@ def tokens(app: Flask, game_id: int) -> dict[str, str | int]:
         return {"id": game.id, **{p.seat: token_for(p) for p in game.players}}
 
 
+@pytest.mark.slow
 def test_a_return_match_plays_two_games_and_scores_them(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:

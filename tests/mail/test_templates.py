@@ -158,6 +158,7 @@ def matches_its_snapshot(emails: dict[str, OutboxMessage], language: str) -> Non
             assert text == path.read_text(), f"{path.name} differs from its snapshot"
 
 
+@pytest.mark.slow
 def test_every_email_is_written_out_and_matches_its_snapshot(
     emails: dict[str, OutboxMessage], language: str
 ) -> None:

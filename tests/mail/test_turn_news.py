@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
@@ -45,6 +46,7 @@ def turn_emails_of_a_game(app: Flask, client: FlaskClient, game: dict, seed: int
             assert not leaks(row.text_body, hidden_cards(state, seat), ()), row.text_body
 
 
+@pytest.mark.slow
 def test_turn_subjects_name_the_move_and_bodies_tell_the_news(
     app: Flask, client: FlaskClient, make_game
 ) -> None:

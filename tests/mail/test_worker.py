@@ -297,6 +297,7 @@ def start_worker(env: dict[str, str]) -> subprocess.Popen:
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_three_workers_split_the_queue_and_deliver_each_message_exactly_once(
     pg_app: Flask, postgres_database: str, smtp_server: SMTPServer, tmp_path: Path
 ) -> None:
@@ -338,6 +339,7 @@ def test_three_workers_split_the_queue_and_deliver_each_message_exactly_once(
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_a_worker_killed_before_its_commit_sends_once_more_with_the_same_id(
     pg_app: Flask, postgres_database: str, smtp_server: SMTPServer, tmp_path: Path
 ) -> None:

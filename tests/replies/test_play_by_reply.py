@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from flask import Flask
 
 from service.models import Game, OutboxMessage, db
@@ -25,6 +26,7 @@ def newest_asking(smtp_server, seat: str) -> Received:
     return asking[-1]
 
 
+@pytest.mark.slow
 def test_a_whole_game_by_replies(app: Flask, make_game, smtp_server, deliver, inbound) -> None:
     game_id = make_game(seed=2026)["id"]
     deliver()

@@ -133,7 +133,7 @@ RandomGames.TestCase.settings = settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-TestRandomGames = RandomGames.TestCase
+TestRandomGames = pytest.mark.slow(RandomGames.TestCase)
 
 
 def test_random_games_reach_the_end() -> None:
