@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from flask.typing import ResponseReturnValue
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import IntegerConverter, Map
 
-from . import logs, metrics, request_limits
+from . import connections, logs, metrics, request_limits
 from .config import load_config
 from .extensions import csrf, db, limiter, migrate
 from .models import MAX_ID
@@ -39,9 +40,24 @@ class IdConverter(IntegerConverter):
         super().__init__(map, min=1, max=MAX_ID)
 
 
+class Service(Flask):
+    """The Flask app, running a view again once when it lost its database connection before
+    trying to commit (:mod:`service.connections`)."""
+
+    def dispatch_request(self) -> ResponseReturnValue:
+        """Call the view; once more, afresh, if its connection dropped and nothing was committed."""
+        try:
+            return super().dispatch_request()
+        except Exception as exc:
+            if not connections.may_run_again(exc):
+                raise
+        connections.start_again()
+        return super().dispatch_request()
+
+
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     """The application factory; ``test_config`` overrides settings (tests only)."""
-    app = Flask(
+    app = Service(
         "service",
         instance_path=(test_config or {}).get("instance_path"),
         instance_relative_config=True,
@@ -56,6 +72,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
 
     db.init_app(app)
+    connections.init_app(app)
     migrate.init_app(app, db, directory=str(data_folder("migrations")))
     csrf.init_app(app)
     limiter.init_app(app)

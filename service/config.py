@@ -299,7 +299,7 @@ def database_url(url: str) -> str:
 
 
 def engine_options(url: str, connect: float, statement: float, lock: float) -> dict[str, Any]:
-    """SQLAlchemy's engine options: each connection checked before use; timeouts on PostgreSQL.
+    """SQLAlchemy's engine options: the timeouts on PostgreSQL.
 
     The timeouts are in seconds, 0 for none. libpq's ``connect_timeout`` bounds
     connecting (whole seconds, 2 at least); ``statement_timeout`` and
@@ -308,8 +308,10 @@ def engine_options(url: str, connect: float, statement: float, lock: float) -> d
     locked then fails a request within seconds (503), instead of holding it
     until gunicorn kills its worker. Migrations lift both for their own
     transaction (migrations/env.py). ``options`` already in the URL are kept.
+    Pooled connections are checked by :mod:`service.connections`, not before
+    every use.
     """
-    options: dict[str, Any] = {"pool_pre_ping": True}
+    options: dict[str, Any] = {}
     parsed = make_url(url)
     if parsed.get_backend_name() != "postgresql":
         return options
