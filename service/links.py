@@ -61,8 +61,12 @@ def player_url(player: Player, path: str = "/play/") -> str:
     return f"{current_app.config['BASE_URL']}{path}{token_for(player)}"
 
 
-def player_for(token: str) -> Player | None:
-    """The player a token belongs to, or ``None`` for a tampered, unknown or revoked link."""
+def signed_link(token: str) -> tuple[int, str] | None:
+    """The player id and link key a token signs, or ``None`` for a tampered token.
+
+    Whether the key is still the player's is for the database to say
+    (:func:`key_matches`).
+    """
     try:
         payload = serializer(SALT).loads(token)
     except BadSignature:
@@ -74,13 +78,27 @@ def player_for(token: str) -> Player | None:
         and isinstance(payload[1], str)
     ):
         return None
+    return payload[0], payload[1]
+
+
+def key_matches(stored: str | None, signed: str) -> bool:
+    """Whether a player's stored link key is the one a token signs (never, once revoked)."""
+    return stored is not None and hmac.compare_digest(stored.encode(), signed.encode())
+
+
+def player_for(token: str) -> Player | None:
+    """The player a token belongs to, or ``None`` for a tampered, unknown or revoked link."""
+    signed = signed_link(token)
+    return None if signed is None else linked_player(signed)
+
+
+def linked_player(signed: tuple[int, str]) -> Player | None:
+    """The player of a :func:`signed_link`, or ``None`` for an unknown or revoked link."""
     # The player, their game and both seats in one query: every page and API answer needs them.
     player = db.session.get(
-        Player, payload[0], options=[joinedload(Player.game).joinedload(Game.players)]
+        Player, signed[0], options=[joinedload(Player.game).joinedload(Game.players)]
     )
-    if player is None or player.link_key is None:
-        return None
-    if not hmac.compare_digest(player.link_key.encode(), payload[1].encode()):
+    if player is None or not key_matches(player.link_key, signed[1]):
         return None
     return player
 

@@ -6,12 +6,19 @@ The move page, the JSON API and every email render from :func:`player_view`.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from datetime import datetime
+from functools import cache
 from typing import Any, Literal, TypedDict
 
+from sqlalchemy import Executable, bindparam, select
+from sqlalchemy.orm import aliased
+
 from .game_text import player_name
-from .language import LANGUAGES
+from .language import LANGUAGES, current_language
+from .links import key_matches
 from .models import Game, Player, db
 from .rules import OVER, Seat, other, return_match, seat_view
 from .rules.engine import Trick
@@ -133,6 +140,90 @@ def player_view(player: Player) -> PlayerView:
     if not open_game:
         view.update({"your_turn": False, "choosing": False, "to_act": [], "legal": []})
     return view
+
+
+def view_tag(player: Player) -> str:
+    """The ``ETag`` of the player's view: it changes whenever the view may change.
+
+    It is made of what :func:`player_view` reads besides the engine's state
+    (which changes with the game's version, as do the status and the
+    winner): the deadline, the look, the player's mark in the history, both
+    players' names and the language a computer's name is given in, and the
+    return match's score. None of it is hidden from the player.
+    """
+    game = player.game
+    opponent = game.player(other(player.seat))
+    return _tag(
+        [
+            game.id,
+            game.version,
+            game.status,
+            game.winner,
+            game.look,
+            _iso(game.deadline),
+            player.seat,
+            player.history_mark,
+            [player.name, player.computer_level, opponent.name, opponent.computer_level],
+            current_language(),
+            match_summary(player),
+        ]
+    )
+
+
+def stored_view_tag(player_id: int, key: str) -> str | None:
+    """:func:`view_tag` read in one statement by primary key, without the game's state.
+
+    ``None`` when that takes more: for a link that is not the player's (the
+    full read answers 404) and for a game of a return match (its score reads
+    the other game).
+    """
+    row = db.session.connection().execute(_tag_query(), {"player_id": player_id}).one_or_none()
+    if row is None or not key_matches(row[0], key) or row.match_id is not None:
+        return None
+    link_key, seat, mark, name, level, their_name, their_level, *game, deadline, _ = row
+    return _tag(
+        [
+            *game,
+            _iso(deadline),
+            seat,
+            mark,
+            [name, level, their_name, their_level],
+            current_language(),
+            None,
+        ]
+    )
+
+
+@cache
+def _tag_query() -> Executable:
+    """The statement of :func:`stored_view_tag`, built once: building it costs more than
+    running it."""
+    opponent = aliased(Player)
+    return (
+        select(
+            Player.link_key,
+            Player.seat,
+            Player.history_mark,
+            Player.name,
+            Player.computer_level,
+            opponent.name,
+            opponent.computer_level,
+            Game.id,
+            Game.version,
+            Game.status,
+            Game.winner,
+            Game.look,
+            Game.deadline,
+            Game.match_id,
+        )
+        .join(Game, Game.id == Player.game_id)
+        .join(opponent, (opponent.game_id == Player.game_id) & (opponent.seat != Player.seat))
+        .where(Player.id == bindparam("player_id"))
+    )
+
+
+def _tag(facts: list[Any]) -> str:
+    return hashlib.blake2b(json.dumps(facts).encode(), digest_size=16).hexdigest()
 
 
 def since_last_move(view: PlayerView) -> list[tuple[str, Any]]:

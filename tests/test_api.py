@@ -11,6 +11,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import event
 from werkzeug.exceptions import TooManyRequests
 
+from service import games
+from service.links import token_for
 from service.models import db
 from service.rules import SEATS, other
 from service.unit_of_work import transaction
@@ -346,3 +348,56 @@ def test_an_unchanged_view_answers_304_to_its_etag(app, client, make_game) -> No
     assert changed.status_code == 200
     assert changed.headers["ETag"] != etag
     assert changed.get_json()["version"] == view["version"] + 1
+
+
+def test_a_poll_of_an_unchanged_game_costs_one_statement(app, client, make_game) -> None:
+    """The ETag is read by primary key, before the game's state or any view."""
+    game = make_game()
+    path = f"/api/play/{game['keeper']}"
+    etag = client.get(path).headers["ETag"]
+    statements: list[str] = []
+
+    def count(conn, cursor, statement, *args) -> None:
+        statements.append(statement)
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        polled = client.get(path, headers={"If-None-Match": etag})
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert polled.status_code == 304
+    assert len(statements) == 1, "\n\n".join(statements)
+    assert "state" not in statements[0].split("FROM")[0]
+
+
+def test_the_etag_changes_with_the_deadline_and_the_language(app, client, make_game) -> None:
+    """A deadline extended by an admin changes no version, but changes the view."""
+    game = make_game(days_per_move=3)
+    path = f"/api/play/{game['shadow']}"
+    etag = client.get(path).headers["ETag"]
+    with app.app_context(), transaction():
+        games.extend_deadline(game["id"], 2, "root")
+    extended = client.get(path, headers={"If-None-Match": etag})
+    assert extended.status_code == 200
+    assert extended.headers["ETag"] != etag
+    etag = extended.headers["ETag"]
+    assert client.get(path, headers={"If-None-Match": etag}).status_code == 304
+    french = client.get(path, headers={"If-None-Match": etag, "Accept-Language": "fr"})
+    assert french.status_code == 200
+    assert french.headers["ETag"] != etag
+
+
+def test_a_game_of_a_return_match_answers_304_too(app, client) -> None:
+    with app.app_context(), transaction():
+        first = games.create_match(
+            games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
+        )
+        token = token_for(first.player("keeper"))
+    path = f"/api/play/{token}"
+    first_view = client.get(path)
+    assert first_view.get_json()["match"]["game"] == 1
+    polled = client.get(path, headers={"If-None-Match": first_view.headers["ETag"]})
+    assert polled.status_code == 304
+    assert polled.headers["ETag"] == first_view.headers["ETag"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import jsonify, request
+from flask import Response, jsonify, request
 from flask.typing import ResponseReturnValue
 from flask_babel import force_locale
 
@@ -12,24 +12,46 @@ from .. import games, notes
 from ..errors import NOT_FOUND, error_response
 from ..game_text import effect_text
 from ..language import DEFAULT_LANGUAGE
-from ..links import player_for
+from ..links import linked_player, player_for, signed_link
 from ..models import Player
-from ..perspective import player_view
+from ..perspective import player_view, stored_view_tag, view_tag
 from ..rules import ActionError, parse_action
-from ..unit_of_work import transaction
+from ..unit_of_work import reading, transaction
 from . import bp
 from .openapi import document
 
 
 @bp.get("/play/<token>")
 def view(token: str) -> ResponseReturnValue:
-    """The seat's view as JSON, with an ETag: a poll of an unchanged game gets a bodiless 304."""
-    player = player_for(token)
+    """The seat's view as JSON, with an ETag: a poll of an unchanged game gets a bodiless 304.
+
+    A poll is answered from one read of the game's row by primary key, before
+    the state is loaded or any view is built (:func:`stored_view_tag`).
+    """
+    signed = signed_link(token)
+    if signed is None:
+        return error_response(404, "not_found", NOT_FOUND)
+    reading()
+    if request.if_none_match:
+        tag = stored_view_tag(*signed)
+        if tag is not None and request.if_none_match.contains_weak(tag):
+            return not_modified(tag)
+    player = linked_player(signed)
     if player is None:
         return error_response(404, "not_found", NOT_FOUND)
+    tag = view_tag(player)
+    if request.if_none_match.contains_weak(tag):
+        return not_modified(tag)
     response = jsonify(api_view(player))
-    response.add_etag()
-    return response.make_conditional(request)
+    response.set_etag(tag)
+    return response
+
+
+def not_modified(tag: str) -> Response:
+    """304: the view whose ETag the client sent is the current one."""
+    response = Response(status=304)
+    response.set_etag(tag)
+    return response
 
 
 @bp.post("/play/<token>")
