@@ -18,6 +18,7 @@ from typing import Any
 from email_validator import EmailNotValidError, validate_email
 from flask import current_app
 from sqlalchemy import select
+from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.exc import StaleDataError
 
 from . import audit, bots, figures, metrics, notes, notify
@@ -284,7 +285,8 @@ def apply_move(player_id: int, version: object, action: object, note: object = N
             raise BadMove(str(exc)) from None
         except RuleError as exc:
             raise IllegalMove(exc) from None
-        _record(game, player.seat, action, state, text if notes.are_on(game) else None)
+        # A note is kept while the game's notes are on; a move without one need not ask.
+        _record(game, player.seat, action, state, text if text and notes.are_on(game) else None)
         player.history_mark = len(state["history"])
         db.session.flush()
     except StaleDataError:
@@ -305,13 +307,22 @@ def _lock(player_id: int) -> tuple[Game, Player]:
 
 
 def lock_game(game_id: int) -> Game:
-    """The game, re-read and locked for update until the transaction ends."""
-    game = db.session.scalars(
-        select(Game)
-        .where(Game.id == game_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    ).one_or_none()
+    """The game, re-read with its players and locked for update until the transaction ends.
+
+    Only the game's row is locked; its players come in the same statement, as
+    every change to a game reads them.
+    """
+    game = (
+        db.session.scalars(
+            select(Game)
+            .where(Game.id == game_id)
+            .options(joinedload(Game.players))
+            .with_for_update(of=Game)
+            .execution_options(populate_existing=True)
+        )
+        .unique()
+        .one_or_none()
+    )
     if game is None:
         raise InvalidGame(f"no game {game_id}")
     return game
@@ -396,7 +407,9 @@ def _deadline(game: Game, acting: list[Seat], now: datetime) -> datetime | None:
     """
     if not game.days_per_move or not acting:
         return None
-    away = vacation_end((game.player(seat).email for seat in acting), now)
+    # Nothing to flush for this read: the game's row is written once, deadline and all.
+    with db.session.no_autoflush:
+        away = vacation_end((game.player(seat).email for seat in acting), now)
     return max(now, away or now) + timedelta(days=game.days_per_move)
 
 

@@ -64,11 +64,13 @@ def move(token: str) -> ResponseReturnValue:
         version, action, note = _read_move(request.get_json(silent=True), player.seat)
         with transaction():
             games.apply_move(player.id, version, action, note)
+            # The view of what was just written, before the commit lets the ORM forget it.
+            answer = api_view(player)
     except games.IllegalMove as exc:  # the rule's name lets a client explain it in its own words
         return error_response(exc.status, exc.code, exc.message, rule=exc.rule)
     except games.MoveError as exc:
         return error_response(exc.status, exc.code, exc.message)
-    return jsonify(api_view(player))
+    return jsonify(answer)
 
 
 def api_view(player: Player) -> dict[str, Any]:
