@@ -22,7 +22,7 @@ from ..models import OPEN_STATUSES, Player
 from ..notify import opponent_away_until
 from ..perspective import PlayerView, player_view, set_language
 from ..rules import other
-from ..unit_of_work import transaction
+from ..unit_of_work import reading, transaction
 from . import bp
 from .annotations import page_context
 from .forms import LanguageForm, MoveForm
@@ -42,6 +42,7 @@ def _player(token: str) -> Player:
 @bp.get("/play/<token>")
 def play(token: str) -> ResponseReturnValue:
     """The move page."""
+    reading()
     player = _player(token)
     return _page(player, token)
 
