@@ -2,7 +2,7 @@
 
 For each move it could make, the seat imagines many deals of the unseen cards,
 each consistent with everything it has seen (``knowledge``), makes the move in
-each, plays the round out with card sense for both seats (``cardsense``) and
+each, plays the round out with card sense for both seats (``playout``) and
 scores the end of the round by the Shadow's chance to win the game from there
 (``values``). The Shadow picks the move with the highest mean score, the
 Keeper the lowest. Every move is tried on the same imagined deals, so the
@@ -25,8 +25,9 @@ import time
 
 from service.rules.names import EXCHANGE, PLAY
 
-from .cardsense import keep_strength, pick_give, pick_play, swap_both
+from .cardsense import keep_strength, pick_give
 from .knowledge import Knowledge, View, acting_phase, read
+from .playout import finish
 from .round_model import (
     CARD_INDEX,
     ELIXIR_SUIT,
@@ -152,13 +153,3 @@ def _play_out(world: Round, known: Knowledge, phase: str, move: Move) -> float:
     return round_end_value(
         known.track, world.difference(), known.last_round - known.round, known.track_length
     )
-
-
-def finish(world: Round) -> None:
-    """Play the round to its end with card sense for both seats, swaps included."""
-    while not world.over:
-        if world.swap_due:
-            swap_both(world)
-        else:
-            card, name = pick_play(world, world.to_play)
-            world.play(card, name)

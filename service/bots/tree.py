@@ -4,7 +4,7 @@ Each iteration deals the unseen cards afresh (``knowledge``), walks down a
 tree of plays shared by all the deals, choosing at each node by UCB among the
 plays that deal allows (a play is scored by how often it was available, not
 by how often its parent was visited), adds one new play to the tree, plays
-the round out with card sense (``cardsense``) and scores its end by the
+the round out with card sense (``playout``) and scores its end by the
 Shadow's chance to win the game (``values``). Nodes where the Keeper plays
 prefer low scores, nodes where the Shadow plays high ones, so the opponent's
 answers are searched as well as the seat's own. The play tried most often at
@@ -27,8 +27,9 @@ from service.rules.names import PLAY
 
 from .cardsense import swap_both
 from .knowledge import View, acting_phase, read
+from .playout import finish
 from .round_model import ELIXIR_SUIT, NO_CARD, SHADOW, SUIT, Round
-from .search import FlatSearch, deadline, finish, play_moves
+from .search import FlatSearch, deadline, play_moves
 from .simple import Action, play_action
 from .values import round_end_value
 
