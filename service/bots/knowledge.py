@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
 from math import comb
 
 from service.rules.engine import Trick
@@ -40,6 +42,19 @@ from .round_model import (
     card_numbers,
     seat_number,
 )
+
+
+@dataclass(frozen=True)
+class _Draw:
+    """The cards a deal of the unseen ones draws from, and how many elixirs with what weights."""
+
+    known: list[int]
+    free: list[int]
+    wanted: int
+    elixirs: list[int]
+    others: list[int]
+    counts: list[int]
+    cum_weights: list[int]
 
 
 @dataclass(frozen=True)
@@ -82,6 +97,19 @@ class Knowledge:
         any other. Should the view be one that no such deal explains, the
         voids and the limit are set aside rather than trusted.
         """
+        draw = self._draw
+        if not draw.counts:
+            return draw.known + rng.sample(draw.free, draw.wanted)
+        count = rng.choices(draw.counts, cum_weights=draw.cum_weights)[0]
+        return (
+            draw.known
+            + rng.sample(draw.elixirs, count)
+            + rng.sample(draw.others, draw.wanted - count)
+        )
+
+    @cached_property
+    def _draw(self) -> _Draw:
+        """What :meth:`sample` draws from: the same for every deal, so worked out once."""
         known = list(self.opponent_known)
         free = [card for card in self.unseen if card not in known]
         wanted = self.opponent_holds - len(known)
@@ -95,11 +123,8 @@ class Knowledge:
             for count in range(min(most, len(elixirs), wanted) + 1)
             if wanted - count <= len(others)
         ]
-        if not counts:
-            return known + rng.sample(free, wanted)
         weights = [comb(len(elixirs), n) * comb(len(others), wanted - n) for n in counts]
-        count = rng.choices(counts, weights)[0]
-        return known + rng.sample(elixirs, count) + rng.sample(others, wanted - count)
+        return _Draw(known, free, wanted, elixirs, others, counts, list(accumulate(weights)))
 
     def round_with(self, opponent_cards: list[int]) -> Round:
         """A :class:`Round` where the opponent holds ``opponent_cards`` (pending ones included)."""
