@@ -14,7 +14,17 @@ or highest bit.
 from __future__ import annotations
 
 from .cardsense import DUCK, EITHER, MEAN_POWER, RANKED, TAKE
-from .round_model import ELIXIR_SUIT, KEEPER, NO_CARD, POWER, RESET, STEAL, SUIT, Round
+from .round_model import (
+    ELIXIR_SUIT,
+    KEEPER,
+    NO_CARD,
+    POWER,
+    RESET,
+    STEAL,
+    SUIT,
+    SWAP_EFFECT,
+    Round,
+)
 
 # Bit i of a hand's mask is the card ORDER[i]: the cards from the lowest ranked to the highest.
 ORDER = tuple(sorted(range(len(SUIT)), key=RANKED.__getitem__))
@@ -35,8 +45,21 @@ BEATS_BY_VALUE = tuple(
     )
     for lead in range(len(SUIT))
 )
-# A card's power by its bit's position, for the value of a hand.
-POWER_AT = tuple(POWER[card] for card in ORDER)
+# The value of a hand, by the mask of its low ranked cards and that of its high ranked ones.
+LOW_BITS = 13
+LOW_CARDS = (1 << LOW_BITS) - 1
+
+
+def _hand_values(first: int, count: int) -> tuple[int, ...]:
+    """The value of each set of ``count`` cards from the bit ``first`` on, by its mask."""
+    values = [0]
+    for spot in range(first, first + count):
+        values += [value + POWER[ORDER[spot]] for value in values]
+    return tuple(values)
+
+
+HAND_VALUE_LOW = _hand_values(0, LOW_BITS)
+HAND_VALUE_HIGH = _hand_values(LOW_BITS, len(SUIT) - LOW_BITS)
 
 # The suit order as one number: each colour suit's place (-1 for none) plus one, in base 4.
 # Card sense's leads and who wins a trick depend on the order only through the tables below.
@@ -117,38 +140,17 @@ def cards_of(mask: int) -> list[int]:
 
 def _strong(mask: int) -> bool:
     """:func:`cardsense.strong` of a mask."""
-    total = 0
-    rest = mask
-    while rest:
-        low = rest & -rest
-        total += POWER_AT[low.bit_length() - 1]
-        rest ^= low
-    return bool(mask) and total > MEAN_POWER * mask.bit_count()
+    value = HAND_VALUE_LOW[mask & LOW_CARDS] + HAND_VALUE_HIGH[mask >> LOW_BITS]
+    return bool(mask) and value > MEAN_POWER * mask.bit_count()
 
 
-def _aim(hands: list[int], tricks: list[int], seat: int) -> int:
-    """:func:`cardsense.aim` on masks."""
-    mine, theirs = tricks[seat], tricks[1 - seat]
-    if seat == KEEPER:
-        return TAKE if mine < theirs else DUCK if mine > theirs else EITHER
-    if mine != theirs:
-        return TAKE if mine > theirs else DUCK
-    return TAKE if _strong(hands[seat]) else DUCK
-
-
-def _give(hands: list[int], tricks: list[int], seat: int, count: int) -> int:
-    """The cards :func:`cardsense.swap_both` gives for ``seat``: its weakest or its strongest."""
-    if seat == KEEPER:
-        mine, theirs = tricks[0], tricks[1]
-        keep = mine < theirs if mine != theirs else not _strong(hands[0])
-    else:
-        keep = _aim(hands, tricks, seat) == TAKE
-    mask = hands[seat]
+def _gives(hand: int, count: int, keep: bool) -> int:
+    """:func:`cardsense.pick_give` in a swap: the ``count`` weakest cards, or the strongest."""
     chosen = 0
     for _ in range(count):
-        card = mask & -mask if keep else 1 << (mask.bit_length() - 1)
+        card = hand & -hand if keep else 1 << (hand.bit_length() - 1)
         chosen |= card
-        mask ^= card
+        hand ^= card
     return chosen
 
 
@@ -164,7 +166,7 @@ def finish(world: Round) -> None:
     """Play ``world`` to the end of its round with card sense for both seats, swaps included."""
     hands = [mask_of(world.hands[0]), mask_of(world.hands[1])]
     code = order_code(world.place)
-    tricks = list(world.tricks)
+    keeper_tricks, shadow_tricks = world.tricks
     leader = world.leader
     trick = world.trick
     lead = world.lead
@@ -172,39 +174,48 @@ def finish(world: Round) -> None:
     swap_size = world.swap_size
     swap_due = world.swap_due
     while trick <= 10 or swap_due:
+        # What card sense wants (cardsense.aim and keep_strength) hangs on who is ahead:
+        # a seat takes when the Keeper is behind, ducks when the Keeper is ahead; at a tie
+        # the Keeper does not mind and the Shadow goes the way its hand points.
+        ahead = keeper_tricks - shadow_tricks
         if swap_due:
-            given = _give(hands, tricks, 0, swap_due) | _give(hands, tricks, 1, swap_due)
+            keeper_keeps = ahead < 0 if ahead else not _strong(hands[0])
+            shadow_keeps = ahead < 0 if ahead else _strong(hands[1])
+            given = _gives(hands[0], swap_due, keeper_keeps)
+            given |= _gives(hands[1], swap_due, shadow_keeps)
             hands[0] ^= given
             hands[1] ^= given
             swap_due = 0
             continue
+        seat = leader if lead == NO_CARD else 1 - leader
+        hand = hands[seat]
+        if ahead:
+            want = TAKE if ahead < 0 else DUCK
+        elif seat == KEEPER:
+            want = EITHER
+        else:
+            want = TAKE if _strong(hand) else DUCK
         if lead == NO_CARD:
-            seat = leader
-            hand = hands[seat]
-            if _aim(hands, tricks, seat) == TAKE:
+            if want == TAKE:
                 for group in LEAD_GROUPS_DOWN[code]:
                     if hand & group:
                         break
                 lead = ORDER[(hand & group).bit_length() - 1]
-                name = _name(hand, True) if SUIT[lead] == ELIXIR_SUIT else -1
             else:
                 for group in LEAD_GROUPS[code]:
                     if hand & group:
                         break
                 low = hand & group
                 lead = ORDER[(low & -low).bit_length() - 1]
-                name = _name(hand, False) if SUIT[lead] == ELIXIR_SUIT else -1
+            name = _name(hand, want == TAKE) if SUIT[lead] == ELIXIR_SUIT else -1
             hands[seat] = hand ^ BIT[lead]
             code = RANKED_AFTER[code][SUIT[lead]]
             continue
-        seat = 1 - leader
-        hand = hands[seat]
         lead_suit = SUIT[lead]
         if lead_suit == ELIXIR_SUIT:
             playable = hand & SUIT_MASKS[name] or hand
         else:
             playable = hand & FOLLOW_MASKS[lead_suit] or hand
-        want = _aim(hands, tricks, seat)
         if want == TAKE:
             chosen = playable & WINNERS[lead * 64 + code] or playable
             card = ORDER[(chosen & -chosen).bit_length() - 1]
@@ -228,14 +239,19 @@ def finish(world: Round) -> None:
             place = PLACES[code]
             lead_wins = place[lead_suit] > place[suit]
         winner = leader if lead_wins else 1 - leader
-        tricks[winner] += 1
-        if effect == STEAL:
-            if tricks[1 - winner]:
-                tricks[1 - winner] -= 1
-                tricks[winner] += 1
-        elif effect == RESET:
+        if winner == KEEPER:
+            keeper_tricks += 1
+            if effect == STEAL and shadow_tricks:
+                shadow_tricks -= 1
+                keeper_tricks += 1
+        else:
+            shadow_tricks += 1
+            if effect == STEAL and keeper_tricks:
+                keeper_tricks -= 1
+                shadow_tricks += 1
+        if effect == RESET:
             code = NO_ORDER
-        elif effect >= 0:
+        elif effect == SWAP_EFFECT:
             swap_due = min(swap_size, hands[0].bit_count())
         leader = winner
         lead = NO_CARD
@@ -245,7 +261,7 @@ def finish(world: Round) -> None:
     world.hands = [cards_of(hands[0]), cards_of(hands[1])]
     world.place = list(place)
     world.placed = sum(1 for spot in place if spot >= 0)
-    world.tricks = tricks
+    world.tricks = [keeper_tricks, shadow_tricks]
     world.leader = leader
     world.trick = trick
     world.lead = lead
