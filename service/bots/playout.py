@@ -128,16 +128,6 @@ def mask_of(cards: list[int]) -> int:
     return mask
 
 
-def cards_of(mask: int) -> list[int]:
-    """The cards of a mask, from the lowest ranked to the highest."""
-    cards = []
-    while mask:
-        low = mask & -mask
-        cards.append(ORDER[low.bit_length() - 1])
-        mask ^= low
-    return cards
-
-
 def _strong(mask: int) -> bool:
     """:func:`cardsense.strong` of a mask."""
     value = HAND_VALUE_LOW[mask & LOW_CARDS] + HAND_VALUE_HIGH[mask >> LOW_BITS]
@@ -162,8 +152,11 @@ def _name(hand: int, take: bool) -> int:
     return min(range(3), key=lambda suit: (counts[suit], suit))
 
 
-def finish(world: Round) -> None:
-    """Play ``world`` to the end of its round with card sense for both seats, swaps included."""
+def final_tricks(world: Round) -> tuple[int, int]:
+    """The Keeper's and the Shadow's tricks once card sense plays ``world``'s round to its end.
+
+    Both seats play card sense, swaps included; ``world`` itself is left as it is.
+    """
     hands = [mask_of(world.hands[0]), mask_of(world.hands[1])]
     code = order_code(world.place)
     keeper_tricks, shadow_tricks = world.tricks
@@ -187,16 +180,11 @@ def finish(world: Round) -> None:
             hands[1] ^= given
             swap_due = 0
             continue
-        seat = leader if lead == NO_CARD else 1 - leader
-        hand = hands[seat]
-        if ahead:
-            want = TAKE if ahead < 0 else DUCK
-        elif seat == KEEPER:
-            want = EITHER
-        else:
-            want = TAKE if _strong(hand) else DUCK
+        follower = 1 - leader
         if lead == NO_CARD:
-            if want == TAKE:
+            hand = hands[leader]
+            take = ahead < 0 if ahead else leader != KEEPER and _strong(hand)
+            if take:
                 for group in LEAD_GROUPS_DOWN[code]:
                     if hand & group:
                         break
@@ -207,15 +195,21 @@ def finish(world: Round) -> None:
                         break
                 low = hand & group
                 lead = ORDER[(low & -low).bit_length() - 1]
-            name = _name(hand, want == TAKE) if SUIT[lead] == ELIXIR_SUIT else -1
-            hands[seat] = hand ^ BIT[lead]
+            name = _name(hand, take) if SUIT[lead] == ELIXIR_SUIT else -1
+            hands[leader] = hand ^ BIT[lead]
             code = RANKED_AFTER[code][SUIT[lead]]
-            continue
+        hand = hands[follower]
         lead_suit = SUIT[lead]
         if lead_suit == ELIXIR_SUIT:
             playable = hand & SUIT_MASKS[name] or hand
         else:
             playable = hand & FOLLOW_MASKS[lead_suit] or hand
+        if ahead:
+            want = TAKE if ahead < 0 else DUCK
+        elif follower == KEEPER:
+            want = EITHER
+        else:
+            want = TAKE if _strong(hand) else DUCK
         if want == TAKE:
             chosen = playable & WINNERS[lead * 64 + code] or playable
             card = ORDER[(chosen & -chosen).bit_length() - 1]
@@ -224,7 +218,7 @@ def finish(world: Round) -> None:
             card = ORDER[chosen.bit_length() - 1]
         else:
             card = ORDER[(playable & -playable).bit_length() - 1]
-        hands[seat] = hand ^ BIT[card]
+        hands[follower] = hand ^ BIT[card]
         suit = SUIT[card]
         code = RANKED_AFTER[code][suit]
         # The trick is complete: who wins it, and what an elixir does.
@@ -238,7 +232,7 @@ def finish(world: Round) -> None:
         else:
             place = PLACES[code]
             lead_wins = place[lead_suit] > place[suit]
-        winner = leader if lead_wins else 1 - leader
+        winner = leader if lead_wins else follower
         if winner == KEEPER:
             keeper_tricks += 1
             if effect == STEAL and shadow_tricks:
@@ -255,15 +249,5 @@ def finish(world: Round) -> None:
             swap_due = min(swap_size, hands[0].bit_count())
         leader = winner
         lead = NO_CARD
-        name = -1
         trick += 1
-    place = PLACES[code]
-    world.hands = [cards_of(hands[0]), cards_of(hands[1])]
-    world.place = list(place)
-    world.placed = sum(1 for spot in place if spot >= 0)
-    world.tricks = [keeper_tricks, shadow_tricks]
-    world.leader = leader
-    world.trick = trick
-    world.lead = lead
-    world.name = name
-    world.swap_due = swap_due
+    return keeper_tricks, shadow_tricks

@@ -27,7 +27,7 @@ from service.rules.names import EXCHANGE, PLAY
 
 from .cardsense import keep_strength, pick_give
 from .knowledge import Knowledge, View, acting_phase, read
-from .playout import finish
+from .playout import final_tricks
 from .round_model import (
     CARD_INDEX,
     ELIXIR_SUIT,
@@ -149,7 +149,10 @@ def _play_out(world: Round, known: Knowledge, phase: str, move: Move) -> float:
         theirs = pick_give(held, known.choice_size, must, keep_strength(world, opponent))
         mine = list(move)
         world.swap(*((mine, theirs) if seat == KEEPER else (theirs, mine)))
-    finish(world)
+    keeper_tricks, shadow_tricks = final_tricks(world)
     return round_end_value(
-        known.track, world.difference(), known.last_round - known.round, known.track_length
+        known.track,
+        abs(keeper_tricks - shadow_tricks),
+        known.last_round - known.round,
+        known.track_length,
     )

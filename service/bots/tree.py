@@ -27,7 +27,7 @@ from service.rules.names import PLAY
 
 from .cardsense import swap_both
 from .knowledge import View, acting_phase, read
-from .playout import finish
+from .playout import final_tricks
 from .round_model import ELIXIR_SUIT, NO_CARD, SHADOW, SUIT, Round
 from .search import FlatSearch, deadline, play_moves
 from .simple import Action, play_action
@@ -79,9 +79,9 @@ class TreeSearch:
                 break
             world = known.round_with(known.sample(rng))
             path = _descend(root, world)
-            finish(world)
+            keeper_tricks, shadow_tricks = final_tricks(world)
             score = round_end_value(
-                known.track, world.difference(), rounds_left, known.track_length
+                known.track, abs(keeper_tricks - shadow_tricks), rounds_left, known.track_length
             )
             for node in path:
                 node.visits += 1
