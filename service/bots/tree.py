@@ -38,6 +38,12 @@ Play = tuple[int, int]
 EXPLORATION = 0.7
 # Iterations between checks of whether the most tried play can still be caught.
 CHECK_EVERY = 32
+# The plays of each card, leading (an elixir names each suit in turn) and following.
+LEADS: tuple[tuple[Play, ...], ...] = tuple(
+    ((card, 0), (card, 1), (card, 2)) if SUIT[card] == ELIXIR_SUIT else ((card, -1),)
+    for card in range(len(SUIT))
+)
+FOLLOWS: tuple[Play, ...] = tuple((card, -1) for card in range(len(SUIT)))
 
 
 class Node:
@@ -141,11 +147,5 @@ def _plays(world: Round) -> list[Play]:
     """Every play for the seat to play in ``world``: an elixir lead once for each suit named."""
     cards = world.playable(world.to_play)
     if world.lead != NO_CARD:
-        return [(card, -1) for card in cards]
-    plays: list[Play] = []
-    for card in cards:
-        if SUIT[card] == ELIXIR_SUIT:
-            plays += [(card, 0), (card, 1), (card, 2)]
-        else:
-            plays.append((card, -1))
-    return plays
+        return [FOLLOWS[card] for card in cards]
+    return [play for card in cards for play in LEADS[card]]
