@@ -19,9 +19,9 @@ both seats; an exchange or a swap owed at the root is weighed by
 
 from __future__ import annotations
 
-import math
 import random
 import time
+from math import log, sqrt
 
 from service.rules.names import PLAY
 
@@ -115,8 +115,8 @@ def _descend(root: Node, world: Round) -> list[Node]:
         if world.swap_due:
             swap_both(world)
             continue
-        shadow_plays = world.to_play == SHADOW
-        moves = _plays(world)
+        seat = world.to_play
+        moves = _plays(world, seat)
         children = node.children
         for move in moves:
             if move not in children:
@@ -130,10 +130,11 @@ def _descend(root: Node, world: Round) -> list[Node]:
         for move in moves:
             child = children[move]
             child.available += 1
-            mean = child.total / child.visits
-            if not shadow_plays:
+            visits = child.visits
+            mean = child.total / visits
+            if seat != SHADOW:
                 mean = 1.0 - mean
-            score = mean + EXPLORATION * math.sqrt(math.log(child.available) / child.visits)
+            score = mean + EXPLORATION * sqrt(log(child.available) / visits)
             if score > best_score:
                 best_score = score
                 chosen = move
@@ -143,9 +144,9 @@ def _descend(root: Node, world: Round) -> list[Node]:
     return path
 
 
-def _plays(world: Round) -> list[Play]:
-    """Every play for the seat to play in ``world``: an elixir lead once for each suit named."""
-    cards = world.playable(world.to_play)
+def _plays(world: Round, seat: int) -> list[Play]:
+    """Every play for ``seat``, to play in ``world``: an elixir lead once for each suit named."""
+    cards = world.playable(seat)
     if world.lead != NO_CARD:
         return [FOLLOWS[card] for card in cards]
     return [play for card in cards for play in LEADS[card]]
