@@ -152,10 +152,12 @@ def _name(hand: int, take: bool) -> int:
     return min(range(3), key=lambda suit: (counts[suit], suit))
 
 
-def final_tricks(world: Round) -> tuple[int, int]:
+def final_tricks(world: Round, first: tuple[int, int] | None = None) -> tuple[int, int]:
     """The Keeper's and the Shadow's tricks once card sense plays ``world``'s round to its end.
 
-    Both seats play card sense, swaps included; ``world`` itself is left as it is.
+    Both seats play card sense, swaps included, but for ``first``: the card
+    the seat to play plays first, with the suit it names (or -1). ``world``
+    itself is left as it is.
     """
     hands = [mask_of(world.hands[0]), mask_of(world.hands[1])]
     code = order_code(world.place)
@@ -183,41 +185,44 @@ def final_tricks(world: Round) -> tuple[int, int]:
         follower = 1 - leader
         if lead == NO_CARD:
             hand = hands[leader]
-            take = ahead < 0 if ahead else leader != KEEPER and _strong(hand)
-            if take:
-                for group in LEAD_GROUPS_DOWN[code]:
-                    if hand & group:
-                        break
-                lead = ORDER[(hand & group).bit_length() - 1]
+            if first is not None:
+                lead, name = first
+                first = None
             else:
-                for group in LEAD_GROUPS[code]:
+                take = ahead < 0 if ahead else leader != KEEPER and _strong(hand)
+                # The highest card of the highest ranked suits held, or the lowest of the lowest.
+                for group in LEAD_GROUPS_DOWN[code] if take else LEAD_GROUPS[code]:
                     if hand & group:
                         break
-                low = hand & group
-                lead = ORDER[(low & -low).bit_length() - 1]
-            name = _name(hand, take) if SUIT[lead] == ELIXIR_SUIT else -1
+                group &= hand
+                lead = ORDER[(group if take else group & -group).bit_length() - 1]
+                name = _name(hand, take) if SUIT[lead] == ELIXIR_SUIT else -1
             hands[leader] = hand ^ BIT[lead]
             code = RANKED_AFTER[code][SUIT[lead]]
         hand = hands[follower]
         lead_suit = SUIT[lead]
-        if lead_suit == ELIXIR_SUIT:
-            playable = hand & SUIT_MASKS[name] or hand
+        if first is not None:
+            card = first[0]
+            first = None
         else:
-            playable = hand & FOLLOW_MASKS[lead_suit] or hand
-        if ahead:
-            want = TAKE if ahead < 0 else DUCK
-        elif follower == KEEPER:
-            want = EITHER
-        else:
-            want = TAKE if _strong(hand) else DUCK
-        if want == TAKE:
-            chosen = playable & WINNERS[lead * 64 + code] or playable
-            card = ORDER[(chosen & -chosen).bit_length() - 1]
-        elif want == DUCK:
-            chosen = playable & ~WINNERS[lead * 64 + code] or playable
-            card = ORDER[chosen.bit_length() - 1]
-        else:
-            card = ORDER[(playable & -playable).bit_length() - 1]
+            if lead_suit == ELIXIR_SUIT:
+                playable = hand & SUIT_MASKS[name] or hand
+            else:
+                playable = hand & FOLLOW_MASKS[lead_suit] or hand
+            if ahead:
+                want = TAKE if ahead < 0 else DUCK
+            elif follower == KEEPER:
+                want = EITHER
+            else:
+                want = TAKE if _strong(hand) else DUCK
+            if want == TAKE:
+                chosen = playable & WINNERS[lead * 64 + code] or playable
+                card = ORDER[(chosen & -chosen).bit_length() - 1]
+            elif want == DUCK:
+                chosen = playable & ~WINNERS[lead * 64 + code] or playable
+                card = ORDER[chosen.bit_length() - 1]
+            else:
+                card = ORDER[(playable & -playable).bit_length() - 1]
         hands[follower] = hand ^ BIT[card]
         suit = SUIT[card]
         code = RANKED_AFTER[code][suit]

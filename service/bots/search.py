@@ -84,7 +84,7 @@ class FlatSearch:
                 for index in alive:
                     if stop_at is not None and time.thread_time() > stop_at:
                         return _best(alive, totals, counts, sign)
-                    totals[index] += _play_out(world.copy(), known, phase, moves[index])
+                    totals[index] += _play_out(world, known, phase, moves[index])
                     counts[index] += 1
             if len(alive) > 1:
                 ranked = sorted(alive, key=lambda i: (-sign * totals[i] / counts[i], i))
@@ -138,18 +138,22 @@ def _action(phase: str, move: Move) -> Action:
 
 
 def _play_out(world: Round, known: Knowledge, phase: str, move: Move) -> float:
-    """Make ``move`` in ``world``, play the round out with card sense, score its end."""
+    """Make ``move`` in ``world``, play the round out with card sense, score its end.
+
+    ``world`` itself is left as it is, for the other moves.
+    """
     seat = known.seat
     if phase == PLAY:
-        world.play(move[0], move[1])
+        keeper_tricks, shadow_tricks = final_tricks(world, (move[0], move[1]))
     else:
+        world = world.copy()
         opponent = 1 - seat
         held = world.hands[opponent]
         must = phase == EXCHANGE and sum(1 for card in held if SUIT[card] == ELIXIR_SUIT) >= 2
         theirs = pick_give(held, known.choice_size, must, keep_strength(world, opponent))
         mine = list(move)
         world.swap(*((mine, theirs) if seat == KEEPER else (theirs, mine)))
-    keeper_tricks, shadow_tricks = final_tricks(world)
+        keeper_tricks, shadow_tricks = final_tricks(world)
     return round_end_value(
         known.track,
         abs(keeper_tricks - shadow_tricks),

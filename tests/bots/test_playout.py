@@ -58,3 +58,16 @@ def test_a_play_out_ends_as_card_sense_ends_it(swap_size: int) -> None:
 
 def vars_of(world: Round) -> tuple[object, ...]:
     return tuple(getattr(world, name) for name in Round.__slots__)
+
+
+def test_a_play_out_can_start_with_a_given_play() -> None:
+    rng = random.Random(7)
+    for _ in range(2000):
+        world = random_round(rng, 2)
+        if world.over or world.swap_due:
+            continue
+        card = rng.choice(world.playable(world.to_play))
+        name = rng.randrange(3) if SUIT[card] == 3 and world.lead < 0 else -1
+        played = world.copy()
+        played.play(card, name)
+        assert final_tricks(world, (card, name)) == final_tricks(played)
