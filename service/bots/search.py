@@ -14,7 +14,9 @@ to the moves worth telling apart. ``playouts`` bounds the work (the result
 depends only on the view and the random generator), and ``budget_ms``, when
 set, stops the search early on a slow machine: it counts the processor time
 of the thread that searches, so a busy machine delays the answer but does not
-weaken it. The ``hard`` level weighs its exchanges and swaps this way too.
+weaken it. The clock is read before each imagined deal, not before each
+play-out: reading it costs about a fifth of a play-out. The ``hard`` level
+weighs its exchanges and swaps this way too.
 """
 
 from __future__ import annotations
@@ -80,10 +82,10 @@ class FlatSearch:
         for _stage in range(stages):
             deals = max(1, self.playouts // (len(alive) * stages))
             for _ in range(deals):
+                if stop_at is not None and time.thread_time() > stop_at:
+                    return _best(alive, totals, counts, sign)
                 world = known.round_with(known.sample(rng))
                 for index in alive:
-                    if stop_at is not None and time.thread_time() > stop_at:
-                        return _best(alive, totals, counts, sign)
                     totals[index] += _play_out(world, known, phase, moves[index])
                     counts[index] += 1
             if len(alive) > 1:

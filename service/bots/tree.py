@@ -12,9 +12,9 @@ the root is chosen.
 
 The search stops after ``playouts`` iterations, or earlier once no play can
 catch up with the one tried most, or when ``budget_ms`` of the thread's
-processor time are spent. A swap inside the tree is made with card sense for
-both seats; an exchange or a swap owed at the root is weighed by
-:class:`search.FlatSearch`.
+processor time are spent (both checked every ``CHECK_EVERY`` iterations).
+A swap inside the tree is made with card sense for both seats; an exchange
+or a swap owed at the root is weighed by :class:`search.FlatSearch`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from .values import round_end_value
 Play = tuple[int, int]
 # Exploration weight of UCB; scores are chances between 0 and 1.
 EXPLORATION = 0.7
-# Iterations between checks of whether the most tried play can still be caught.
+# Iterations between checks of whether the most tried play can still be caught, and of the
+# clock (reading the thread's processor time costs as much as a tenth of an iteration).
 CHECK_EVERY = 32
 # The plays of each card, leading (an elixir names each suit in turn) and following.
 LEADS: tuple[tuple[Play, ...], ...] = tuple(
@@ -79,9 +80,10 @@ class TreeSearch:
         root = Node()
         rounds_left = known.last_round - known.round
         for iteration in range(self.playouts):
-            if stop_at is not None and time.thread_time() > stop_at:
-                break
-            if iteration % CHECK_EVERY == 0 and _settled(root, self.playouts - iteration):
+            if iteration % CHECK_EVERY == 0 and (
+                _settled(root, self.playouts - iteration)
+                or (stop_at is not None and time.thread_time() > stop_at)
+            ):
                 break
             world = known.round_with(known.sample(rng))
             path = _descend(root, world)
