@@ -44,10 +44,21 @@ LEVELS: dict[str, Callable[..., Player]] = {
 }
 
 
-def player(level: str, **settings: Any) -> Player:
-    """The computer player of ``level``; ``settings`` replace its standard ones (search budgets)."""
+# The levels whose search has a time limit as well as a budget of play-outs.
+TIMED = ("medium", "hard")
+
+
+def player(level: str, *, timed: bool = True, **settings: Any) -> Player:
+    """The computer player of ``level``; ``settings`` replace its standard ones (search budgets).
+
+    ``timed=False`` lifts the time limit of a search and leaves its budget of
+    play-outs alone to bound it: the same view and seed then give the same
+    move however slow or busy the machine.
+    """
     if level not in LEVELS:
         raise ValueError(f"no level {level!r}; the levels are {', '.join(LEVELS)}")
+    if not timed and level in TIMED:
+        settings = {"budget_ms": None, **settings}
     return LEVELS[level](**settings)
 
 

@@ -50,9 +50,13 @@ def game_seed(seed: int, number: int) -> int:
 
 
 def play_game(deal_seed: int, keeper: str, shadow: str, variant: Variant = PRINTED) -> State:
-    """One game to its end, each seat played by its level, dealt from ``deal_seed``."""
+    """One game to its end, each seat played by its level, dealt from ``deal_seed``.
+
+    The players search without their time limit (their budgets of play-outs
+    bound them), so a game never depends on how fast or busy the machine is.
+    """
     levels = {"keeper": keeper, "shadow": shadow}
-    players = {seat: player(levels[seat]) for seat in SEATS}
+    players = {seat: player(levels[seat], timed=False) for seat in SEATS}
     rngs = {seat: random.Random(f"{deal_seed}:{seat}") for seat in SEATS}
     state = new_game(seed=deal_seed, variant=variant)
     while state["phase"] != OVER:

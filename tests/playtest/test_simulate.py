@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import time
 
 import pytest
 
@@ -54,6 +56,14 @@ def test_a_seed_always_plays_the_same_games() -> None:
     assert run(seed=4) == run(seed=4)
     assert run(seed=4) != run(seed=5)
     assert game_seed(4, 0) != game_seed(5, 0) and game_seed(4, 0) != game_seed(4, 1)
+
+
+def test_a_game_does_not_depend_on_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clock that races past every search's time limit changes none of the moves."""
+    expected = play_game(game_seed(1, 0), "medium", "medium")
+    ticks = itertools.count()
+    monkeypatch.setattr(time, "thread_time", lambda: 1000.0 * next(ticks))
+    assert play_game(game_seed(1, 0), "medium", "medium") == expected
 
 
 def test_processes_do_not_change_the_figures() -> None:
