@@ -7,13 +7,14 @@ import json
 import random
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from html.parser import HTMLParser
 from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from bench.random_play import pick_action, random_cards
 from service import games, invitations
@@ -25,6 +26,23 @@ from service.mail.kinds import written
 from service.models import Game, Invitation, OutboxMessage, Player, db
 from service.rules import SEATS, Variant, new_game
 from service.unit_of_work import transaction
+
+
+@contextmanager
+def statements_run(app: Flask) -> Iterator[list[tuple[str, Any]]]:
+    """Every SQL statement (with its parameters) the app's engine runs inside the block."""
+    statements: list[tuple[str, Any]] = []
+
+    def record(conn, cursor, statement, parameters, *args) -> None:
+        statements.append((statement, parameters))
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
 
 
 def failed_turn_behind_a_newer_one(player: Player, error: str | None = None) -> OutboxMessage:

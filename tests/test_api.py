@@ -8,17 +8,15 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import event
 from werkzeug.exceptions import TooManyRequests
 
 from service import games
 from service.links import token_for
-from service.models import db
 from service.rules import SEATS, other
 from service.unit_of_work import transaction
 
 from .conftest import load_game
-from .helpers import pick_action, play_to_end
+from .helpers import pick_action, play_to_end, statements_run
 
 VIEW_KEYS = {
     "seat", "round", "phase", "version", "your_turn", "to_act", "hand", "opponent_cards",
@@ -310,23 +308,12 @@ def test_a_version_written_with_a_fraction_of_zero_is_that_integer(app, client, 
 def test_reading_a_link_costs_one_query(app, client, make_game) -> None:
     """The player, their game and both seats come in one statement."""
     game = make_game()
-    statements: list[str] = []
-
-    def count(conn, cursor, statement, *args) -> None:
-        statements.append(statement)
-
-    with app.app_context():
-        engine = db.engine
-    event.listen(engine, "before_cursor_execute", count)
-    try:
-        # The page asks three more things: its home link's key, whether the opponent is away,
-        # and the opponent's notes.
-        for path, queries in ((f"/api/play/{game['keeper']}", 1), (f"/play/{game['shadow']}", 4)):
-            statements.clear()
+    # The page asks three more things: its home link's key, whether the opponent is away,
+    # and the opponent's notes.
+    for path, queries in ((f"/api/play/{game['keeper']}", 1), (f"/play/{game['shadow']}", 4)):
+        with statements_run(app) as statements:
             assert client.get(path).status_code == 200
-            assert len(statements) == queries, "\n\n".join(statements)
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
+        assert len(statements) == queries, "\n\n".join(sql for sql, _ in statements)
 
 
 def test_an_unchanged_view_answers_304_to_its_etag(app, client, make_game) -> None:
@@ -355,21 +342,11 @@ def test_a_poll_of_an_unchanged_game_costs_one_statement(app, client, make_game)
     game = make_game()
     path = f"/api/play/{game['keeper']}"
     etag = client.get(path).headers["ETag"]
-    statements: list[str] = []
-
-    def count(conn, cursor, statement, *args) -> None:
-        statements.append(statement)
-
-    with app.app_context():
-        engine = db.engine
-    event.listen(engine, "before_cursor_execute", count)
-    try:
+    with statements_run(app) as statements:
         polled = client.get(path, headers={"If-None-Match": etag})
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
     assert polled.status_code == 304
-    assert len(statements) == 1, "\n\n".join(statements)
-    assert "state" not in statements[0].split("FROM")[0]
+    assert len(statements) == 1, "\n\n".join(sql for sql, _ in statements)
+    assert "state" not in statements[0][0].split("FROM")[0]
 
 
 def test_the_etag_changes_with_the_deadline_and_the_language(app, client, make_game) -> None:

@@ -10,7 +10,7 @@ import pytest
 import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import event, select
+from sqlalchemy import select
 
 from service import deadlines, games, homes, invitations
 from service.links import address_for, home_token, home_url
@@ -19,7 +19,14 @@ from service.models import Address, AddressSettings, Event, Game, OutboxMessage,
 from service.unit_of_work import transaction
 
 from .conftest import BASE_URL
-from .helpers import csrf_token, play_to_end, random_move, request_invitation, write_queued
+from .helpers import (
+    csrf_token,
+    play_to_end,
+    random_move,
+    request_invitation,
+    statements_run,
+    write_queued,
+)
 from .secrecy import hidden_cards, leaks
 from .test_safe_methods import snapshot
 
@@ -397,19 +404,9 @@ def test_coming_back_early(app: Flask, client, make_game) -> None:
 
 def home_page_statements(app: Flask) -> list[str]:
     """The SQL statements one visit of Kim's home page runs."""
-    statements: list[str] = []
-
-    def count(conn, cursor, statement, *args) -> None:
-        statements.append(statement)
-
-    with app.app_context():
-        engine = db.engine
-    event.listen(engine, "before_cursor_execute", count)
-    try:
+    with statements_run(app) as statements:
         assert app.test_client().get(home_of(app)).status_code == 200
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
-    return statements
+    return [sql for sql, _ in statements]
 
 
 def finished_game(app: Flask, make_game, seed: int, rematch: bool) -> None:

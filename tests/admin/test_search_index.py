@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flask import Flask
-from sqlalchemy import event, text
+from flask import Flask, current_app
+from sqlalchemy import text
 
 from service.admin import listing
 from service.models import db
 from service.unit_of_work import transaction
+
+from ..helpers import statements_run
 
 pytestmark = pytest.mark.postgres
 
@@ -52,16 +54,8 @@ def many_games() -> None:
 
 def search_plan(search: str) -> tuple[str, list[Any]]:
     """The plan PostgreSQL chooses for the games page's query with this search, and its rows."""
-    executed: list[tuple[str, Any]] = []
-
-    def record(conn, cursor, statement, parameters, *args) -> None:
-        executed.append((statement, parameters))
-
-    event.listen(db.engine, "before_cursor_execute", record)
-    try:
+    with statements_run(current_app) as executed:
         page = listing.games_page(listing.GameFilter(search=search))
-    finally:
-        event.remove(db.engine, "before_cursor_execute", record)
     statement, parameters = next(
         (statement, parameters) for statement, parameters in executed if "FROM games" in statement
     )

@@ -9,7 +9,7 @@ import re
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import event, select
+from sqlalchemy import select
 from werkzeug.test import TestResponse
 
 from service import games
@@ -18,7 +18,7 @@ from service.mail import requeue
 from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..helpers import csrf_token, play_to_end, random_move
+from ..helpers import csrf_token, play_to_end, random_move, statements_run
 from ..secrecy import hidden_cards, leaks
 from ..smtp import SMTPServer
 from .test_invitations import path_of
@@ -118,22 +118,13 @@ def test_asking_does_the_same_work_whether_or_not_the_address_plays(
     The worker looks the games up afterwards (see the tests above).
     """
     make_game(seed=1)
-    with app.app_context():
-        engine = db.engine
     statements: dict[str, list[str]] = {}
-
-    def record(conn, cursor, statement, parameters, context, executemany) -> None:
-        statements[asking].append(statement)
-
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        for asking in ("kim@example.com", "nobody@example.com"):
-            statements[asking] = []
-            token = csrf_token(client.get("/links").get_data(as_text=True))
+    for asking in ("kim@example.com", "nobody@example.com"):
+        token = csrf_token(client.get("/links").get_data(as_text=True))
+        with statements_run(app) as run:
             response = client.post("/links", data={"email": asking, "csrf_token": token})
-            assert response.status_code == 200
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
+        assert response.status_code == 200
+        statements[asking] = [sql for sql, _ in run]
     assert statements["kim@example.com"] == statements["nobody@example.com"]
     assert any(
         statement.startswith("INSERT INTO outbox") for statement in statements["kim@example.com"]
