@@ -65,6 +65,17 @@ def forms_of(card: str) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
+@cache
+def _written(card: str) -> re.Pattern[str]:
+    """Any of the card's forms, standing alone (not inside a longer word or number).
+
+    The longest forms come first, so a match names the whole form found.
+    """
+    forms = sorted(forms_of(card), key=len, reverse=True)
+    either = "|".join(re.escape(form) for form in forms)
+    return re.compile(rf"(?<![0-9A-Za-z])(?:{either})(?![0-9A-Za-z½+])")
+
+
 # A run of letters, digits and ``_-.`` this long is random material: a signed token, a CSRF
 # token, a reply address's tag. "…_7D_…" inside one is chance, not a card.
 RANDOM_RUN = re.compile(r"[A-Za-z0-9_.\-]{16,}")
@@ -77,7 +88,6 @@ def leaks(text: str, cards: set[str], tokens: tuple[str, ...] = ()) -> list[str]
     text = RANDOM_RUN.sub(" ", text)
     found = []
     for card in sorted(cards):
-        for form in forms_of(card):
-            if re.search(rf"(?<![0-9A-Za-z]){re.escape(form)}(?![0-9A-Za-z½+])", text):
-                found.append(f"{card} as {form!r}")
-    return found
+        for match in _written(card).finditer(text):
+            found.append(f"{card} as {match.group()!r}")
+    return list(dict.fromkeys(found))
