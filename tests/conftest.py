@@ -23,6 +23,7 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from psycopg import sql
 from werkzeug import security
+from werkzeug.routing import Rule
 
 from service import create_app
 from service.games import Seating, create_game
@@ -314,6 +315,33 @@ def passwords_hashed_once() -> Iterator[None]:
             ):
                 if getattr(module, original.__name__, None) is original:
                     patch.setattr(module, original.__name__, cached)
+        yield
+
+
+COMPILE_BUILDER = Rule._compile_builder
+BUILDERS: dict[tuple[Any, ...], Callable[..., Any]] = {}
+
+
+def _compile_builder_once(self: Rule, append_unknown: bool = True) -> Callable[..., Any]:
+    """A rule's URL builder, made once per worker for each rule of the same text and defaults.
+
+    werkzeug writes and compiles Python source for each rule of each new app: two
+    builders a rule, about 40 ms an app, and every test makes an app. A builder reads
+    its rule's converters through the rule it is bound to, and compiles in nothing else
+    from the rule than its parts and defaults, so the same function serves every app.
+    """
+    key = (self.rule, self.subdomain, self.host, tuple(self._trace), repr(self.defaults))
+    key += (append_unknown,)
+    if key not in BUILDERS:
+        BUILDERS[key] = COMPILE_BUILDER(self, append_unknown)
+    return BUILDERS[key]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def url_builders_compiled_once() -> Iterator[None]:
+    """Each distinct URL rule's builder is compiled once per test worker (see above)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Rule, "_compile_builder", _compile_builder_once)
         yield
 
 
