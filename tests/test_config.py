@@ -177,10 +177,9 @@ def test_secret_key_fallbacks_are_a_comma_separated_list(
     assert create_app({"instance_path": str(tmp_path)}).config["SECRET_KEY_FALLBACKS"] == []
 
 
-@pytest.mark.parametrize(
-    ("change", "message"),
-    refused("SPLITMIND_ENV", "DATABASE_URL", "SECRET_KEY", "BASE_URL", "MAIL_PORT"),
-)
+# Every message is checked above in-process; the command line reports any refusal the
+# same way, shown here for a bad word, a missing setting, a weak one and a bad number.
+@pytest.mark.parametrize(("change", "message"), refused("SPLITMIND_ENV", "SECRET_KEY", "MAIL_PORT"))
 def test_the_flask_command_refuses_with_one_line(
     change: dict[str, str], message: str, tmp_path: Path
 ) -> None:
