@@ -78,7 +78,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     limiter.init_app(app)
     app.url_map.converters["id"] = IdConverter
 
-    from . import admin, cli, errors, health, language, security, templating
+    from . import admin, cli, errors, health, language, security, static_files, templating
     from .api import bp as api_bp
     from .lobby import bp as lobby_bp
     from .local_mailbox import bp as local_mailbox_bp
@@ -98,6 +98,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     errors.init_app(app)
     health.init_app(app)
     security.init_app(app)
+    static_files.init_app(app)
     templating.init_app(app)
     language.init_app(app)
     cli.init_app(app)

@@ -251,7 +251,10 @@ def test_page_is_phone_ready_and_uncached(client, make_game) -> None:
     # security policy allows no inline script.
     scripts = re.findall(r"<script\b[^>]*>(.*?)</script>", html, re.S)
     assert scripts and all(body == "" for body in scripts)
-    assert re.findall(r"<script\b[^>]*>", html) == ['<script src="/static/play.js" defer>']
+    assert re.fullmatch(
+        r'<script src="/static/play\.js\?v=[0-9a-f]{12}" defer>',
+        "".join(re.findall(r"<script\b[^>]*>", html)),
+    )
     assert response.headers["Cache-Control"] == "no-store"
     assert "default-src 'self'" in response.headers["Content-Security-Policy"]
 

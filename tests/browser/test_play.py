@@ -218,3 +218,33 @@ def test_classic_look_with_the_keyboard(new_game: Callable, phone: Callable) -> 
     with page.expect_navigation():
         page.keyboard.press("Enter")
     assert "Waiting for Kim" in page.locator("#status-line").inner_text()
+
+
+def test_the_next_pages_load_no_static_file_again(
+    pg_app: Any, new_game: Callable, phone: Callable
+) -> None:
+    """The style sheet, script and icon come once; each page after that is one request
+    (with the page's own small posts: the time zone and the seen mark)."""
+    game = new_game(seed=SEED)
+    requested: list[str] = []
+    serve = pg_app.wsgi_app
+
+    def recording(environ: dict[str, Any], start_response: Any) -> Any:
+        requested.append(f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}")
+        return serve(environ, start_response)
+
+    pg_app.wsgi_app = recording
+    page = phone().new_page()
+    page.goto(game["keeper"])
+    page.wait_for_load_state("networkidle")
+    first = [line for line in requested if "/static/" in line]
+    assert sorted(first) == [
+        "GET /static/favicon.svg",
+        "GET /static/play.js",
+        "GET /static/style.css",
+    ]
+    requested.clear()
+    choose(page, ["7D"])
+    page.goto(game["keeper"])
+    page.wait_for_load_state("networkidle")
+    assert requested and not [line for line in requested if "/static/" in line], requested
