@@ -62,6 +62,11 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
         "3",
         "seconds the computer waits after the last move before it makes its own",
     ),
+    "PAGE_POLL_SECONDS": (
+        "3",
+        "seconds an open move page waits before it first asks whether the opponent moved"
+        " (longer each time nothing changed, up to a minute)",
+    ),
     "TRUSTED_PROXIES": ("0", "reverse proxies in front of the app whose X-Forwarded-* to trust"),
     "LOG_LEVEL": ("INFO", "DEBUG, INFO, WARNING or ERROR: the least severe log line written"),
     "LOG_FORMAT": ("text", "text (one readable line) or json (one JSON object per line)"),
@@ -155,6 +160,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         DEFAULT_DAYS_PER_MOVE=number(env, "DEFAULT_DAYS_PER_MOVE", int),
         VACATION_DAYS_PER_YEAR=number(env, "VACATION_DAYS_PER_YEAR", int),
         BOT_DELAY_SECONDS=number(env, "BOT_DELAY_SECONDS", float),
+        PAGE_POLL_SECONDS=number(env, "PAGE_POLL_SECONDS", float),
         TRUSTED_PROXIES=number(env, "TRUSTED_PROXIES", int),
         LOG_LEVEL=log_level(env),
         LOG_FORMAT=log_format(env),

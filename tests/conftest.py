@@ -47,6 +47,7 @@ def base_config(database_url: str, instance: Path) -> dict[str, Any]:
         "BASE_URL": BASE_URL,
         "SPLITMIND_ENV": "development",
         "BOT_DELAY_SECONDS": "0",
+        "PAGE_POLL_SECONDS": "0.2",  # the browser tests' pages follow the opponent at once
         "TESTING": True,
         "instance_path": str(instance),
     }

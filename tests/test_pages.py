@@ -259,6 +259,13 @@ def test_page_is_phone_ready_and_uncached(client, make_game) -> None:
     assert "default-src 'self'" in response.headers["Content-Security-Policy"]
 
 
+def test_the_page_says_how_soon_to_ask_whether_the_opponent_moved(app, client, make_game) -> None:
+    game = make_game()
+    app.config["PAGE_POLL_SECONDS"] = 2.5
+    html = client.get(f"/play/{game['keeper']}").get_data(as_text=True)
+    assert 'data-poll-ms="2500"' in html
+
+
 def test_since_your_last_move_tells_what_the_opponent_did(client, make_game) -> None:
     game = make_game(seed=5)
     client.post(f"/api/play/{game['keeper']}", json={"version": 0, "exchange": ["7D"]})

@@ -4,13 +4,15 @@
 (function () {
   "use strict";
 
+  /* The first wait comes from the page (data-poll-ms, the PAGE_POLL_SECONDS setting); each
+     poll that finds nothing new waits longer, up to a minute. */
   var POLL_FIRST_MS = 3000;
   var POLL_MAX_MS = 60000;
   /* How often an open, visible page tells the server it is open (the server counts a
      player present for five minutes after, for the "email me when away" choice). */
   var PRESENT_EVERY_MS = 120000;
   var pollTimer = null;
-  var pollDelay = POLL_FIRST_MS;
+  var pollDelay = null;
   var pollEtag = null;
 
   function all(root, selector) {
@@ -141,10 +143,15 @@
 
   /* While the opponent owes a move, ask the API for the game's version; when it
      changes, fetch this page again and swap in its game section. */
+  function firstPoll(game) {
+    return Number(game.dataset.pollMs) || POLL_FIRST_MS;
+  }
+
   function schedulePoll(game) {
     window.clearTimeout(pollTimer);
     pollTimer = null;
     if (game.dataset.waiting !== "true") return;
+    if (pollDelay === null) pollDelay = firstPoll(game);
     pollTimer = window.setTimeout(function () { poll(game); }, pollDelay);
   }
 
@@ -164,7 +171,7 @@
       })
       .then(function (view) {
         if (view && String(view.version) !== game.dataset.version) {
-          pollDelay = POLL_FIRST_MS;
+          pollDelay = firstPoll(game);
           return refresh(game);
         }
         pollDelay = Math.min(pollDelay * 1.5, POLL_MAX_MS);
@@ -202,7 +209,7 @@
     var game = document.getElementById("game");
     if (!document.hidden) sayPresent();
     if (!document.hidden && game && game.dataset.waiting === "true") {
-      pollDelay = POLL_FIRST_MS;
+      pollDelay = firstPoll(game);
       poll(game);
     }
   });
