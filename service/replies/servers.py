@@ -167,6 +167,24 @@ def fetch_once(app: Flask, box: BaseMailBox) -> int:
     return handled
 
 
+def news_in_idle(box: BaseMailBox) -> bool:
+    """Wait one spell of IDLE; whether the server said anything that may be new mail.
+
+    Counted: what it said during the spell, what it said as the spell ended, and a
+    message count it gave as the spell began. imap_tools' ``idle.wait`` returns only
+    the first: mail arriving between the last pass and the spell, or as a spell ends,
+    would wait unread until more mail came.
+    """
+    # The pass just made selected the folder and moved mail: counts of its own doing.
+    box.client.untagged_responses.pop("EXISTS", None)
+    box.idle.start()
+    try:
+        said = box.idle.poll(timeout=IDLE_SPELL)
+    finally:
+        _, ending = box.idle.stop()
+    return bool(said or ending or box.client.untagged_responses.pop("EXISTS", None))
+
+
 def fetch(
     app: Flask, *, once: bool, poll: float = 60.0, should_stop: Callable[[], bool] = lambda: False
 ) -> int:
@@ -186,7 +204,7 @@ def fetch(
                         _sleep(poll, should_stop)
                         handled += fetch_once(app, box)
                     # IDLE in short spells, so that a stop is heard; a pass only when told.
-                    elif box.idle.wait(timeout=IDLE_SPELL):
+                    elif news_in_idle(box):
                         handled += fetch_once(app, box)
         except (OSError, imaplib.IMAP4.error, DBAPIError) as exc:
             if once:

@@ -6,11 +6,13 @@ import random
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from flask import Flask
 from imap_tools import MailBoxUnencrypted
+from imap_tools.idle import IdleManager
 
 from service.models import Game, db
 from service.perspective import player_view
@@ -90,13 +92,11 @@ def test_one_pass_reads_the_folder_and_moves_what_it_handled(
     assert "handled 0 message(s)" in result.output
 
 
-def test_the_reader_waits_for_new_mail_with_idle(
-    app: Flask, make_game, smtp_server, deliver, imap_server
-) -> None:
-    game_id = make_game(seed=12)["id"]
-    deliver()
+@contextmanager
+def reader_waiting(app: Flask) -> Iterator[None]:
+    """The reader, in a thread, until the block ends; an hour between polls, so only IDLE
+    can bring a reply in while the block waits."""
     stop = threading.Event()
-    # An hour between polls: only IDLE can bring the reply in while the test waits.
     reader = threading.Thread(
         target=servers.fetch,
         args=(app,),
@@ -104,16 +104,97 @@ def test_the_reader_waits_for_new_mail_with_idle(
     )
     reader.start()
     try:
-        with mailbox(imap_server) as box:
-            box.append(a_reply(app, game_id, smtp_server), "INBOX")
-        deadline = time.monotonic() + 30
-        while version(app, game_id) == 0 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert version(app, game_id) == 1
+        yield
     finally:
         stop.set()
         reader.join(60)
     assert not reader.is_alive()
+
+
+def applied(app: Flask, game_id: int) -> bool:
+    """Whether the reply moved the game, waiting up to 20 s for it."""
+    deadline = time.monotonic() + 20
+    while version(app, game_id) == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return version(app, game_id) == 1
+
+
+@pytest.fixture
+def short_spells(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spells of IDLE shorter than the service's 5 s: the reader hears the test's stop sooner."""
+    monkeypatch.setattr(servers, "IDLE_SPELL", 0.5)
+
+
+def test_the_reader_waits_for_new_mail_with_idle(
+    app: Flask, make_game, smtp_server, deliver, imap_server, short_spells
+) -> None:
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    with reader_waiting(app):
+        with mailbox(imap_server) as box:
+            box.append(a_reply(app, game_id, smtp_server), "INBOX")
+        assert applied(app, game_id)
+
+
+def test_mail_arriving_before_the_first_spell_is_read(
+    app: Flask,
+    make_game,
+    smtp_server,
+    deliver,
+    imap_server,
+    short_spells,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reply lands after the reader's first pass, before it starts to IDLE."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    reply = a_reply(app, game_id, smtp_server)
+    passes = []
+    first_pass = servers.fetch_once
+
+    def then_mail_comes(app: Flask, box: Any) -> int:
+        handled = first_pass(app, box)
+        if not passes:
+            with mailbox(imap_server) as other:
+                other.append(reply, "INBOX")
+        passes.append(handled)
+        return handled
+
+    monkeypatch.setattr(servers, "fetch_once", then_mail_comes)
+    with reader_waiting(app):
+        assert applied(app, game_id)
+    assert passes[0] == 0 and sum(passes) == 1
+
+
+def test_mail_arriving_as_a_spell_ends_is_read(
+    app: Flask,
+    make_game,
+    smtp_server,
+    deliver,
+    imap_server,
+    short_spells,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reply lands after a spell has stopped listening, before the spell is ended."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    reply = a_reply(app, game_id, smtp_server)
+    listen = IdleManager.poll
+    spells = []
+
+    def then_mail_comes(self: IdleManager, timeout: float | None) -> list[bytes]:
+        said = listen(self, timeout)
+        if not spells:
+            with mailbox(imap_server) as other:
+                other.append(reply, "INBOX")
+            time.sleep(0.2)  # the server tells the idling reader before it says DONE
+        spells.append(said)
+        return said
+
+    monkeypatch.setattr(IdleManager, "poll", then_mail_comes)
+    with reader_waiting(app):
+        assert applied(app, game_id)
+    assert spells[0] == []
 
 
 def test_without_a_server_one_pass_fails_with_one_line(app: Flask, runner, imap_server) -> None:
