@@ -316,7 +316,7 @@ def test_the_compose_healthcheck_follows_the_database(
     assert "http://127.0.0.1:8000/healthz" in code
     app = create_app(base_config(throwaway_database, tmp_path))
     server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     check = [sys.executable, "-c", code.replace(":8000/", f":{server.port}/")]
     try:
         assert subprocess.run(check, capture_output=True, timeout=30).returncode == 0

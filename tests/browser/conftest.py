@@ -70,7 +70,9 @@ def live_server(pg_app: Flask) -> Iterator[str]:
     )
     base_url = f"http://127.0.0.1:{server.server_port}"
     pg_app.config["BASE_URL"] = base_url
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # The server looks for a shutdown between requests every poll_interval (0.5 s by default),
+    # which each test's end waited for.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield base_url
