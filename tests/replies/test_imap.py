@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -125,38 +125,41 @@ def short_spells(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(servers, "IDLE_SPELL", 0.5)
 
 
-def test_the_reader_waits_for_new_mail_with_idle(
-    app: Flask, make_game, smtp_server, deliver, imap_server, short_spells
-) -> None:
+@pytest.fixture
+def reply_to_come(
+    app: Flask, make_game, smtp_server, deliver, imap_server
+) -> tuple[int, Callable[[], None]]:
+    """A game waiting for the Keeper's reply, and what puts that reply in the IMAP folder."""
     game_id = make_game(seed=12)["id"]
     deliver()
-    with reader_waiting(app):
+    reply = a_reply(app, game_id, smtp_server)
+
+    def arrive() -> None:
         with mailbox(imap_server) as box:
-            box.append(a_reply(app, game_id, smtp_server), "INBOX")
+            box.append(reply, "INBOX")
+
+    return game_id, arrive
+
+
+def test_the_reader_waits_for_new_mail_with_idle(app: Flask, reply_to_come, short_spells) -> None:
+    game_id, arrive = reply_to_come
+    with reader_waiting(app):
+        arrive()
         assert applied(app, game_id)
 
 
 def test_mail_arriving_before_the_first_spell_is_read(
-    app: Flask,
-    make_game,
-    smtp_server,
-    deliver,
-    imap_server,
-    short_spells,
-    monkeypatch: pytest.MonkeyPatch,
+    app: Flask, reply_to_come, short_spells, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The reply lands after the reader's first pass, before it starts to IDLE."""
-    game_id = make_game(seed=12)["id"]
-    deliver()
-    reply = a_reply(app, game_id, smtp_server)
+    game_id, arrive = reply_to_come
     passes = []
     first_pass = servers.fetch_once
 
     def then_mail_comes(app: Flask, box: Any) -> int:
         handled = first_pass(app, box)
         if not passes:
-            with mailbox(imap_server) as other:
-                other.append(reply, "INBOX")
+            arrive()
         passes.append(handled)
         return handled
 
@@ -167,26 +170,17 @@ def test_mail_arriving_before_the_first_spell_is_read(
 
 
 def test_mail_arriving_as_a_spell_ends_is_read(
-    app: Flask,
-    make_game,
-    smtp_server,
-    deliver,
-    imap_server,
-    short_spells,
-    monkeypatch: pytest.MonkeyPatch,
+    app: Flask, reply_to_come, short_spells, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The reply lands after a spell has stopped listening, before the spell is ended."""
-    game_id = make_game(seed=12)["id"]
-    deliver()
-    reply = a_reply(app, game_id, smtp_server)
+    game_id, arrive = reply_to_come
     listen = IdleManager.poll
     spells = []
 
     def then_mail_comes(self: IdleManager, timeout: float | None) -> list[bytes]:
         said = listen(self, timeout)
         if not spells:
-            with mailbox(imap_server) as other:
-                other.append(reply, "INBOX")
+            arrive()
             time.sleep(0.2)  # the server tells the idling reader before it says DONE
         spells.append(said)
         return said
