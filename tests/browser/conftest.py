@@ -62,11 +62,33 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
+def buffered(app: Flask) -> Callable[..., Any]:
+    """The app, each answer read whole (and its file closed) before the server writes it.
+
+    werkzeug's development server closes an answer's iterable only after draining
+    the request's socket, in the same ``finally``; when the browser has dropped
+    the connection (a page left while its icon loads), draining raises first and
+    a static file is left open, which the suite's warnings-as-errors then reports
+    against whichever test collects it.
+    """
+
+    def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        answer = app(environ, start_response)
+        try:
+            return [b"".join(answer)]
+        finally:
+            close = getattr(answer, "close", None)
+            if close is not None:
+                close()
+
+    return serve
+
+
 @pytest.fixture
 def live_server(pg_app: Flask) -> Iterator[str]:
     """The app on PostgreSQL, served on a free local port; ``BASE_URL`` is its address."""
     server: BaseWSGIServer = make_server(
-        "127.0.0.1", 0, pg_app, threaded=True, request_handler=QuietHandler
+        "127.0.0.1", 0, buffered(pg_app), threaded=True, request_handler=QuietHandler
     )
     base_url = f"http://127.0.0.1:{server.server_port}"
     pg_app.config["BASE_URL"] = base_url
