@@ -15,12 +15,13 @@ import sqlite3
 
 from flask import Flask, Response, current_app, jsonify, make_response, render_template, request
 from flask.typing import ResponseReturnValue
-from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from psycopg import OperationalError as PostgreSQLUnavailable
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException, ServiceUnavailable
+
+from .language import lazy_gettext as _l
 
 log = logging.getLogger(__name__)
 

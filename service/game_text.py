@@ -15,9 +15,10 @@ from datetime import datetime
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-from flask_babel import format_datetime, gettext, ngettext
-from flask_babel import lazy_gettext as _l
+from flask_babel import format_datetime
 
+from .language import gettext, ngettext
+from .language import lazy_gettext as _l
 from .rules import EXCHANGE, PLAY, is_elixir, other
 from .rules.cards import suit_of
 from .rules.engine import Played

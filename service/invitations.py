@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
-from flask_babel import gettext
 from itsdangerous import BadSignature
 from sqlalchemy import exists, or_, select, update
 
 from . import games, links, notify
 from .addresses import address_row
+from .language import gettext
 from .mail import compose, kinds, queue
 from .mail.compose import Email
 from .mail.kinds import Kind

@@ -6,17 +6,24 @@ page (``Player.language``, set by a POST), the browser's ``Accept-Language``.
 Admin pages are in English. Every email is rendered inside
 ``recipient_locale(...)``, by :func:`service.mail.compose.render`. What the
 game's words are in that language is :mod:`service.game_text`'s business.
+
+Strings are translated with this module's :func:`gettext`, :func:`ngettext`
+and :func:`lazy_gettext`, and so are templates' ``_()``, ``gettext`` and
+``ngettext``: Flask-Babel's own look the catalogue up afresh for every string,
+a page's hundred strings a hundred times; these look it up once per language
+and request (:func:`translations`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from babel.support import NullTranslations
 from flask import Flask, g, has_request_context, request
-from flask_babel import Babel, force_locale, get_locale
+from flask_babel import Babel, LazyString, force_locale, get_locale, get_translations
 from werkzeug.wrappers import Response
 
 if TYPE_CHECKING:
@@ -26,6 +33,53 @@ LANGUAGES: dict[str, str] = {"en": "English", "fr": "Français"}
 DEFAULT_LANGUAGE = "en"
 COOKIE = "lang"
 COOKIE_MAX_AGE = 365 * 24 * 3600
+# Where a context keeps the catalogue it last looked up, with the locale it is for.
+TRANSLATIONS = "splitmind_translations"
+
+
+def translations() -> NullTranslations:
+    """The catalogue of the language in use, looked up once per language and context.
+
+    Kept on ``g`` with the :class:`~babel.Locale` object it is for, which is
+    the one Flask-Babel keeps for the context (``babel_locale``): every
+    ``force_locale`` (:func:`recipient_locale`, the API's English) puts a new
+    one in place and the old one back after, so a forced language, and the
+    one restored after it, are looked up afresh. Outside an app context,
+    Flask-Babel's untranslated English.
+    """
+    try:
+        state = g._get_current_object()
+    except RuntimeError:
+        return get_translations()
+    locale = getattr(getattr(state, "_flask_babel", None), "babel_locale", None)
+    kept = getattr(state, TRANSLATIONS, None)
+    if kept is not None and kept[0] is locale:
+        return kept[1]
+    found = get_translations()
+    # Flask-Babel has now chosen the context's locale, if it had not yet.
+    locale = getattr(getattr(state, "_flask_babel", None), "babel_locale", None)
+    if locale is not None:
+        setattr(state, TRANSLATIONS, (locale, found))
+    return found
+
+
+def gettext(string: str, **variables: Any) -> str:
+    """``string`` in the language in use, formatted with ``variables`` if any (as
+    Flask-Babel's ``gettext``)."""
+    text = translations().ugettext(string)
+    return text % variables if variables else text
+
+
+def ngettext(singular: str, plural: str, num: int, **variables: Any) -> str:
+    """The singular or plural of a message for ``num``, in the language in use, formatted
+    with ``num`` and ``variables`` (as Flask-Babel's ``ngettext``)."""
+    variables.setdefault("num", num)
+    return translations().ungettext(singular, plural, num) % variables
+
+
+def lazy_gettext(string: str, **variables: Any) -> LazyString:
+    """:func:`gettext` when the string is used, in the language in use then."""
+    return LazyString(gettext, string, **variables)
 
 
 def language_code(value: object) -> str | None:
@@ -90,8 +144,21 @@ def recipient_locale(recipient: Player | str | None) -> Iterator[None]:
 
 
 def init_app(app: Flask) -> None:
-    """Bind Flask-Babel, the language switch's template globals and the language cookie."""
+    """Bind Flask-Babel, the templates' translations, the language switch's template
+    globals and the language cookie."""
     Babel(app, locale_selector=select_locale)
+    env = app.jinja_env
+    env.install_gettext_callables(  # type: ignore[attr-defined]
+        gettext=lambda string: translations().ugettext(string),
+        ngettext=lambda singular, plural, num: translations().ungettext(singular, plural, num),
+        newstyle=True,
+        pgettext=lambda context, string: translations().upgettext(context, string),
+        npgettext=lambda context, singular, plural, num: translations().unpgettext(
+            context, singular, plural, num
+        ),
+    )
+    # ``_`` is ``gettext`` itself rather than Jinja's alias that looks ``gettext`` up on each call.
+    env.globals["_"] = env.globals["gettext"]
     app.add_template_global(current_language)
     app.add_template_global(language_url)
     app.jinja_env.globals["LANGUAGES"] = LANGUAGES

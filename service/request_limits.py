@@ -20,9 +20,9 @@ from typing import Any
 
 from flask import Flask, abort, request
 from flask.json.provider import DefaultJSONProvider
-from flask_babel import gettext
 
 from .errors import wants_json
+from .language import gettext
 
 NUL_IN_REQUEST = "The request holds a NUL character (\\0), which no field or address takes."
 

@@ -6,18 +6,21 @@ import gettext
 import random
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.pofile import read_po
-from flask import Flask
+from flask import Flask, render_template_string
 from flask.testing import FlaskClient
 from flask_babel import force_locale
 from flask_babel import gettext as _
 from sqlalchemy import select
 
 from service import game_text
+from service import language as lang
 from service.language import recipient_locale
+from service.mail.compose import render
 from service.models import Game, Player, db
 from service.rules import DECK, SEATS, RuleError, apply, new_game
 
@@ -176,6 +179,75 @@ def test_recipient_locale_renders_in_the_players_language(app: Flask, make_game)
         assert _("Your move") == "À vous de jouer"
         with recipient_locale("en"):
             assert _("Your move") == "Your move"
+
+
+# The same words in each language: "Your move", "Keeper" and "2 cards".
+WORDS = {
+    "en": ("Your move", "Keeper", "2 cards"),
+    "fr": ("À vous de jouer", "Gardien", "2 cartes"),
+}
+TEMPLATE = (
+    "{{ _('Your move') }}|{{ gettext('Keeper') }}|"
+    "{{ ngettext('%(num)d card', '%(num)d cards', 2) }}"
+)
+
+
+def read_in(expected: str) -> None:
+    """The strings of templates and of Python, lazy ones too, are all in ``expected``."""
+    assert tuple(render_template_string(TEMPLATE).split("|")) == WORDS[expected]
+    python = (
+        lang.gettext("Your move"),
+        str(game_text.SEATS["standard"]["keeper"]),
+        lang.ngettext("%(num)d card", "%(num)d cards", 2),
+    )
+    assert python == WORDS[expected]
+
+
+@pytest.mark.parametrize(("page", "forced"), [("en", "fr"), ("fr", "en")])
+def test_a_forced_language_holds_inside_a_request_and_ends_with_it(
+    app: Flask, page: str, forced: str
+) -> None:
+    """The catalogue a request looked up once gives way to a forced language (an email to a
+    reader of the other language, the API's English), and comes back after it."""
+    with app.test_request_context(headers={"Accept-Language": page}):
+        read_in(page)
+        with force_locale(forced):
+            read_in(forced)
+            with recipient_locale(page):
+                read_in(page)
+            read_in(forced)
+        read_in(page)
+        with recipient_locale(forced):
+            read_in(forced)
+        read_in(page)
+
+
+def test_an_email_in_french_from_an_english_request(app: Flask) -> None:
+    """An email written while an English page renders is in its French reader's language,
+    and the page's strings after it are English again."""
+    invitation = SimpleNamespace(
+        creator_name="Ann", opponent_name="Bob", opponent_email="bob@example.com"
+    )
+    with app.test_request_context(headers={"Accept-Language": "en"}):
+        read_in("en")
+        email = render(
+            "confirm_address", "fr", invitation=invitation, url="http://x.test/c", stop_all=None
+        )
+        read_in("en")
+        english = render(
+            "confirm_address", "en", invitation=invitation, url="http://x.test/c", stop_all=None
+        )
+    assert email.subject == "Split Mind\u00a0: confirmez votre adresse pour inviter Bob"
+    assert email.text.startswith("Bonjour Ann,")
+    assert '<html lang="fr">' in email.html
+    assert english.subject == "Split Mind: confirm your address to invite Bob"
+    assert english.text.startswith("Hello Ann,")
+
+
+def test_strings_outside_an_app_read_english() -> None:
+    assert lang.gettext("Your move") == "Your move"
+    assert lang.ngettext("%(num)d card", "%(num)d cards", 1) == "1 card"
+    assert str(game_text.SEATS["standard"]["keeper"]) == "Keeper"
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from flask_babel import LazyString, gettext
-from flask_babel import lazy_gettext as _l
+from flask_babel import LazyString
 from flask_wtf import FlaskForm
 from wtforms import EmailField, Field, IntegerField, RadioField, SelectChoice, StringField
 from wtforms.validators import (
@@ -17,6 +16,8 @@ from wtforms.validators import (
 
 from .. import games
 from ..game_text import LEVEL_NAMES
+from ..language import gettext
+from ..language import lazy_gettext as _l
 
 # The validators' messages come from the service's catalogue, like every other word on the page.
 REQUIRED = _l("This field is required.")

@@ -16,12 +16,11 @@ from collections.abc import Callable
 
 from flask import abort, g, redirect, render_template, request
 from flask.typing import ResponseReturnValue
-from flask_babel import gettext
 
 from .. import games, invitations
 from ..extensions import csrf, limiter
 from ..health import check_database
-from ..language import current_language
+from ..language import current_language, gettext
 from ..links import home_token, player_for, token_for
 from ..mail import compose
 from ..models import Player, db

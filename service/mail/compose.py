@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flask import current_app
-from flask_babel import gettext, ngettext
 from itsdangerous import BadSignature
 
 from ..game_text import card_name, effect_text, suit_name, the_seat, upfirst
-from ..language import recipient_locale
+from ..language import gettext, ngettext, recipient_locale
 from ..links import serializer
 from ..models import Player
 from ..perspective import since_last_move

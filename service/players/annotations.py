@@ -11,9 +11,10 @@ import json
 from datetime import datetime
 from typing import Any
 
-from flask_babel import format_timedelta, ngettext
+from flask_babel import format_timedelta
 
 from ..game_text import deadline_text, exchange_elixir_reason, follow_reason
+from ..language import ngettext
 from ..models import utcnow
 from ..perspective import PlayerView, since_last_move
 from ..rules import OVER, PLAY, is_elixir

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask_babel import gettext
-from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from wtforms import (
     HiddenField,
@@ -18,7 +16,8 @@ from wtforms import (
 )
 from wtforms.validators import InputRequired, NumberRange
 
-from ..language import LANGUAGES
+from ..language import LANGUAGES, gettext
+from ..language import lazy_gettext as _l
 from ..rules import ACTION_KINDS, DECK, PLAY, SUITS
 
 

@@ -12,12 +12,11 @@ from collections.abc import Callable
 
 from flask import Blueprint, abort, g, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
-from flask_babel import gettext
 from flask_wtf import FlaskForm
 
 from .. import homes
 from ..addresses import settings_for
-from ..language import current_language, remember_language
+from ..language import current_language, gettext, remember_language
 from ..links import address_for, home_token, token_for
 from ..mail.compose import match_score, result
 from ..models import utcnow

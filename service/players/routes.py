@@ -10,13 +10,12 @@ from typing import Any
 
 from flask import abort, g, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
-from flask_babel import gettext
-from flask_babel import lazy_gettext as _l
 
 from .. import addresses, games, homes, invitations, notes
 from ..game_text import LOOKS, rule_message_in
 from ..health import check_database
-from ..language import current_language, remember_language
+from ..language import current_language, gettext, remember_language
+from ..language import lazy_gettext as _l
 from ..links import home_token, player_for
 from ..models import OPEN_STATUSES, Player
 from ..notify import opponent_away_until

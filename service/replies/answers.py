@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from flask_babel import gettext, ngettext
-
 from ..game_text import card_name, exchange_elixir_reason, rule_message_in, suit_name
 from ..games import IllegalMove, MoveError
+from ..language import gettext, ngettext
 from ..mail.compose import result, round_over, transfer_done, trick
 from ..rules import PLAY, is_elixir
 from .reading import Understood, quoted
