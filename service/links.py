@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from functools import lru_cache
 
 from flask import current_app
 from itsdangerous import BadSignature, URLSafeSerializer
@@ -46,7 +47,14 @@ def serializer(salt: str) -> URLSafeSerializer:
     the last key of the list and verifies with every one).
     """
     config = current_app.config
-    return URLSafeSerializer([*config["SECRET_KEY_FALLBACKS"], config["SECRET_KEY"]], salt=salt)
+    return _serializer((*config["SECRET_KEY_FALLBACKS"], config["SECRET_KEY"]), salt)
+
+
+@lru_cache(maxsize=64)
+def _serializer(keys: tuple[str, ...], salt: str) -> URLSafeSerializer:
+    """One serializer per keys and salt, made once: making one costs as much as checking
+    a token with it."""
+    return URLSafeSerializer(list(keys), salt=salt)
 
 
 def token_for(player: Player) -> str:
