@@ -7,6 +7,14 @@ from flask import Flask, Response, request
 from .links import TOKEN_PATHS
 
 CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
+# Set on every response that has not set them itself.
+HEADERS: tuple[tuple[str, str], ...] = (
+    ("Content-Security-Policy", CSP),
+    ("Referrer-Policy", "same-origin"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-Frame-Options", "DENY"),
+)
+HSTS = ("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
 # Pages whose address carries a credential (a player's, a creator's or an opponent's link).
 PRIVATE_PREFIXES = (*TOKEN_PATHS, "/admin", "/mailbox")
 
@@ -17,12 +25,14 @@ def init_app(app: Flask) -> None:
     @app.after_request
     def secure_headers(response: Response) -> Response:
         headers = response.headers
-        headers.setdefault("Content-Security-Policy", CSP)
-        headers.setdefault("Referrer-Policy", "same-origin")
-        headers.setdefault("X-Content-Type-Options", "nosniff")
-        headers.setdefault("X-Frame-Options", "DENY")
-        if request.is_secure or app.config["BASE_URL"].startswith("https://"):
-            headers.setdefault("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+        # One pass over the headers, where a setdefault of each would make one per header.
+        present = {name.lower() for name, _ in headers}
+        wanted = HEADERS
+        if app.config["BASE_URL"].startswith("https://") or request.is_secure:
+            wanted = (*HEADERS, HSTS)
+        for name, value in wanted:
+            if name.lower() not in present:
+                headers.add(name, value)
         if request.path.startswith(PRIVATE_PREFIXES):
             headers["Cache-Control"] = "no-store"
         return response
