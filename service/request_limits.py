@@ -41,10 +41,12 @@ def read_chunked_body() -> None:
 
 def refuse_nul() -> None:
     """400 for a NUL character in the path, a query parameter or a form field (name or value)."""
+    # Without a Content-Type there is no form: Werkzeug parses none (a GET, a poll).
+    form = request.form.items(multi=True) if request.want_form_data_parsed else ()
     texts = chain(
         [request.path],
         chain.from_iterable(request.args.items(multi=True)),
-        chain.from_iterable(request.form.items(multi=True)),
+        chain.from_iterable(form),
     )
     if any("\0" in text for text in texts):
         abort(
