@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flask import Flask
+from flask import Flask, Request
+from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from flask.typing import ResponseReturnValue
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import IntegerConverter, Map
@@ -40,9 +41,22 @@ class IdConverter(IntegerConverter):
         super().__init__(map, min=1, max=MAX_ID)
 
 
+class CookieSessions(SecureCookieSessionInterface):
+    """Flask's signed-cookie session, with no signer made for a request that sends no session
+    cookie: a player's link, the API and a poll, which never use one."""
+
+    def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
+        """An empty session when there is a key but no cookie; else Flask's own answer."""
+        if app.secret_key and not request.cookies.get(self.get_cookie_name(app)):
+            return self.session_class()
+        return super().open_session(app, request)
+
+
 class Service(Flask):
     """The Flask app, running a view again once when it lost its database connection before
     trying to commit (:mod:`service.connections`)."""
+
+    session_interface = CookieSessions()
 
     def dispatch_request(self) -> ResponseReturnValue:
         """Call the view; once more, afresh, if its connection dropped and nothing was committed."""
