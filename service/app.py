@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from inspect import iscoroutinefunction
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,15 @@ class Service(Flask):
 
     session_interface = CookieSessions()
 
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        """Flask's own, with whether ``func`` is a coroutine function asked once, not on every
+        call of each hook and view (a dozen a request)."""
+        try:
+            coroutine = _is_coroutine(func)
+        except TypeError:  # an unhashable callable
+            coroutine = iscoroutinefunction(func)
+        return self.async_to_sync(func) if coroutine else func
+
     def dispatch_request(self) -> ResponseReturnValue:
         """Call the view; once more, afresh, if its connection dropped and nothing was committed."""
         try:
@@ -67,6 +78,11 @@ class Service(Flask):
                 raise
         connections.start_again()
         return super().dispatch_request()
+
+
+@lru_cache(maxsize=1024)
+def _is_coroutine(func: Callable[..., Any]) -> bool:
+    return iscoroutinefunction(func)
 
 
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
