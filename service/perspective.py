@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from sqlalchemy import Executable, bindparam, select
 from sqlalchemy.orm import aliased
@@ -20,7 +21,7 @@ from .game_text import player_name
 from .language import LANGUAGES, current_language
 from .links import key_matches
 from .models import Game, Player, db
-from .rules import OVER, Seat, other, return_match, seat_view
+from .rules import OVER, Seat, State, other, return_match, seat_view
 from .rules.engine import Trick
 from .rules.seat_view import SeatView
 
@@ -117,25 +118,75 @@ def _ended_early(game: Game) -> bool:
     return game.status not in ("waiting", "active") and game.state["phase"] != OVER
 
 
+class Named(NamedTuple):
+    """A player's name and computer level, all :func:`~service.game_text.player_name` reads."""
+
+    name: str
+    computer_level: str | None
+
+
+@dataclass(frozen=True)
+class SeatFacts:
+    """What a seat's view is made of, besides the return match's score: the game's row, the
+    seat's place in the history and both players' names.
+
+    Read through the ORM (:func:`seat_facts`) or in one statement (:func:`stored_seat_facts`);
+    ``state`` is ``None`` when read for the view's ETag alone, which does not need it.
+    """
+
+    game: int
+    version: int
+    status: str
+    winner: Seat | None
+    look: str
+    deadline: datetime | None
+    state: State | None
+    seat: Seat
+    history_mark: int
+    names: dict[Seat, Named]
+
+
+def seat_facts(player: Player) -> SeatFacts:
+    """The facts of ``player``'s view, from the loaded player, game and seats."""
+    game = player.game
+    return SeatFacts(
+        game=game.id,
+        version=game.version,
+        status=game.status,
+        winner=game.winner,
+        look=game.look,
+        deadline=game.deadline,
+        state=game.state,
+        seat=player.seat,
+        history_mark=player.history_mark,
+        names={p.seat: Named(p.name, p.computer_level) for p in game.players},
+    )
+
+
 def player_view(player: Player) -> PlayerView:
     """The seat view of the engine, plus what the service knows: version, names, deadline."""
-    game = player.game
-    seen = seat_view(game.state, player.seat)
-    open_game = game.status == "active"
-    opponent = game.player(other(player.seat))
+    return view_of(seat_facts(player), match_summary(player))
+
+
+def view_of(facts: SeatFacts, match: MatchScore | None) -> PlayerView:
+    """:func:`player_view` made from a seat's facts and its return match's score."""
+    if facts.state is None:
+        raise ValueError("the facts were read without the game's state")
+    seen = seat_view(facts.state, facts.seat)
+    open_game = facts.status == "active"
     view: PlayerView = {
         **seen,
-        "game": game.id,
-        "version": game.version,
-        "status": game.status,
-        "winner": game.winner,
-        "look": game.look,
-        "you": player_name(player),
-        "opponent": player_name(opponent),
-        "names": {p.seat: player_name(p) for p in game.players},
-        "deadline": _iso(game.deadline) if open_game else None,
-        "since": game.state["history"][player.history_mark :],
-        "match": match_summary(player),
+        "game": facts.game,
+        "version": facts.version,
+        "status": facts.status,
+        "winner": facts.winner,
+        "look": facts.look,
+        "you": player_name(facts.names[facts.seat]),
+        "opponent": player_name(facts.names[other(facts.seat)]),
+        "names": {seat: player_name(named) for seat, named in facts.names.items()},
+        "deadline": _iso(facts.deadline) if open_game else None,
+        "since": facts.state["history"][facts.history_mark :],
+        "match": match,
     }
     if not open_game:
         view.update({"your_turn": False, "choosing": False, "to_act": [], "legal": []})
@@ -143,29 +194,33 @@ def player_view(player: Player) -> PlayerView:
 
 
 def view_tag(player: Player) -> str:
-    """The ``ETag`` of the player's view: it changes whenever the view may change.
+    """The ``ETag`` of the player's view (see :func:`tag_of`)."""
+    return tag_of(seat_facts(player), match_summary(player))
 
-    It is made of what :func:`player_view` reads besides the engine's state
+
+def tag_of(facts: SeatFacts, match: MatchScore | None) -> str:
+    """The ``ETag`` of a seat's view: it changes whenever the view may change.
+
+    It is made of what :func:`view_of` reads besides the engine's state
     (which changes with the game's version, as do the status and the
     winner): the deadline, the look, the player's mark in the history, both
     players' names and the language a computer's name is given in, and the
     return match's score. None of it is hidden from the player.
     """
-    game = player.game
-    opponent = game.player(other(player.seat))
+    me, them = facts.names[facts.seat], facts.names[other(facts.seat)]
     return _tag(
         [
-            game.id,
-            game.version,
-            game.status,
-            game.winner,
-            game.look,
-            _iso(game.deadline),
-            player.seat,
-            player.history_mark,
-            [player.name, player.computer_level, opponent.name, opponent.computer_level],
+            facts.game,
+            facts.version,
+            facts.status,
+            facts.winner,
+            facts.look,
+            _iso(facts.deadline),
+            facts.seat,
+            facts.history_mark,
+            [me.name, me.computer_level, them.name, them.computer_level],
             current_language(),
-            match_summary(player),
+            match,
         ]
     )
 
@@ -177,45 +232,70 @@ def stored_view_tag(player_id: int, key: str) -> str | None:
     full read answers 404) and for a game of a return match (its score reads
     the other game).
     """
-    row = db.session.connection().execute(_tag_query(), {"player_id": player_id}).one_or_none()
-    if row is None or not key_matches(row[0], key) or row.match_id is not None:
+    facts = stored_seat_facts(player_id, key, with_state=False)
+    return None if facts is None else tag_of(facts, None)
+
+
+def stored_seat_facts(player_id: int, key: str, *, with_state: bool = True) -> SeatFacts | None:
+    """:func:`seat_facts` read in one statement by primary key, with no ORM object made.
+
+    ``None`` when that takes more: for a link that is not the player's (the
+    full read answers 404) and for a game of a return match, whose score
+    reads the other game (:func:`match_summary`).
+    """
+    row = (
+        db.session.connection()
+        .execute(_facts_query(with_state), {"player_id": player_id})
+        .one_or_none()
+    )
+    if row is None or not key_matches(row.link_key, key) or row.match_id is not None:
         return None
-    link_key, seat, mark, name, level, their_name, their_level, *game, deadline, _ = row
-    return _tag(
-        [
-            *game,
-            _iso(deadline),
-            seat,
-            mark,
-            [name, level, their_name, their_level],
-            current_language(),
-            None,
-        ]
+    opponent = other(row.seat)
+    return SeatFacts(
+        game=row.id,
+        version=row.version,
+        status=row.status,
+        winner=row.winner,
+        look=row.look,
+        deadline=row.deadline,
+        state=row.state if with_state else None,
+        seat=row.seat,
+        history_mark=row.history_mark,
+        # In the order of Game.players (by seat), as seat_facts has them.
+        names=dict(
+            sorted(
+                {
+                    row.seat: Named(row.name, row.computer_level),
+                    opponent: Named(row.their_name, row.their_level),
+                }.items()
+            )
+        ),
     )
 
 
 @cache
-def _tag_query() -> Executable:
-    """The statement of :func:`stored_view_tag`, built once: building it costs more than
+def _facts_query(with_state: bool) -> Executable:
+    """The statement of :func:`stored_seat_facts`, built once: building it costs more than
     running it."""
     opponent = aliased(Player)
+    columns = (
+        Player.link_key,
+        Player.seat,
+        Player.history_mark,
+        Player.name,
+        Player.computer_level,
+        opponent.name.label("their_name"),
+        opponent.computer_level.label("their_level"),
+        Game.id,
+        Game.version,
+        Game.status,
+        Game.winner,
+        Game.look,
+        Game.deadline,
+        Game.match_id,
+    )
     return (
-        select(
-            Player.link_key,
-            Player.seat,
-            Player.history_mark,
-            Player.name,
-            Player.computer_level,
-            opponent.name,
-            opponent.computer_level,
-            Game.id,
-            Game.version,
-            Game.status,
-            Game.winner,
-            Game.look,
-            Game.deadline,
-            Game.match_id,
-        )
+        (select(*columns, Game.state) if with_state else select(*columns))
         .join(Game, Game.id == Player.game_id)
         .join(opponent, (opponent.game_id == Player.game_id) & (opponent.seat != Player.seat))
         .where(Player.id == bindparam("player_id"))

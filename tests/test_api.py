@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -11,12 +12,14 @@ from flask.testing import FlaskClient
 from werkzeug.exceptions import TooManyRequests
 
 from service import games
-from service.links import token_for
+from service.api.routes import api_view
+from service.links import player_for, token_for
+from service.perspective import view_tag
 from service.rules import SEATS, other
 from service.unit_of_work import transaction
 
 from .conftest import load_game
-from .helpers import pick_action, play_to_end, statements_run
+from .helpers import pick_action, play_to_end, random_move, statements_run
 
 VIEW_KEYS = {
     "seat", "round", "phase", "version", "your_turn", "to_act", "hand", "opponent_cards",
@@ -378,3 +381,59 @@ def test_a_game_of_a_return_match_answers_304_too(app, client) -> None:
     polled = client.get(path, headers={"If-None-Match": first_view.headers["ETag"]})
     assert polled.status_code == 304
     assert polled.headers["ETag"] == first_view.headers["ETag"]
+
+
+def assert_view_as_loaded(app: Flask, client: FlaskClient, token: str, language: str) -> None:
+    """The API's view and ETag of a link are those its loaded player, game and seats give,
+    and reading them takes one statement."""
+    path = f"/api/play/{token}"
+    with statements_run(app) as statements:
+        answer = client.get(path, headers={"Accept-Language": language})
+    assert answer.status_code == 200
+    assert len(statements) == 1, "\n\n".join(sql for sql, _ in statements)
+    with app.test_request_context(path, headers={"Accept-Language": language}):
+        player = player_for(token)
+        assert player is not None
+        expected = json.loads(json.dumps(api_view(player)))
+        tag = view_tag(player)
+    assert answer.get_json() == expected
+    assert answer.headers["ETag"] == f'"{tag}"'
+
+
+@pytest.mark.parametrize(
+    ("options", "language"),
+    [({}, "en"), ({"look": "classic", "days_per_move": 3, "keeper_language": "fr"}, "fr")],
+)
+def test_the_view_read_in_one_statement_is_the_loaded_one(
+    app: Flask, client: FlaskClient, make_game, options: dict[str, Any], language: str
+) -> None:
+    """At every step of a whole game, for both seats, in either look and language."""
+    game = make_game(seed=23, **options)
+    rng = random.Random(23)
+    for _ in range(300):
+        for seat in SEATS:
+            assert_view_as_loaded(app, client, game[seat], language)
+        if load_game(app, game["id"]).status != "active":
+            break
+        random_move(client, game, rng)
+    assert load_game(app, game["id"]).status == "finished"
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_view_read_in_one_statement_names_the_computer(
+    app: Flask, client: FlaskClient, language: str
+) -> None:
+    with app.app_context(), transaction():
+        game = games.create_game(
+            games.Seating("kim@example.com", "Kim"), games.Seating.the_computer("hard"), seed=4
+        )
+        token = token_for(game.player("keeper"))
+    assert_view_as_loaded(app, client, token, language)
+    opponent = client.get(f"/api/play/{token}", headers={"Accept-Language": language})
+    assert (
+        opponent.get_json()["opponent"]
+        == {
+            "en": "the computer, hard",
+            "fr": "l’ordinateur, difficile",
+        }[language]
+    )
