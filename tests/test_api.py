@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
 
 import pytest
@@ -437,3 +438,16 @@ def test_the_view_read_in_one_statement_names_the_computer(
             "fr": "l’ordinateur, difficile",
         }[language]
     )
+
+
+def test_a_move_reads_its_game_once_under_the_lock(app, client, make_game) -> None:
+    """The link's player is read alone: the move reads the game and its seats, locked."""
+    game = make_game()
+    seen = view(client, game["keeper"])
+    body = {"version": seen["version"], **pick_action(seen, random.Random(2))}
+    with statements_run(app) as statements:
+        assert post(client, game["keeper"], body).status_code == 200
+    reads = [sql for sql, _ in statements if re.search(r"\bgames(_\d+)?\.state\b", sql)]
+    reads = [sql for sql in reads if sql.lstrip().startswith("SELECT")]
+    assert len(reads) == 1, "\n\n".join(reads)
+    assert "FOR UPDATE" in reads[0]

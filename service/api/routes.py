@@ -74,15 +74,17 @@ def not_modified(tag: str) -> Response:
 @bp.post("/play/<token>")
 def move(token: str) -> ResponseReturnValue:
     """Apply ``{"version": V, <action>, "note": N?}``; answer with the new view."""
-    player = player_for(token)
+    player = player_for(token, with_game=False)
     if player is None:
         return error_response(404, "not_found", NOT_FOUND)
     try:
         version, action, note = _read_move(request.get_json(silent=True), player.seat)
         with transaction():
-            games.apply_move(player.id, version, action, note)
-            # The view of what was just written, before the commit lets the ORM forget it.
-            answer = api_view(player)
+            game = games.apply_move(player.id, version, action, note)
+            # The view of what was just written, before the commit lets the ORM forget it,
+            # from the game as applied: the session keeps a flushed game only while something
+            # refers to it, and the player alone would read it all again.
+            answer = api_view(game.player(player.seat))
     except games.IllegalMove as exc:  # the rule's name lets a client explain it in its own words
         return error_response(exc.status, exc.code, exc.message, rule=exc.rule)
     except games.MoveError as exc:
