@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import select, update
+from sqlalchemy import Executable, bindparam, select, update
 
 from .models import Address, AddressSettings, db, insert_new, utcnow
 
@@ -41,12 +42,18 @@ def vacation_end(emails: Iterable[str | None], now: datetime) -> datetime | None
     A seat without an address (the computer's) takes no vacation.
     """
     addresses = [email for email in emails if email is not None]
-    ends = db.session.scalars(
-        select(AddressSettings.vacation_until).where(
-            AddressSettings.email.in_(addresses), AddressSettings.vacation_until > now
-        )
-    ).all()
+    ends = db.session.scalars(_vacations_query(), {"emails": addresses, "now": now}).all()
     return max((end for end in ends if end is not None), default=None)
+
+
+@cache
+def _vacations_query() -> Executable:
+    """The statement of :func:`vacation_end`, built once: building it costs more than
+    running it."""
+    return select(AddressSettings.vacation_until).where(
+        AddressSettings.email.in_(bindparam("emails", expanding=True)),
+        AddressSettings.vacation_until > bindparam("now"),
+    )
 
 
 def addresses_away(emails: Iterable[str | None], now: datetime) -> set[str]:

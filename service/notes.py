@@ -9,8 +9,9 @@ game's notes only once the game is over.
 from __future__ import annotations
 
 import unicodedata
+from functools import cache
 
-from sqlalchemy import func, select
+from sqlalchemy import Executable, bindparam, func, select
 
 from .models import OPEN_STATUSES, Event, Game, Player, db
 from .rules import other
@@ -74,24 +75,40 @@ def from_opponent(player: Player, *, since_own_move: bool = False) -> list[str] 
     game = player.game
     if game.player(other(player.seat)).is_computer:
         return None
+    found = db.session.execute(
+        _notes_query(since_own_move),
+        {"game_id": game.id, "seat": player.seat, "opponent": other(player.seat)},
+    ).all()
+    if any(kind == "notes_off" for kind, _ in found):
+        return None
+    return [note for _, note in reversed(found) if note]
+
+
+@cache
+def _notes_query(since_own_move: bool) -> Executable:
+    """The statement of :func:`from_opponent`, built once: building it costs more than
+    running it."""
     query = select(Event.kind, Event.note).where(
-        Event.game_id == game.id,
+        Event.game_id == bindparam("game_id"),
         (Event.kind == "notes_off")
-        | ((Event.kind == "move") & (Event.seat == other(player.seat)) & Event.note.is_not(None)),
+        | (
+            (Event.kind == "move") & (Event.seat == bindparam("opponent")) & Event.note.is_not(None)
+        ),
     )
     if since_own_move:
         last = (
             select(Event.id)
-            .where(Event.game_id == game.id, Event.kind == "move", Event.seat == player.seat)
+            .where(
+                Event.game_id == bindparam("game_id"),
+                Event.kind == "move",
+                Event.seat == bindparam("seat"),
+            )
             .order_by(Event.id.desc())
             .limit(1)
             .scalar_subquery()
         )
         query = query.where(Event.id > func.coalesce(last, 0))
-    found = db.session.execute(query.order_by(Event.id.desc()).limit(SHOWN)).all()
-    if any(kind == "notes_off" for kind, _ in found):
-        return None
-    return [note for _, note in reversed(found) if note]
+    return query.order_by(Event.id.desc()).limit(SHOWN)
 
 
 def of_finished_game(game: Game) -> list[Event]:
