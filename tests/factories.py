@@ -1,0 +1,102 @@
+"""Games brought to a point of play from a seed, without a round trip per move.
+
+:func:`helpers.play_to_end` plays a game as its players would: each move in a
+transaction of its own, after reading both seats' views from the database. A
+test that only needs a game in mid-play, or finished, reaches the same game
+faster here: the moves are picked on the engine's state in memory (the same
+moves :func:`helpers.play_to_end` picks for the same seed), then applied by
+the service itself (:func:`service.games.apply_move`), all in one transaction.
+The game is left as the service leaves a played one: its state and version,
+an event per move, each player's mark in the history, the figures of a
+finished game, the emails each move queued (a turn email withdrawn by its
+reader's next move), the second game of a return match. Only the moments
+differ: the moves are made within a fraction of a second.
+
+``tests/test_factories.py`` compares a game made here with one played move by
+move for the same seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask
+
+from bench.random_play import pick_action
+from service import games
+from service.models import Game, db
+from service.rules import SEATS, Seat, State, apply, seat_view
+from service.unit_of_work import transaction
+
+Until = Callable[[dict[str, Any]], bool]
+Move = tuple[Seat, dict[str, Any]]
+
+
+def keeper_view(state: State, version: int) -> dict[str, Any]:
+    """The Keeper's view of ``state`` as far as ``until`` tests read it (the engine's view,
+    with the game's version and status)."""
+    view: dict[str, Any] = {**seat_view(state, "keeper"), "version": version}
+    view["status"] = "finished" if state["phase"] == "over" else "active"
+    return view
+
+
+def planned_moves(
+    state: State, seed: int, until: Until | None = None, version: int = 0
+) -> list[Move]:
+    """The moves :func:`helpers.play_to_end` makes from ``state`` for ``seed``, in order.
+
+    Picked as it picks them, from the same random numbers: a seat among those
+    who owe a move, then an action among that seat's legal ones. It stops when
+    the game is over, or when ``until`` holds for the Keeper's view.
+    """
+    rng = random.Random(seed)
+    done = until or (lambda view: view["phase"] == "over")
+    moves: list[Move] = []
+    for _ in range(300):
+        if done(keeper_view(state, version + len(moves))):
+            return moves
+        views = {seat: seat_view(state, seat) for seat in SEATS}
+        seat = rng.choice([s for s in SEATS if views[s]["your_turn"]])
+        action = pick_action(dict(views[seat]), rng)
+        state = apply(state, seat, action)
+        moves.append((seat, action))
+    raise AssertionError("the game did not get there in 300 moves")
+
+
+def apply_moves(app: Flask, game_id: int, moves: list[Move]) -> None:
+    """Apply ``moves`` to the game through the service, in one transaction."""
+    with app.app_context():
+        with transaction():
+            game = db.session.get_one(Game, game_id)
+            for seat, action in moves:
+                version = game.version
+                game = games.apply_move(game.player(seat).id, version, action)
+                assert game.version == version + 1
+        db.session.remove()
+
+
+def plan(app: Flask, game_id: int, seed: int, until: Until | None = None) -> list[Move]:
+    """The moves :func:`helpers.play_to_end` would make from the game's present state for
+    ``seed`` (a test may apply all but the last, and make that one as it pleases)."""
+    with app.app_context():
+        game = db.session.get_one(Game, game_id)
+        state, version = game.state, game.version
+        db.session.remove()
+    return planned_moves(state, seed, until, version)
+
+
+def played(app: Flask, game_id: int, seed: int, until: Until | None = None) -> dict[str, Any]:
+    """The game played on as :func:`helpers.play_to_end` plays it for ``seed``, to its end or
+    until ``until`` holds; returns the Keeper's view of the engine then (as :func:`keeper_view`).
+    """
+    with app.app_context():
+        game = db.session.get_one(Game, game_id)
+        state, version = game.state, game.version
+        db.session.remove()
+    moves = planned_moves(state, seed, until, version)
+    apply_moves(app, game_id, moves)
+    for seat, action in moves:
+        state = apply(state, seat, action)
+    return keeper_view(state, version + len(moves))
