@@ -11,12 +11,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from service import games
 from service.admin.auth import create_admin
 from service.models import Game, db
-from service.rules import to_act
+from service.rules import apply, seat_view, to_act
 from service.unit_of_work import transaction
 
+from ..factories import Move, apply_moves
 from ..helpers import csrf_token, pick_action
 
 ADMIN = "ada"
@@ -55,17 +55,20 @@ def admin(client: FlaskClient, admin_account: str) -> FlaskClient:
 def play(
     app: Flask, game_id: int, seed: int, until: Callable[[dict[str, Any]], bool] = lambda s: False
 ) -> dict[str, Any]:
-    """Play random legal moves through the service until the game is over or ``until(state)``."""
+    """Play random legal moves through the service until the game is over or ``until(state)``.
+
+    The moves are picked on the engine's state and applied in one transaction
+    (:func:`tests.factories.apply_moves`); returns the state reached.
+    """
     rng = random.Random(seed)
     with app.app_context():
-        while True:
-            db.session.expire_all()
-            game = db.session.get(Game, game_id)
-            assert game is not None
-            state = game.state
-            if state["phase"] == "over" or until(state):
-                return state
-            player = game.player(rng.choice(to_act(state)))
-            view = games.player_view(player)
-            with transaction():
-                games.apply_move(player.id, game.version, pick_action(view, rng))
+        state = db.session.get_one(Game, game_id).state
+        db.session.remove()
+    moves: list[Move] = []
+    while not (state["phase"] == "over" or until(state)):
+        seat = rng.choice(to_act(state))
+        action = pick_action(dict(seat_view(state, seat)), rng)
+        state = apply(state, seat, action)
+        moves.append((seat, action))
+    apply_moves(app, game_id, moves)
+    return state
