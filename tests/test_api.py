@@ -20,6 +20,7 @@ from service.rules import SEATS, other
 from service.unit_of_work import transaction
 
 from .conftest import load_game
+from .factories import played
 from .helpers import pick_action, play_to_end, random_move, statements_run
 
 VIEW_KEYS = {
@@ -232,7 +233,7 @@ def test_bad_links_get_404(client, make_game) -> None:
 
 def test_moves_after_the_game_ended_are_refused(app, client, make_game) -> None:
     game = make_game(seed=5)
-    final = play_to_end(client, game, seed=8)
+    final = played(app, game["id"], 8)
     response = post(client, game["keeper"], {"version": final["version"], "play": "1H"})
     assert response.status_code == 409
     assert response.get_json()["error"]["code"] == "closed"
@@ -253,14 +254,12 @@ def test_openapi_document_describes_the_api(client) -> None:
 
 def test_a_version_from_before_a_new_exchange_is_stale(app, client, make_game) -> None:
     """The opponent's card that ends a round starts an exchange: a move made before it is stale."""
-    from .helpers import play_to_end
-
     game = make_game(seed=19)
     # Play until one card is left to play in round 1: the last trick's answer.
-    view = play_to_end(
-        client,
-        game,
-        seed=19,
+    view = played(
+        app,
+        game["id"],
+        19,
         until=lambda v: v["phase"] == "play" and v["trick"] == 10 and len(v["table"]) == 1,
     )
     follower = "shadow" if view["table"][0]["seat"] == "keeper" else "keeper"

@@ -15,7 +15,8 @@ from service.mail import compose
 from service.models import Address, Game, Invitation, Player, db, utcnow
 from service.unit_of_work import transaction
 
-from .helpers import NEW_GAME_FORM, play_to_end
+from .factories import played
+from .helpers import NEW_GAME_FORM
 from .helpers import ask_for_game as ask
 
 FRENCH = {"Accept-Language": "fr-FR,fr;q=0.9"}
@@ -194,7 +195,7 @@ def test_the_rematch_page_in_french(app: Flask, client: FlaskClient, make_game) 
     assert f"La partie {game['id']} est encore en cours : terminez-la d’abord." in text_of(
         open_game.get_data(as_text=True)
     )
-    play_to_end(client, game, seed=30)
+    played(app, game["id"], 30)
     words = text_of(client.get(f"/rematch/{game['keeper']}", headers=FRENCH).get_data(as_text=True))
     assert "Rejouer" in words
     assert "Invitez Sam à une nouvelle partie, rôles inversés : vous serez Hyde." in words

@@ -122,10 +122,10 @@ def test_no_deadline_means_no_reminder_or_timeout(app: Flask, make_game) -> None
 def test_finished_games_are_left_alone(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
-    from ..helpers import play_to_end
+    from ..factories import played
 
     game = make_game(seed=15, days_per_move=1)
-    play_to_end(client, game, seed=15)
+    played(app, game["id"], 15)
     deliver()
     before = len(smtp_server.received)
     with app.app_context():

@@ -193,10 +193,10 @@ def count(app: Flask, model: type) -> int:
 def test_rematch_from_the_game_over_email_invites_the_opponent(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
-    from ..helpers import play_to_end
+    from ..factories import played
 
     game = make_game(seed=30, look="classic", days_per_move=3)
-    play_to_end(client, game, seed=30)
+    played(app, game["id"], 30)
     deliver()
     over = smtp_server.handler.to("kim@example.com")[-1]
     (rematch,) = over.links("/rematch/")

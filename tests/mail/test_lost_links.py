@@ -18,7 +18,8 @@ from service.mail import requeue
 from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..helpers import csrf_token, play_to_end, random_move, statements_run
+from ..factories import played
+from ..helpers import csrf_token, random_move, statements_run
 from ..secrecy import hidden_cards, leaks
 from ..smtp import SMTPServer
 from .test_invitations import path_of
@@ -35,7 +36,7 @@ def test_the_home_link_and_the_games_in_play_go_to_their_address(
 ) -> None:
     live = [make_game(seed=n) for n in (1, 2)]
     finished = make_game(seed=3)
-    play_to_end(client, finished, seed=3)
+    played(app, finished["id"], 3)
     with app.app_context(), transaction():
         other = games.create_game(
             games.Seating("zoe@example.com", "Zoe"), games.Seating("sam@example.com", "Sam")
