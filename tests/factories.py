@@ -19,7 +19,7 @@ move for the same seed.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from flask import Flask
@@ -28,6 +28,7 @@ from bench.random_play import pick_action
 from service import games
 from service.models import Game, db
 from service.rules import SEATS, Seat, State, apply, seat_view
+from service.rules.seat_view import SeatView
 from service.unit_of_work import transaction
 
 Until = Callable[[dict[str, Any]], bool]
@@ -85,6 +86,27 @@ def plan(app: Flask, game_id: int, seed: int, until: Until | None = None) -> lis
         state, version = game.state, game.version
         db.session.remove()
     return planned_moves(state, seed, until, version)
+
+
+def one_by_one(
+    app: Flask, game_id: int, seed: int, until: Until | None = None
+) -> Iterator[tuple[Seat, SeatView, State]]:
+    """Play on as :func:`helpers.play_to_end` does for ``seed``, each move in a transaction
+    of its own as a player makes it; after each, yield the mover, their view before the move
+    and the state after it.
+
+    For a test that looks at the game between moves: the moves are picked in
+    memory, so nothing is read from the database but what the test reads.
+    """
+    with app.app_context():
+        game = db.session.get_one(Game, game_id)
+        state, version = game.state, game.version
+        db.session.remove()
+    for seat, action in planned_moves(state, seed, until, version):
+        view = seat_view(state, seat)
+        apply_moves(app, game_id, [(seat, action)])
+        state = apply(state, seat, action)
+        yield seat, view, state
 
 
 def played(app: Flask, game_id: int, seed: int, until: Until | None = None) -> dict[str, Any]:

@@ -14,7 +14,8 @@ from service.models import OutboxMessage, Player, db
 from service.perspective import set_language
 from service.unit_of_work import transaction
 
-from ..helpers import play_to_end, random_move, write_queued
+from ..factories import one_by_one
+from ..helpers import random_move, write_queued
 from ..secrecy import leaks
 from .test_invitations import last_link
 from .test_templates import invite
@@ -103,7 +104,8 @@ def test_the_classic_look_reads_right_in_every_email(
     app: Flask, client: FlaskClient, make_game, language: str
 ) -> None:
     game = make_game(seed=5, look="classic", keeper_language=language, shadow_language=language)
-    play_to_end(client, game, seed=2, after_move=lambda: write_queued(app))
+    for _ in one_by_one(app, game["id"], 2):
+        write_queued(app)
     with app.app_context():
         messages = db.session.scalars(select(OutboxMessage)).all()
         kinds = {message.kind for message in messages}

@@ -23,7 +23,7 @@ from service.deadlines import sweep
 from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..helpers import play_to_end
+from ..factories import one_by_one
 from .test_invitations import last_link
 
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots" / "email"
@@ -100,7 +100,8 @@ def emails(
     with time_machine.travel(NOW, tick=False):
         first = make_game(seed=101, days_per_move=3, **readers)
         deliver()
-        play_to_end(client, first, seed=1, after_move=deliver)
+        for _ in one_by_one(app, first["id"], 1):
+            deliver()
         second = make_game(seed=102, days_per_move=3, **readers)
         deliver()
         with app.app_context():

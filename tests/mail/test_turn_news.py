@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -11,27 +9,22 @@ from sqlalchemy import select
 
 from service.models import Game, OutboxMessage, db
 
-from ..helpers import play_to_end, random_move, write_queued
+from ..factories import one_by_one, played
+from ..helpers import write_queued
 from ..secrecy import hidden_cards, leaks
 from ..smtp import SMTPServer
 
 
-def turn_emails_of_a_game(app: Flask, client: FlaskClient, game: dict, seed: int) -> dict:
+def turn_emails_of_a_game(app: Flask, game: dict, seed: int) -> dict:
     """Every turn email queued while a game is played at random, by id, as first written.
 
     A turn email replaces the player's unsent one, so each is read as soon as it is queued;
     its body is checked then for the cards its reader may not know.
     """
-    rng = random.Random(seed)
     found: dict[int, OutboxMessage] = {}
-    while True:
-        with app.app_context():
-            if db.session.get_one(Game, game["id"]).status != "active":
-                return found
-        random_move(client, game, rng)
+    for _, _, state in one_by_one(app, game["id"], seed):
         write_queued(app)
         with app.app_context():
-            state = db.session.get_one(Game, game["id"]).state
             rows = db.session.scalars(
                 select(OutboxMessage).where(
                     OutboxMessage.kind == "turn", OutboxMessage.game_id == game["id"]
@@ -44,6 +37,9 @@ def turn_emails_of_a_game(app: Flask, client: FlaskClient, game: dict, seed: int
             found[row.id] = row
             seat = "keeper" if row.recipient == "kim@example.com" else "shadow"
             assert not leaks(row.text_body, hidden_cards(state, seat), ()), row.text_body
+    with app.app_context():
+        assert db.session.get_one(Game, game["id"]).status == "finished"
+    return found
 
 
 @pytest.mark.slow
@@ -53,9 +49,7 @@ def test_turn_subjects_name_the_move_and_bodies_tell_the_news(
     found = {}
     for seed in (3, 4, 5):
         game = make_game(seed=seed)
-        found.update(
-            {(seed, k): v for k, v in turn_emails_of_a_game(app, client, game, seed).items()}
-        )
+        found.update({(seed, k): v for k, v in turn_emails_of_a_game(app, game, seed).items()})
     subjects = [m.subject for m in found.values()]
     assert any(": your answer, round " in s for s in subjects), subjects
     assert any(", you won trick " in s for s in subjects), subjects
@@ -76,7 +70,7 @@ def test_a_round_end_email_sent_late_tells_of_its_own_round(
     """Written when sent, after another round has ended, it still tells of the round it is about."""
     game = make_game(seed=9)
     deliver()
-    play_to_end(client, game, seed=9, until=lambda view: len(view["rounds"]) >= 2)
+    played(app, game["id"], 9, until=lambda view: len(view["rounds"]) >= 2)
     with app.app_context():
         rounds = db.session.get_one(Game, game["id"]).state["rounds"]
     smtp_server.received.clear()
