@@ -25,9 +25,9 @@ from typing import Any
 from flask import Flask
 
 from bench.random_play import pick_action
-from service import games
+from service import bots, games
 from service.models import Game, db
-from service.rules import SEATS, Seat, State, apply, seat_view
+from service.rules import SEATS, Seat, State, apply, seat_view, to_act
 from service.rules.seat_view import SeatView
 from service.unit_of_work import transaction
 
@@ -64,6 +64,40 @@ def planned_moves(
         state = apply(state, seat, action)
         moves.append((seat, action))
     raise AssertionError("the game did not get there in 300 moves")
+
+
+def played_against_computer(
+    app: Flask, game_id: int, seed: int = 1, until: Until | None = None
+) -> dict[str, Any]:
+    """A game against the computer played on as ``test_computer.play_to_the_end`` plays it.
+
+    The person makes a random legal move whenever they owe one (from ``seed``);
+    the computer makes the move its level chooses from its view, with the
+    random source the worker gives it at that version (:func:`service.computer.rng_for`),
+    as the worker would at once. Applied in one transaction; returns the Keeper's view then.
+    """
+    with app.app_context():
+        game = db.session.get_one(Game, game_id)
+        state, version = game.state, game.version
+        levels = {p.seat: p.computer_level for p in game.players if p.computer_level}
+        db.session.remove()
+    rng = random.Random(seed)
+    done = until or (lambda view: view["phase"] == "over")
+    moves: list[Move] = []
+    while not done(keeper_view(state, version + len(moves))):
+        acting = to_act(state)
+        seat = next((s for s in acting if s not in levels), acting[0])
+        view = seat_view(state, seat)
+        if seat in levels:
+            computer_rng = random.Random(f"{game_id}:{version + len(moves)}")
+            action = dict(bots.choose(levels[seat], view, computer_rng))
+        else:
+            action = pick_action(dict(view), rng)
+        state = apply(state, seat, action)
+        moves.append((seat, action))
+        assert len(moves) < 300, "the game did not get there in 300 moves"
+    apply_moves(app, game_id, moves)
+    return keeper_view(state, version + len(moves))
 
 
 def apply_moves(app: Flask, game_id: int, moves: list[Move]) -> None:

@@ -26,6 +26,7 @@ from service.rules import seat_view, to_act
 from service.unit_of_work import transaction
 
 from .conftest import BASE_URL
+from .factories import played_against_computer
 from .helpers import ask_for_game, pick_action, write_queued
 
 KIM = "kim@example.com"
@@ -151,7 +152,7 @@ def test_the_database_refuses_a_person_without_an_address(app: Flask, against_co
 
 def test_a_return_match_seats_the_computer_again(app: Flask, client, against_computer) -> None:
     game = against_computer(computer="keeper", level="random", match=True)
-    play_to_the_end(app, client, game)
+    played_against_computer(app, game["id"])
     with app.app_context():
         second = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
         assert second.player("shadow").computer_level == "random"
@@ -374,7 +375,7 @@ def test_statistics_keep_games_against_the_computer_apart(
     app: Flask, client: FlaskClient, against_computer, make_game
 ) -> None:
     game = against_computer(level="random")
-    play_to_the_end(app, client, game)
+    played_against_computer(app, game["id"])
     people = make_game(seed=9)
     with app.app_context(), transaction():
         games.declare_forfeit(people["id"], "keeper", "ada")
@@ -432,7 +433,7 @@ def test_a_rematch_against_the_computer_starts_at_once_with_the_roles_swapped(
     app: Flask, client: FlaskClient, against_computer
 ) -> None:
     game = against_computer(level="random", days_per_move=4)
-    play_to_the_end(app, client, game)
+    played_against_computer(app, game["id"])
     over = [m for m in outbox(app) if m.kind == "game_over"]
     assert len(over) == 1 and f"{BASE_URL}/rematch/" in over[0].text_body
     rematch = f"/rematch/{game['token']}"
