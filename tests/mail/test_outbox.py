@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 from collections import Counter
@@ -21,6 +22,7 @@ from service.models import OutboxMessage, Player, db
 from service.rules import SEATS
 from service.unit_of_work import transaction
 
+from ..factories import one_by_one
 from ..helpers import failed_turn_behind_a_newer_one, random_move, write_queued
 from ..smtp import SMTPServer
 
@@ -55,11 +57,9 @@ def test_a_move_withdraws_the_movers_unsent_turn_email(
     """Each turn email is a message of its own; the player's next move withdraws it unsent."""
     game = make_game(seed=8)
     deliver()
-    rng = random.Random(8)
     with app.app_context():
         players = {p.seat: p.id for p in db.session.scalars(db.select(Player))}
-    for _ in range(60):
-        seat, _ = random_move(client, game, rng)
+    for seat, _, _ in itertools.islice(one_by_one(app, game["id"], 8), 60):
         waiting = [m.player_id for m in queued(app) if m.kind == "turn"]
         assert players[seat] not in waiting
     with app.app_context():
