@@ -26,7 +26,7 @@ from flask import Flask
 
 from bench.random_play import pick_action
 from service import bots, games
-from service.models import Game, db
+from service.models import Event, Game, db
 from service.rules import SEATS, Seat, State, apply, seat_view, to_act
 from service.rules.seat_view import SeatView
 from service.unit_of_work import transaction
@@ -120,6 +120,38 @@ def plan(app: Flask, game_id: int, seed: int, until: Until | None = None) -> lis
         state, version = game.state, game.version
         db.session.remove()
     return planned_moves(state, seed, until, version)
+
+
+def written(app: Flask, game_id: int, seed: int, until: Until | None = None) -> dict[str, Any]:
+    """The game of :func:`played`, written at once: for a test that reads no email of it.
+
+    The moves are applied on the engine's state in memory; then the game's row
+    is written as the service writes it after its last move (state, version,
+    who owes a move, the deadline, the result; :func:`service.games._refresh`),
+    with an event per move, each player's mark in the history, and the
+    figures and a return match's second game when it has ended. The emails
+    the moves would have queued are not: the game's outbox is left as it was.
+    Returns the Keeper's view of the engine then (as :func:`keeper_view`).
+    """
+    with app.app_context():
+        with transaction():
+            game = games.lock_game(game_id)
+            state, version = game.state, game.version
+            moves = planned_moves(state, seed, until, version)
+            previous, mover = to_act(state), None
+            for seat, action in moves:
+                previous, mover = to_act(state), seat
+                state = apply(state, seat, action)
+                version += 1
+                game.events.add(Event(kind="move", seat=seat, action=action, version=version))
+                game.player(seat).history_mark = len(state["history"])
+            if moves:
+                game.state, game.version = state, version
+                games._refresh(game, previous=previous, mover=mover)
+                if game.status == "finished" and game.match_game == 1:
+                    games._start_second_game(game)
+        db.session.remove()
+    return keeper_view(state, version)
 
 
 def one_by_one(

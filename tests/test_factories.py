@@ -1,13 +1,13 @@
 """A game the factory plays on (:mod:`tests.factories`) is the game the players would have made.
 
-Each test plays two games dealt from the same seed, one move by move as
-:func:`helpers.play_to_end` does and one by the factory, and compares every row
-the service keeps about them, but for ids, moments and Message-IDs.
+Each test plays games dealt from the same seed, one move by move as
+:func:`helpers.play_to_end` does and the others by the factory, and compares
+every row the service keeps about them, but for ids, moments and Message-IDs
+(and the emails of the moves, which :func:`factories.written` does not queue).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from flask import Flask
@@ -19,7 +19,7 @@ from service.links import token_for
 from service.models import Event, Game, GameFigures, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from .factories import played
+from .factories import played, written
 from .helpers import play_to_end
 
 
@@ -78,11 +78,6 @@ def rows(app: Flask, game_id: int) -> dict[str, Any]:
         }
 
 
-def twins(make_game: Callable[..., dict[str, Any]], seed: int, **options: Any) -> list[int]:
-    """Two games dealt alike from ``seed``."""
-    return [make_game(seed=seed, **options)["id"] for _ in range(2)]
-
-
 def tokens(app: Flask, game_id: int) -> dict[str, Any]:
     with app.app_context():
         game = db.session.get_one(Game, game_id)
@@ -92,7 +87,11 @@ def tokens(app: Flask, game_id: int) -> dict[str, Any]:
 def test_a_game_in_mid_play_is_the_one_played_move_by_move(
     app: Flask, client: FlaskClient, make_game
 ) -> None:
-    by_moves, by_factory = twins(make_game, 13, days_per_move=3)  # with deadlines
+    by_moves, by_factory, by_writing = [
+        make_game(seed=13, days_per_move=3)["id"]  # with deadlines
+        for _ in range(3)
+    ]
+    dealt = rows(app, by_writing)
 
     def until(view: dict[str, Any]) -> bool:
         return len(view["rounds"]) == 1 and view["trick"] >= 4
@@ -104,16 +103,19 @@ def test_a_game_in_mid_play_is_the_one_played_move_by_move(
         final["trick"],
         final["version"],
     )
+    assert written(app, by_writing, 13, until=until) == view
     played_rows = rows(app, by_moves)
     assert played_rows["game"]["status"] == "active" and not played_rows["figures"]
     assert rows(app, by_factory) == played_rows
+    # Written at once, the game has every row but the emails of its moves.
+    assert rows(app, by_writing) == {**played_rows, "outbox": dealt["outbox"]}
 
 
 def test_a_finished_game_is_the_one_played_move_by_move(app: Flask, client: FlaskClient) -> None:
     """The first game of a return match: its end also deals the second game."""
     ids = []
     with app.app_context(), transaction():
-        for _ in range(2):
+        for _ in range(3):
             ids.append(
                 games.create_match(
                     games.Seating("kim@example.com", "Kim"),
@@ -121,8 +123,10 @@ def test_a_finished_game_is_the_one_played_move_by_move(app: Flask, client: Flas
                     seed=40,
                 ).id
             )
+    dealt = rows(app, ids[2])
     final = play_to_end(client, tokens(app, ids[0]), seed=40)
     view = played(app, ids[1], seed=40)
+    assert written(app, ids[2], seed=40) == view
     assert view["phase"] == final["phase"] == "over"
     # The API's view adds each trick's effect in words.
     assert view["history"] == [
@@ -132,13 +136,15 @@ def test_a_finished_game_is_the_one_played_move_by_move(app: Flask, client: Flas
         seconds = db.session.scalars(
             select(Game.id).where(Game.match_game == 2).order_by(Game.id)
         ).all()
-    assert len(seconds) == 2
+    assert len(seconds) == 3
     played_rows = rows(app, ids[0])
     assert played_rows["figures"] and played_rows["outbox"]
     assert rows(app, ids[1]) == played_rows
+    # Written at once, the game has every row but the emails of its moves.
+    assert rows(app, ids[2]) == {**played_rows, "outbox": dealt["outbox"]}
     # The second game is dealt from a new seed of its own: all else is alike.
-    second, other_second = rows(app, seconds[0]), rows(app, seconds[1])
-    for kept in (second, other_second):
+    second, *others = [rows(app, game_id) for game_id in seconds]
+    for kept in (second, *others):
         kept["game"].pop("state")
         kept["events"] = [event[:4] for event in kept["events"]]
-    assert other_second == second
+    assert others == [second, second]
