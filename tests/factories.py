@@ -122,8 +122,8 @@ def plan(app: Flask, game_id: int, seed: int, until: Until | None = None) -> lis
     return planned_moves(state, seed, until, version)
 
 
-def written(app: Flask, game_id: int, seed: int, until: Until | None = None) -> dict[str, Any]:
-    """The game of :func:`played`, written at once: for a test that reads no email of it.
+def write_moves(app: Flask, game_id: int, moves: list[Move]) -> None:
+    """Write the game as the service leaves it after ``moves``, without queueing their emails.
 
     The moves are applied on the engine's state in memory; then the game's row
     is written as the service writes it after its last move (state, version,
@@ -131,13 +131,11 @@ def written(app: Flask, game_id: int, seed: int, until: Until | None = None) -> 
     with an event per move, each player's mark in the history, and the
     figures and a return match's second game when it has ended. The emails
     the moves would have queued are not: the game's outbox is left as it was.
-    Returns the Keeper's view of the engine then (as :func:`keeper_view`).
     """
     with app.app_context():
         with transaction():
             game = games.lock_game(game_id)
             state, version = game.state, game.version
-            moves = planned_moves(state, seed, until, version)
             previous, mover = to_act(state), None
             for seat, action in moves:
                 previous, mover = to_act(state), seat
@@ -151,7 +149,20 @@ def written(app: Flask, game_id: int, seed: int, until: Until | None = None) -> 
                 if game.status == "finished" and game.match_game == 1:
                     games._start_second_game(game)
         db.session.remove()
-    return keeper_view(state, version)
+
+
+def written(app: Flask, game_id: int, seed: int, until: Until | None = None) -> dict[str, Any]:
+    """The game of :func:`played`, written at once (:func:`write_moves`): for a test that
+    reads no email of its moves. Returns the Keeper's view of the engine then."""
+    with app.app_context():
+        game = db.session.get_one(Game, game_id)
+        state, version = game.state, game.version
+        db.session.remove()
+    moves = planned_moves(state, seed, until, version)
+    write_moves(app, game_id, moves)
+    for seat, action in moves:
+        state = apply(state, seat, action)
+    return keeper_view(state, version + len(moves))
 
 
 def one_by_one(

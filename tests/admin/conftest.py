@@ -16,7 +16,7 @@ from service.models import Game, db
 from service.rules import apply, seat_view, to_act
 from service.unit_of_work import transaction
 
-from ..factories import Move, apply_moves
+from ..factories import Move, apply_moves, write_moves
 from ..helpers import csrf_token, pick_action
 
 ADMIN = "ada"
@@ -53,12 +53,20 @@ def admin(client: FlaskClient, admin_account: str) -> FlaskClient:
 
 
 def play(
-    app: Flask, game_id: int, seed: int, until: Callable[[dict[str, Any]], bool] = lambda s: False
+    app: Flask,
+    game_id: int,
+    seed: int,
+    until: Callable[[dict[str, Any]], bool] = lambda s: False,
+    *,
+    emails: bool = True,
 ) -> dict[str, Any]:
     """Play random legal moves through the service until the game is over or ``until(state)``.
 
     The moves are picked on the engine's state and applied in one transaction
-    (:func:`tests.factories.apply_moves`); returns the state reached.
+    (:func:`tests.factories.apply_moves`); returns the state reached. Without
+    ``emails``, all moves but the last are written at once, without the emails
+    they would queue (:func:`tests.factories.write_moves`), and the last is
+    applied through the service: what ends the game is the service's own doing.
     """
     rng = random.Random(seed)
     with app.app_context():
@@ -70,5 +78,9 @@ def play(
         action = pick_action(dict(seat_view(state, seat)), rng)
         state = apply(state, seat, action)
         moves.append((seat, action))
-    apply_moves(app, game_id, moves)
+    if emails:
+        apply_moves(app, game_id, moves)
+    else:
+        write_moves(app, game_id, moves[:-1])
+        apply_moves(app, game_id, moves[-1:])
     return state

@@ -1,4 +1,8 @@
-"""The statistics agree with figures the test works out on its own from games it played."""
+"""The statistics agree with figures the test works out on its own from games it played.
+
+The statistics read no email: the games are played without the emails of their moves
+but the last (``play(..., emails=False)``).
+"""
 
 from __future__ import annotations
 
@@ -66,7 +70,12 @@ def shadow_led(state: dict[str, Any], round_number: int) -> bool | None:
 @pytest.mark.slow
 def test_the_statistics_page_matches_games_played_to_the_end(app, admin) -> None:
     finals = [
-        play(app, new_game(app, f"k{n}@example.com", f"s{n}@example.com", seed=100 + n), seed=n)
+        play(
+            app,
+            new_game(app, f"k{n}@example.com", f"s{n}@example.com", seed=100 + n),
+            seed=n,
+            emails=False,
+        )
         for n in range(6)
     ]
     # Games that did not end by the rules: none of them is a playtest figure.
@@ -74,8 +83,8 @@ def test_the_statistics_page_matches_games_played_to_the_end(app, admin) -> None
     forfeited = new_game(app, "f1@example.com", "f2@example.com", seed=2)
     abandoned = new_game(app, "a1@example.com", "a2@example.com", seed=3)
     timed_out = new_game(app, "t1@example.com", "t2@example.com", seed=4)
-    play(app, forfeited, seed=9, until=lambda s: s["round"] == 2)
-    play(app, timed_out, seed=9, until=lambda s: len(games.to_act(s)) == 1)
+    play(app, forfeited, seed=9, until=lambda s: s["round"] == 2, emails=False)
+    play(app, timed_out, seed=9, until=lambda s: len(games.to_act(s)) == 1, emails=False)
     new_game(app, "live1@example.com", "live2@example.com", seed=5)
     with app.app_context():
         with transaction():
@@ -129,7 +138,11 @@ def test_median_time_per_move(app, admin) -> None:
     ids = [new_game(app, f"k{n}@example.com", f"s{n}@example.com", seed=n) for n in range(3)]
     for n, game_id in enumerate(ids):
         play(
-            app, game_id, seed=n, until=lambda s, n=n: s["phase"] == "play" and s["trick"] == n + 2
+            app,
+            game_id,
+            seed=n,
+            until=lambda s, n=n: s["phase"] == "play" and s["trick"] == n + 2,
+            emails=False,
         )
     start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
     gaps = []
@@ -209,7 +222,7 @@ def test_a_declined_invitation_is_no_game_started_or_cancelled(app) -> None:
 def test_figures_are_written_when_a_game_finishes(app) -> None:
     ids = [new_game(app, f"k{n}@example.com", f"s{n}@example.com", seed=n) for n in range(3)]
     for n, game_id in enumerate(ids):
-        play(app, game_id, seed=n)
+        play(app, game_id, seed=n, emails=False)
     forfeited = new_game(app, "f1@example.com", "f2@example.com", seed=9)
     new_game(app, "live1@example.com", "live2@example.com", seed=10)
     with app.app_context():
@@ -274,7 +287,7 @@ def test_game_figures_of_a_state() -> None:
 def test_figures_are_kept_for_a_minute_unless_asked_again(app, admin) -> None:
     html = admin.get("/admin/stats").get_data(as_text=True)
     assert '<strong id="played">0</strong>' in html
-    play(app, new_game(app, "k@example.com", "s@example.com", seed=1), seed=1)
+    play(app, new_game(app, "k@example.com", "s@example.com", seed=1), seed=1, emails=False)
     assert '<strong id="played">0</strong>' in admin.get("/admin/stats").get_data(as_text=True)
     html = admin.get("/admin/stats?refresh=1").get_data(as_text=True)
     assert '<strong id="played">1</strong>' in html
