@@ -20,7 +20,7 @@ from service.rules import SEATS, other
 from service.unit_of_work import transaction
 
 from .conftest import load_game
-from .factories import played
+from .factories import written
 from .helpers import pick_action, play_to_end, random_move, statements_run
 
 VIEW_KEYS = {
@@ -233,7 +233,7 @@ def test_bad_links_get_404(client, make_game) -> None:
 
 def test_moves_after_the_game_ended_are_refused(app, client, make_game) -> None:
     game = make_game(seed=5)
-    final = played(app, game["id"], 8)
+    final = written(app, game["id"], 8)
     response = post(client, game["keeper"], {"version": final["version"], "play": "1H"})
     assert response.status_code == 409
     assert response.get_json()["error"]["code"] == "closed"
@@ -256,7 +256,7 @@ def test_a_version_from_before_a_new_exchange_is_stale(app, client, make_game) -
     """The opponent's card that ends a round starts an exchange: a move made before it is stale."""
     game = make_game(seed=19)
     # Play until one card is left to play in round 1: the last trick's answer.
-    view = played(
+    view = written(
         app,
         game["id"],
         19,

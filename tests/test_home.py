@@ -19,7 +19,7 @@ from service.models import Address, AddressSettings, Event, Game, OutboxMessage,
 from service.unit_of_work import transaction
 
 from .conftest import BASE_URL
-from .factories import one_by_one, played
+from .factories import one_by_one, written
 from .helpers import (
     csrf_token,
     random_move,
@@ -97,7 +97,7 @@ def test_the_link_survives_a_new_secret_key(app: Flask, make_game) -> None:
 def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_game) -> None:
     live = make_game(seed=2, days_per_move=3)
     finished = make_game(seed=3)
-    played(app, finished["id"], 3)
+    written(app, finished["id"], 3)
     with app.app_context():
         request_invitation(KIM, creator="ann@example.com")  # waits for Ann to confirm
         sent = request_invitation("bob@example.com", creator=KIM)
@@ -126,7 +126,7 @@ def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_gam
 @pytest.mark.parametrize("seed", [3, 4])  # the Shadow wins one, the Keeper the other
 def test_the_rematch_button_invites_the_opponent(app: Flask, client, make_game, seed) -> None:
     finished = make_game(seed=seed)
-    played(app, finished["id"], seed)
+    written(app, finished["id"], seed)
     assert client.post(f"/rematch/{finished['keeper']}").status_code == 200
     write_queued(app)
     page = client.get(home_of(app)).get_data(as_text=True)

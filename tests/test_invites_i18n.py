@@ -15,7 +15,7 @@ from service.mail import compose
 from service.models import Address, Game, Invitation, Player, db, utcnow
 from service.unit_of_work import transaction
 
-from .factories import played
+from .factories import written
 from .helpers import NEW_GAME_FORM
 from .helpers import ask_for_game as ask
 
@@ -195,7 +195,7 @@ def test_the_rematch_page_in_french(app: Flask, client: FlaskClient, make_game) 
     assert f"La partie {game['id']} est encore en cours : terminez-la d’abord." in text_of(
         open_game.get_data(as_text=True)
     )
-    played(app, game["id"], 30)
+    written(app, game["id"], 30)
     words = text_of(client.get(f"/rematch/{game['keeper']}", headers=FRENCH).get_data(as_text=True))
     assert "Rejouer" in words
     assert "Invitez Sam à une nouvelle partie, rôles inversés : vous serez Hyde." in words

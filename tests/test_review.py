@@ -14,7 +14,7 @@ from service.rules import SEATS, run
 from service.unit_of_work import transaction
 
 from .conftest import load_game
-from .factories import played
+from .factories import written
 
 
 def shown_cards(html: str) -> set[str]:
@@ -31,7 +31,7 @@ def shown_cards(html: str) -> set[str]:
 
 def finished(client: FlaskClient, make_game: Any, seed: int = 11) -> dict[str, Any]:
     game = make_game(seed=seed)
-    played(client.application, game["id"], seed)
+    written(client.application, game["id"], seed)
     return game
 
 
@@ -58,7 +58,7 @@ def test_a_finished_game_is_reviewed_step_by_step(
 
 def test_the_review_reads_french(client: FlaskClient, make_game) -> None:
     game = make_game(seed=12, keeper_language="fr")
-    played(client.application, game["id"], 12)
+    written(client.application, game["id"], 12)
     html = client.get(f"/play/{game['keeper']}/review").get_data(as_text=True)
     assert "Manche 1 : la donne" in html
     assert "Votre main" in html
@@ -68,7 +68,7 @@ def test_an_open_game_has_no_review_nor_replay_file(
     app: Flask, client: FlaskClient, make_game
 ) -> None:
     game = make_game(seed=13)
-    played(app, game["id"], 13, until=lambda view: view["trick"] >= 4)
+    written(app, game["id"], 13, until=lambda view: view["trick"] >= 4)
     before = load_game(app, game["id"])
     for path in ("review", "replay.json"):
         response = client.get(f"/play/{game['keeper']}/{path}")
@@ -86,7 +86,7 @@ def test_a_cancelled_game_is_reviewed_up_to_where_it_stopped(
     app: Flask, client: FlaskClient, make_game
 ) -> None:
     game = make_game(seed=14)
-    played(app, game["id"], 14, until=lambda view: view["trick"] >= 3)
+    written(app, game["id"], 14, until=lambda view: view["trick"] >= 3)
     with app.app_context(), transaction():
         cancel_game(game["id"], "admin")
     html = client.get(f"/play/{game['shadow']}/review").get_data(as_text=True)
