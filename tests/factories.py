@@ -67,7 +67,7 @@ def planned_moves(
 
 
 def played_against_computer(
-    app: Flask, game_id: int, seed: int = 1, until: Until | None = None
+    app: Flask, game_id: int, seed: int = 1, until: Until | None = None, *, emails: bool = True
 ) -> dict[str, Any]:
     """A game against the computer played on as ``test_computer.play_to_the_end`` plays it.
 
@@ -75,6 +75,8 @@ def played_against_computer(
     the computer makes the move its level chooses from its view, with the
     random source the worker gives it at that version (:func:`service.computer.rng_for`),
     as the worker would at once. Applied in one transaction; returns the Keeper's view then.
+    Without ``emails``, all moves but the last are written at once (:func:`write_moves`),
+    without the emails they would queue, and the last is applied through the service.
     """
     with app.app_context():
         game = db.session.get_one(Game, game_id)
@@ -96,7 +98,11 @@ def played_against_computer(
         state = apply(state, seat, action)
         moves.append((seat, action))
         assert len(moves) < 300, "the game did not get there in 300 moves"
-    apply_moves(app, game_id, moves)
+    if emails:
+        apply_moves(app, game_id, moves)
+    else:
+        write_moves(app, game_id, moves[:-1])
+        apply_moves(app, game_id, moves[-1:])
     return keeper_view(state, version + len(moves))
 
 

@@ -152,7 +152,7 @@ def test_the_database_refuses_a_person_without_an_address(app: Flask, against_co
 
 def test_a_return_match_seats_the_computer_again(app: Flask, client, against_computer) -> None:
     game = against_computer(computer="keeper", level="random", match=True)
-    played_against_computer(app, game["id"])
+    played_against_computer(app, game["id"], emails=False)
     with app.app_context():
         second = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
         assert second.player("shadow").computer_level == "random"
@@ -375,7 +375,7 @@ def test_statistics_keep_games_against_the_computer_apart(
     app: Flask, client: FlaskClient, against_computer, make_game
 ) -> None:
     game = against_computer(level="random")
-    played_against_computer(app, game["id"])
+    played_against_computer(app, game["id"], emails=False)
     people = make_game(seed=9)
     with app.app_context(), transaction():
         games.declare_forfeit(people["id"], "keeper", "ada")
