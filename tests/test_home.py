@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import random
+import itertools
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -22,7 +22,6 @@ from .conftest import BASE_URL
 from .factories import one_by_one, written
 from .helpers import (
     csrf_token,
-    random_move,
     request_invitation,
     statements_run,
     write_queued,
@@ -299,9 +298,9 @@ def kim_owes(app: Flask, game_id: int) -> bool:
 def test_vacation_pauses_the_deadlines_of_moves_owed(app: Flask, client, make_game) -> None:
     with time_machine.travel(NOW, tick=False):
         game = make_game(seed=9, days_per_move=2)
-        rng = random.Random(9)
+        moves = one_by_one(app, game["id"], 9)
         while not kim_owes(app, game["id"]):
-            random_move(client, game, rng)
+            next(moves)
         with app.app_context():
             before = db.session.get_one(Game, game["id"]).deadline
         assert post(client, home_of(app), "vacation", days="5").status_code == 303
@@ -334,9 +333,7 @@ def test_a_move_owed_during_a_vacation_counts_from_its_end(app: Flask, client, m
         game = make_game(seed=9, days_per_move=2)
         with app.app_context(), transaction():
             until = homes.take_vacation("sam@example.com", 10)
-        rng = random.Random(9)
-        for _ in range(30):
-            random_move(client, game, rng)
+        for _ in itertools.islice(one_by_one(app, game["id"], 9), 30):
             with app.app_context():
                 current = db.session.get_one(Game, game["id"])
                 if current.to_act in ("shadow", "both"):

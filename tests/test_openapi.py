@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +16,8 @@ from service.rules import Variant
 from service.rules.engine import ACTION_KINDS
 
 from .conftest import base_config
-from .helpers import random_move, redeal
+from .factories import one_by_one
+from .helpers import redeal
 from .smtp import free_port
 
 PLAY = "/api/play/{token}"
@@ -118,12 +118,12 @@ def test_links_lead_from_a_view_to_a_move_against_its_version(doc) -> None:
 
 def test_views_and_errors_fit_their_schemas(client, make_game, doc) -> None:
     game = make_game(seed=17)
-    rng = random.Random(17)
+    moves = one_by_one(client.application, game["id"], 17)
     for _ in range(40):
         for seat in ("keeper", "shadow"):
             answer = client.get(f"/api/play/{game[seat]}")
             answer_schema(doc, "get", answer.status_code).validate(answer.get_json())
-        random_move(client, game, rng)
+        next(moves)
     url = f"/api/play/{game['keeper']}"
     refused = [
         ("post", client.post(url, json={"version": -1, "play": "1H"})),
@@ -149,12 +149,12 @@ def test_the_views_of_a_variant_game_fit_their_schema(app, client, make_game, do
         game["id"],
         Variant(track_length=25, rounds=5, halfway=12, exchange_sizes=(1, 2, 3, 4, 0)),
     )
-    rng = random.Random(18)
+    moves = one_by_one(client.application, game["id"], 18)
     for _ in range(40):
         for seat in ("keeper", "shadow"):
             answer = client.get(f"/api/play/{game[seat]}")
             answer_schema(doc, "get", answer.status_code).validate(answer.get_json())
-        random_move(client, game, rng)
+        next(moves)
 
 
 def test_limits_and_outages_are_answered_as_documented(client, make_game, doc, tmp_path) -> None:

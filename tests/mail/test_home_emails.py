@@ -3,7 +3,7 @@ it, the daily digest, and a vacation as the opponent reads it."""
 
 from __future__ import annotations
 
-import random
+import itertools
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -18,7 +18,7 @@ from service.links import home_token
 from service.models import Game, OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
-from ..helpers import random_move
+from ..factories import one_by_one
 from ..smtp import SMTPServer
 from .test_invitations import path_of
 
@@ -40,11 +40,9 @@ def turn_emails(app: Flask, email: str = KIM) -> list[str]:
 
 def until_kim_owes_a_new_move(app: Flask, client: FlaskClient, game: dict, seed: int) -> None:
     """Play random moves until a turn email to Kim is queued."""
-    rng = random.Random(seed)
     with app.app_context():
         start = len(turn_emails(app))
-    for _ in range(60):
-        random_move(client, game, rng)
+    for _ in itertools.islice(one_by_one(app, game["id"], seed), 60):
         if len(turn_emails(app)) > start:
             return
     raise AssertionError("Kim was never sent a turn email")
@@ -178,9 +176,7 @@ def test_the_opponent_reads_of_a_vacation(
         homes.take_vacation(KIM, 3)
     deliver()
     smtp_server.received.clear()
-    rng = random.Random(3)
-    for _ in range(40):
-        random_move(client, game, rng)
+    for _ in itertools.islice(one_by_one(app, game["id"], 3), 40):
         deliver()
         if smtp_server.handler.to("sam@example.com"):
             break

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import re
 
 import pytest
@@ -15,7 +14,7 @@ from service.perspective import set_language
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one
-from ..helpers import random_move, write_queued
+from ..helpers import write_queued
 from ..secrecy import leaks
 from .test_invitations import last_link
 from .test_templates import invite
@@ -48,11 +47,11 @@ def test_each_player_reads_their_own_language(app: Flask, client: FlaskClient, m
     """
     game = make_game(seed=31, keeper_language="fr")
     client.set_cookie("lang", "fr")
-    rng = random.Random(31)
+    moves = one_by_one(app, game["id"], 31)
     for _ in range(60):
         if len(outbox(app, "turn")) == 2:
             break
-        random_move(client, game, rng)
+        next(moves)
     invitation, turn = outbox(app, "invitation"), outbox(app, "turn")
     number = game["id"]
     kim, sam = "kim@example.com", "sam@example.com"

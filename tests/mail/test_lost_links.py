@@ -3,7 +3,6 @@ address, and only there."""
 
 from __future__ import annotations
 
-import random
 import re
 
 import pytest
@@ -18,8 +17,8 @@ from service.mail import requeue
 from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..factories import played
-from ..helpers import csrf_token, random_move, statements_run
+from ..factories import one_by_one, played
+from ..helpers import csrf_token, statements_run
 from ..secrecy import hidden_cards, leaks
 from ..smtp import SMTPServer
 from .test_invitations import path_of
@@ -161,9 +160,9 @@ def test_an_email_queued_again_after_its_link_was_rotated_carries_the_new_link(
     game = make_game(seed=4)
     if kind == "turn":
         deliver()  # the invitations
-        rng = random.Random(4)
+        moves = one_by_one(app, game["id"], 4)
         while queued_for_kim(app, "turn") is None:
-            random_move(client, game, rng)
+            next(moves)
     smtp_server.handler.replies = ["550 5.1.1 No such user"] * 4
     deliver()
     smtp_server.handler.replies = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import random
+import itertools
 
 from flask import Flask
 from flask.testing import FlaskClient
@@ -11,7 +11,8 @@ from sqlalchemy import select
 from service.addresses import time_zone
 from service.models import OutboxMessage, db
 
-from ..helpers import random_move, write_queued
+from ..factories import one_by_one
+from ..helpers import write_queued
 
 
 def zone_of(app: Flask, email: str) -> str | None:
@@ -41,9 +42,7 @@ def test_turn_emails_give_the_deadline_in_the_known_zone_else_in_utc(
 ) -> None:
     game = make_game(seed=5, days_per_move=3)
     client.post(f"/play/{game['keeper']}/time-zone", data={"zone": "America/New_York"})
-    rng = random.Random(5)
-    for _ in range(40):
-        random_move(client, game, rng)
+    for _ in itertools.islice(one_by_one(app, game["id"], 5), 40):
         write_queued(app)
     with app.app_context():
         rows = db.session.scalars(select(OutboxMessage).where(OutboxMessage.kind == "turn")).all()
