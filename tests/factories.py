@@ -118,16 +118,6 @@ def apply_moves(app: Flask, game_id: int, moves: list[Move]) -> None:
         db.session.remove()
 
 
-def plan(app: Flask, game_id: int, seed: int, until: Until | None = None) -> list[Move]:
-    """The moves :func:`helpers.play_to_end` would make from the game's present state for
-    ``seed`` (a test may apply all but the last, and make that one as it pleases)."""
-    with app.app_context():
-        game = db.session.get_one(Game, game_id)
-        state, version = game.state, game.version
-        db.session.remove()
-    return planned_moves(state, seed, until, version)
-
-
 def write_moves(app: Flask, game_id: int, moves: list[Move]) -> None:
     """Write the game as the service leaves it after ``moves``, without queueing their emails.
 
@@ -192,16 +182,26 @@ def one_by_one(
         yield seat, view, state
 
 
-def played(app: Flask, game_id: int, seed: int, until: Until | None = None) -> dict[str, Any]:
+def played(
+    app: Flask, game_id: int, seed: int, until: Until | None = None, *, emails: bool = True
+) -> dict[str, Any]:
     """The game played on as :func:`helpers.play_to_end` plays it for ``seed``, to its end or
     until ``until`` holds; returns the Keeper's view of the engine then (as :func:`keeper_view`).
+
+    Without ``emails``, all moves but the last are written at once (:func:`write_moves`),
+    without the emails they would queue, and the last is applied through the service: the
+    emails of the end of the game (or of the move it stops after) are there, the others not.
     """
     with app.app_context():
         game = db.session.get_one(Game, game_id)
         state, version = game.state, game.version
         db.session.remove()
     moves = planned_moves(state, seed, until, version)
-    apply_moves(app, game_id, moves)
+    if emails:
+        apply_moves(app, game_id, moves)
+    else:
+        write_moves(app, game_id, moves[:-1])
+        apply_moves(app, game_id, moves[-1:])
     for seat, action in moves:
         state = apply(state, seat, action)
     return keeper_view(state, version + len(moves))

@@ -125,7 +125,7 @@ def test_finished_games_are_left_alone(
     from ..factories import played
 
     game = make_game(seed=15, days_per_move=1)
-    played(app, game["id"], 15)
+    played(app, game["id"], 15, emails=False)
     deliver()
     before = len(smtp_server.received)
     with app.app_context():

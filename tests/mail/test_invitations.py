@@ -196,7 +196,7 @@ def test_rematch_from_the_game_over_email_invites_the_opponent(
     from ..factories import played
 
     game = make_game(seed=30, look="classic", days_per_move=3)
-    played(app, game["id"], 30)
+    played(app, game["id"], 30, emails=False)
     deliver()
     over = smtp_server.handler.to("kim@example.com")[-1]
     (rematch,) = over.links("/rematch/")

@@ -38,7 +38,7 @@ def test_a_return_match_plays_two_games_and_scores_them(
     first = tokens(app, first_id)
     view = client.get(f"/api/play/{first['keeper']}").get_json()
     assert view["match"]["game"] == 1 and view["match"]["over"] is False
-    played(app, first["id"], 40)
+    played(app, first["id"], 40, emails=False)
     deliver()
     with app.app_context():
         second_game = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
@@ -51,7 +51,7 @@ def test_a_return_match_plays_two_games_and_scores_them(
     assert "you are the Shadow" in str(kim_mail[-1].message["Subject"])
     assert "game 2 of a return match" in kim_mail[-1].text
     second = tokens(app, second_id)
-    played(app, second["id"], 41)
+    played(app, second["id"], 41, emails=False)
     deliver()
     with app.app_context():
         states = [db.session.get(Game, gid).state for gid in (first_id, second_id)]
