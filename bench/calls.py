@@ -23,14 +23,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import functools
 import json
 import logging
 import os
 import pstats
 import random
-import secrets
 import sys
-import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -40,13 +39,11 @@ from typing import Any
 # The repository, in place of bench/ (whose http.py would shadow the standard library's).
 sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-import psycopg  # noqa: E402
-from psycopg import sql  # noqa: E402
 from werkzeug.test import EnvironBuilder  # noqa: E402
 
 from bench import floor  # noqa: E402
 from bench.random_play import pick_action  # noqa: E402
-from bench.scratch import scratch_app  # noqa: E402
+from bench.scratch import deal_games, scratch_app  # noqa: E402
 
 SEATS = ("keeper", "shadow")
 SECRET_KEY = "bench-" + "k" * 40
@@ -178,25 +175,8 @@ def project(
     postgres: str,
 ) -> Iterator[tuple[Callable[..., Any], Callable[[list[int]], list[dict[str, str]]]]]:
     """The service on a migrated throwaway database, and how to deal games on it."""
-    from service.games import Seating, create_game
-    from service.links import token_for
-    from service.unit_of_work import transaction
-
     with scratch_app(postgres, SECRET_KEY=SECRET_KEY, LOG_LEVEL="WARNING") as (app, _):
-
-        def deal(seeds: list[int]) -> list[dict[str, str]]:
-            dealt = []
-            with app.app_context():
-                for seed in seeds:
-                    with transaction():
-                        game = create_game(
-                            Seating(f"keeper{seed}@example.com", "Keeper"),
-                            Seating(f"shadow{seed}@example.com", "Shadow"),
-                            seed=seed,
-                        )
-                    dealt.append({seat: token_for(game.player(seat)) for seat in SEATS})
-            return dealt
-
+        deal = functools.partial(deal_games, app)
         yield app, deal
 
 
@@ -205,32 +185,9 @@ def floor_app(
     postgres: str,
 ) -> Iterator[tuple[Callable[..., Any], Callable[[list[int]], list[dict[str, str]]]]]:
     """The floor on a throwaway database, and how to deal games on it."""
-    name = f"splitmind_bench_floor_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(postgres, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    url = postgres.rsplit("/", 1)[0] + "/" + name
-    try:
-        with psycopg.connect(url, autocommit=True) as conn:
-            floor.create_schema(conn)
-
-        def deal(seeds: list[int]) -> list[dict[str, str]]:
-            dealt = []
-            with psycopg.connect(url, autocommit=True) as conn:
-                for seed in seeds:
-                    keys = {seat: secrets.token_urlsafe(32) for seat in SEATS}
-                    game_id = floor.insert_game(conn, seed, (keys["keeper"], keys["shadow"]))
-                    dealt.append(
-                        {seat: floor.sign(SECRET_KEY, game_id, seat, keys[seat]) for seat in SEATS}
-                    )
-            return dealt
-
+    with floor.throwaway_database(postgres, SECRET_KEY) as (url, deal):
         os.environ.update(FLOOR_DATABASE_URL=url, FLOOR_SECRET_KEY=SECRET_KEY)
         yield floor.create_app(), deal
-    finally:
-        with psycopg.connect(postgres, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
 
 
 def top(stats: pstats.Stats, requests: int, n: int) -> list[tuple[str, float]]:

@@ -12,18 +12,24 @@ bench/http.py serves it under gunicorn beside the service and compares them.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import os
+import secrets
+import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
 from flask import Flask, jsonify, request
 from itsdangerous import BadSignature, URLSafeSerializer
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from service.rules import (
     CHOICE_PHASES,
     OVER,
+    SEATS,
     ActionError,
     RuleError,
     apply,
@@ -73,6 +79,37 @@ def insert_game(conn: psycopg.Connection, seed: int, keys: tuple[str, str]) -> i
 def sign(secret: str, game_id: int, seat: str, key: str) -> str:
     """The token of a seat's link."""
     return URLSafeSerializer(secret, salt=SALT).dumps([game_id, seat, key])
+
+
+@contextlib.contextmanager
+def throwaway_database(
+    postgres: str, secret: str
+) -> Iterator[tuple[str, Callable[[list[int]], list[dict[str, str]]]]]:
+    """A database of the floor's own on the server of ``postgres`` (dropped at the end, also
+    after an error), and how to deal games on it: each seed's game as its seats' tokens."""
+    name = f"splitmind_bench_floor_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = postgres.rsplit("/", 1)[0] + "/" + name
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            create_schema(conn)
+
+        def deal(seeds: list[int]) -> list[dict[str, str]]:
+            dealt = []
+            with psycopg.connect(url, autocommit=True) as conn:
+                for seed in seeds:
+                    keys = {seat: secrets.token_urlsafe(32) for seat in SEATS}
+                    game_id = insert_game(conn, seed, (keys["keeper"], keys["shadow"]))
+                    dealt.append({seat: sign(secret, game_id, seat, keys[seat]) for seat in SEATS})
+            return dealt
+
+        yield url, deal
+    finally:
+        with psycopg.connect(postgres, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
 
 
 def create_app() -> Flask:

@@ -35,26 +35,21 @@ import json  # noqa: E402
 import multiprocessing  # noqa: E402
 import os  # noqa: E402
 import random  # noqa: E402
-import secrets  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
-import uuid  # noqa: E402
 from collections import defaultdict  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from typing import Any  # noqa: E402
 
-import psycopg  # noqa: E402
-from psycopg import sql  # noqa: E402
-
 from bench import floor  # noqa: E402
 from bench.random_play import pick_action  # noqa: E402
-from bench.scratch import scratch_app  # noqa: E402
+from bench.scratch import deal_games, scratch_app  # noqa: E402
 
 SEATS = ("keeper", "shadow")
 SECRET_KEY = "bench-" + "k" * 40
@@ -284,25 +279,13 @@ def gunicorn(app: str, workers: int, env: dict[str, str], log: Path) -> Iterator
 @contextlib.contextmanager
 def project_app(postgres: str, workers: int, logs: Path) -> Iterator[App]:
     """The service on a migrated throwaway database, under gunicorn."""
-    from service.games import Seating, create_game
-    from service.links import token_for
-    from service.unit_of_work import transaction
-
     with scratch_app(postgres, SECRET_KEY=SECRET_KEY) as (flask_app, url):
 
         def deal(seeds: list[int]) -> list[dict[str, Any]]:
-            dealt = []
-            with flask_app.app_context():
-                for seed in seeds:
-                    with transaction():
-                        game = create_game(
-                            Seating(f"keeper{seed}@example.com", "Keeper"),
-                            Seating(f"shadow{seed}@example.com", "Shadow"),
-                            seed=seed,
-                        )
-                    tokens = {seat: token_for(game.player(seat)) for seat in SEATS}
-                    dealt.append({"seed": seed, "tokens": tokens})
-            return dealt
+            return [
+                {"seed": seed, "tokens": tokens}
+                for seed, tokens in zip(seeds, deal_games(flask_app, seeds), strict=True)
+            ]
 
         env = {
             "SPLITMIND_ENV": "development",
@@ -318,34 +301,17 @@ def project_app(postgres: str, workers: int, logs: Path) -> Iterator[App]:
 @contextlib.contextmanager
 def floor_app(postgres: str, workers: int, logs: Path) -> Iterator[App]:
     """The floor on a throwaway database of its own, under gunicorn."""
-    name = f"splitmind_bench_floor_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(postgres, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    url = postgres.rsplit("/", 1)[0] + "/" + name
-    try:
-        with psycopg.connect(url, autocommit=True) as conn:
-            floor.create_schema(conn)
+    with floor.throwaway_database(postgres, SECRET_KEY) as (url, deal_tokens):
 
         def deal(seeds: list[int]) -> list[dict[str, Any]]:
-            dealt = []
-            with psycopg.connect(url, autocommit=True) as conn:
-                for seed in seeds:
-                    keys = {seat: secrets.token_urlsafe(32) for seat in SEATS}
-                    game_id = floor.insert_game(conn, seed, (keys["keeper"], keys["shadow"]))
-                    tokens = {
-                        seat: floor.sign(SECRET_KEY, game_id, seat, keys[seat]) for seat in SEATS
-                    }
-                    dealt.append({"seed": seed, "tokens": tokens})
-            return dealt
+            return [
+                {"seed": seed, "tokens": tokens}
+                for seed, tokens in zip(seeds, deal_tokens(seeds), strict=True)
+            ]
 
         env = {"FLOOR_DATABASE_URL": url, "FLOOR_SECRET_KEY": SECRET_KEY}
         with gunicorn("bench.floor:create_app()", workers, env, logs / "floor.log") as base:
             yield App("floor", base, deal, ("view",))
-    finally:
-        with psycopg.connect(postgres, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
 
 
 # --- the run -------------------------------------------------------------------

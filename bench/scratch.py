@@ -51,3 +51,23 @@ def scratch_app(postgres: str, **config: Any) -> Iterator[tuple[Flask, str]]:
             conn.execute(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
             )
+
+
+def deal_games(app: Flask, seeds: list[int]) -> list[dict[str, str]]:
+    """Deal a game on the app's database for each seed, between ``keeper<seed>@example.com``
+    and ``shadow<seed>@example.com``; returns each game's seats' link tokens."""
+    from service.games import Seating, create_game
+    from service.links import token_for
+    from service.unit_of_work import transaction
+
+    dealt = []
+    with app.app_context():
+        for seed in seeds:
+            with transaction():
+                game = create_game(
+                    Seating(f"keeper{seed}@example.com", "Keeper"),
+                    Seating(f"shadow{seed}@example.com", "Shadow"),
+                    seed=seed,
+                )
+            dealt.append({seat: token_for(game.player(seat)) for seat in ("keeper", "shadow")})
+    return dealt
