@@ -48,31 +48,34 @@ def test_a_connection_is_pinged_only_after_a_pause(
     assert pings == [True]
 
 
-def test_a_read_whose_connection_was_terminated_is_answered(
-    app: Flask, client: FlaskClient, postgres_database: str, make_game: Any
-) -> None:
-    game = make_game()
-    path = f"/api/play/{game['keeper']}"
-    before = client.get(path).get_json()
-    assert terminate_connections(postgres_database) >= 1
-    again = client.get(path)
-    assert again.status_code == 200
-    assert again.get_json() == before
-
-
-def test_a_move_whose_connection_was_terminated_is_applied_once(
-    app: Flask, client: FlaskClient, postgres_database: str, make_game: Any
-) -> None:
+@pytest.fixture
+def dropped(client: FlaskClient, postgres_database: str, make_game: Any) -> dict[str, Any]:
+    """A game's Keeper API path and view, read once; then the app's connections terminated."""
     game = make_game()
     path = f"/api/play/{game['keeper']}"
     view = client.get(path).get_json()
     assert terminate_connections(postgres_database) >= 1
+    return {"game": game, "path": path, "view": view}
+
+
+def test_a_read_whose_connection_was_terminated_is_answered(
+    client: FlaskClient, dropped: dict[str, Any]
+) -> None:
+    again = client.get(dropped["path"])
+    assert again.status_code == 200
+    assert again.get_json() == dropped["view"]
+
+
+def test_a_move_whose_connection_was_terminated_is_applied_once(
+    app: Flask, client: FlaskClient, dropped: dict[str, Any]
+) -> None:
+    view = dropped["view"]
     body = {"version": view["version"], **pick_action(view, random.Random(3))}
-    moved = client.post(path, json=body)
+    moved = client.post(dropped["path"], json=body)
     assert moved.status_code == 200, moved.get_json()
     assert moved.get_json()["version"] == view["version"] + 1
     with app.app_context():
-        assert db.session.get_one(Game, game["id"]).version == view["version"] + 1
+        assert db.session.get_one(Game, dropped["game"]["id"]).version == view["version"] + 1
         moves = select(func.count()).select_from(Event).where(Event.kind == "move")
         assert db.session.scalar(moves) == 1
 
