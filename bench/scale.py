@@ -5,7 +5,8 @@ finished games up to each size in turn (states and event logs copied from
 games really played by the engine, with COPY, as ``bench/dashboard.py``
 does), and at each size times: a player's page, the API view, a move through
 the API, the deadline sweep (nothing due, and 20 games due), a player's home
-page, and the admin games list (first and last page). After each size it
+page, the dashboard's overview, and the admin games list (first and last
+page). After each size it
 prints the medians so far, the ratio of the largest size to the smallest
 (target: at most 1.5) and what the database takes on disk, and a JSON line.
 The database is dropped at the end.
@@ -146,9 +147,10 @@ def measure(app: Any, url: str, tokens: list[str], movers: list[str]) -> dict[st
         "deadline sweep, nothing due": timed(sweep),
         "deadline sweep, 20 games due": timed(sweep, before=lambda: make_due(url, 20)),
         "home page, 30 games": timed(lambda: ok(player.get(home))),
-        "admin games list, first page": timed(lambda: ok(admin.get("/admin/"))),
+        "admin overview": timed(lambda: ok(admin.get("/admin/"))),
+        "admin games list, first page": timed(lambda: ok(admin.get("/admin/games"))),
         "admin games list, last page": timed(
-            lambda: ok(admin.get("/admin/", query_string={"after": last}))
+            lambda: ok(admin.get("/admin/games", query_string={"after": last}))
         ),
     }
     spread_deadlines(url)
