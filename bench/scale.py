@@ -1,31 +1,37 @@
 """Print how the hot paths' times grow from 1,000 finished games to 1,000,000, as ratios.
 
-Fills a temporary PostgreSQL database with 10,000 games in play, then with
-finished games up to each size in turn (states and event logs copied from
-games really played by the engine, with COPY, as ``bench/dashboard.py``
-does), and at each size times: a player's page, the API view, a move through
-the API, the deadline sweep (nothing due, and 20 games due), a player's home
-page, the dashboard's overview, and the admin games list (first and last
-page). After each size it
-prints the medians so far, the ratio of the largest size to the smallest
-(target: at most 1.5) and what the database takes on disk, and a JSON line.
-The database is dropped at the end.
+Fills a temporary PostgreSQL database for each size: 10,000 games in play,
+then that many finished games (states and event logs copied from games really
+played by the engine, with COPY, as ``bench/dashboard.py`` does). Once all are
+filled, it times on each database in turn, for ``--rounds`` rounds (the order
+of the sizes reversed every other round, so that the machine's drift falls on
+all of them alike): a player's page, the API view, a move through the API, the
+deadline sweep (nothing due, and 20 games due), a player's home page, the
+dashboard's overview, and the admin games list (first and last page). It
+prints each path's median at each size (the median of the rounds' medians),
+the ratio of the largest size to the smallest (target: at most 1.5), what each
+database takes on disk, and a JSON line. The databases are dropped at the end,
+unless ``--keep``.
 
-    python bench/scale.py [--sizes 1000,100000,1000000] [--active N] [--postgres URL]
+    python bench/scale.py [--sizes 1000,100000,1000000] [--rounds 5] [--active N]
+                          [--postgres URL] [--keep]
 
-Each size's sweep ends some 860 games in play by timeout, so ``--active``
-needs to be a few thousand.
+Each round's sweep ends some 860 games in play by timeout, so ``--active``
+needs to be a few thousand per round.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import itertools
 import json
 import random
+import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -180,46 +186,74 @@ def disk(url: str) -> dict[str, int]:
     return sizes
 
 
+@dataclass
+class Stand:
+    """One size's database, its app, and the links its measurements use."""
+
+    size: int
+    app: Any
+    url: str
+    tokens: list[str]
+    movers: list[str]
+
+
+def fill(stack: contextlib.ExitStack, args: argparse.Namespace, size: int, templates: Any) -> Stand:
+    """A database of ``args.active`` games in play and ``size`` finished ones, with its app."""
+    filling = time.perf_counter()
+    app, url = stack.enter_context(
+        scratch_app(args.postgres, keep=args.keep, MAIL_SERVER="127.0.0.1", LOG_LEVEL="WARNING")
+    )
+    with app.app_context(), transaction():
+        create_admin("bench", PASSWORD)
+    filler = Filler(url, templates)
+    filler.addresses = max(20_000, (size + args.active) // 5)
+    filler.fill(args.active, {"active": 1.0})
+    tokens = active_tokens(app, 200)
+    movers = active_tokens(app, args.active)[400:]
+    random.Random(2).shuffle(movers)
+    filler.fill(size, {"finished": 1.0})
+    print(f"{size:,} finished games: filled in {time.perf_counter() - filling:.0f} s", flush=True)
+    return Stand(size, app, url, tokens, movers)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--sizes",
         default="1000,100000,1000000",
-        help="finished games at each measurement, smallest first (default: %(default)s)",
+        help="finished games in each database, smallest first (default: %(default)s)",
     )
+    parser.add_argument("--rounds", type=int, default=5, help="measurements of each database")
     parser.add_argument("--active", type=int, default=10_000)
     parser.add_argument("--postgres", default="postgresql://root@127.0.0.1:5432/postgres")
+    parser.add_argument("--keep", action="store_true", help="keep the databases afterwards")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
 
     started = time.perf_counter()
     templates = played_games(TEMPLATES)
-    results: dict[int, dict[str, float]] = {}
-    disks: dict[int, dict[str, int]] = {}
-    with scratch_app(args.postgres, MAIL_SERVER="127.0.0.1") as (app, url):
-        with app.app_context(), transaction():
-            create_admin("bench", PASSWORD)
-        filler = Filler(url, templates)
-        filler.addresses = max(20_000, (sizes[-1] + args.active) // 5)
-        filler.fill(args.active, {"active": 1.0})
-        tokens = active_tokens(app, 200)
-        movers = active_tokens(app, args.active)[400:]
-        random.Random(2).shuffle(movers)
-        share = len(movers) // len(sizes)
-        for number, size in enumerate(sizes):
-            filling = time.perf_counter()
-            filler.fill(size - (filler.games - args.active), {"finished": 1.0})
-            print(f"{size:,} finished games: filled in {time.perf_counter() - filling:.0f} s")
-            disks[size] = disk(url)
-            results[size] = measure(app, url, tokens, movers[number * share : (number + 1) * share])
-            report(args.active, results, disks)
+    with contextlib.ExitStack() as stack:
+        stands = [fill(stack, args, size, templates) for size in sizes]
+        disks = {stand.size: disk(stand.url) for stand in stands}
+        rounds: dict[int, list[dict[str, float]]] = {size: [] for size in sizes}
+        for number in range(args.rounds):
+            for stand in stands if number % 2 == 0 else reversed(stands):
+                share = len(stand.movers) // args.rounds
+                movers = stand.movers[number * share : (number + 1) * share]
+                rounds[stand.size].append(measure(stand.app, stand.url, stand.tokens, movers))
+            print(f"round {number + 1} of {args.rounds} measured", flush=True)
+        results = {
+            size: {path: statistics.median(r[path] for r in measured) for path in measured[0]}
+            for size, measured in rounds.items()
+        }
+        report(args.active, results, disks)
     print(f"total run time: {time.perf_counter() - started:.0f} s")
 
 
 def report(
     active: int, results: dict[int, dict[str, float]], disks: dict[int, dict[str, int]]
 ) -> None:
-    """The table so far: each path's median at each size, and the largest against the smallest."""
+    """The table: each path's median at each size, and the largest against the smallest."""
     sizes = list(results)
     small, large = sizes[0], sizes[-1]
     print(f"with {active:,} games in play; median of {REQUESTS}, milliseconds")

@@ -17,8 +17,9 @@ from service.models import db
 
 
 @contextmanager
-def scratch_app(postgres: str, **config: Any) -> Iterator[tuple[Flask, str]]:
-    """Create a database next to ``postgres``, migrate the app onto it, drop it afterwards.
+def scratch_app(postgres: str, *, keep: bool = False, **config: Any) -> Iterator[tuple[Flask, str]]:
+    """Create a database next to ``postgres``, migrate the app onto it, drop it afterwards
+    (unless ``keep``: then its URL is printed, for a look at what was measured).
 
     Yields the app and the database URL.
     """
@@ -47,10 +48,13 @@ def scratch_app(postgres: str, **config: Any) -> Iterator[tuple[Flask, str]]:
                 with app.app_context():
                     db.engine.dispose()
     finally:
-        with psycopg.connect(postgres, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+        if keep:
+            print(f"the database is kept: {url}", flush=True)
+        else:
+            with psycopg.connect(postgres, autocommit=True) as conn:
+                conn.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
 
 
 def deal_games(app: Flask, seeds: list[int]) -> list[dict[str, str]]:
