@@ -33,8 +33,9 @@ def clean(note: object) -> str | None:
         raise BadNote('"note" must be a string')
     if len(note) > MAX_LENGTH:
         raise BadNote(f"a note holds at most {MAX_LENGTH} characters")
-    # Cc: the control characters; Cs: a lone surrogate, which is no text at all.
-    if any(unicodedata.category(char) in ("Cc", "Cs") for char in note):
+    # Cc: the control characters; Cs: a lone surrogate, which is no text at all; Zl and Zp:
+    # the line and paragraph separators, line breaks all the same.
+    if any(unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp") for char in note):
         raise BadNote("a note cannot hold control characters such as line breaks")
     return note.strip() or None
 

@@ -82,7 +82,10 @@ def test_the_page_form_takes_a_note(app: Flask, client: FlaskClient, make_game) 
     assert "Bonne chance" in page(client, game["shadow"])
 
 
-@pytest.mark.parametrize("note", ["x" * 281, "two\nlines", "tab\there", "bell\x07", "c1\x85"])
+@pytest.mark.parametrize(
+    "note",
+    ["x" * 281, "two\nlines", "tab\there", "bell\x07", "c1\x85", "line\u2028sep", "para\u2029sep"],
+)
 def test_a_bad_note_changes_nothing(app: Flask, client: FlaskClient, make_game, note) -> None:
     game = make_game(seed=5)
     rng = random.Random(3)
