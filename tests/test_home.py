@@ -259,6 +259,9 @@ def test_stopping_and_undoing(app: Flask, client, make_game) -> None:
     with app.app_context(), transaction():
         db.session.get_one(Game, other["id"]).players[0].email = "zoe@example.com"
     assert post(client, home, "games/stop", game=str(other["id"])).status_code == 404
+    # Nor is a number no game can have, however large.
+    for number in ("0", "-3000000000", "3000000000", "9" * 20):
+        assert post(client, home, "games/resume", game=number).status_code == 404, number
     # Every email, and back.
     assert post(client, home, "stop-all").status_code == 303
     with app.app_context():
