@@ -6,7 +6,8 @@ The LMTP server answers a message once it is handled, per recipient as LMTP
 wants; a database that is unavailable gets a temporary refusal (451), so the
 mail server tries again later (a reply handled before is known by its
 Message-ID and not applied twice), and a message that cannot be read at all
-a permanent one (554), which the mail server reports to its sender.
+a permanent one (554), which the mail server reports to its sender: a
+database error that is no outage counts as that, as it would recur.
 """
 
 from __future__ import annotations
@@ -26,13 +27,24 @@ from aiosmtpd.lmtp import LMTP
 from aiosmtpd.smtp import SMTP
 from flask import Flask
 from imap_tools import BaseMailBox, MailBox, MailBoxUnencrypted
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import SQLAlchemyError
 
+from ..errors import is_outage
 from ..models import db
 from .inbound import Outcome, receive
 from .tags import tag_in
 
 log = logging.getLogger(__name__)
+
+
+def _outage(exc: Exception) -> bool:
+    """Whether reading a message failed for want of the database, so that it may be read later.
+
+    Any other database error (a value it refuses, say) would recur on every
+    attempt: that message is set aside, not retried, or it would hold up the
+    replies behind it.
+    """
+    return isinstance(exc, SQLAlchemyError) and is_outage(exc)
 
 
 class Delivery:
@@ -60,13 +72,16 @@ class Delivery:
         )
         try:
             await asyncio.get_running_loop().run_in_executor(None, read)
-        except DBAPIError as exc:
-            log.warning("reply put off, the database is unavailable: %s", exc.orig)
-            reply = "451 4.3.0 Try again later"
-        except Exception:
-            # Reading it again would fail again: the mail server tells the sender instead.
-            log.exception("reply could not be read")
-            reply = "554 5.6.0 The reply could not be read"
+        except Exception as exc:
+            if _outage(exc):
+                log.warning(
+                    "reply put off, the database is unavailable: %s", getattr(exc, "orig", exc)
+                )
+                reply = "451 4.3.0 Try again later"
+            else:
+                # Reading it again would fail again: the mail server tells the sender instead.
+                log.exception("reply could not be read")
+                reply = "554 5.6.0 The reply could not be read"
         else:
             reply = "250 2.0.0 OK"
         if self.lmtp:  # one reply per recipient
@@ -154,9 +169,9 @@ def fetch_once(app: Flask, box: BaseMailBox) -> int:
         with app.app_context():
             try:
                 receive(message.obj.as_bytes())
-            except DBAPIError:
-                raise  # the message stays, to be read once the database is back
-            except Exception:
+            except Exception as exc:
+                if _outage(exc):
+                    raise  # the message stays, to be read once the database is back
                 # Reading it again would fail again: it is moved with the others, and logged.
                 log.exception("reply %s could not be read", message.uid)
             finally:
@@ -206,7 +221,7 @@ def fetch(
                     # IDLE in short spells, so that a stop is heard; a pass only when told.
                     elif news_in_idle(box):
                         handled += fetch_once(app, box)
-        except (OSError, imaplib.IMAP4.error, DBAPIError) as exc:
+        except (OSError, imaplib.IMAP4.error, SQLAlchemyError) as exc:
             if once:
                 raise
             log.warning("IMAP reading paused, waiting %.0fs: %s", poll, exc)

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from email.message import EmailMessage
 from typing import Any
 
 import pytest
@@ -197,3 +198,28 @@ def test_without_a_server_one_pass_fails_with_one_line(app: Flask, runner, imap_
     result = runner.invoke(args=["mail", "fetch", "--once"])
     assert result.exit_code == 1
     assert "the IMAP server is unavailable" in result.output
+
+
+def test_a_strangers_message_to_a_tag_no_player_can_have_holds_up_no_reply(
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server
+) -> None:
+    """A player number past the database's integers is no tag: the message is set aside, and
+    the reply behind it is read in the same pass."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    local, _, domain = REPLY_ADDRESS.partition("@")
+    stranger = EmailMessage()
+    stranger["From"] = "eve@example.net"
+    stranger["To"] = stranger["Delivered-To"] = f"{local}+99999999999.1.{'a' * 26}@{domain}"
+    stranger["Subject"] = "Hello"
+    stranger["Message-ID"] = "<stranger@example.net>"
+    stranger.set_content("4S 5H")
+    with mailbox(imap_server) as box:
+        box.append(stranger.as_bytes(policy=stranger.policy.clone(linesep="\r\n")), "INBOX")
+        box.append(a_reply(app, game_id, smtp_server), "INBOX")
+    result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert result.exit_code == 0, result.output
+    assert "handled 2 message(s)" in result.output
+    assert version(app, game_id) == 1
+    with mailbox(imap_server) as box:
+        assert list(box.uids()) == []

@@ -11,10 +11,12 @@ import time
 
 import pytest
 from flask import Flask
+from sqlalchemy import text
 
 from service import create_app
 from service.models import Game, db
 from service.perspective import player_view
+from service.replies import servers
 from service.replies.servers import InboundController
 
 from ..conftest import BASE_URL, STARTED_SMTP, base_config
@@ -122,3 +124,25 @@ def test_a_reply_is_put_off_while_the_database_is_down(tmp_path) -> None:
     finally:
         STARTED_SMTP.discard(("127.0.0.1", port))
         controller.stop()
+
+
+def test_a_reply_the_database_refuses_is_refused_for_good(
+    app: Flask, inbound: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database error that is no outage would recur on every attempt: a permanent refusal
+    (554), not a temporary one that has the mail server retry for days."""
+
+    def refused(raw: bytes, **_: object) -> None:
+        db.session.execute(text("SELECT 1 / 0"))  # a real error from the database, no outage
+
+    monkeypatch.setattr(servers, "receive", refused)
+    with (
+        smtplib.LMTP("127.0.0.1", inbound) as client,
+        pytest.raises(smtplib.SMTPDataError) as refusal,
+    ):
+        client.sendmail(
+            "kim@example.com",
+            [f"play+1.0.{'a' * 26}@splitmind.test"],
+            b"From: kim@example.com\r\nMessage-ID: <y@example.com>\r\n\r\n5H\r\n",
+        )
+    assert refusal.value.smtp_code == 554
