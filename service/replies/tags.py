@@ -21,7 +21,7 @@ import re
 from flask import current_app
 from itsdangerous import Signer
 
-from ..models import Player, db
+from ..models import MAX_ID, Player, db
 
 SALT = "splitmind.reply-tag"
 # 130 bits of the HMAC: as hard to forge as a link, and short enough for an address.
@@ -53,6 +53,8 @@ def read_tag(tag: str) -> tuple[Player, int] | None:
     if found is None:
         return None
     player_id, version, signature = int(found[1]), int(found[2]), found[3]
+    if not 1 <= player_id <= MAX_ID:  # no player has it, and the database could not compare it
+        return None
     player = db.session.get(Player, player_id)
     if player is None or player.link_key is None:
         return None

@@ -21,6 +21,7 @@ from service.unit_of_work import transaction
 from ..helpers import at_once, pick_action, random_move
 from ..secrecy import hidden_cards, leaks
 from ..smtp import Received
+from .conftest import REPLY_ADDRESS
 from .helpers import reply_message, send
 
 EMAILS = {"keeper": "kim@example.com", "shadow": "sam@example.com"}
@@ -322,3 +323,16 @@ def test_a_move_below_the_quote(app, started, smtp_server, deliver, inbound) -> 
     send(inbound, message)
     answer = applied(app, game_id, smtp_server, deliver, message)
     assert "You gave" in answer.text
+
+
+def test_a_tag_no_player_can_have_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
+    """A player number past the database's integers: dropped as any unknown tag, accepted by
+    the LMTP server rather than put off again and again."""
+    game_id = started()
+    local, _, domain = REPLY_ADDRESS.partition("@")
+    message = reply_message(
+        newest(smtp_server, "keeper"), "4S 5H", to=f"{local}+99999999999.1.{'a' * 26}@{domain}"
+    )
+    send(inbound, message)
+    assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
+    assert readings(app) == 0
