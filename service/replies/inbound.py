@@ -31,7 +31,7 @@ from ..rules import EXCHANGE, PLAY, SWAP
 from ..rules.cards import DECK_SET
 from ..unit_of_work import transaction
 from . import answers
-from .reading import Understood, automatic, body_text, own_text, read_move
+from .reading import Understood, automatic, body_text, own_text, read_move, storable
 from .tags import read_tag, tag_in
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ def receive(
 
 def _message_id(message: EmailMessage, raw: bytes) -> str:
     """The message's Message-ID, or a digest of it: the same message is known again either way."""
-    given = str(message.get("Message-ID", "")).strip()
+    given = storable(str(message.get("Message-ID", ""))).strip()
     return given[:255] if given else f"<sha256:{hashlib.sha256(raw).hexdigest()}>"
 
 

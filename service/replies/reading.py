@@ -131,7 +131,13 @@ def _content(part: Message) -> str:
     except (LookupError, ValueError):  # an unknown charset, a broken encoding
         payload = part.get_payload(decode=True)
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
-    return content if isinstance(content, str) else ""
+    return storable(content) if isinstance(content, str) else ""
+
+
+def storable(text: str) -> str:
+    """``text`` without what no text column can hold: NUL, and the lone surrogates that stand
+    for undecodable bytes."""
+    return "".join(char for char in text if char != "\0" and not "\ud800" <= char <= "\udfff")
 
 
 # Where the rest of a reply is no longer the person's: a signature, or a client's copy of the
@@ -304,5 +310,6 @@ def example(view: Mapping[str, Any]) -> str:
 
 def quoted(text: str) -> str:
     """The start of what the person wrote, on one line, for the answer to quote back."""
-    line = " ".join(text.split())
+    shown = "".join(char for char in text if char.isspace() or unicodedata.category(char) != "Cc")
+    line = " ".join(shown.split())
     return line if len(line) <= QUOTE_CHARS else line[: QUOTE_CHARS - 1] + "…"

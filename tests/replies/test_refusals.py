@@ -336,3 +336,26 @@ def test_a_tag_no_player_can_have_is_dropped(app, started, smtp_server, deliver,
     send(inbound, message)
     assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
     assert readings(app) == 0
+
+
+def test_a_reply_holding_nul_characters_is_applied(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """NUL, which no text column holds, is left out of what is stored and quoted back."""
+    game_id = started()
+    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    message = reply_message(
+        newest(smtp_server, "keeper"),
+        f"{' '.join(cards)} \x00 thanks",
+        message_id="<nul\x00here@example.com>",
+    )
+    send(inbound, message)
+    deliver()
+    assert snapshot(app, game_id)[0] == 1
+    (answer,) = [r for r in smtp_server.received if r.message["In-Reply-To"]]
+    assert answer.message["In-Reply-To"] == "<nulhere@example.com>"
+    assert "You gave" in answer.text and "thanks" in answer.text
+    with app.app_context():
+        assert db.session.scalars(select(InboundReply.message_id)).one() == (
+            "<nulhere@example.com>"
+        )
