@@ -99,6 +99,20 @@ def test_reading_replies_needs_a_reply_address(app: Flask, runner, command: str)
     assert "REPLY_ADDRESS is not set" in result.output
 
 
+def refusal_of_a_reply(port: int) -> int:
+    """The code with which the LMTP server on ``port`` refuses a reply it cannot take now."""
+    with (
+        smtplib.LMTP("127.0.0.1", port) as client,
+        pytest.raises(smtplib.SMTPDataError) as refused,
+    ):
+        client.sendmail(
+            "kim@example.com",
+            [f"play+1.0.{'a' * 26}@splitmind.test"],
+            b"From: kim@example.com\r\nMessage-ID: <x@example.com>\r\n\r\n5H\r\n",
+        )
+    return refused.value.smtp_code
+
+
 def test_a_reply_is_put_off_while_the_database_is_down(tmp_path) -> None:
     """A temporary refusal (451): the mail server keeps the reply and tries again later."""
     config = {
@@ -111,16 +125,7 @@ def test_a_reply_is_put_off_while_the_database_is_down(tmp_path) -> None:
     controller.start()
     STARTED_SMTP.add(("127.0.0.1", port))
     try:
-        with (
-            smtplib.LMTP("127.0.0.1", port) as client,
-            pytest.raises(smtplib.SMTPDataError) as refused,
-        ):
-            client.sendmail(
-                "kim@example.com",
-                [f"play+1.0.{'a' * 26}@splitmind.test"],
-                b"From: kim@example.com\r\nMessage-ID: <x@example.com>\r\n\r\n5H\r\n",
-            )
-        assert refused.value.smtp_code == 451
+        assert refusal_of_a_reply(port) == 451
     finally:
         STARTED_SMTP.discard(("127.0.0.1", port))
         controller.stop()
@@ -136,13 +141,4 @@ def test_a_reply_the_database_refuses_is_refused_for_good(
         db.session.execute(text("SELECT 1 / 0"))  # a real error from the database, no outage
 
     monkeypatch.setattr(servers, "receive", refused)
-    with (
-        smtplib.LMTP("127.0.0.1", inbound) as client,
-        pytest.raises(smtplib.SMTPDataError) as refusal,
-    ):
-        client.sendmail(
-            "kim@example.com",
-            [f"play+1.0.{'a' * 26}@splitmind.test"],
-            b"From: kim@example.com\r\nMessage-ID: <y@example.com>\r\n\r\n5H\r\n",
-        )
-    assert refusal.value.smtp_code == 554
+    assert refusal_of_a_reply(inbound) == 554
