@@ -62,8 +62,43 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
-def buffered(app: Flask) -> Callable[..., Any]:
-    """The app, each answer read whole (and its file closed) before the server writes it.
+class Gate:
+    """The live server's way into the app: it counts the requests inside, and once closed lets
+    no more in and waits for those inside to leave.
+
+    A page left open polls its game every fifth of a second, so a request may be
+    inside the app as the test ends. Its database connection would go back to
+    the pool after the test's teardown had emptied the tables and disposed of
+    the pool, and be left for the garbage collector, whose warning the suite
+    then reports against whichever test is running.
+    """
+
+    def __init__(self) -> None:
+        self.inside = 0
+        self.closed = False
+        self.changed = threading.Condition()
+
+    def enter(self) -> bool:
+        with self.changed:
+            if not self.closed:
+                self.inside += 1
+            return not self.closed
+
+    def leave(self) -> None:
+        with self.changed:
+            self.inside -= 1
+            self.changed.notify_all()
+
+    def close(self, timeout: float = 10.0) -> None:
+        with self.changed:
+            self.closed = True
+            if not self.changed.wait_for(lambda: self.inside == 0, timeout):
+                raise AssertionError(f"{self.inside} request(s) still inside the app")
+
+
+def buffered(app: Flask, gate: Gate) -> Callable[..., Any]:
+    """The app behind ``gate``, each answer read whole (and its file closed) before the server
+    writes it; once the gate is closed, a 503 without the app.
 
     werkzeug's development server closes an answer's iterable only after draining
     the request's socket, in the same ``finally``; when the browser has dropped
@@ -73,13 +108,19 @@ def buffered(app: Flask) -> Callable[..., Any]:
     """
 
     def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
-        answer = app(environ, start_response)
+        if not gate.enter():
+            start_response("503 Service Unavailable", [("Content-Length", "0")])
+            return [b""]
         try:
-            return [b"".join(answer)]
+            answer = app(environ, start_response)
+            try:
+                return [b"".join(answer)]
+            finally:
+                close = getattr(answer, "close", None)
+                if close is not None:
+                    close()
         finally:
-            close = getattr(answer, "close", None)
-            if close is not None:
-                close()
+            gate.leave()
 
     return serve
 
@@ -87,8 +128,9 @@ def buffered(app: Flask) -> Callable[..., Any]:
 @pytest.fixture
 def live_server(pg_app: Flask) -> Iterator[str]:
     """The app on PostgreSQL, served on a free local port; ``BASE_URL`` is its address."""
+    gate = Gate()
     server: BaseWSGIServer = make_server(
-        "127.0.0.1", 0, buffered(pg_app), threaded=True, request_handler=QuietHandler
+        "127.0.0.1", 0, buffered(pg_app, gate), threaded=True, request_handler=QuietHandler
     )
     base_url = f"http://127.0.0.1:{server.server_port}"
     pg_app.config["BASE_URL"] = base_url
@@ -101,6 +143,7 @@ def live_server(pg_app: Flask) -> Iterator[str]:
     finally:
         server.shutdown()
         thread.join()
+        gate.close()  # before the app's teardown empties the tables and disposes of the pool
 
 
 @pytest.fixture
