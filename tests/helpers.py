@@ -21,7 +21,7 @@ from service import games, invitations
 from service.api.routes import api_view
 from service.links import player_for
 from service.mail import queue
-from service.mail.compose import Email
+from service.mail.compose import Email, with_headers
 from service.mail.kinds import written
 from service.models import Game, Invitation, OutboxMessage, Player, db
 from service.rules import SEATS, Variant, new_game
@@ -74,6 +74,8 @@ def write_queued(app: Flask) -> None:
                 if email is not None:
                     message.subject, message.text_body = email.subject, email.text
                     message.html_body = email.html
+                    if email.headers:
+                        message.headers = with_headers(message.headers, email.headers)
         db.session.remove()
 
 

@@ -27,6 +27,7 @@ from ..mail.compose import with_headers
 from ..mail.kinds import written
 from ..mail.outbox import requeue
 from ..models import OPEN_STATUSES, AdminAction, Event, Game, OutboxMessage, Player, db, utcnow
+from ..replies.tags import TAG_IN_ADDRESS
 from ..rules import variant_of
 from ..unit_of_work import transaction
 from . import bp, cache, gamepage, listing, overview, playtest, stats
@@ -498,14 +499,16 @@ def requeue_messages() -> BaseResponse:
     return back
 
 
-# Links in emails are credentials (a seat, an invitation, a rematch, an unsubscribe):
-# an admin reading the mail sees where they point, never the token itself.
-CREDENTIAL_LINK = re.compile(r"/(play|rematch|invitations|unsubscribe)/[A-Za-z0-9_.\-]+")
+# Links in emails are credentials (a seat, a home page, an invitation, a rematch, an
+# unsubscribe), and so are reply addresses' tags: an admin reading the mail sees where they
+# point, never the token or the tag itself.
+CREDENTIAL_LINK = re.compile(r"/(play|me|rematch|invitations|unsubscribe)/[A-Za-z0-9_.\-]+")
 
 
 def without_credentials(text: str) -> str:
-    """``text`` with the token of every credential link replaced by a placeholder."""
-    return CREDENTIAL_LINK.sub(r"/\1/[link hidden]", text)
+    """``text`` with the token of every credential link, and every reply address's tag,
+    replaced by a placeholder."""
+    return TAG_IN_ADDRESS.sub("+[tag hidden]@", CREDENTIAL_LINK.sub(r"/\1/[link hidden]", text))
 
 
 def _message(message_id: int) -> tuple[OutboxMessage, bool]:

@@ -27,6 +27,8 @@ SALT = "splitmind.reply-tag"
 # 130 bits of the HMAC: as hard to forge as a link, and short enough for an address.
 SIGNATURE_BYTES = 16
 TAG = re.compile(r"^(\d{1,12})\.(\d{1,9})\.([a-z2-7]{26})$")
+# A tag where it stands in a reply address, in any case.
+TAG_IN_ADDRESS = re.compile(r"\+\d{1,12}\.\d{1,9}\.[a-z2-7]{26}@", re.IGNORECASE)
 
 
 def _signature(key: str, value: str) -> str:

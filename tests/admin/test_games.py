@@ -256,10 +256,12 @@ def test_emails_of_a_live_game_are_withheld_until_it_is_over(app, admin) -> None
 
 
 def test_links_in_emails_are_never_shown_to_admins(app, admin, make_game, client) -> None:
-    """A link is a seat (or an invitation, a rematch, an unsubscribe): an admin sees none."""
+    """A link is a seat (or a home page, an invitation, a rematch, an unsubscribe), and a reply
+    address's tag a seat too: an admin sees none."""
     from ..factories import one_by_one
     from ..helpers import ask_for_game
 
+    app.config["REPLY_ADDRESS"] = "play@splitmind.test"
     finished = make_game(seed=6)
     write_queued(app)
     for _ in one_by_one(app, finished["id"], 6):
@@ -269,14 +271,17 @@ def test_links_in_emails_are_never_shown_to_admins(app, admin, make_game, client
     with app.app_context():
         messages = db.session.scalars(select(OutboxMessage)).all()
         tokens = [
-            token
+            link or tag
             for message in messages
-            for token in re.findall(
-                r"/(?:play|rematch|invitations|unsubscribe)/([A-Za-z0-9_.\-]+)",
+            for link, tag in re.findall(
+                r"/(?:play|me|rematch|invitations|unsubscribe)/([A-Za-z0-9_.\-]+)"
+                r"|play\+([0-9.a-z]+)@",
                 message.text_body + message.html_body + json.dumps(message.headers),
             )
         ]
         ids = [message.id for message in messages]
+    assert any("/me/" in message.text_body for message in messages)
+    assert any("play+" in json.dumps(message.headers) for message in messages)
     assert tokens and any(message.game_id is None for message in messages)
     for message_id in ids:
         for url in (f"/admin/mail/{message_id}", f"/admin/mail/{message_id}/html"):
