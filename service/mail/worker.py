@@ -40,7 +40,9 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
 from .. import addresses, metrics
+from ..errors import is_outage
 from ..models import OutboxMessage, WorkerHeartbeat, db, insert_new, utcnow
+from ..storable import storable
 from ..unit_of_work import after_commit, transaction
 from . import kinds
 from .compose import with_headers
@@ -103,7 +105,8 @@ def _describe(exc: Exception) -> str:
 
 
 def _text(reply: bytes | str) -> str:
-    return reply.decode(errors="replace") if isinstance(reply, bytes) else str(reply)
+    """A server's reply as text the outbox can keep (a NUL in it would fail the commit)."""
+    return storable(reply.decode(errors="replace") if isinstance(reply, bytes) else str(reply))
 
 
 class Transport:
@@ -207,13 +210,20 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
     outcomes: Counter[str] = Counter()
     try:
         for _ in range(size):
-            # An error rolls back: the claim of a message left as it was ends.
-            with transaction():
-                message = _claim_due(utcnow())
-                if message is None:
-                    break
-                outcome = _deliver(transport, message)
-                after_commit(partial(metrics.count_mail, message.status))
+            claimed: list[int] = []
+            try:
+                # An error rolls back: the claim of a message left as it was ends.
+                with transaction():
+                    message = _claim_due(utcnow())
+                    if message is None:
+                        break
+                    claimed.append(message.id)
+                    outcome = _deliver(transport, message)
+                    after_commit(partial(metrics.count_mail, message.status))
+            except DBAPIError as exc:
+                if is_outage(exc) or not claimed:
+                    raise
+                outcome = _set_aside(claimed[0], exc)
             outcomes[outcome] += 1
     finally:
         if outcomes:
@@ -222,6 +232,25 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
                 *(outcomes[outcome] for outcome in ("sent", "retried", "failed", "skipped")),
             )
     return outcomes.total()
+
+
+def _set_aside(message_id: int, exc: DBAPIError) -> str:
+    """Fail a message for good when the database refused its handling, though it is up.
+
+    Left queued it would be claimed first again, fail the same way, and hold up
+    every message behind it. The admins see it failed, and may queue it again.
+    """
+    log.error("mail %s set aside: the database refused its handling", message_id, exc_info=exc)
+    with transaction():
+        message = db.session.get(OutboxMessage, message_id, with_for_update=True)
+        if message is None or message.status != "queued":
+            return "skipped"
+        message.attempts += 1
+        message.status = "failed"
+        message.failed_at = utcnow()
+        message.last_error = storable(f"the database refused it: {exc.orig}")[:1000]
+        after_commit(partial(metrics.count_mail, message.status))
+    return "failed"
 
 
 def _deliver(transport: Transport, message: OutboxMessage) -> str:
@@ -262,7 +291,7 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
         message.attempts += 1
         message.status = "failed"
         message.failed_at = utcnow()
-        message.last_error = f"{type(exc).__name__}: {exc}"[:1000]
+        message.last_error = storable(f"{type(exc).__name__}: {exc}")[:1000]
         return "failed"
     message.attempts += 1
     message.status = "sent"
@@ -363,7 +392,10 @@ def run(
                 if once:
                     raise
                 down.setdefault("database", time.monotonic())
-                log.warning("database unavailable, waiting %.0fs: %s", pause, exc.orig)
+                if is_outage(exc):
+                    log.warning("database unavailable, waiting %.0fs: %s", pause, exc.orig)
+                else:
+                    log.error("worker pass failed, waiting %.0fs", pause, exc_info=exc)
                 pause = min(pause * 2, 60)
             except (smtplib.SMTPException, OSError) as exc:
                 if once:

@@ -29,9 +29,10 @@ from .. import games, notify
 from ..models import InboundReply, Player, db, insert_new, utcnow
 from ..rules import EXCHANGE, PLAY, SWAP
 from ..rules.cards import DECK_SET
+from ..storable import storable
 from ..unit_of_work import transaction
 from . import answers
-from .reading import Understood, automatic, body_text, own_text, read_move, storable
+from .reading import Understood, automatic, body_text, own_text, read_move
 from .tags import read_tag, tag_in
 
 log = logging.getLogger(__name__)

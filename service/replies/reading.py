@@ -16,6 +16,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from ..rules.cards import DECK_SET
+from ..storable import storable
 
 # How many lines of the reply, above any quote or signature, are read for a move.
 MOVE_LINES = 10
@@ -132,12 +133,6 @@ def _content(part: Message) -> str:
         payload = part.get_payload(decode=True)
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
     return storable(content) if isinstance(content, str) else ""
-
-
-def storable(text: str) -> str:
-    """``text`` without what no text column can hold: NUL, and the lone surrogates that stand
-    for undecodable bytes."""
-    return "".join(char for char in text if char != "\0" and not "\ud800" <= char <= "\udfff")
 
 
 # Where the rest of a reply is no longer the person's: a signature, or a client's copy of the

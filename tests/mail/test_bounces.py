@@ -72,3 +72,15 @@ def test_a_later_delivery_clears_the_bounce(app: Flask, smtp_server: SMTPServer)
         drain()
     assert bouncing(app) == {}
     assert smtp_server.handler.to(DEAD)
+
+
+def test_a_refusal_holding_a_nul_is_kept_without_it(app: Flask, smtp_server: SMTPServer) -> None:
+    """No text column holds a NUL: kept as it came, the refusal failed the commit, and the
+    message was claimed first again at every pass, holding up the queue behind it."""
+    smtp_server.handler.refuse[DEAD] = "550 5.1.1 no such\x00user"
+    invite(app)
+    with app.app_context():
+        drain()
+    assert bouncing(app) == {DEAD: (550, "5.1.1 no suchuser")}
+    assert smtp_server.handler.to("kim@example.com")
+

@@ -12,6 +12,7 @@ import psycopg
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import text
 
 from service.admin.auth import create_admin
 from service.games import Seating, create_game
@@ -82,6 +83,36 @@ def test_a_message_of_a_kind_no_longer_registered_fails_alone(
     assert (rows["kim@example.com"].status, rows["kim@example.com"].last_error) == (
         "failed",
         "LookupError: no email kind 'postcard'",
+    )
+    assert rows["sam@example.com"].status == "sent"
+    assert [m.envelope_to for m in smtp_server.received] == [["sam@example.com"]]
+
+
+def test_a_message_whose_handling_the_database_refuses_fails_alone(
+    pg_app: Flask, smtp_server: SMTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database error that is no outage would recur at every claim: the message is set aside
+    (failed, with the database's words), and the queue goes on behind it."""
+    from service.mail import kinds
+
+    written = kinds.written
+
+    def refused_for_kim(message: Any) -> Any:
+        if message.recipient == "kim@example.com":
+            db.session.execute(text("SELECT 1 / 0"))  # a real error of the database, no outage
+        return written(message)
+
+    monkeypatch.setattr(kinds, "written", refused_for_kim)
+    with pg_app.app_context():
+        for recipient in ("kim@example.com", "sam@example.com"):
+            queue(Email("Hi", "Hi", "<p>Hi</p>"), kind="link", recipient=recipient)
+        db.session.commit()
+        assert worker.drain() == 2
+        assert worker.drain() == 0
+    rows = {m.recipient: m for m in outbox(pg_app)}
+    assert (rows["kim@example.com"].status, rows["kim@example.com"].attempts) == ("failed", 1)
+    assert rows["kim@example.com"].last_error.startswith(
+        "the database refused it: division by zero"
     )
     assert rows["sam@example.com"].status == "sent"
     assert [m.envelope_to for m in smtp_server.received] == [["sam@example.com"]]
