@@ -50,7 +50,8 @@ class Handler:
     busy"); ``logins`` says whether AUTH succeeds, whatever the credentials;
     the server hangs up, without a reply, on a RCPT TO of an address in
     ``hang_up_on``, and refuses a RCPT TO of an address in ``refuse`` with its
-    reply there (such as "550 5.1.1 User unknown").
+    reply there (such as "550 5.1.1 User unknown"), and every MAIL FROM with
+    ``refuse_sender`` when set.
     """
 
     received: list[Received] = field(default_factory=list)
@@ -60,6 +61,7 @@ class Handler:
     logins: bool = True
     hang_up_on: set[str] = field(default_factory=set)
     refuse: dict[str, str] = field(default_factory=dict)
+    refuse_sender: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     async def handle_EHLO(
@@ -75,6 +77,15 @@ class Handler:
             return self.greeting
         session.host_name = hostname
         return f"250 {server.hostname}"
+
+    async def handle_MAIL(
+        self, server: Any, session: Any, envelope: Any, address: str, mail_options: list[str]
+    ) -> str:
+        if self.refuse_sender:
+            return self.refuse_sender
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return "250 OK"
 
     async def handle_RCPT(
         self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]

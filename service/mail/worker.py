@@ -279,6 +279,12 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
         transport.send(message)
     except (ServerUnavailable, DBAPIError):
         raise
+    except smtplib.SMTPSenderRefused as exc:
+        # The sender (or the message's size) refused, not the recipient: no bounce is theirs.
+        code = exc.smtp_code
+        return _failed_attempt(
+            message, f"sender refused: {code} {_text(exc.smtp_error)}", 400 <= code < 500
+        )
     except smtplib.SMTPResponseException as exc:
         return _refused(message, exc.smtp_code, _text(exc.smtp_error))
     except smtplib.SMTPRecipientsRefused as exc:

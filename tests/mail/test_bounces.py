@@ -84,3 +84,13 @@ def test_a_refusal_holding_a_nul_is_kept_without_it(app: Flask, smtp_server: SMT
     assert bouncing(app) == {DEAD: (550, "5.1.1 no suchuser")}
     assert smtp_server.handler.to("kim@example.com")
 
+
+def test_a_refused_sender_is_no_bounce(app: Flask, smtp_server: SMTPServer) -> None:
+    """A refusal of the sender says nothing of the recipients' addresses."""
+    smtp_server.handler.refuse_sender = "553 5.7.1 Sender address rejected"
+    invite(app)
+    with app.app_context():
+        drain()
+        failed = db.session.scalars(db.select(OutboxMessage.last_error)).all()
+    assert failed == ["sender refused: 553 5.7.1 Sender address rejected"] * 2
+    assert bouncing(app) == {}
