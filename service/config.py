@@ -316,8 +316,12 @@ def engine_options(url: str, connect: float, statement: float, lock: float) -> d
     transaction (migrations/env.py). ``options`` already in the URL are kept.
     Pooled connections are checked by :mod:`service.connections`, not before
     every use.
+
+    Statements' parameters hold what players wrote and the credentials the
+    emails carry (links, reply addresses): a database error, and the log line
+    that reports it, shows the statement without them.
     """
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"hide_parameters": True}
     parsed = make_url(url)
     if parsed.get_backend_name() != "postgresql":
         return options

@@ -15,10 +15,13 @@ from pathlib import Path
 import pytest
 from flask import url_for
 from itsdangerous import URLSafeSerializer
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
 from service import create_app
 from service.links import SALT
 from service.logs import REDACTED, redact
+from service.models import db
 
 from .conftest import base_config
 from .servers import clean_env, gunicorn_env, http_get, run_flask, run_gunicorn
@@ -152,3 +155,13 @@ def test_migrations_log_in_the_service_format(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in result.stderr.splitlines()]
     assert lines and {line["logger"] for line in lines} == {"alembic.runtime.migration"}
     assert any(line["message"].startswith("Running upgrade") for line in lines)
+
+
+def test_a_database_error_shows_its_statement_without_the_values(pg_app) -> None:
+    """Values may be what a player wrote or a credential an email carries: an error, and the
+    log line that reports it, names the statement without them."""
+    secret = "play+4.2." + "q" * 26
+    with pg_app.app_context(), pytest.raises(DBAPIError) as refused:
+        db.session.execute(text("SELECT CAST(:value AS text), 1 / 0"), {"value": secret})
+    assert "SELECT CAST" in str(refused.value)
+    assert secret not in str(refused.value) and "parameters hidden" in str(refused.value)
