@@ -342,7 +342,8 @@ def too_many_sign_ins(exc: TooManyRequests) -> Any:
 def _safe_next(target: str | None) -> str:
     """Where to go after signing in: only a path of the dashboard, never another site."""
     parts = urlsplit(target or "")
-    if parts.scheme or parts.netloc or not parts.path.startswith("/admin/"):
+    unprintable = any(not char.isprintable() for char in target or "")  # a line break, say
+    if unprintable or parts.scheme or parts.netloc or not parts.path.startswith("/admin/"):
         return url_for("admin.landing")
     return target or url_for("admin.landing")
 

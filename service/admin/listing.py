@@ -145,7 +145,7 @@ def _search(text: str) -> ColumnElement[bool]:
     )
     found: ColumnElement[bool] = Game.id.in_(players)
     number = text.removeprefix("#")
-    if number.isdigit() and 1 <= int(number) <= MAX_ID:
+    if number.isascii() and number.isdigit() and 1 <= int(number) <= MAX_ID:
         found = or_(found, Game.id == int(number))
     return found
 
@@ -227,12 +227,12 @@ def mail_query(filters: MailFilter) -> Select[Any]:
     if filters.recipient:
         query = query.where(OutboxMessage.recipient == filters.recipient.strip().lower())
     if filters.day is not None:
-        start = datetime.combine(filters.day, time(), tzinfo=UTC)
-        end = start + timedelta(days=1)
+        # The day's last moment, not the next day's first: the next day of 9999-12-31 is none.
+        start, end = (datetime.combine(filters.day, at, tzinfo=UTC) for at in (time(), time.max))
         query = query.where(
             or_(
-                OutboxMessage.created_at.between(start, end - timedelta(microseconds=1)),
-                OutboxMessage.failed_at.between(start, end - timedelta(microseconds=1)),
+                OutboxMessage.created_at.between(start, end),
+                OutboxMessage.failed_at.between(start, end),
             )
         )
     return query

@@ -26,7 +26,17 @@ from ..game_text import the_seat, upfirst
 from ..mail.compose import with_headers
 from ..mail.kinds import written
 from ..mail.outbox import requeue
-from ..models import OPEN_STATUSES, AdminAction, Event, Game, OutboxMessage, Player, db, utcnow
+from ..models import (
+    MAX_ID,
+    OPEN_STATUSES,
+    AdminAction,
+    Event,
+    Game,
+    OutboxMessage,
+    Player,
+    db,
+    utcnow,
+)
 from ..replies.tags import TAG_IN_ADDRESS
 from ..rules import variant_of
 from ..unit_of_work import transaction
@@ -471,6 +481,8 @@ def requeue_messages() -> BaseResponse:
     if not form.validate():
         flash("Tick the failed messages to queue again.", "error")
         return back
+    if not all(1 <= message_id <= MAX_ID for message_id in form.message.data):
+        abort(404)  # no message has that number, and the database could not compare it
     found = list(
         db.session.scalars(select(OutboxMessage).where(OutboxMessage.id.in_(form.message.data)))
     )

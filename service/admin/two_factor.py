@@ -64,7 +64,7 @@ def _hash(code: str) -> str:
 
 def _accept_totp(admin: AdminUser, code: str, now: datetime) -> bool:
     """Whether ``code`` is the authenticator's for now (or a step either side), and not used yet."""
-    if admin.totp_secret is None:
+    if admin.totp_secret is None or not code.isascii():  # other digits (１２３) are no code
         return False
     totp = pyotp.TOTP(admin.totp_secret)
     current = totp.timecode(now)

@@ -59,7 +59,10 @@ def test_sign_in_returns_to_the_page_asked_for(app, client, admin_account) -> No
     assert client.get("/admin/mail?status=failed").status_code == 200
 
 
-@pytest.mark.parametrize("target", ["https://evil.example/admin/", "//evil.example/", "/play/x"])
+@pytest.mark.parametrize(
+    "target",
+    ["https://evil.example/admin/", "//evil.example/", "/play/x", "/admin/\r\nSet-Cookie: x=1"],
+)
 def test_sign_in_never_sends_anyone_off_the_dashboard(client, admin_account, target) -> None:
     token = csrf_token(client.get("/admin/login").get_data(as_text=True))
     response = client.post(

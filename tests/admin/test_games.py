@@ -139,6 +139,22 @@ def test_mail_list_refuses_what_it_did_not_write(admin, query) -> None:
     assert admin.get("/admin/mail", query_string=query).status_code == 400
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        # Digits that are not 0-9: a number to str.isdigit, none to int.
+        "/admin/games?q=%C2%B2",
+        "/admin/games?q=%23%E2%91%A0",
+        "/admin/games.csv?q=%C2%B2",
+        # The last day there is: the day after it is none.
+        "/admin/mail?day=9999-12-31",
+        "/admin/mail.csv?day=9999-12-31",
+    ],
+)
+def test_odd_filters_find_nothing_rather_than_fail(admin, url) -> None:
+    assert admin.get(url).status_code == 200
+
+
 def hidden_from_admin(state: dict[str, Any]) -> set[str]:
     """The cards no one but a player may know where they are while the game is live.
 

@@ -199,6 +199,18 @@ def test_wrong_codes_count_as_failed_sign_ins(app, admin, start) -> None:
         assert "Too many failed sign-ins: try again in 15 minutes." in locked.text
 
 
+@pytest.mark.parametrize("digits", ["\uff10", "\u0660"], ids=["fullwidth", "arabic-indic"])
+def test_digits_other_than_ascii_are_a_wrong_code(app, admin, start, digits) -> None:
+    """str.isdigit takes them; the code the app shows is never written with them."""
+    with time_machine.travel(start, tick=False):
+        totp, _ = enrol(admin)
+        sign_out(admin)
+        sign_in(admin)
+        code = "".join(chr(ord(digits) + int(d)) for d in totp.now())
+        refused = give_code(admin, code)
+        assert refused.status_code == 400 and "Wrong code" in refused.text
+
+
 def test_reset_2fa_for_a_lost_phone(app, runner, admin, start) -> None:
     with time_machine.travel(start, tick=False):
         enrol(admin)
