@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import click
 from flask import Flask
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 # Name: (default, description). A default of None means "not set".
 SETTINGS: dict[str, tuple[str | None, str]] = {
@@ -85,6 +86,8 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 LOG_FORMATS = ("text", "json")
 # The key signs every player link: at least as long as the HMAC's own output.
 MIN_SECRET_KEY_BYTES = 32
+# The most seconds a timeout or a delay may be set to.
+DAY = 24 * 3600
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 # The most a form sent as multipart/form-data may hold, besides MAX_CONTENT_LENGTH: no field
 # the service reads takes more than 254 characters, and no form more than a dozen fields.
@@ -116,9 +119,9 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         instance.mkdir(parents=True, exist_ok=True)
 
     url = database_url(env.get("DATABASE_URL") or f"sqlite:///{instance / 'splitmind.sqlite'}")
-    connect = number(env, "DATABASE_CONNECT_TIMEOUT", float)
-    statement = number(env, "DATABASE_STATEMENT_TIMEOUT", float)
-    lock = number(env, "DATABASE_LOCK_TIMEOUT", float)
+    connect = number(env, "DATABASE_CONNECT_TIMEOUT", float, most=DAY)
+    statement = number(env, "DATABASE_STATEMENT_TIMEOUT", float, most=DAY)
+    lock = number(env, "DATABASE_LOCK_TIMEOUT", float, most=DAY)
     app.config.update(
         SPLITMIND_ENV=env["SPLITMIND_ENV"],
         PRODUCTION=production,
@@ -129,23 +132,21 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         DATABASE_LOCK_TIMEOUT=lock,
         SECRET_KEY=env.get("SECRET_KEY") or _secret_key(instance),
         # Flask checks session cookies against these too; service.links does the same for links.
-        SECRET_KEY_FALLBACKS=[
-            key.strip() for key in env.get("SECRET_KEY_FALLBACKS", "").split(",") if key.strip()
-        ],
+        SECRET_KEY_FALLBACKS=fallback_keys(env),
         BASE_URL=env["BASE_URL"].rstrip("/"),
         MAIL_SERVER=env.get("MAIL_SERVER"),
-        MAIL_PORT=number(env, "MAIL_PORT", int),
+        MAIL_PORT=number(env, "MAIL_PORT", int, most=65535),
         MAIL_USE_TLS=flag(env, "MAIL_USE_TLS"),
         MAIL_USE_SSL=flag(env, "MAIL_USE_SSL"),
         MAIL_USERNAME=env.get("MAIL_USERNAME"),
         MAIL_PASSWORD=env.get("MAIL_PASSWORD"),
         MAIL_DEFAULT_SENDER=env["MAIL_DEFAULT_SENDER"],
-        MAIL_TIMEOUT=number(env, "MAIL_TIMEOUT", float),
+        MAIL_TIMEOUT=number(env, "MAIL_TIMEOUT", float, most=DAY),
         LOCAL_MAILBOX=not production and not env.get("MAIL_SERVER"),
         REPLY_ADDRESS=reply_address(env),
         REPLY_ANSWERS_PER_HOUR=number(env, "REPLY_ANSWERS_PER_HOUR", int),
         IMAP_SERVER=env.get("IMAP_SERVER"),
-        IMAP_PORT=number(env, "IMAP_PORT", int),
+        IMAP_PORT=number(env, "IMAP_PORT", int, most=65535),
         IMAP_USERNAME=env.get("IMAP_USERNAME"),
         IMAP_PASSWORD=env.get("IMAP_PASSWORD"),
         IMAP_FOLDER=env["IMAP_FOLDER"],
@@ -157,10 +158,10 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         MAX_CONTENT_LENGTH=number(env, "MAX_CONTENT_LENGTH", int),
         MAX_FORM_MEMORY_SIZE=FORM_FIELD_BYTES,
         MAX_FORM_PARTS=FORM_PARTS,
-        DEFAULT_DAYS_PER_MOVE=number(env, "DEFAULT_DAYS_PER_MOVE", int),
-        VACATION_DAYS_PER_YEAR=number(env, "VACATION_DAYS_PER_YEAR", int),
-        BOT_DELAY_SECONDS=number(env, "BOT_DELAY_SECONDS", float),
-        PAGE_POLL_SECONDS=number(env, "PAGE_POLL_SECONDS", float),
+        DEFAULT_DAYS_PER_MOVE=number(env, "DEFAULT_DAYS_PER_MOVE", int, most=365),
+        VACATION_DAYS_PER_YEAR=number(env, "VACATION_DAYS_PER_YEAR", int, most=366),
+        BOT_DELAY_SECONDS=number(env, "BOT_DELAY_SECONDS", float, most=DAY),
+        PAGE_POLL_SECONDS=number(env, "PAGE_POLL_SECONDS", float, most=DAY),
         TRUSTED_PROXIES=number(env, "TRUSTED_PROXIES", int),
         LOG_LEVEL=log_level(env),
         LOG_FORMAT=log_format(env),
@@ -219,6 +220,13 @@ def check_production(env: Mapping[str, Any]) -> None:
             f"SECRET_KEY must be at least {MIN_SECRET_KEY_BYTES} bytes when "
             f"SPLITMIND_ENV=production (it has {len(key.encode())})"
         )
+    # A fallback signs links as the key does: a short one is as guessable.
+    for number, fallback in enumerate(fallback_keys(env), start=1):
+        if len(fallback.encode()) < MIN_SECRET_KEY_BYTES:
+            raise ConfigError(
+                f"each of SECRET_KEY_FALLBACKS must be at least {MIN_SECRET_KEY_BYTES} bytes "
+                f"when SPLITMIND_ENV=production (key {number} has {len(fallback.encode())})"
+            )
     base = urlsplit(env["BASE_URL"])
     if base.scheme != "https" or (base.hostname or "") in LOCAL_HOSTS:
         raise ConfigError(
@@ -229,17 +237,30 @@ def check_production(env: Mapping[str, Any]) -> None:
         raise ConfigError("MAIL_SERVER is required when SPLITMIND_ENV=production")
 
 
-def number(env: Mapping[str, Any], name: str, kind: type[Number]) -> Number:
-    """A numeric setting, or a :class:`ConfigError` naming it (never a ``ValueError``)."""
+def number(
+    env: Mapping[str, Any], name: str, kind: type[Number], *, most: float | None = None
+) -> Number:
+    """A numeric setting from 0 to ``most``, or a :class:`ConfigError` naming it (never a
+    ``ValueError``, nor a value that fails later: ``nan``, ``inf``, a day of timeout past what
+    PostgreSQL counts in milliseconds, a port past 65535)."""
     value = env[name]
+    what = "a whole number" if kind is int else "a number"
     try:
         result = kind(value)
-    except (TypeError, ValueError):
-        what = "a whole number" if kind is int else "a number"
+    except (TypeError, ValueError, OverflowError):
         raise ConfigError(f"{name} must be {what}, not {value!r}") from None
+    if not math.isfinite(result):
+        raise ConfigError(f"{name} must be {what}, not {value!r}")
     if result < 0:
         raise ConfigError(f"{name} must not be negative, not {value!r}")
+    if most is not None and result > most:
+        raise ConfigError(f"{name} must be at most {most:g}, not {value!r}")
     return result
+
+
+def fallback_keys(env: Mapping[str, Any]) -> list[str]:
+    """``SECRET_KEY_FALLBACKS``, split at its commas."""
+    return [key.strip() for key in env.get("SECRET_KEY_FALLBACKS", "").split(",") if key.strip()]
 
 
 def flag(env: Mapping[str, Any], name: str) -> bool:
@@ -256,7 +277,8 @@ def reply_address(env: Mapping[str, Any]) -> str | None:
     if value is None:
         return None
     local, at, domain = str(value).strip().rpartition("@")
-    if not at or not local or not domain or "+" in local or not local.isascii() or " " in value:
+    plain = local.isascii() and domain.isascii() and " " not in value  # an email header's ASCII
+    if not at or not local or not domain or "+" in local or not plain:
         raise ConfigError(
             f"REPLY_ADDRESS must be a plain address such as play@example.org, not {value!r}"
         )
@@ -297,10 +319,17 @@ def check_limit_storage(env: Mapping[str, Any], processes: int) -> None:
 
 
 def database_url(url: str) -> str:
-    """Use psycopg 3 for PostgreSQL URLs written the usual ways."""
+    """Use psycopg 3 for PostgreSQL URLs written the usual ways; a :class:`ConfigError` for what
+    is no URL (without repeating it: it may hold a password)."""
     for prefix in ("postgres://", "postgresql://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
+            url = "postgresql+psycopg://" + url[len(prefix) :]
+    try:
+        make_url(url)
+    except (ArgumentError, ValueError):
+        raise ConfigError(
+            "DATABASE_URL must be a database URL such as postgresql://user@host/name"
+        ) from None
     return url
 
 

@@ -102,6 +102,35 @@ REFUSED = [
         "REPLY_ANSWERS_PER_HOUR must be a whole number, not 'many'",
     ),
     ({"IMAP_PORT": "imap"}, "IMAP_PORT must be a whole number, not 'imap'"),
+    # Values that would start and fail later: at each connection, message or new game.
+    ({"MAIL_TIMEOUT": "nan"}, "MAIL_TIMEOUT must be a number, not 'nan'"),
+    (
+        {"DATABASE_CONNECT_TIMEOUT": "inf"},
+        "DATABASE_CONNECT_TIMEOUT must be a number, not 'inf'",
+    ),
+    (
+        {"DATABASE_LOCK_TIMEOUT": "3000000"},
+        "DATABASE_LOCK_TIMEOUT must be at most 86400, not '3000000'",
+    ),
+    (
+        {"DEFAULT_DAYS_PER_MOVE": "99999999"},
+        "DEFAULT_DAYS_PER_MOVE must be at most 365, not '99999999'",
+    ),
+    ({"MAIL_PORT": "70000"}, "MAIL_PORT must be at most 65535, not '70000'"),
+    (
+        {"REPLY_ADDRESS": "play@ex\u00e4mple.org"},
+        "REPLY_ADDRESS must be a plain address such as play@example.org, "
+        "not 'play@ex\u00e4mple.org'",
+    ),
+    (
+        {"DATABASE_URL": "postgresql://root:secret@db:port/splitmind"},
+        "DATABASE_URL must be a database URL such as postgresql://user@host/name",
+    ),
+    (
+        {"SECRET_KEY_FALLBACKS": f"{'k' * 40},dev"},
+        "each of SECRET_KEY_FALLBACKS must be at least 32 bytes when SPLITMIND_ENV=production "
+        "(key 2 has 3)",
+    ),
 ]
 
 
@@ -112,6 +141,8 @@ def refused(*names: str) -> list[tuple[dict[str, str], str]]:
 
 # Refused whatever the mode.
 BAD_VALUES = refused(
+    "DATABASE_CONNECT_TIMEOUT",
+    "DEFAULT_DAYS_PER_MOVE",
     "MAIL_PORT",
     "MAIL_TIMEOUT",
     "DATABASE_LOCK_TIMEOUT",
