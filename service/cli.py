@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import imaplib
 import json
+import math
 import signal
 import smtplib
 import threading
+from typing import Any
 
 import click
 from flask import Flask, current_app
@@ -18,12 +20,27 @@ from werkzeug.serving import run_simple
 from . import bots, computer, deadlines, games
 from .links import player_url
 from .mail import worker
-from .models import Game, db
+from .models import MAX_ID, Game, db
 from .perspective import describe_status
 from .playtest.cli import playtest_cli
 from .replies import servers
 from .rules import PRINTED, SEATS, TRICKS_PER_ROUND, Seat, variant_of
 from .unit_of_work import transaction
+
+# What the database and the network can take: a bad number is one line of usage, no traceback.
+GAME_ID = click.IntRange(1, MAX_ID)
+PORT = click.IntRange(1, 65535)
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds within a range; ``nan``, which no comparison refuses, is refused."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if math.isnan(seconds):
+            self.fail(f"{value!r} is not a number of seconds.", param, ctx)
+        return seconds
+
 
 games_cli = AppGroup("games", help="Create, inspect and correct games.")
 
@@ -48,7 +65,9 @@ games_cli = AppGroup("games", help="Create, inspect and correct games.")
 )
 @click.option("--seed", type=int, default=None, help="Deal from this seed (default: random).")
 @click.option("--look", type=click.Choice(["standard", "classic"]), default="standard")
-@click.option("--days", type=int, default=None, help="Days per move; 0 for no deadline.")
+@click.option(
+    "--days", type=click.IntRange(0, 365), default=None, help="Days per move; 0 for no deadline."
+)
 @click.option("--match", is_flag=True, help="A return match: a second game with roles swapped.")
 def create(
     keeper_email: str,
@@ -107,14 +126,14 @@ def _game(game_id: int) -> Game:
 
 
 @games_cli.command("export")
-@click.argument("game_id", metavar="ID", type=int)
+@click.argument("game_id", metavar="ID", type=GAME_ID)
 def export(game_id: int) -> None:
     """Print the game as a replay scenario for ``python -m service.replay``."""
     click.echo(json.dumps(games.export_game(_game(game_id)), indent=1))
 
 
 @games_cli.command("show")
-@click.argument("game_id", metavar="ID", type=int)
+@click.argument("game_id", metavar="ID", type=GAME_ID)
 def show(game_id: int) -> None:
     """Print a summary of the game."""
     game = _game(game_id)
@@ -148,7 +167,7 @@ def show(game_id: int) -> None:
 
 
 @games_cli.command("correct-address")
-@click.argument("game_id", metavar="ID", type=int)
+@click.argument("game_id", metavar="ID", type=GAME_ID)
 @click.argument("seat", type=click.Choice(SEATS))
 @click.argument("address")
 @click.option("--by", "admin", required=True, help="The admin's name, for the audit trail.")
@@ -173,7 +192,13 @@ mail_cli = AppGroup("mail", help="Deliver queued email; read replies.")
     is_flag=True,
     help="Make the computer's moves, drain the queue, say how many were handled, exit.",
 )
-@click.option("--poll", type=float, default=2.0, show_default=True, help="Seconds between polls.")
+@click.option(
+    "--poll",
+    type=Seconds(0.1, 3600),
+    default=2.0,
+    show_default=True,
+    help="Seconds between polls.",
+)
 def mail_worker(once: bool, poll: float) -> None:
     """Deliver queued email and make the computer's moves until stopped; also runs the
     deadline sweep every minute.
@@ -206,7 +231,7 @@ def _until_signalled() -> threading.Event:
 
 @mail_cli.command("inbound")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8024, show_default=True, type=int)
+@click.option("--port", default=8024, show_default=True, type=PORT)
 @click.option("--smtp", is_flag=True, help="Speak SMTP instead of LMTP.")
 def mail_inbound(host: str, port: int, smtp: bool) -> None:
     """Read replies handed over by LMTP (or SMTP), until stopped: each reply to a tagged
@@ -222,7 +247,11 @@ def mail_inbound(host: str, port: int, smtp: bool) -> None:
 @mail_cli.command("fetch")
 @click.option("--once", is_flag=True, help="Read the folder once, say how many were handled, exit.")
 @click.option(
-    "--poll", type=float, default=60.0, show_default=True, help="Seconds between polls (no IDLE)."
+    "--poll",
+    type=Seconds(1, 86400),
+    default=60.0,
+    show_default=True,
+    help="Seconds between polls (no IDLE).",
 )
 def mail_fetch(once: bool, poll: float) -> None:
     """Read replies from the IMAP folder IMAP_FOLDER, moving each to IMAP_DONE_FOLDER, until
@@ -251,7 +280,7 @@ def tick() -> None:
 
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=5000, show_default=True, type=int)
+@click.option("--port", default=5000, show_default=True, type=PORT)
 @with_appcontext
 def serve(host: str, port: int) -> None:
     """Development server with the mail worker in a background thread."""

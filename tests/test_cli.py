@@ -53,6 +53,32 @@ def test_create_refuses_bad_input(runner) -> None:
     assert result.exit_code == 2 and "is not an email address" in result.output
 
 
+@pytest.mark.parametrize(
+    ("args", "refusal"),
+    [
+        (["games", "show", "99999999999999999999"], "Invalid value for 'ID'"),
+        (["games", "export", "3000000000"], "Invalid value for 'ID'"),
+        (
+            ["games", "correct-address", "0", "keeper", "kim@example.com", "--by", "ann"],
+            "Invalid value for 'ID'",
+        ),
+        (
+            ["games", "create", "--keeper", "a@example.com", "--shadow", "b@example.com",
+             "--days", "99999999"],
+            "Invalid value for '--days'",
+        ),
+        (["mail", "worker", "--poll", "0"], "Invalid value for '--poll'"),
+        (["mail", "worker", "--poll", "nan"], "Invalid value for '--poll'"),
+        (["mail", "inbound", "--port", "70000"], "Invalid value for '--port'"),
+    ],
+)  # fmt: skip
+def test_numbers_past_what_the_service_takes_are_usage_errors(runner, args, refusal) -> None:
+    """One line saying which value, before the database or the network is asked."""
+    result = runner.invoke(args=args)
+    assert result.exit_code == 2 and refusal in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_create_refuses_an_address_that_needs_smtputf8(app: Flask, runner) -> None:
     """A fullwidth v reads as victim@example.com; only SMTPUTF8 could carry it."""
     result = runner.invoke(
