@@ -505,10 +505,12 @@ def declare_forfeit(game_id: int, seat: str, actor: str, reason: str = "") -> Ga
     return game
 
 
-def extend_deadline(game_id: int, days: int, actor: str) -> Game:
+def extend_deadline(game_id: int, days: int, actor: str, seen: datetime | None = None) -> Game:
     """Give the player(s) who owe a move ``days`` more days (from now if already late);
     both players are emailed the new deadline.
 
+    ``seen``, if given, is the deadline the admin was shown: if it is no longer the game's
+    (the same form sent twice, or a move made meanwhile), nothing changes.
     A game without days per move has no deadline to extend: one made up here
     would get no reminder from the sweep, only a timeout.
     """
@@ -517,6 +519,11 @@ def extend_deadline(game_id: int, days: int, actor: str) -> Game:
     game = _open_game(game_id)
     if not game.days_per_move or game.deadline is None:
         raise InvalidGame("This game has no deadline to extend.")
+    if seen is not None and seen != game.deadline:
+        raise InvalidGame(
+            "The deadline changed since this page was loaded (extended already, or a move "
+            "was made): nothing was changed. Here it is now."
+        )
     start = max(game.deadline, utcnow())
     game.deadline = start + timedelta(days=days)
     game.reminded = False

@@ -7,6 +7,8 @@ read from the query string and change nothing.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from flask_wtf import FlaskForm
 from wtforms import (
     BooleanField,
@@ -20,7 +22,14 @@ from wtforms import (
     SelectMultipleField,
     StringField,
 )
-from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
+from wtforms.validators import (
+    DataRequired,
+    InputRequired,
+    Length,
+    NumberRange,
+    Optional,
+    ValidationError,
+)
 
 from ..game_text import seat_name, the_seat
 from ..models import GAME_STATUSES, MAIL_STATUSES, MAX_ID
@@ -48,9 +57,21 @@ class ConfirmForm(FlaskForm):
 
 
 class ExtendForm(FlaskForm):
-    """Give the players who owe a move more days."""
+    """Give the players who owe a move more days, from the deadline the page showed."""
 
     days = IntegerField("Days", default=3, validators=[InputRequired(), NumberRange(min=1, max=60)])
+    deadline = HiddenField(validators=[InputRequired()])
+
+    def validate_deadline(self, field: HiddenField) -> None:
+        """The page writes the deadline it shows; anything else was written by no page."""
+        try:
+            datetime.fromisoformat(field.data or "")
+        except ValueError:
+            raise ValidationError("not a deadline the page showed") from None
+
+    def seen_deadline(self) -> datetime:
+        """The deadline the page showed (once the form is valid)."""
+        return datetime.fromisoformat(self.deadline.data or "")
 
 
 REASON = "Reason (optional; the players' email and the log say it)"

@@ -368,7 +368,9 @@ def extend_deadline(game_id: int) -> BaseResponse:
     form = ExtendForm()
     return _act(
         game_id,
-        lambda: games.extend_deadline(game_id, form.days.data, actor=current_user.name),
+        lambda: games.extend_deadline(
+            game_id, form.days.data, actor=current_user.name, seen=form.seen_deadline()
+        ),
         lambda game: (
             f"The deadline is extended to {game.deadline:%Y-%m-%d %H:%M} UTC; the players are told."
         ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,14 @@ def submit(client: FlaskClient, page: str, action: str, **data: Any) -> TestResp
     """POST a form of ``page`` to ``action`` with the page's CSRF token."""
     token = csrf_token(client.get(page).get_data(as_text=True))
     return client.post(action, data={"csrf_token": token, **data})
+
+
+def shown_deadline(client: FlaskClient, game_id: int) -> str:
+    """The deadline the game page's extension form was written with."""
+    page = client.get(f"/admin/games/{game_id}").get_data(as_text=True)
+    found = re.search(r'name="deadline" value="([^"]+)"', page)
+    assert found is not None, "the page offers no extension"
+    return found.group(1)
 
 
 @pytest.fixture

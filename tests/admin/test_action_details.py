@@ -16,7 +16,7 @@ from service.models import Event, Game, OutboxMessage, db
 
 from ..helpers import write_queued
 from ..smtp import SMTPServer
-from .conftest import submit
+from .conftest import shown_deadline, submit
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_extending_emails_the_new_deadline_and_says_it(
 ) -> None:
     game = make_game(days_per_move=3)
     page = f"/admin/games/{game['id']}"
-    submit(admin, page, f"{page}/extend", days="2")
+    submit(admin, page, f"{page}/extend", days="2", deadline=shown_deadline(admin, game["id"]))
     with app.app_context():
         deadline = db.session.get_one(Game, game["id"]).deadline
     shown = f"{deadline:%Y-%m-%d %H:%M} UTC"

@@ -6,13 +6,13 @@ import re
 from datetime import timedelta
 from html import unescape
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from service.links import token_for
 from service.models import Event, Game, OutboxMessage, Player, db
 
 from ..helpers import failed_turn_behind_a_newer_one
-from .conftest import ADMIN, submit
+from .conftest import ADMIN, shown_deadline, submit
 
 
 def game_page(admin, game_id: int) -> str:
@@ -79,13 +79,35 @@ def test_extending_the_deadline(app, admin, make_game) -> None:
     with app.app_context():
         before = db.session.get(Game, game["id"]).deadline
     page = f"/admin/games/{game['id']}"
-    assert submit(admin, page, f"{page}/extend", days="4").status_code == 303
+    shown = shown_deadline(admin, game["id"])
+    assert submit(admin, page, f"{page}/extend", days="4", deadline=shown).status_code == 303
     with app.app_context():
         after = db.session.get(Game, game["id"]).deadline
     assert after - before == timedelta(days=4)
-    assert submit(admin, page, f"{page}/extend", days="99").status_code == 303
+    shown = shown_deadline(admin, game["id"])
+    assert submit(admin, page, f"{page}/extend", days="99", deadline=shown).status_code == 303
+    assert "Extend a deadline by 1 to 60 days." in game_page(admin, game["id"])
+    assert submit(admin, page, f"{page}/extend", days="2", deadline="soon").status_code == 303
     assert "Extend a deadline by 1 to 60 days." in game_page(admin, game["id"])
     assert admin_events(app, game["id"]) == [("admin", ADMIN, "extended the deadline by 4 days")]
+
+
+def test_the_same_extension_sent_twice_extends_once(app, admin, make_game) -> None:
+    """A second click, or the form sent again from the browser's history: the deadline it
+    was written with is gone, so nothing changes, and the page says why."""
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    shown = shown_deadline(admin, game["id"])
+    assert submit(admin, page, f"{page}/extend", days="3", deadline=shown).status_code == 303
+    with app.app_context():
+        once = db.session.get(Game, game["id"]).deadline
+        mail = db.session.scalar(select(func.count()).select_from(OutboxMessage))
+    assert submit(admin, page, f"{page}/extend", days="3", deadline=shown).status_code == 303
+    assert "The deadline changed since this page was loaded" in game_page(admin, game["id"])
+    with app.app_context():
+        assert db.session.get(Game, game["id"]).deadline == once
+        assert db.session.scalar(select(func.count()).select_from(OutboxMessage)) == mail
+    assert admin_events(app, game["id"]) == [("admin", ADMIN, "extended the deadline by 3 days")]
 
 
 def test_a_game_without_a_deadline_has_none_to_extend(app, admin, make_game) -> None:
@@ -93,7 +115,8 @@ def test_a_game_without_a_deadline_has_none_to_extend(app, admin, make_game) -> 
     page = f"/admin/games/{game['id']}"
     html = game_page(admin, game["id"])
     assert "Extend the deadline" not in html and "Cancel the game" in html
-    assert submit(admin, page, f"{page}/extend", days="4").status_code == 303
+    any_deadline = "2026-12-01T00:00:00+00:00"
+    assert submit(admin, page, f"{page}/extend", days="4", deadline=any_deadline).status_code == 303
     with app.app_context():
         assert db.session.get(Game, game["id"]).deadline is None
     assert "This game has no deadline to extend." in game_page(admin, game["id"])
