@@ -21,6 +21,9 @@ from ..models import Address, Game, OutboxMessage, WorkerHeartbeat, db
 WORKER_DOWN_AFTER = timedelta(minutes=5)
 # How many games or addresses each part lists (the lists link to the rest).
 SHOWN = 20
+# Stalled games are counted up to this many: past it the page says "more than", and the
+# count costs the same however many games are stalled (the games list has them all).
+COUNTED_UP_TO = 1000
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,13 @@ class Overview:
     near_deadline: list[Game]
 
     @property
+    def stalled_total(self) -> str:
+        """How many games are stalled, as the page says it."""
+        if self.stalled_count > COUNTED_UP_TO:
+            return f"more than {COUNTED_UP_TO:,}"
+        return f"{self.stalled_count:,}"
+
+    @property
     def worker_up(self) -> bool:
         """Whether any worker passed lately."""
         return any(worker.up for worker in self.workers)
@@ -71,7 +81,12 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
         stalled=list(
             db.session.scalars(_games().where(*stalled).order_by(Game.updated_at).limit(SHOWN))
         ),
-        stalled_count=db.session.scalar(select(func.count()).where(*stalled)) or 0,
+        stalled_count=db.session.scalar(
+            select(func.count()).select_from(
+                select(Game.id).where(*stalled).limit(COUNTED_UP_TO + 1).subquery()
+            )
+        )
+        or 0,
         failed_today=db.session.scalar(
             select(func.count()).where(
                 OutboxMessage.status == "failed", OutboxMessage.failed_at >= day_start

@@ -14,6 +14,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import update
 
 from service.addresses import record_bounce
+from service.admin import overview
 from service.mail.worker import run
 from service.models import Game, OutboxMessage, WorkerHeartbeat, db, utcnow
 from service.unit_of_work import transaction
@@ -43,7 +44,7 @@ def age_games(app: Flask, days: dict[int, float]) -> None:
 
 
 def test_the_overview_shows_what_needs_attention(
-    app: Flask, admin: FlaskClient, smtp_server: SMTPServer
+    app: Flask, admin: FlaskClient, smtp_server: SMTPServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stalled = new_game(app, "ann@example.com", "bob@example.com", seed=1)
     busy = new_game(app, "cat@example.com", "dan@example.com", seed=2, days_per_move=3)
@@ -64,6 +65,11 @@ def test_the_overview_shows_what_needs_attention(
     html = admin.get("/admin/", query_string={"stalled": 10, "hours": 2}).get_data(as_text=True)
     assert listed(section_html(html, "stalled")) == [older]
     assert "near-deadline" not in html
+    # Stalled games are counted up to a bound, not through the whole table.
+    assert "or more (2)</h2>" in admin.get("/admin/").get_data(as_text=True)
+    monkeypatch.setattr(overview, "COUNTED_UP_TO", 1)
+    assert "or more (more than 1)</h2>" in admin.get("/admin/").get_data(as_text=True)
+    monkeypatch.undo()
     assert admin.get("/admin/", query_string={"stalled": 0}).status_code == 400
 
     # The worker passes: the queue empties, the refused message counts as failed today.
