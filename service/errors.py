@@ -101,14 +101,17 @@ def http_error(exc: HTTPException) -> Response:
     return response
 
 
-def is_outage(exc: SQLAlchemyError) -> bool:
-    """Whether a database error says the database is unavailable, rather than a fault.
+def is_outage(exc: BaseException) -> bool:
+    """Whether an error says the database is unavailable, rather than a fault (``False`` for
+    an error that is not the database's).
 
     PostgreSQL's operational errors are all about the server: down or
     restarting, a statement or lock timeout, a transaction to run again. No
     connection left in the pool is one too. SQLite's also say "no such table",
     a fault: there only a locked database file is an outage.
     """
+    if not isinstance(exc, SQLAlchemyError):
+        return False
     if isinstance(exc, PoolTimeout):
         return True
     orig = getattr(exc, "orig", None)

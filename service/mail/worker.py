@@ -210,20 +210,20 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
     outcomes: Counter[str] = Counter()
     try:
         for _ in range(size):
-            claimed: list[int] = []
+            claimed: int | None = None
             try:
                 # An error rolls back: the claim of a message left as it was ends.
                 with transaction():
                     message = _claim_due(utcnow())
                     if message is None:
                         break
-                    claimed.append(message.id)
+                    claimed = message.id
                     outcome = _deliver(transport, message)
                     after_commit(partial(metrics.count_mail, message.status))
             except DBAPIError as exc:
-                if is_outage(exc) or not claimed:
+                if is_outage(exc) or claimed is None:
                     raise
-                outcome = _set_aside(claimed[0], exc)
+                outcome = _set_aside(claimed, exc)
             outcomes[outcome] += 1
     finally:
         if outcomes:

@@ -37,16 +37,6 @@ from .tags import tag_in
 log = logging.getLogger(__name__)
 
 
-def _outage(exc: Exception) -> bool:
-    """Whether reading a message failed for want of the database, so that it may be read later.
-
-    Any other database error (a value it refuses, say) would recur on every
-    attempt: that message is set aside, not retried, or it would hold up the
-    replies behind it.
-    """
-    return isinstance(exc, SQLAlchemyError) and is_outage(exc)
-
-
 class Delivery:
     """The aiosmtpd handler: accepts mail to tagged reply addresses, and reads each message."""
 
@@ -73,13 +63,14 @@ class Delivery:
         try:
             await asyncio.get_running_loop().run_in_executor(None, read)
         except Exception as exc:
-            if _outage(exc):
+            if is_outage(exc):
                 log.warning(
                     "reply put off, the database is unavailable: %s", getattr(exc, "orig", exc)
                 )
                 reply = "451 4.3.0 Try again later"
             else:
-                # Reading it again would fail again: the mail server tells the sender instead.
+                # Reading it again would fail again (a database error that is no outage too):
+                # the mail server tells the sender instead.
                 log.exception("reply could not be read")
                 reply = "554 5.6.0 The reply could not be read"
         else:
@@ -170,7 +161,7 @@ def fetch_once(app: Flask, box: BaseMailBox) -> int:
             try:
                 receive(message.obj.as_bytes())
             except Exception as exc:
-                if _outage(exc):
+                if is_outage(exc):
                     raise  # the message stays, to be read once the database is back
                 # Reading it again would fail again: it is moved with the others, and logged.
                 log.exception("reply %s could not be read", message.uid)
