@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask import request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_migrate import Migrate
@@ -37,5 +38,17 @@ migrate = Migrate(
 csrf = CSRFProtect()
 # Storage comes from RATELIMIT_STORAGE_URI, so several web processes can share counts.
 limiter = Limiter(key_func=get_remote_address)
+# A player's links (the move page, the API and its polls, the home page) carry their own
+# credential and are limited nowhere, nor are the front page and the rules beside them: the
+# limiter is told so, and skips the work of finding their limits on every request.
+# tests/test_rate_limits.py checks that none of their routes declares one.
+UNLIMITED_BLUEPRINTS = frozenset({"players", "api", "home"})
+
+
+@limiter.request_filter
+def players_links() -> bool:
+    """Whether the request is for one of :data:`UNLIMITED_BLUEPRINTS`."""
+    return request.blueprint in UNLIMITED_BLUEPRINTS
+
 
 __all__ = ["csrf", "db", "limiter", "migrate"]

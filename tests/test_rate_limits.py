@@ -1,0 +1,65 @@
+"""Which requests the rate limiter looks at.
+
+Limits guard the forms a stranger can send (the lobby's, the lost-links form,
+the admin's sign-in). A player's links carry their own credential and are
+limited nowhere, nor are the front page and the rules: the limiter is told to
+skip their blueprints
+(:data:`service.extensions.UNLIMITED_BLUEPRINTS`), and these tests make sure
+that no limit declared there would go unenforced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask_limiter.util import get_qualified_name
+
+from service.extensions import UNLIMITED_BLUEPRINTS, limiter
+from service.links import home_token
+
+
+def declared_limits(app: Flask, endpoint: str) -> list[Any]:
+    """The limits declared on an endpoint's view and on its blueprint."""
+    view = app.view_functions[endpoint]
+    blueprint = endpoint.rpartition(".")[0]
+    with app.app_context():
+        return [
+            *limiter.limit_manager.decorated_limits(get_qualified_name(view)),
+            *(limiter.limit_manager.blueprint_limits(app, blueprint) if blueprint else []),
+        ]
+
+
+def test_no_route_the_limiter_skips_declares_a_limit(app: Flask) -> None:
+    skipped = [
+        rule.endpoint
+        for rule in app.url_map.iter_rules()
+        if rule.endpoint.rpartition(".")[0] in UNLIMITED_BLUEPRINTS
+    ]
+    assert {"players.play", "api.view", "home.page"} <= set(skipped)
+    assert {endpoint: declared_limits(app, endpoint) for endpoint in skipped} == dict.fromkeys(
+        skipped, []
+    )
+    # The lobby's forms are limited, and the check above would see it.
+    assert declared_limits(app, "lobby.new_game")
+
+
+@pytest.mark.parametrize("app_config", [{"RATELIMIT_DEFAULT": "2 per minute"}])
+def test_a_players_links_are_not_limited_where_other_pages_are(
+    app: Flask, make_game: Callable[..., dict[str, Any]]
+) -> None:
+    """Under a default limit of two requests a minute, which applies to an invitation's link."""
+    game = make_game()
+    with app.app_context():
+        home = home_token("kim@example.com")
+    client = app.test_client()
+    try:
+        for path in (f"/play/{game['keeper']}", f"/api/play/{game['keeper']}", f"/me/{home}"):
+            assert [client.get(path).status_code for _ in range(4)] == [200] * 4, path
+        invitation = "/invitations/no-such-invitation"
+        assert [client.get(invitation).status_code for _ in range(3)] == [404, 404, 429]
+    finally:
+        # Flask-Limiter keeps default limits on its one instance for the process's later apps.
+        limiter.limit_manager.set_default_limits([])
