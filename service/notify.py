@@ -387,7 +387,8 @@ kinds.register(
     Kind("game_ended", write=_writer(_rematch)),
     Kind("reminder", still_wanted=_reminder_wanted, write=_writer()),
     Kind("deadline_extended", write=_writer()),
-    Kind("link", write=_writer()),
+    # Written when sent, with the link of that moment: two waiting would say the same.
+    Kind("link", replaces_queued=True, write=_writer()),
     Kind("answer", write=_writer()),
     # Queued bare, so that asking costs the same whether or not the address plays here.
     Kind("your_games", write=write_links),

@@ -9,6 +9,7 @@ from html import unescape
 from sqlalchemy import func, select
 
 from service.links import token_for
+from service.mail.kinds import written
 from service.models import Event, Game, OutboxMessage, Player, db
 
 from ..helpers import failed_turn_behind_a_newer_one
@@ -72,6 +73,31 @@ def test_resending_a_link_queues_an_email(app, admin, make_game) -> None:
     assert kinds.count("link") == 1
     assert admin_events(app, game["id"]) == [("admin", ADMIN, "resent the shadow's link")]
     assert any("resent the shadow's link" in row for row in log_rows(game_page(admin, game["id"])))
+
+
+def test_a_link_resent_twice_or_rotated_before_it_went_is_one_email(app, admin, make_game) -> None:
+    """A second click on "Resend", or a rotation with the link's email still waiting: the
+    player gets one email, with the link that works now."""
+    game = make_game()
+    shadow = player_id(app, game["id"], "shadow")
+    page = f"/admin/games/{game['id']}"
+    assert submit(admin, page, f"{page}/players/{shadow}/resend").status_code == 303
+    assert submit(admin, page, f"{page}/players/{shadow}/resend").status_code == 303
+    rotate = f"{page}/players/{shadow}/rotate"
+    assert submit(admin, page, rotate, confirm="y", send="y").status_code == 303
+    with app.app_context():
+        links = db.session.scalars(
+            select(OutboxMessage).where(
+                OutboxMessage.player_id == shadow, OutboxMessage.kind == "link"
+            )
+        ).all()
+        assert [message.status for message in links] == ["queued"]
+        assert token_for(db.session.get(Player, shadow)) in written(links[0]).text
+    assert [note for _, _, note in admin_events(app, game["id"])] == [
+        "resent the shadow's link",
+        "resent the shadow's link",
+        "rotated the shadow's link and sent the new one",
+    ]
 
 
 def test_extending_the_deadline(app, admin, make_game) -> None:

@@ -110,8 +110,8 @@ def test_a_kind_that_replaces_a_queued_email_is_only_its_entry(
         withdraw("nudge", player.id)
         db.session.commit()
         assert db.session.execute(waiting).all() == [("turn", "second")]
-        with pytest.raises(ValueError, match="a link email does not replace an unsent one"):
-            withdraw("link", player.id)
+        with pytest.raises(ValueError, match="a round_end email does not replace an unsent one"):
+            withdraw("round_end", player.id)
 
 
 def test_the_worker_knows_nothing_of_games() -> None:
