@@ -13,7 +13,7 @@ from datetime import datetime
 from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import Executable, bindparam, select, update
+from sqlalchemy import Executable, Select, bindparam, select, update
 
 from .models import Address, AddressSettings, db, insert_new, utcnow
 
@@ -24,16 +24,31 @@ def settings_for(email: str) -> AddressSettings | None:
 
 
 def settings_row(email: str) -> AddressSettings:
-    """The address's row of choices, written first if there is none (caller's transaction).
+    """The address's row of choices, locked until the transaction ends and written first if
+    there is none (caller's transaction).
 
-    Two requests may write a new row at the same instant: the second insert
-    waits for the first and then skips, and both go on with the one row.
+    The row is re-read under the lock, never taken from the session's copy: a
+    change that reads the row first (a vacation counts the days already taken)
+    sees what the request before it committed, so requests at the same instant
+    apply one after the other. Two requests may write a new row at the same
+    instant: the second insert waits for the first and then skips, and both go
+    on with the one row.
     """
-    settings = db.session.get(AddressSettings, email)
+    settings = db.session.scalars(_settings_locked(email)).one_or_none()
     if settings is None:
         db.session.execute(insert_new(AddressSettings).values(email=email))
-        settings = db.session.get_one(AddressSettings, email)
+        settings = db.session.scalars(_settings_locked(email)).one()
     return settings
+
+
+def _settings_locked(email: str) -> Select[AddressSettings]:
+    """The statement reading the address's row afresh and locking it for update."""
+    return (
+        select(AddressSettings)
+        .where(AddressSettings.email == email)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
 
 
 def vacation_end(emails: Iterable[str | None], now: datetime) -> datetime | None:
@@ -95,9 +110,10 @@ def learn_time_zone(email: str, name: str) -> bool:
     """
     if not is_time_zone(name):
         raise ValueError(f"no time zone {name!r}")
-    if time_zone(email) is not None:
+    settings = settings_row(email)
+    if settings.time_zone is not None:
         return False
-    settings_row(email).time_zone = name
+    settings.time_zone = name
     db.session.flush()
     return True
 

@@ -257,12 +257,14 @@ def take_vacation(email: str, days: int, now: datetime | None = None) -> datetim
     Each deadline of a move the address owes moves back by that much; a move
     owed later counts its days from the vacation's end (:func:`service.games`).
     Returns when the vacation ends. Raises :class:`SettingError` past the year's allowance.
+    The address's row stays locked to the end of the transaction, so requests at
+    the same instant take their days one after the other, each from what is left.
     """
     now = now or utcnow()
-    settings = settings_row(email)
-    left = vacation_left(settings, now)
     if days < 1:
         raise SettingError("a vacation lasts one day at least")
+    settings = settings_row(email)
+    left = vacation_left(settings, now)
     if days > left:
         raise SettingError(f"only {left} days of vacation are left this year")
     if settings.vacation_year != now.year:
@@ -286,10 +288,14 @@ def take_vacation(email: str, days: int, now: datetime | None = None) -> datetim
 
 def end_vacation(email: str, now: datetime | None = None) -> None:
     """Come back early: the unused whole days return to the year's allowance, and each
-    deadline of a move the address owes loses the pause it had not used yet."""
-    now = now or utcnow()
-    settings = settings_for(email)
-    if settings is None or settings.vacation_until is None or settings.vacation_until <= now:
+    deadline of a move the address owes loses the pause it had not used yet.
+
+    Under the lock of the address's row: of two requests at the same instant, the
+    second finds the vacation over and changes nothing.
+    """
+    settings = settings_row(email)
+    now = now or utcnow()  # read under the lock: never before the end the first one wrote
+    if settings.vacation_until is None or settings.vacation_until <= now:
         return
     unused = settings.vacation_until - now
     if settings.vacation_year == now.year:

@@ -21,6 +21,7 @@ from service.unit_of_work import transaction
 from .conftest import BASE_URL
 from .factories import one_by_one, written
 from .helpers import (
+    at_once,
     csrf_token,
     request_invitation,
     statements_run,
@@ -400,6 +401,51 @@ def test_coming_back_early(app: Flask, client, make_game) -> None:
         assert "on vacation until" not in client.get(f"/play/{game['shadow']}").get_data(
             as_text=True
         )
+
+
+def posts_at_once(app: Flask, home: str, action: str, count: int, **data: object) -> list[int]:
+    """The same form of the home page posted from ``count`` browsers at the same instant."""
+    clients = [app.test_client() for _ in range(count)]
+    tokens = [csrf_token(client.get(home).get_data(as_text=True)) for client in clients]
+    return at_once(
+        [
+            lambda client=client, token=token: (
+                client.post(f"{home}/{action}", data={"csrf_token": token, **data}).status_code
+            )
+            for client, token in zip(clients, tokens, strict=True)
+        ]
+    )
+
+
+@pytest.mark.postgres
+def test_vacations_asked_at_the_same_instant_apply_one_after_the_other(
+    app: Flask, make_game
+) -> None:
+    """Each request reads the address's row under its lock: the days granted never pass the
+    allowance, each deadline moves once per day granted, and a second "Come back now"
+    finds the vacation over."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=9, days_per_move=5)  # both owe the exchange
+        with app.app_context():
+            before = db.session.get_one(Game, game["id"]).deadline
+            assert before is not None
+        home = home_of(app)
+        statuses = posts_at_once(app, home, "vacation", 6, days="15")
+        assert sorted(statuses) == [303, 303, 400, 400, 400, 400]
+        with app.app_context():
+            assert db.session.get_one(Game, game["id"]).deadline == before + timedelta(days=30)
+            assert db.session.get_one(AddressSettings, KIM).vacation_days_used == 30
+    back = NOW + timedelta(days=3)
+    with time_machine.travel(back, tick=False):
+        assert posts_at_once(app, home, "vacation/end", 2) == [303, 303]
+        with app.app_context():
+            assert db.session.get_one(Game, game["id"]).deadline == before + timedelta(days=3)
+            settings = db.session.get_one(AddressSettings, KIM)
+            assert settings.vacation_until == back and settings.vacation_days_used == 3
+            notes = db.session.scalars(
+                select(Event.note).where(Event.game_id == game["id"], Event.kind == "vacation")
+            ).all()
+            assert notes.count("back from vacation") == 1
 
 
 def home_page_statements(app: Flask) -> list[str]:
