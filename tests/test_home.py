@@ -15,6 +15,7 @@ from sqlalchemy import select
 from service import deadlines, games, homes, invitations
 from service.links import address_for, home_token, home_url
 from service.logs import redact
+from service.mail import compose
 from service.models import Address, AddressSettings, Event, Game, OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
@@ -80,6 +81,29 @@ def test_replacing_the_link_kills_the_old_one(app: Flask, client, make_game) -> 
     assert new != old and client.get(new).status_code == 200
     assert client.get(old).status_code == 404
     assert home_of(app) == new  # the emails from now on bring the new one
+
+
+def test_the_unsubscribe_pages_show_no_link_of_the_address(app: Flask, make_game) -> None:
+    """The unsubscribe links in old emails never change: their pages, before and after the
+    stop, show neither the home link replaced since nor a game's link, and say where the
+    home link is."""
+    game = make_game(seed=1)
+    with app.app_context():
+        kim = db.session.scalars(select(Player).where(Player.email == KIM)).one()
+        stops = [
+            f"/unsubscribe/{compose.unsubscribe_token(kim)}",
+            compose.stop_all_url(KIM).removeprefix(BASE_URL),
+        ]
+    client = app.test_client()
+    new = post(client, home_of(app), "link").headers["Location"].removeprefix("/me/")
+    for stop in stops:
+        for method in ("GET", "POST", "GET"):  # the page before the stop, the stop, after it
+            page = client.open(stop, method=method)
+            text = page.get_data(as_text=True)
+            assert page.status_code == 200
+            assert new not in text and game["keeper"] not in text
+            assert "/me/" not in text and "/play/" not in text
+        assert "in your latest email from this service" in text
 
 
 def test_the_link_survives_a_new_secret_key(app: Flask, make_game) -> None:

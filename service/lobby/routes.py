@@ -21,7 +21,7 @@ from .. import games, invitations
 from ..extensions import csrf, limiter
 from ..health import check_database
 from ..language import current_language, gettext
-from ..links import home_token, player_for, token_for
+from ..links import player_for, token_for
 from ..mail import compose
 from ..models import Player, db
 from ..rules import other
@@ -180,6 +180,10 @@ def unsubscribe(token: str) -> ResponseReturnValue:
     page says, invitations to the address); the link in an email about none of
     the address's games (an address to confirm, an invitation, its links) stops
     every email to the address. The address's home page undoes either.
+
+    The page names the home page but links to none of the address's pages: these
+    links sit in the header of every email and never change, so whoever holds an
+    old email would find the home link its owner has replaced since.
     """
     address = compose.stopping_address(token)
     if address is not None:
@@ -187,16 +191,12 @@ def unsubscribe(token: str) -> ResponseReturnValue:
             with transaction():
                 invitations.stop_all_emails(address)
         done = invitations.stopped_all_emails(address)
-        return render_template(
-            "lobby/unsubscribe.html", address=address, done=done, home=home_token(address)
-        )
+        return render_template("lobby/unsubscribe.html", address=address, done=done)
     player = _unsubscribing_player(token)
     if request.method == "POST":
         with transaction():
             invitations.stop_emails(player)
-    done = not player.notify
-    home = home_token(player.email) if player.email else None
-    return render_template("lobby/unsubscribe.html", player=player, done=done, home=home)
+    return render_template("lobby/unsubscribe.html", player=player, done=not player.notify)
 
 
 @bp.route("/rematch/<token>", methods=["GET", "POST"])
