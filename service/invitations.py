@@ -512,8 +512,18 @@ def _not_blocked(message: OutboxMessage) -> bool:
     return not blocked(message.recipient)
 
 
+def _emails_wanted(message: OutboxMessage) -> bool:
+    """Whether the creator still takes the answer to their invitation: not once they stopped
+    every email, before or after it was queued.
+
+    Declining someone else's invitation, or stopping one game's emails, turns
+    away invitations to the address, not the answer to one it made.
+    """
+    return not stopped_all_emails(message.recipient)
+
+
 kinds.register(
     Kind("confirm_address", still_wanted=_not_blocked, write=_write),
     Kind("invite_opponent", still_wanted=_not_blocked, write=_write),
-    Kind("declined", write=_write),
+    Kind("declined", still_wanted=_emails_wanted, write=_write),
 )

@@ -367,6 +367,15 @@ def _digest_wanted(message: OutboxMessage) -> bool:
     )
 
 
+def _notified(message: OutboxMessage) -> bool:
+    """An email about a game goes to a player who still takes that game's emails: one who
+    stopped them after it was queued (its one-click link, "Stop all emails") gets none."""
+    if message.player_id is None:
+        return True
+    player = db.session.get(Player, message.player_id)
+    return player is not None and player.notify
+
+
 def _reminder_wanted(message: OutboxMessage) -> bool:
     """A reminder is about a move owed, and about the deadline it was queued for.
 
@@ -380,14 +389,16 @@ def _reminder_wanted(message: OutboxMessage) -> bool:
 
 
 kinds.register(
-    Kind("invitation", write=_writer()),
+    Kind("invitation", still_wanted=_notified, write=_writer()),
     Kind("turn", replaces_queued=True, still_wanted=_turn_wanted, write=_writer()),
-    Kind("round_end", write=_writer(_round_that_ended)),
-    Kind("game_over", write=_writer(_rematch)),
-    Kind("game_ended", write=_writer(_rematch)),
+    Kind("round_end", still_wanted=_notified, write=_writer(_round_that_ended)),
+    Kind("game_over", still_wanted=_notified, write=_writer(_rematch)),
+    Kind("game_ended", still_wanted=_notified, write=_writer(_rematch)),
     Kind("reminder", still_wanted=_reminder_wanted, write=_writer()),
-    Kind("deadline_extended", write=_writer()),
-    # Written when sent, with the link of that moment: two waiting would say the same.
+    Kind("deadline_extended", still_wanted=_notified, write=_writer()),
+    # Sent even to a player who stopped the game's emails: an admin resends a link on request,
+    # and an answer replies to the player's own email. A link is written when sent, with the
+    # link of that moment: two waiting would say the same, so the newer replaces the older.
     Kind("link", replaces_queued=True, write=_writer()),
     Kind("answer", write=_writer()),
     # Queued bare, so that asking costs the same whether or not the address plays here.

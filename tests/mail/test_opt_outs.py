@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from service.mail import compose
-from service.models import Address, Invitation, OutboxMessage, Player, db, utcnow
+from service.models import Address, Game, Invitation, OutboxMessage, Player, db, utcnow
 
 from ..conftest import BASE_URL
 from ..helpers import ask_for_game
@@ -137,6 +137,60 @@ def test_the_declined_email_offers_the_stop_too(
     declined = smtp_server.handler.to("ann@example.com")[-1]
     assert "declined" in str(declined.message["Subject"])
     assert stop_link(declined).startswith("/unsubscribe/")
+
+
+def test_no_declined_email_to_a_creator_who_stopped_every_email(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
+) -> None:
+    """Queued before the stop or after it, the answer to Ann's invitation reaches her no more."""
+    to_bob = invited(client, smtp_server, deliver)
+    ask_for_game(client, opponent_name="Dee", opponent_email="dee@example.com")
+    deliver()
+    client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
+    deliver()
+    to_dee = last_link(smtp_server, "dee@example.com", "/invitations/")
+    client.post(to_dee, data={"answer": "decline"})
+    received = len(smtp_server.handler.to("ann@example.com"))
+    stop = client.post(stop_link(smtp_server.handler.to("ann@example.com")[-1]))
+    assert "Done: this service will send no more emails" in stop.get_data(as_text=True)
+    client.post(to_bob, data={"answer": "decline"})
+    deliver()
+    assert len(smtp_server.handler.to("ann@example.com")) == received
+    assert kinds(app, "ann@example.com")[-2:] == [("declined", "skipped")] * 2
+
+
+def test_a_declined_email_still_reaches_a_creator_who_declined_another_invitation(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
+) -> None:
+    """Declining turns away invitations to the address, not the answers to its own."""
+    to_bob = invited(client, smtp_server, deliver)
+    ask_for_game(client, name="Cy", email="cy@example.com", opponent_email="ann@example.com")
+    deliver()
+    client.post(last_link(smtp_server, "cy@example.com", "/invitations/"))
+    deliver()
+    client.post(
+        last_link(smtp_server, "ann@example.com", "/invitations/"), data={"answer": "decline"}
+    )
+    with app.app_context():
+        assert db.session.get_one(Address, "ann@example.com").declined_at is not None
+    client.post(to_bob, data={"answer": "decline"})
+    deliver()
+    assert kinds(app, "ann@example.com")[-1] == ("declined", "sent")
+
+
+def test_a_game_email_queued_before_its_stop_is_not_sent(
+    app: Flask, client: FlaskClient, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    """A stop applies at once, to the emails about the game already waiting to go too."""
+    game = make_game(seed=1)  # each player's first email is queued
+    with app.app_context():
+        kim = db.session.get_one(Game, game["id"]).player("keeper")
+        stop = f"/unsubscribe/{compose.unsubscribe_token(kim)}"
+    client.post(stop)
+    deliver()
+    assert smtp_server.handler.to("kim@example.com") == []
+    assert kinds(app, "kim@example.com") == [("invitation", "skipped")]
+    assert len(smtp_server.handler.to("sam@example.com")) == 1
 
 
 def test_no_links_email_to_an_address_that_stopped_the_emails_of_every_game_it_plays(
