@@ -24,9 +24,10 @@ import logging
 import random
 import time
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from flask import current_app
-from sqlalchemy import or_, select
+from sqlalchemy import literal, or_, select, tuple_
 from sqlalchemy.exc import DBAPIError
 
 from . import bots, games
@@ -36,7 +37,7 @@ from .unit_of_work import transaction
 
 log = logging.getLogger(__name__)
 
-# Seats looked at per round, and rounds per pass: a computer that wins a trick leads the
+# Seats read at a time, and rounds per pass: a computer that wins a trick leads the
 # next one at once when there is no delay, so a pass goes round until nothing is due.
 BATCH = 100
 MAX_ROUNDS = 50
@@ -44,26 +45,37 @@ MAX_ROUNDS = 50
 RETRY_AFTER = 60.0
 
 
-def due(now: datetime, delay: float) -> list[tuple[int, int]]:
+class Due(NamedTuple):
+    """A computer's seat that owes a move, and where its game stands in the order of waiting."""
+
+    player_id: int
+    version: int
+    updated_at: datetime
+    game_id: int
+
+
+def due(now: datetime, delay: float, after: Due | None = None) -> list[Due]:
     """The computer's seats that owe a move in a game in play that has not moved for ``delay``.
 
-    Returns (player id, game version) pairs, the game that waited longest first.
+    At most :data:`BATCH` of them, the game that waited longest first; with
+    ``after``, those that come after that one in this order.
     """
-    return [
-        (player_id, version)
-        for player_id, version in db.session.execute(
-            select(Player.id, Game.version)
-            .join(Game, Game.id == Player.game_id)
-            .where(
-                Player.computer_level.is_not(None),
-                Game.status == "active",
-                or_(Game.to_act == Player.seat, Game.to_act == "both"),
-                Game.updated_at <= now - timedelta(seconds=delay),
-            )
-            .order_by(Game.updated_at, Game.id)
-            .limit(BATCH)
+    query = (
+        select(Player.id, Game.version, Game.updated_at, Game.id)
+        .join(Game, Game.id == Player.game_id)
+        .where(
+            Player.computer_level.is_not(None),
+            Game.status == "active",
+            or_(Game.to_act == Player.seat, Game.to_act == "both"),
+            Game.updated_at <= now - timedelta(seconds=delay),
         )
-    ]
+        .order_by(Game.updated_at, Game.id)
+        .limit(BATCH)
+    )
+    if after is not None:
+        bound = tuple_(literal(after.updated_at, Game.updated_at.type), literal(after.game_id))
+        query = query.where(tuple_(Game.updated_at, Game.id) > bound)
+    return [Due(*row) for row in db.session.execute(query)]
 
 
 def rng_for(game: Game) -> random.Random:
@@ -118,30 +130,44 @@ class ComputerMoves:
         delay = current_app.config["BOT_DELAY_SECONDS"]
         made = 0
         for _ in range(MAX_ROUNDS):
-            with transaction():
-                seats = [seat for seat in due(now or utcnow(), delay) if self._may_try(*seat)]
-            moved = sum(self._play(*seat) for seat in seats)
+            moved = self._round(now or utcnow(), delay)
             made += moved
             if not moved:
                 break
         self.made += made
         return made
 
-    def _may_try(self, player_id: int, version: int) -> bool:
-        failed = self._failed.get(player_id)
-        return failed is None or failed[0] != version or failed[1] <= time.monotonic()
+    def _round(self, now: datetime, delay: float) -> int:
+        """Try each seat that is due once, oldest first; returns how many moves were made.
 
-    def _play(self, player_id: int, version: int) -> bool:
+        The seats are read a batch at a time, on past those whose move failed
+        lately: however many games fail, the others behind them still move.
+        """
+        made = 0
+        after = None
+        while True:
+            with transaction():
+                seats = due(now, delay, after)
+            made += sum(self._play(seat) for seat in seats if self._may_try(seat))
+            if len(seats) < BATCH:
+                return made
+            after = seats[-1]
+
+    def _may_try(self, seat: Due) -> bool:
+        failed = self._failed.get(seat.player_id)
+        return failed is None or failed[0] != seat.version or failed[1] <= time.monotonic()
+
+    def _play(self, seat: Due) -> bool:
         try:
-            return play(player_id)
+            return play(seat.player_id)
         except DBAPIError:
             raise
         except Exception:
             db.session.rollback()
-            self._failed[player_id] = (version, time.monotonic() + self.retry_after)
+            self._failed[seat.player_id] = (seat.version, time.monotonic() + self.retry_after)
             log.exception(
                 "the computer's move as player %d failed; tried again in %.0fs, the rest goes on",
-                player_id,
+                seat.player_id,
                 self.retry_after,
             )
             return False

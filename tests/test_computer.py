@@ -451,3 +451,25 @@ def test_a_rematch_against_the_computer_starts_at_once_with_the_roles_swapped(
     assert "has started" in client.get(rematch).get_data(as_text=True)
     invitations = [m for m in outbox(app) if m.kind == "invitation"]
     assert [m.recipient for m in invitations] == [KIM, KIM]
+
+
+@pytest.mark.both_backends
+def test_moves_that_keep_failing_do_not_hold_up_the_games_behind_them(
+    app: Flask, against_computer, monkeypatch, caplog
+) -> None:
+    broken = [against_computer(level="hard", seed=seed)["id"] for seed in range(3)]
+    working = against_computer(level="easy", seed=9)["id"]  # waited least: read last
+    choose = bots.choose
+
+    def broken_hard_level(level: str, view: Any, rng: random.Random) -> Any:
+        if level == "hard":
+            raise RuntimeError("the hard level is broken")
+        return choose(level, view, rng)
+
+    monkeypatch.setattr(computer.bots, "choose", broken_hard_level)
+    monkeypatch.setattr(computer, "BATCH", 2)  # the failing games fill the first batch
+    moves = ComputerMoves()
+    with app.app_context(), caplog.at_level(logging.CRITICAL, logger="service.computer"):
+        assert moves() == 1
+        assert to_act(db.session.get(Game, working).state) == ["keeper"]
+        assert all(db.session.get(Game, game_id).version == 0 for game_id in broken)
