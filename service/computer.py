@@ -28,9 +28,9 @@ from typing import NamedTuple
 
 from flask import current_app
 from sqlalchemy import literal, or_, select, tuple_
-from sqlalchemy.exc import DBAPIError
 
 from . import bots, games
+from .errors import is_outage
 from .models import Game, Player, db, utcnow
 from .rules import seat_view, to_act
 from .unit_of_work import transaction
@@ -125,7 +125,8 @@ class ComputerMoves:
         """Make every move the computer owes that is due; returns how many were made.
 
         A database that is unavailable is raised (the worker waits for it); any
-        other failure is that one move's, logged, and the others go on.
+        other failure, a database error that is no outage too, is that one
+        move's, logged, and the others go on.
         """
         delay = current_app.config["BOT_DELAY_SECONDS"]
         made = 0
@@ -160,9 +161,9 @@ class ComputerMoves:
     def _play(self, seat: Due) -> bool:
         try:
             return play(seat.player_id)
-        except DBAPIError:
-            raise
-        except Exception:
+        except Exception as exc:
+            if is_outage(exc):
+                raise
             db.session.rollback()
             self._failed[seat.player_id] = (seat.version, time.monotonic() + self.retry_after)
             log.exception(

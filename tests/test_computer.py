@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, text
 from sqlalchemy.exc import IntegrityError
 
 from service import bots, computer, deadlines, games
@@ -426,6 +426,51 @@ def test_a_failing_move_stops_neither_the_other_games_nor_the_mail(
         assert moves() == 0  # not tried again at once
     failures = [r for r in caplog.records if "the computer's move" in r.getMessage()]
     assert len(failures) == 1 and "the computer is confused" in caplog.text
+    assert len(smtp_server.handler.received) == 2
+
+
+@pytest.fixture
+def refuse_moves(app: Flask) -> Iterator[Callable[[int], None]]:
+    """Have PostgreSQL refuse every move of a game, as a constraint refuses a value: a fault
+    of the database's, not an outage. The trigger is dropped afterwards."""
+
+    def refuse(game_id: int) -> None:
+        with app.app_context(), transaction():
+            db.session.execute(
+                text(
+                    "CREATE FUNCTION refuse_move() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                    f"IF NEW.game_id = {game_id} THEN RAISE EXCEPTION 'refused' "
+                    "USING ERRCODE = 'check_violation'; END IF; RETURN NEW; END $$"
+                )
+            )
+            db.session.execute(
+                text(
+                    "CREATE TRIGGER refuse_move BEFORE INSERT ON events "
+                    "FOR EACH ROW EXECUTE FUNCTION refuse_move()"
+                )
+            )
+
+    yield refuse
+    with app.app_context(), transaction():
+        db.session.execute(text("DROP TRIGGER IF EXISTS refuse_move ON events"))
+        db.session.execute(text("DROP FUNCTION IF EXISTS refuse_move()"))
+
+
+def test_a_move_the_database_refuses_stops_neither_the_other_games_nor_the_mail(
+    app: Flask, against_computer, refuse_moves, smtp_server, caplog
+) -> None:
+    refused = against_computer(seed=1)
+    working = against_computer(seed=2)
+    refuse_moves(refused["id"])
+    moves = ComputerMoves()
+    with app.app_context(), caplog.at_level(logging.ERROR, logger="service.computer"):
+        assert worker.run(once=True, moves=moves) == 2  # both invitations went out
+        assert moves.made == 1
+        assert to_act(db.session.get(Game, working["id"]).state) == ["keeper"]
+        assert db.session.get(Game, refused["id"]).version == 0
+        assert moves() == 0  # not tried again at once
+    failures = [r for r in caplog.records if "the computer's move" in r.getMessage()]
+    assert len(failures) == 1 and "refused" in caplog.text
     assert len(smtp_server.handler.received) == 2
 
 
