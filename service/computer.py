@@ -15,7 +15,9 @@ The computer's random source is seeded from the game's id and version, so a
 game against it replays the same, and two workers that choose at once choose
 the same move (the slower one is refused as stale, and tries nothing else).
 A move that fails is logged and left for a minute; the other games, and the
-mail, go on.
+mail, go on. A pass spends a few seconds at most on the computer's moves
+(:data:`PASS_BUDGET`), so the mail and the worker's heartbeat never wait long
+behind them; the moves still due are made on the next passes.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ BATCH = 100
 MAX_ROUNDS = 50
 # Seconds before a move that failed is tried again.
 RETRY_AFTER = 60.0
+# Seconds of computer moves in one pass of the worker: then it drains the mail and writes
+# its heartbeat, and the moves still due are made on the next passes.
+PASS_BUDGET = 5.0
 
 
 class Due(NamedTuple):
@@ -112,34 +117,39 @@ class ComputerMoves:
 
     A seat whose move failed is not tried again at the same version for
     :data:`RETRY_AFTER` seconds, so a fault that persists is logged once a
-    minute rather than on every pass.
+    minute rather than on every pass. A pass stops making moves once it has
+    spent ``budget`` seconds on them (having made one at least).
     """
 
-    def __init__(self, retry_after: float = RETRY_AFTER) -> None:
+    def __init__(self, retry_after: float = RETRY_AFTER, budget: float = PASS_BUDGET) -> None:
         self.retry_after = retry_after
+        self.budget = budget
         self.made = 0
         # Player id of a failed move: the game's version then, and when to try again.
         self._failed: dict[int, tuple[int, float]] = {}
 
     def __call__(self, now: datetime | None = None) -> int:
-        """Make every move the computer owes that is due; returns how many were made.
+        """Make the moves the computer owes that are due, for the pass's budget of time;
+        returns how many were made.
 
         A database that is unavailable is raised (the worker waits for it); any
         other failure, a database error that is no outage too, is that one
         move's, logged, and the others go on.
         """
         delay = current_app.config["BOT_DELAY_SECONDS"]
+        until = time.monotonic() + self.budget
         made = 0
         for _ in range(MAX_ROUNDS):
-            moved = self._round(now or utcnow(), delay)
+            moved = self._round(now or utcnow(), delay, until)
             made += moved
-            if not moved:
+            if not moved or time.monotonic() >= until:
                 break
         self.made += made
         return made
 
-    def _round(self, now: datetime, delay: float) -> int:
-        """Try each seat that is due once, oldest first; returns how many moves were made.
+    def _round(self, now: datetime, delay: float, until: float) -> int:
+        """Try each seat that is due once, oldest first, until the monotonic clock reads
+        ``until``; returns how many moves were made.
 
         The seats are read a batch at a time, on past those whose move failed
         lately: however many games fail, the others behind them still move.
@@ -149,7 +159,11 @@ class ComputerMoves:
         while True:
             with transaction():
                 seats = due(now, delay, after)
-            made += sum(self._play(seat) for seat in seats if self._may_try(seat))
+            for seat in seats:
+                if self._may_try(seat):
+                    made += self._play(seat)
+                    if time.monotonic() >= until:
+                        return made
             if len(seats) < BATCH:
                 return made
             after = seats[-1]

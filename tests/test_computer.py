@@ -518,3 +518,11 @@ def test_moves_that_keep_failing_do_not_hold_up_the_games_behind_them(
         assert moves() == 1
         assert to_act(db.session.get(Game, working).state) == ["keeper"]
         assert all(db.session.get(Game, game_id).version == 0 for game_id in broken)
+
+
+def test_a_pass_stops_making_moves_when_its_time_is_spent(app: Flask, against_computer) -> None:
+    waiting = [against_computer(seed=seed)["id"] for seed in range(3)]
+    moves = ComputerMoves(budget=0)  # spent by the first move: one move a pass
+    with app.app_context():
+        assert [moves(), moves(), moves(), moves()] == [1, 1, 1, 0]
+        assert all(to_act(db.session.get(Game, game_id).state) == ["keeper"] for game_id in waiting)
