@@ -93,7 +93,7 @@ def play(player_id: int) -> bool:
 
     The choice is made from the seat's view at the version read, then applied
     by :func:`service.games.apply_move`, which locks the game and refuses the
-    move if the game has moved on meanwhile. Returns whether a move was made.
+    move if the game has moved on or ended meanwhile. Returns whether a move was made.
     """
     try:
         with transaction():
@@ -109,6 +109,8 @@ def play(player_id: int) -> bool:
             log.info("game %d: the computer (%s) made its move", game.id, player.computer_level)
     except games.StaleVersion:
         return False  # the game moved on while the computer chose: the next pass sees it
+    except games.GameClosed:
+        return False  # it ended while the computer chose (cancelled, timed out, won meanwhile)
     return True
 
 

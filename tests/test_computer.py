@@ -279,6 +279,24 @@ def test_the_computers_half_is_accepted_after_the_persons_half_landed(
     assert stored.state["phase"] == "play" and stored.version >= 2
 
 
+def test_a_game_that_ends_while_the_computer_chooses_is_no_failure(
+    app: Flask, against_computer, monkeypatch, caplog
+) -> None:
+    game = against_computer()
+    choose = bots.choose
+
+    def cancelled_meanwhile(*args: Any) -> Any:
+        with app.app_context(), transaction():
+            games.cancel_game(game["id"], "ada")
+        return choose(*args)
+
+    monkeypatch.setattr(computer.bots, "choose", cancelled_meanwhile)
+    with caplog.at_level(logging.WARNING, logger="service.computer"):
+        assert computer_moves(app) == 0
+    assert [r for r in caplog.records if r.name == "service.computer"] == []
+    assert load(app, game["id"]).status == "cancelled"
+
+
 def test_the_computer_waits_for_the_delay(app: Flask, client, against_computer) -> None:
     game = against_computer(computer="keeper")
     app.config["BOT_DELAY_SECONDS"] = 60
