@@ -273,9 +273,11 @@ def mail_fetch(once: bool, poll: float) -> None:
 @click.command("tick")
 @with_appcontext
 def tick() -> None:
-    """Run the deadline sweep once (for cron): reminders and timeouts."""
+    """Run the deadline sweep once (reminders, timeouts, digests) and make the computer's
+    moves that are due: for cron, where no mail worker does both."""
     result = deadlines.sweep()
     click.echo(f"reminded {len(result.reminded)} game(s), timed out {len(result.expired)} game(s)")
+    click.echo(f"made {computer.ComputerMoves()()} computer move(s)")
 
 
 @click.command("serve")

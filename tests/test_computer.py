@@ -333,6 +333,14 @@ def test_the_worker_once_makes_the_moves_and_sends_the_mail(
     assert to_act(load(app, game["id"]).state) == ["shadow"]
 
 
+def test_tick_makes_the_computers_moves(app: Flask, runner: FlaskCliRunner, against_computer):
+    game = against_computer(computer="keeper")
+    result = runner.invoke(args=["tick"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "made 1 computer move(s)"
+    assert to_act(load(app, game["id"]).state) == ["shadow"]
+
+
 # --- deadlines -----------------------------------------------------------------------
 
 
