@@ -13,7 +13,7 @@ from ..rules import Variant, VariantError
 from ..unit_of_work import transaction
 from .report import describe
 from .runs import save_run
-from .simulate import Settings, figures, simulate
+from .simulate import MOST_GAMES, Settings, figures, simulate
 
 playtest_cli = AppGroup("playtest", help="Computer players on variants of the rules.")
 
@@ -37,7 +37,7 @@ def _variant(
 
 
 @playtest_cli.command("simulate")
-@click.option("--games", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--games", type=click.IntRange(1, MOST_GAMES), default=1000, show_default=True)
 @click.option(
     "--keeper", type=click.Choice(list(LEVELS)), required=True, help="The Keeper's level."
 )
@@ -52,7 +52,13 @@ def _variant(
     callback=_variant,
     help="A rule number to change, such as halfway=6 or exchange_sizes=1,2,2 (repeatable).",
 )
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Processes to play in (no more than the machine's processors).",
+)
 @click.option(
     "--seed", type=int, default=1, show_default=True, help="The same seed, the same games."
 )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -31,6 +32,8 @@ EFFECTS = ("reset", "swap", "steal", "none")
 # The rounds whose first trick the track decides (halfway): round 1's leader is a rule.
 LED_ROUNDS = (2, 3)
 MOST_CHUNK = 200
+# Games in one run: a million pins a rate down to a tenth of a percent.
+MOST_GAMES = 1_000_000
 
 
 def wilson(wins: int, games: int) -> tuple[float, float]:
@@ -171,8 +174,8 @@ class Settings:
                 raise ValueError(
                     f"no level {getattr(self, seat)!r}; the levels are {', '.join(LEVELS)}"
                 )
-        if self.games < 1:
-            raise ValueError(f"a run plays at least one game, not {self.games}")
+        if not 1 <= self.games <= MOST_GAMES:
+            raise ValueError(f"a run plays 1 to {MOST_GAMES} games, not {self.games}")
 
     def to_json(self) -> dict[str, Any]:
         """The settings as stored with a run's figures."""
@@ -198,38 +201,43 @@ def play_chunk(job: tuple[Settings, int, int]) -> Tally:
     return tally
 
 
-def chunks(settings: Settings, workers: int) -> list[tuple[Settings, int, int]]:
-    """The run cut into parts small enough for a steady progress bar and even workers."""
-    size = max(1, min(MOST_CHUNK, settings.games // (20 * max(1, workers))))
-    return [
-        (settings, start, min(settings.games, start + size))
-        for start in range(0, settings.games, size)
-    ]
+def chunk_size(settings: Settings, workers: int) -> int:
+    """Games in a part of the run: small enough for a steady progress bar and even workers."""
+    return max(1, min(MOST_CHUNK, settings.games // (20 * max(1, workers))))
+
+
+def chunks(settings: Settings, size: int) -> Iterator[tuple[Settings, int, int]]:
+    """The run cut into parts of ``size`` games, each made when it is played."""
+    for start in range(0, settings.games, size):
+        yield settings, start, min(settings.games, start + size)
+
+
+def processes(settings: Settings, workers: int) -> int:
+    """The processes a run asking for ``workers`` is played in: no more than the machine's
+    processors, nor than the parts of the run."""
+    workers = max(1, min(workers, os.cpu_count() or 1))
+    return min(workers, math.ceil(settings.games / chunk_size(settings, workers)))
 
 
 def simulate(
     settings: Settings, workers: int = 1, progress: Callable[[int], None] | None = None
 ) -> Tally:
-    """Play the run in ``workers`` processes (1: in this one); ``progress`` hears games done."""
-    parts = chunks(settings, workers)
-    total = Tally()
+    """Play the run in up to ``workers`` processes (1: in this one; see :func:`processes`);
+    ``progress`` hears games done."""
+    workers = processes(settings, workers)
+    parts = chunks(settings, chunk_size(settings, workers))
     if workers <= 1:
-        done: Iterator[Tally] = map(play_chunk, parts)
-        return _gather(done, parts, progress, total)
+        return _gather(map(play_chunk, parts), progress)
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        return _gather(pool.imap(play_chunk, parts), parts, progress, total)
+        return _gather(pool.imap(play_chunk, parts), progress)
 
 
-def _gather(
-    done: Iterator[Tally],
-    parts: list[tuple[Settings, int, int]],
-    progress: Callable[[int], None] | None,
-    total: Tally,
-) -> Tally:
-    for (_, start, stop), tally in zip(parts, done, strict=True):
+def _gather(done: Iterator[Tally], progress: Callable[[int], None] | None) -> Tally:
+    total = Tally()
+    for tally in done:
         total = total + tally
         if progress is not None:
-            progress(stop - start)
+            progress(tally.games)
     return total
 
 

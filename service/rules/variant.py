@@ -19,6 +19,8 @@ from .names import SEATS, Seat
 TRICKS_PER_ROUND = HAND_SIZE
 # A swap comes after a trick, so a hand then holds one card fewer at most.
 MOST_SWAPPED = HAND_SIZE - 1
+# Far more than a game is played over, few enough that a variant stays small.
+MOST_ROUNDS = 1000
 
 
 class VariantError(ValueError):
@@ -53,8 +55,7 @@ class Variant:
         for size in self.exchange_sizes:
             if not _is_whole(size):
                 raise VariantError(f"exchange_sizes holds whole numbers, not {size!r}")
-        if self.rounds < 1:
-            raise VariantError(f"rounds is at least 1, not {self.rounds}")
+        _check_rounds(self.rounds)
         if len(self.exchange_sizes) != self.rounds:
             raise VariantError(
                 f"exchange_sizes gives one size per round: {self.rounds} rounds "
@@ -182,10 +183,16 @@ def _text(value: object) -> str:
     return str(value)
 
 
+def _check_rounds(rounds: int) -> None:
+    if not 1 <= rounds <= MOST_ROUNDS:
+        raise VariantError(f"rounds is 1 to {MOST_ROUNDS}, not {rounds}")
+
+
 def _build(values: dict[str, Any]) -> Variant:
     """A variant from checked-for-name values, with ``rounds`` and ``exchange_sizes`` completed."""
     if "exchange_sizes" not in values and _is_whole(values.get("rounds")):
-        values["exchange_sizes"] = tuple(range(1, max(values["rounds"], 0) + 1))
+        _check_rounds(values["rounds"])  # before it makes as many sizes
+        values["exchange_sizes"] = tuple(range(1, values["rounds"] + 1))
     elif "rounds" not in values and "exchange_sizes" in values:
         values["rounds"] = len(values["exchange_sizes"])
     return Variant(**values)

@@ -97,6 +97,22 @@ def test_bad_variants_are_usage_errors(runner) -> None:
     assert level.exit_code == 2 and "'genius' is not one of" in level.output
 
 
+def test_numbers_too_large_to_play_are_usage_errors(runner) -> None:
+    for option, value, message in (
+        ("--games", "1000000000000", "1000000000000 is not in the range 1<=x<=1000000"),
+        ("--variant", "rounds=1000000000000", "rounds is 1 to 1000, not 1000000000000"),
+    ):
+        result = simulate(runner, option, value)
+        assert result.exit_code == 2, result.output
+        assert message in result.output, result.output
+
+
+def test_more_workers_than_games_play_in_one_process(runner) -> None:
+    result = simulate(runner, "--games", "1", "--workers", "500", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout.strip().splitlines()[-1])["games"] == 1
+
+
 def test_save_stores_the_run(app, runner) -> None:
     result = simulate(runner, "--json", "--save", "--variant", "swap_size=1")
     assert result.exit_code == 0, result.output

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import time
 
 import pytest
 
 from service.playtest.report import describe
 from service.playtest.simulate import (
+    MOST_CHUNK,
+    MOST_GAMES,
     Settings,
     Tally,
+    chunk_size,
+    chunks,
     figures,
     game_seed,
     play_chunk,
     play_game,
+    processes,
     simulate,
     wilson,
 )
@@ -72,6 +78,19 @@ def test_processes_do_not_change_the_figures() -> None:
     in_two = simulate(settings, workers=2, progress=heard.append)
     assert sum(heard) == 8
     assert figures(settings, in_two) == figures(settings, simulate(settings, workers=1))
+
+
+def test_a_run_uses_no_more_processes_than_its_parts_or_the_machine() -> None:
+    one, many = (Settings(games=games, keeper="easy", shadow="easy") for games in (1, 1000))
+    assert processes(one, 500) == processes(many, 1) == 1
+    assert processes(many, 500) == os.cpu_count()
+
+
+def test_the_parts_of_a_run_are_made_as_they_are_played() -> None:
+    largest = Settings(games=MOST_GAMES, keeper="easy", shadow="easy")
+    parts = chunks(largest, chunk_size(largest, 1))
+    assert next(parts) == (largest, 0, MOST_CHUNK)
+    assert next(parts) == (largest, MOST_CHUNK, 2 * MOST_CHUNK)
 
 
 def test_tallies_of_parts_add_up_to_the_tally_of_the_whole() -> None:
@@ -137,8 +156,9 @@ def test_a_variant_changes_the_rules_played() -> None:
 def test_settings_refuse_unknown_levels_and_empty_runs() -> None:
     with pytest.raises(ValueError, match="no level 'genius'"):
         Settings(games=1, keeper="genius", shadow="easy")
-    with pytest.raises(ValueError, match="at least one game"):
-        Settings(games=0, keeper="easy", shadow="easy")
+    for games in (0, MOST_GAMES + 1):
+        with pytest.raises(ValueError, match=f"1 to {MOST_GAMES} games, not {games}"):
+            Settings(games=games, keeper="easy", shadow="easy")
 
 
 def test_the_report_names_every_figure() -> None:

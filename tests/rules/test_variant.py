@@ -181,7 +181,15 @@ BAD_OPTIONS: dict[str, tuple[dict[str, str], str]] = {
         {"rounds": "11", "track_length": "10"},
         "the round 11 exchange gives 0 to 10 cards (a hand), not 11",
     ),
-    "no rounds": ({"rounds": "0"}, "rounds is at least 1, not 0"),
+    "no rounds": ({"rounds": "0"}, "rounds is 1 to 1000, not 0"),
+    "more rounds than a variant holds": (
+        {"rounds": str(10**12)},
+        f"rounds is 1 to 1000, not {10**12}",
+    ),
+    "more sizes than a variant holds": (
+        {"exchange_sizes": ",".join(["0"] * 1001)},
+        "rounds is 1 to 1000, not 1001",
+    ),
     "no swap": (
         {"swap_size": "0"},
         "swap_size is 1 to 9 (the most cards held after a trick), not 0",
