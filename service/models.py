@@ -84,6 +84,8 @@ MAX_ID = 2**31 - 1
 
 GAME_STATUSES = ("waiting", "active", "finished", "timed_out", "abandoned", "cancelled")
 OPEN_STATUSES = ("waiting", "active")
+# The characters of a stored playtest run's variant label.
+RUN_VARIANT_LABEL = 200
 
 
 class Match(Base):
@@ -551,8 +553,9 @@ class PlaytestRun(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     keeper_level: Mapped[str] = mapped_column(String(16))
     shadow_level: Mapped[str] = mapped_column(String(16))
-    # The variant as ``halfway=6 swap_size=1``; empty for the printed rules.
-    variant: Mapped[str] = mapped_column(String(200))
+    # The variant as ``halfway=6 swap_size=1``, cut short past RUN_VARIANT_LABEL characters (the
+    # settings hold it in full); empty for the printed rules.
+    variant: Mapped[str] = mapped_column(String(RUN_VARIANT_LABEL))
     games: Mapped[int]
     keeper_wins: Mapped[int]
     settings: Mapped[dict[str, Any]] = mapped_column(JSONDocument)

@@ -79,8 +79,9 @@ def simulate_command(
     with click.progressbar(length=games, label="Playing", file=sys.stderr) as bar:
         tally = simulate(settings, workers=workers, progress=bar.update)
     result = figures(settings, tally)
+    # Printed first: a run whose figures cannot be stored has not been played for nothing.
+    click.echo(json.dumps(result) if as_json else describe(result))
     if save:
         with transaction():
             run = save_run(settings, result)
         click.echo(f"Stored as run {run.id}.", err=True)
-    click.echo(json.dumps(result) if as_json else describe(result))

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ..models import PlaytestRun, db
+from ..models import RUN_VARIANT_LABEL, PlaytestRun, db
 from .simulate import Settings
 
 # The dashboard shows this many of the latest runs.
@@ -17,11 +17,18 @@ LATEST = 50
 
 
 def save_run(settings: Settings, figures: dict[str, Any]) -> PlaytestRun:
-    """Store a run's settings and its figures (as ``--json`` prints them)."""
+    """Store a run's settings and its figures (as ``--json`` prints them).
+
+    The variant's label, which the dashboard shows, is cut short with an
+    ellipsis when it is too long to store; the settings keep every parameter.
+    """
+    label = settings.variant.describe()
+    if len(label) > RUN_VARIANT_LABEL:
+        label = label[: RUN_VARIANT_LABEL - 1] + "…"
     run = PlaytestRun(
         keeper_level=settings.keeper,
         shadow_level=settings.shadow,
-        variant=settings.variant.describe(),
+        variant=label,
         games=figures["games"],
         keeper_wins=figures["keeper_wins"],
         settings=settings.to_json(),

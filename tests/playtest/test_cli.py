@@ -136,6 +136,19 @@ def test_save_stores_the_run(app, runner) -> None:
         }
 
 
+def test_a_long_variant_is_stored_with_its_label_cut_short(app, runner) -> None:
+    sizes = ",".join(["0"] * 150)
+    result = simulate(runner, "--json", "--save", "--variant", f"exchange_sizes={sizes}")
+    assert result.exit_code == 0, result.output
+    # The figures are printed before they are stored, should storing them fail.
+    assert result.output.index('"keeper_wins"') < result.output.index("Stored as run 1.")
+    with app.app_context():
+        run = db.session.scalars(select(PlaytestRun)).one()
+        assert run.figures == json.loads(result.stdout.strip().splitlines()[-1])
+        assert run.variant == f"exchange_sizes={sizes}"[:199] + "…"  # the column's 200
+        assert run.settings["variant"] == {"exchange_sizes": sizes, "rounds": "150"}
+
+
 def test_without_save_nothing_is_stored(app, runner) -> None:
     assert simulate(runner).exit_code == 0
     with app.app_context():
