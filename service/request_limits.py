@@ -11,6 +11,12 @@ No field, query parameter or path the service reads holds a NUL character,
 and no PostgreSQL text column can store one: a request with one is refused
 (400) before any of it reaches a query. JSON nested deeper than Python's
 recursion limit is malformed, like any other body the API cannot read.
+
+The pages take forms and the API takes JSON. Flask-WTF's forms read a JSON
+body as their fields, which then hold numbers, lists or ``null`` where the
+validators expect text, and a rate limit keyed on a form's address would
+find none there: a JSON body sent to a page is refused (415) before either
+reads it.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any
 
 from flask import Flask, abort, request
 from flask.json.provider import DefaultJSONProvider
+from flask_wtf.form import SUBMIT_METHODS
 
 from .errors import wants_json
 from .language import gettext
@@ -57,6 +64,23 @@ def refuse_nul() -> None:
         )
 
 
+def refuse_json_on_pages() -> None:
+    """415 for a JSON body submitted to a page rather than to the API.
+
+    Only the methods a form is submitted with (Flask-WTF's) are refused: a GET
+    reads no body. A body of another kind than a form or JSON is no form to
+    Werkzeug, so every form reads it as an empty one and refuses it as such.
+    """
+    if request.is_json and request.method in SUBMIT_METHODS and not wants_json():
+        abort(
+            415,
+            gettext(
+                "This page takes a form, not JSON: send its fields as a form "
+                "(the JSON API is under /api/)."
+            ),
+        )
+
+
 class JSONProvider(DefaultJSONProvider):
     """Flask's JSON, reading a body nested too deeply to decode as malformed (``ValueError``)."""
 
@@ -73,3 +97,4 @@ def init_app(app: Flask) -> None:
     app.json = JSONProvider(app)
     app.before_request(read_chunked_body)
     app.before_request(refuse_nul)
+    app.before_request(refuse_json_on_pages)

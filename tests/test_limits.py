@@ -1,8 +1,8 @@
-"""What one request may hold: a few kilobytes of body, short fields.
+"""What one request may hold: a few kilobytes of body, short fields; a form, on a page.
 
 A request over a limit is refused before anything reads it as a form or a
 move, with 413 and a message that says so: JSON under ``/api/``, the error
-page elsewhere. Nothing changes.
+page elsewhere. A JSON body sent to a page is refused with 415. Nothing changes.
 """
 
 from __future__ import annotations
@@ -12,18 +12,22 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from flask import Flask
+from flask import Flask, url_for
 from flask.testing import FlaskClient
+from sqlalchemy import select
 from werkzeug.test import TestResponse
 
-from service import create_app
+from service import create_app, invitations
 from service.admin.auth import create_admin
-from service.models import OutboxMessage, db
+from service.links import home_token
+from service.mail import compose
+from service.models import AdminUser, OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
 from .admin.conftest import sign_in
 from .conftest import base_config, load_game
-from .helpers import csrf_token
+from .helpers import csrf_token, request_invitation
+from .test_safe_methods import snapshot
 
 EIGHT_MB = 8 * 1024 * 1024
 
@@ -213,3 +217,67 @@ def test_a_nul_in_an_api_query_is_a_bad_request_in_english(
             "message": "The request holds a NUL character (\\0), which no field or address takes.",
         }
     }
+
+
+JSON_PAGE = "This page takes a form, not JSON: send its fields as a form"
+
+
+def post_routes(app: Flask, game: dict[str, Any]) -> dict[str, str]:
+    """The URL of every route outside the API that takes a POST, by endpoint, each with a
+    working link or id: Kim's game, home page and stop-all link, an invitation to confirm."""
+    with app.test_request_context():
+        invitation = request_invitation("bob@example.com")
+        player = db.session.scalars(select(Player).where(Player.game_id == game["id"])).first()
+        assert player is not None
+        tokens = {
+            "players": game["keeper"],
+            "home": home_token("kim@example.com"),
+            "lobby.invitation": invitations.token(invitation, "confirm"),
+            "lobby.unsubscribe": compose.stop_all_url("kim@example.com").rpartition("/")[2],
+            "lobby.rematch": game["keeper"],
+        }
+        ids = {
+            "admin_id": db.session.scalar(select(AdminUser.id)),
+            "game_id": game["id"],
+            "player_id": player.id,
+            "message_id": db.session.scalar(select(OutboxMessage.id)),
+        }
+        urls = {}
+        for rule in app.url_map.iter_rules():
+            if "POST" not in (rule.methods or ()) or rule.rule.startswith("/api/"):
+                continue
+            blueprint = rule.endpoint.partition(".")[0]
+            token = tokens.get(rule.endpoint, tokens.get(blueprint))
+            values = {name: ids.get(name, token) for name in rule.arguments}
+            urls[rule.endpoint] = url_for(rule.endpoint, **values)
+        return urls
+
+
+@pytest.mark.parametrize("body", ['{"email": 5, "days": {"a": 1}}', "[1, 2]", '"x"', "{}"])
+def test_a_json_body_sent_to_a_page_is_refused_and_changes_nothing(
+    app: Flask, client: FlaskClient, make_game: Callable[..., dict[str, Any]], body: str
+) -> None:
+    """Every form's page, with a valid link and CSRF token: a form is read from a form only."""
+    game = make_game()
+    with app.app_context(), transaction():
+        create_admin("ada", "correct horse battery staple")
+    assert sign_in(client).status_code == 303
+    urls = post_routes(app, game)
+    assert {"lobby.new_game", "lobby.lost_links", "home.vacation", "admin.cancel"} <= set(urls)
+    token = csrf_token(client.get("/new").get_data(as_text=True))
+    before = snapshot(app)
+    for endpoint, url in urls.items():
+        response = client.post(
+            url, data=body, content_type="application/json", headers={"X-CSRFToken": token}
+        )
+        assert response.status_code == 415, (endpoint, response.status_code)
+        assert JSON_PAGE in response.get_data(as_text=True), endpoint
+    assert snapshot(app) == before
+    assert client.get("/admin/games").status_code == 200  # the sign-out was refused too
+    french = client.post(
+        urls["lobby.new_game"],
+        json={"email": "kim@example.com"},
+        headers={"X-CSRFToken": token, "Accept-Language": "fr"},
+    )
+    assert french.status_code == 415
+    assert "Cette page attend un formulaire" in french.get_data(as_text=True)

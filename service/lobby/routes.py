@@ -29,13 +29,18 @@ from ..unit_of_work import transaction
 from . import bp
 from .forms import LinksForm, NewGameForm
 
+# The key of a per-address limit for a request that names no address the service takes.
+NO_ADDRESS = "(no address)"
+
 
 def _address_in(field: str) -> Callable[[], str]:
     """A rate-limit key: the address in a form field, normalised as the service stores it.
 
     Every way of writing one address (capitals, wide letters, another full stop
     in the domain) is one inbox, so it draws on one allowance. An address the
-    service refuses keys on its own text: it is refused before any email.
+    service refuses keys on its own text: it is refused before any email. A
+    request without one keys on :data:`NO_ADDRESS`: Flask-Limiter would skip a
+    limit whose key is empty.
     """
 
     def key() -> str:
@@ -43,7 +48,7 @@ def _address_in(field: str) -> Callable[[], str]:
         try:
             return games.clean_email(text)
         except games.InvalidGame:
-            return text.lower()
+            return text.lower() or NO_ADDRESS
 
     return key
 

@@ -1,7 +1,11 @@
 """Addresses typed into the public pages: one that needs SMTPUTF8 is refused with the reason,
-and every way of writing one address draws on that address's one allowance."""
+and every way of writing or sending one address draws on that address's one allowance."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from flask import Flask
@@ -12,7 +16,7 @@ from service import games, invitations
 from service.models import Game, Invitation, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..helpers import ask_for_game, request_invitation
+from ..helpers import ask_for_game, csrf_token, request_invitation
 from ..smtp import SMTPServer
 from .test_lost_links import ask as ask_for_links
 
@@ -116,6 +120,36 @@ def test_the_lost_links_ways_of_writing_an_address_share_one_allowance(
     assert [ask_for_links(client, address).status_code for address in kim] == [200] * 3 + [429]
     deliver()
     assert [m.envelope_to for m in smtp_server.received] == [["kim@example.com"]] * 3
+
+
+def test_the_allowance_holds_whatever_the_body_is_sent_as(
+    app: Flask, client: FlaskClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """URL-encoded or multipart, a form draws on its address's allowance; JSON is refused
+    unread, and a body that is no form names no address but skips no limit."""
+    token = csrf_token(client.get("/new").get_data(as_text=True))
+    headers = {"X-CSRFToken": token}
+
+    def post(n: int, content_type: str) -> int:
+        # The fields without a default: a multipart body of them all would hold more than the
+        # 1 KB a multipart form may hold (service.config.FORM_FIELD_BYTES).
+        fields = {"name": "Ann", "email": "ann@example.com", "opponent_name": "Bob"}
+        fields["opponent_email"] = f"friend{n}@example.com"
+        body: Any = fields  # encoded as the content type says
+        if content_type == "application/json":
+            body = json.dumps(fields)
+        elif content_type == "text/plain":
+            body = urlencode(fields)
+        response = client.post("/new", data=body, content_type=content_type, headers=headers)
+        return response.status_code
+
+    kinds = ["application/x-www-form-urlencoded", "multipart/form-data"]
+    assert [post(n, "application/json") for n in range(6)] == [415] * 6
+    assert post(0, "text/plain") == 400
+    assert [post(n, kinds[n % 2]) for n in range(6)] == [200] * 5 + [429]
+    assert post(6, "application/json") == 415
+    assert rows(app) == (5, 5, 5)
+    assert not [r for r in caplog.records if "Skipping limit" in r.getMessage()]
 
 
 def test_an_invalid_address_keys_on_its_own_text(client: FlaskClient) -> None:
