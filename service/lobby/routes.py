@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flask import abort, g, redirect, render_template, request
+from flask import Response, abort, g, redirect, render_template, request
 from flask.typing import ResponseReturnValue
 
 from .. import games, invitations
@@ -53,6 +53,19 @@ def _address_in(field: str) -> Callable[[], str]:
     return key
 
 
+def _emailed(_response: Response) -> bool:
+    """Whether this request was taken, and so emails an address it names: the creator their
+    link or their address to confirm (which, confirmed, invites the opponent), an address
+    its links.
+
+    A request refused (a form with a mistake, addresses that cannot make a game)
+    emails no one and counts against no address, so naming someone in forms
+    that fail cannot use up their allowance. The limit per IP address counts
+    every request.
+    """
+    return bool(g.get("emailed"))
+
+
 def _against_the_computer() -> bool:
     """Whether the posted form asks for a game against the computer: no opponent's address."""
     return request.form.get("opponent") == "computer"
@@ -60,12 +73,13 @@ def _against_the_computer() -> bool:
 
 @bp.route("/new", methods=["GET", "POST"])
 @limiter.limit("10 per hour", methods=["POST"])
-@limiter.limit("5 per day", key_func=_address_in("email"), methods=["POST"])
+@limiter.limit("5 per day", key_func=_address_in("email"), methods=["POST"], deduct_when=_emailed)
 @limiter.limit(
     "3 per day",
     key_func=_address_in("opponent_email"),
     methods=["POST"],
     exempt_when=_against_the_computer,
+    deduct_when=_emailed,
 )
 def new_game() -> ResponseReturnValue:
     """The public new-game form; a valid request emails the creator a confirm link.
@@ -84,6 +98,7 @@ def new_game() -> ResponseReturnValue:
         computer = form.opponent.data == "computer"
         error = _start(form, computer)
         if error is None:
+            g.emailed = True
             return render_template("lobby/sent.html", email=form.email.data, computer=computer)
     status = 400 if request.method == "POST" else 200
     return render_template("lobby/new.html", form=form, error=error), status
@@ -120,7 +135,7 @@ def _start(form: NewGameForm, computer: bool) -> str | None:
 
 @bp.route("/links", methods=["GET", "POST"])
 @limiter.limit("10 per hour", methods=["POST"])
-@limiter.limit("3 per day", key_func=_address_in("email"), methods=["POST"])
+@limiter.limit("3 per day", key_func=_address_in("email"), methods=["POST"], deduct_when=_emailed)
 def lost_links() -> ResponseReturnValue:
     """Lost your links? The link to the address's home page goes to that address, with its
     games in play.
@@ -133,6 +148,7 @@ def lost_links() -> ResponseReturnValue:
     if form.validate_on_submit():
         with transaction():
             invitations.send_links(form.email.data, current_language())
+        g.emailed = True
         return render_template("lobby/links.html", form=form, sent=True)
     status = 400 if request.method == "POST" else 200
     return render_template("lobby/links.html", form=form, sent=False), status

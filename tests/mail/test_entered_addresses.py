@@ -152,8 +152,38 @@ def test_the_allowance_holds_whatever_the_body_is_sent_as(
     assert not [r for r in caplog.records if "Skipping limit" in r.getMessage()]
 
 
-def test_an_invalid_address_keys_on_its_own_text(client: FlaskClient) -> None:
-    """Refused before any email, it still counts against itself, and against no real address."""
+def test_forms_refused_use_up_no_allowance(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
+) -> None:
+    """Forms that email no one, naming Vic as creator or opponent from other machines as
+    often as their own limit lets them: Vic's requests, and a friend's invitation, still go."""
+    strangers = [app.test_client() for _ in range(3)]
+    for n, stranger in enumerate(strangers):
+        stranger.environ_base["REMOTE_ADDR"] = f"10.0.0.{n + 1}"
+
+    def status(client: FlaskClient, **changes: str) -> int:
+        return ask_for_game(client, **changes).status_code
+
+    as_creator = [status(strangers[0], name="", email="VIC@example.com") for _ in range(10)]
+    as_opponent = [
+        status(
+            strangers[1], email=f"fan{n}@example.com", opponent_email="vic@example.com", days="0"
+        )
+        for n in range(10)
+    ]
+    assert as_creator == as_opponent == [400] * 10
+    assert rows(app) == (0, 0, 0)
+    assert status(strangers[2], email="amy@example.com", opponent_email="vic@example.com") == 200
+    mine = [
+        status(client, email="vic@example.com", opponent_email=f"f{n}@example.com")
+        for n in range(6)
+    ]
+    assert mine == [200] * 5 + [429]  # five emails a day, every one of them sent
+    deliver()
+    assert len(smtp_server.handler.to("vic@example.com")) == 5
+
+
+def test_a_refused_address_counts_against_nothing(client: FlaskClient) -> None:
     statuses = [ask_for_links(client, "kim@@example.com").status_code for _ in range(4)]
-    assert statuses == [400] * 3 + [429]
+    assert statuses == [400] * 4
     assert ask_for_links(client, "kim@example.com").status_code == 200
