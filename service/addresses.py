@@ -133,6 +133,19 @@ def address_row(email: str) -> Address:
     return address
 
 
+def lock_address(email: str) -> Address:
+    """The address's row, written first if there is none, locked until the transaction ends
+    (caller's transaction).
+
+    What is asked in the address's name is then done one request at a time:
+    another request that locks it waits for this one's commit, then sees what
+    it did.
+    """
+    db.session.execute(insert_new(Address).values(email=email))
+    locked = select(Address).where(Address.email == email).with_for_update()
+    return db.session.scalars(locked.execution_options(populate_existing=True)).one()
+
+
 def record_bounce(email: str, code: int, reply: str) -> None:
     """Remember that the address's mail was refused for good (an SMTP 5xx reply), and when."""
     address = address_row(email)

@@ -7,7 +7,8 @@ invited again through this flow, nor asked to confirm itself as a creator:
 the mail worker drops those emails, so the pages answer and work the same
 either way and tell no one about the address. Every answer to an invitation is taken under
 a row lock on its waiting game, so a double click or two answers at the same
-instant act once.
+instant act once; the public page's form sent twice makes one game
+(:func:`take_request`).
 
 These functions flush and log what they did; the lobby's routes own the
 transaction (:func:`service.unit_of_work.transaction`), which holds that lock
@@ -16,10 +17,14 @@ until it commits.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import logging
 import secrets
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from flask import current_app
@@ -27,7 +32,7 @@ from itsdangerous import BadSignature
 from sqlalchemy import exists, or_, select, update
 
 from . import games, links, notify
-from .addresses import address_row
+from .addresses import address_row, lock_address
 from .language import gettext
 from .mail import compose, kinds, queue
 from .mail.compose import Email
@@ -49,6 +54,10 @@ log = logging.getLogger(__name__)
 
 SALT = "splitmind.invitation"
 STAGES = {"confirm": "unconfirmed", "respond": "invited"}
+# How long the public page's form sent again, before its creator answered the first one's
+# email, is taken for the same form sent twice (a double click, a resend after a slow
+# answer) rather than for another game.
+REPEAT_WINDOW = timedelta(minutes=10)
 
 
 class InvitationError(ValueError):
@@ -116,6 +125,64 @@ def _blocked_among(emails: Collection[str]) -> set[str]:
     )
 
 
+def take_request(request: Request) -> bool:
+    """Take a request of the public page: ask for the game against a person
+    (:func:`request_game`) or start the one against the computer (:func:`play_computer`).
+    Returns whether it made a game, and so emailed its creator.
+
+    The same request made again within :data:`REPEAT_WINDOW`, while its
+    creator has not answered the first one's email (confirmed their address,
+    or made a move against the computer), is the same form sent twice: it makes
+    nothing and emails no one, and the page answers as it did the first time.
+    A creator's requests are taken one at a time, under a lock on their
+    address's row, so two sent at the same instant make one game.
+    """
+    key = _request_key(request)
+    lock_address(games.clean_email(request.email))
+    earlier = _unanswered(key)
+    if earlier is not None:
+        log.info("game %d asked for again before its creator answered: nothing sent", earlier.id)
+        return False
+    if request.computer is None:
+        request_game(request)
+    else:
+        play_computer(request)
+    return True
+
+
+def _request_key(request: Request) -> str:
+    """A digest of everything the request asks for, its addresses as the service keeps them:
+    two requests with one digest ask for the same game."""
+    asked = dataclasses.asdict(request)
+    asked["email"] = games.clean_email(request.email)
+    if request.computer is None:
+        asked["opponent_email"] = games.clean_email(request.opponent_email)
+    return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
+
+
+def _unanswered(key: str) -> Game | None:
+    """The game a request with this digest made within :data:`REPEAT_WINDOW`, if its creator
+    has not answered its email yet: not confirmed their address, not moved."""
+    game = db.session.scalars(
+        select(Game)
+        .where(Game.request_key == key, Game.created_at >= utcnow() - REPEAT_WINDOW)
+        .order_by(Game.id.desc())
+        .limit(1)
+    ).first()
+    if game is None:
+        return None
+    people = [player for player in game.players if not player.is_computer]
+    if len(people) == 1:  # against the computer: it started at once
+        moved = select(Event.id).where(
+            Event.game_id == game.id, Event.kind == "move", Event.seat == people[0].seat
+        )
+        answered = game.status != "active" or db.session.scalar(select(exists(moved)))
+    else:
+        confirm = select(Invitation.status).where(Invitation.game_id == game.id)
+        answered = game.status != "waiting" or db.session.scalar(confirm) != "unconfirmed"
+    return None if answered else game
+
+
 def request_game(request: Request) -> Invitation:
     """Record the request and ask the creator to confirm their address.
 
@@ -154,13 +221,15 @@ def _waiting_game(request: Request, role: Seat, opponent: games.Seating) -> Game
     creator = games.Seating(games.clean_email(request.email), request.name, request.language)
     seats = {role: creator, other(role): opponent}
     start = games.create_match if request.match else games.create_game
-    return start(
+    game = start(
         seats["keeper"],
         seats["shadow"],
         look=request.look,
         days_per_move=request.days_per_move or 0,
         waiting=True,
     )
+    game.request_key = _request_key(request)
+    return game
 
 
 def _creator_role(role: str) -> Seat:

@@ -125,6 +125,9 @@ class Game(Base):
     # When play began; None for a game that waited for its players and never started.
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # A digest of what the public page's form asked for, on the game it made (None for any
+    # other game): the same form sent again finds it (service.invitations.take_request).
+    request_key: Mapped[str | None] = mapped_column(String(64))
 
     match: Mapped[Match | None] = relationship(back_populates="games")
     players: Mapped[list[Player]] = relationship(
@@ -148,6 +151,7 @@ class Game(Base):
         Index(None, "deadline", "id"),
         Index(None, "started_at"),
         Index(None, "finished_at", "status", "started_at"),
+        Index(None, "request_key"),
     )
 
     def player(self, seat: Seat) -> Player:

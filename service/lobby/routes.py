@@ -60,8 +60,9 @@ def _emailed(_response: Response) -> bool:
 
     A request refused (a form with a mistake, addresses that cannot make a game)
     emails no one and counts against no address, so naming someone in forms
-    that fail cannot use up their allowance. The limit per IP address counts
-    every request.
+    that fail cannot use up their allowance; nor does the same form sent twice
+    count twice, as it emails once. The limit per IP address counts every
+    request.
     """
     return bool(g.get("emailed"))
 
@@ -98,7 +99,6 @@ def new_game() -> ResponseReturnValue:
         computer = form.opponent.data == "computer"
         error = _start(form, computer)
         if error is None:
-            g.emailed = True
             return render_template("lobby/sent.html", email=form.email.data, computer=computer)
     status = 400 if request.method == "POST" else 200
     return render_template("lobby/new.html", form=form, error=error), status
@@ -106,7 +106,8 @@ def new_game() -> ResponseReturnValue:
 
 def _start(form: NewGameForm, computer: bool) -> str | None:
     """Ask for a game against a person, or start one against the computer; ``None``, or why
-    it cannot be made."""
+    it cannot be made. The same form sent twice makes one game
+    (:func:`service.invitations.take_request`)."""
     request = invitations.Request(
         name=form.name.data,
         email=form.email.data,
@@ -119,10 +120,9 @@ def _start(form: NewGameForm, computer: bool) -> str | None:
         language=current_language(),
         computer=form.level.data if computer else None,
     )
-    start = invitations.play_computer if computer else invitations.request_game
     try:
         with transaction():
-            start(request)
+            made = invitations.take_request(request)
     except invitations.InvitationError as exc:
         return str(exc)
     except games.InvalidGame:
@@ -130,6 +130,7 @@ def _start(form: NewGameForm, computer: bool) -> str | None:
         if computer:
             return gettext("This address cannot make a game: check it.")
         return gettext("These addresses cannot make a game: check both of them.")
+    g.emailed = made
     return None
 
 

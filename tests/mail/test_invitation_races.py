@@ -1,5 +1,6 @@
-"""Invitations answered at the same instant, on PostgreSQL: a row lock on the waiting game
-makes each confirm, accept, decline and rematch take effect once."""
+"""Invitations asked for and answered at the same instant, on PostgreSQL: a row lock on the
+creator's address makes the same form sent twice ask once, and one on the waiting game makes
+each confirm, accept, decline and rematch take effect once."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from service.links import token_for
 from service.models import Event, Game, Invitation, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..helpers import at_once
+from ..helpers import NEW_GAME_FORM, at_once, csrf_token
 
 pytestmark = pytest.mark.postgres
 
@@ -50,6 +51,31 @@ def queued(app: Flask, kind: str) -> int:
         return db.session.scalar(
             select(func.count()).select_from(OutboxMessage).where(OutboxMessage.kind == kind)
         )
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"opponent": "computer", "level": "easy", "opponent_name": "", "opponent_email": ""}],
+    ids=["person", "computer"],
+)
+def test_the_same_form_sent_at_the_same_instant_asks_once(
+    pg_app: Flask, changes: dict[str, str]
+) -> None:
+    clients = [pg_app.test_client() for _ in range(8)]
+    forms = [
+        {**NEW_GAME_FORM, **changes, "csrf_token": csrf_token(client.get("/new").get_data(True))}
+        for client in clients
+    ]
+    statuses = at_once(
+        [
+            lambda client=client, form=form: client.post("/new", data=form).status_code
+            for client, form in zip(clients, forms, strict=True)
+        ]
+    )
+    assert statuses == [200] * 8
+    with pg_app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Game)) == 1
+    assert queued(pg_app, "invitation" if changes else "confirm_address") == 1
 
 
 def test_a_double_click_on_confirm_invites_the_opponent_once(pg_app: Flask) -> None:

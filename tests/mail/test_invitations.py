@@ -3,6 +3,7 @@ which invites the opponent the same way."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 from flask import Flask
@@ -11,13 +12,14 @@ from sqlalchemy import select
 from werkzeug.test import TestResponse
 
 from service import invitations
+from service.invitations import REPEAT_WINDOW
 from service.links import token_for
 from service.mail import compose
 from service.models import Address, Game, Invitation, OutboxMessage, Player, db, utcnow
 from service.unit_of_work import transaction
 
 from ..conftest import BASE_URL
-from ..helpers import NEW_GAME_FORM, ask_for_game
+from ..helpers import NEW_GAME_FORM, ask_for_game, pick_action
 from ..smtp import SMTPServer
 
 
@@ -127,6 +129,73 @@ def test_requests_are_rate_limited_per_ip(client: FlaskClient) -> None:
         for n in range(11)
     ]
     assert statuses[:10] == [200] * 10 and statuses[10] == 429
+
+
+AGAINST_THE_COMPUTER = {"opponent": "computer", "level": "easy", "opponent_name": ""}
+
+
+def from_elsewhere(app: Flask, number: int) -> FlaskClient:
+    """A client on a machine of its own, with an allowance per IP address of its own."""
+    client = app.test_client()
+    client.environ_base["REMOTE_ADDR"] = f"10.0.0.{number}"
+    return client
+
+
+def games_and_emails(app: Flask) -> tuple[list[str], list[str]]:
+    """The status of every game and the kind of every email queued, oldest first."""
+    with app.app_context():
+        statuses = db.session.scalars(select(Game.status).order_by(Game.id)).all()
+        kinds = db.session.scalars(select(OutboxMessage.kind).order_by(OutboxMessage.id)).all()
+        return list(statuses), list(kinds)
+
+
+def test_the_same_form_sent_again_before_an_answer_asks_once(
+    app: Flask, client: FlaskClient
+) -> None:
+    """A double click, or the form sent again after a slow answer: the same page, one game
+    and one email each, against a person or the computer; and one count of the allowance
+    of five a day, which the seventh would pass."""
+    person = [ask(client) for _ in range(7)]
+    computer = [ask(from_elsewhere(app, 1), **AGAINST_THE_COMPUTER) for _ in range(7)]
+    for responses in (person, computer):
+        assert [response.status_code for response in responses] == [200] * 7
+        pages = {response.get_data(as_text=True) for response in responses}
+        assert len(pages) == 1 and "Check your email" in pages.pop()
+    assert games_and_emails(app) == (["waiting", "active"], ["confirm_address", "invitation"])
+    with app.app_context():
+        assert db.session.scalars(select(Invitation.status)).all() == ["unconfirmed"]
+
+
+def test_the_same_form_asks_again_once_answered_changed_or_later(
+    app: Flask, client: FlaskClient
+) -> None:
+    """Not a repeat: the first one confirmed or played, another option, ten minutes later."""
+    assert ask(client).status_code == 200
+    with app.app_context():
+        first = db.session.scalars(select(Invitation)).one()
+        confirm = f"/invitations/{invitations.token(first, 'confirm')}"
+    assert client.post(confirm).status_code == 200
+    assert ask(client).status_code == 200  # the first one is confirmed
+    assert ask(client, days="6").status_code == 200  # another option
+    assert ask(client, opponent_email="cy@example.com").status_code == 200
+    with app.app_context(), transaction():
+        for game in db.session.scalars(select(Game)):
+            game.created_at -= REPEAT_WINDOW
+    assert ask(client, opponent_email="cy@example.com").status_code == 200  # later
+    assert games_and_emails(app)[0] == ["waiting"] * 5
+    elsewhere = from_elsewhere(app, 1)
+    dee = {**AGAINST_THE_COMPUTER, "email": "dee@example.com"}
+    assert ask(elsewhere, **dee).status_code == 200
+    with app.app_context():
+        game = db.session.scalars(select(Game).order_by(Game.id.desc())).first()
+        token = token_for(game.player("keeper"))
+    view = client.get(f"/api/play/{token}").get_json()
+    move = {"version": view["version"], **pick_action(view, random.Random(1))}
+    assert client.post(f"/api/play/{token}", json=move).status_code == 200
+    assert ask(elsewhere, **dee).status_code == 200  # Dee has played in the first one
+    statuses, kinds = games_and_emails(app)
+    assert statuses == ["waiting"] * 5 + ["active"] * 2
+    assert kinds.count("confirm_address") == 5 and kinds.count("invitation") == 2
 
 
 def test_stop_emails_with_the_confirm_page_and_one_click(
