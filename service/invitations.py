@@ -186,8 +186,8 @@ def _unanswered(key: str) -> Game | None:
 def request_game(request: Request) -> Invitation:
     """Record the request and ask the creator to confirm their address.
 
-    Whether the opponent takes invitations is not said here, to a visitor who
-    has confirmed nothing: :func:`confirm` drops the invitation quietly if not.
+    Whether the opponent takes invitations is said nowhere: :func:`confirm`
+    invites them all the same, and the mail worker drops an email they do not take.
     """
     creator = games.clean_email(request.email)
     opponent = games.clean_email(request.opponent_email)
@@ -270,11 +270,10 @@ def confirm(invitation: Invitation) -> None:
     invitation.updated_at = utcnow()
     if game.status != "waiting":  # an admin cancelled it
         invitation.status = "closed"
-    elif blocked(invitation.opponent_email):
-        invitation.status = "declined"
-        address_row(invitation.creator_email).confirmed_at = utcnow()
-        games.drop_waiting_game(game.id, "the opponent does not take invitations")
     else:
+        # An address that takes no invitation is invited all the same, and its email dropped
+        # by the mail worker: the invitation waits unanswered like any other, so nothing the
+        # creator sees tells the address's choice.
         invitation.status = "invited"
         address_row(invitation.creator_email).confirmed_at = utcnow()
         _email(invitation, "invite_opponent", invitation.opponent_email, "respond")

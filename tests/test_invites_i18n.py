@@ -83,7 +83,7 @@ def test_the_forms_refusals_in_french(client: FlaskClient) -> None:
     assert "Number must be between 1 and 60." in english
 
 
-def test_an_address_that_asked_for_no_invitations_is_told_only_to_the_confirmed_creator(
+def test_an_address_that_asked_for_no_invitations_is_told_to_no_one(
     app: Flask, client: FlaskClient
 ) -> None:
     with app.app_context():
@@ -93,7 +93,7 @@ def test_an_address_that_asked_for_no_invitations_is_told_only_to_the_confirmed_
     assert response.status_code == 200  # a visitor learns nothing about Bob
     assert "Consultez vos e-mails" in response.get_data(as_text=True)
     page = client.post(invitation_link(app, "confirm"), headers=FRENCH).get_data(as_text=True)
-    assert "Bob ne jouera pas cette partie." in text_of(page)
+    assert "Merci : l’invitation a été envoyée à Bob." in text_of(page)  # nor the creator
 
 
 def test_the_confirmation_and_the_invitation_in_french(app: Flask, client: FlaskClient) -> None:

@@ -91,18 +91,19 @@ def test_decline_tells_the_creator_and_blocks_future_invitations(
     with app.app_context():
         assert db.session.scalars(select(Game)).one().status == "cancelled"
         assert db.session.get(Address, "bob@example.com").declined_at is not None
-    # Someone else asks: the page says nothing about Bob to a visitor, and Bob gets nothing.
+    # Someone else asks: the pages say nothing about Bob, even once confirmed; Bob gets nothing.
     response = ask(client, name="Cy", email="cy@example.com")
     assert response.status_code == 200 and "Check your email" in response.get_data(as_text=True)
     deliver()
-    client.post(last_link(smtp_server, "cy@example.com", "/invitations/"))
+    confirmed = client.post(last_link(smtp_server, "cy@example.com", "/invitations/"))
+    assert "Bob is invited. The game starts when they accept." in confirmed.get_data(as_text=True)
     deliver()
     assert len(smtp_server.handler.to("bob@example.com")) == 1
     with app.app_context():
         cy = db.session.scalars(
             select(Invitation).where(Invitation.creator_email == "cy@example.com")
         )
-        assert cy.one().status == "declined"
+        assert cy.one().status == "invited"
 
 
 def test_bad_requests_are_refused_with_the_reason(client: FlaskClient) -> None:

@@ -3,6 +3,7 @@ the same as if it had; each such email offers a one-click way to stop them all."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -10,6 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from service.links import home_token
 from service.mail import compose
 from service.models import Address, Game, Invitation, OutboxMessage, Player, db, utcnow
 
@@ -61,6 +63,53 @@ def test_an_address_that_opted_out_is_not_asked_to_confirm_it(
     assert smtp_server.handler.to("kim@example.com") == []
     assert len(smtp_server.handler.to("lee@example.com")) == 1
     assert kinds(app, "kim@example.com") == [("confirm_address", "skipped")]
+
+
+def as_anyone(text: str, *addresses: str) -> str:
+    """``text`` with the addresses named, the tokens of the links and forms (a CSRF token
+    holds the second it was made) and the ids left out."""
+    for address in addresses:
+        text = text.replace(address, "ADDRESS")
+    text = re.sub(r"/(me|invitations|unsubscribe)/[^\s<>\"']+", r"/\1/TOKEN", text)
+    text = re.sub(r'(name="csrf_token"[^>]*?value=")[^"]+', r"\1TOKEN", text)
+    return re.sub(r"\d+", "N", text)  # game ids, the dates of their emails
+
+
+@pytest.mark.parametrize("how", ["declined", "unsubscribed"])
+def test_inviting_an_address_that_opted_out_looks_like_inviting_any(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], int], how: str
+) -> None:
+    """Ann invites Bob, who opted out, and Amy invites Dan: once each has confirmed, their
+    pages and emails say the same, and each invitation waits for an answer; Bob gets nothing."""
+    opt_out(app, "bob@example.com", how)
+    creators = {"ann@example.com": "bob@example.com", "amy@example.com": "dan@example.com"}
+    for creator, opponent in creators.items():
+        assert ask_for_game(client, email=creator, opponent_email=opponent).status_code == 200
+    deliver()
+    seen: dict[str, list[str]] = {}
+    for creator, opponent in creators.items():
+        confirm = last_link(smtp_server, creator, "/invitations/")
+        confirmed = client.post(confirm)
+        assert confirmed.status_code == 200
+        with app.app_context():
+            home = f"/me/{home_token(creator)}"
+        pages = [confirmed, client.get(confirm), client.get(home)]
+        deliver()
+        emails = [
+            f"{m.message['Subject']}\n{m.text}\n{m.html}" for m in smtp_server.handler.to(creator)
+        ]
+        seen[creator] = [
+            as_anyone(text, creator, opponent)
+            for text in [*(page.get_data(as_text=True) for page in pages), *emails]
+        ]
+        assert "Bob is invited. The game starts when they accept." in seen[creator][0]
+    assert seen["ann@example.com"] == seen["amy@example.com"]
+    assert smtp_server.handler.to("bob@example.com") == []
+    assert kinds(app, "bob@example.com") == [("invite_opponent", "skipped")]
+    assert [kind for kind, _ in kinds(app, "dan@example.com")] == ["invite_opponent"]
+    with app.app_context():
+        assert db.session.scalars(select(Invitation.status)).all() == ["invited"] * 2
+        assert db.session.scalars(select(Game.status)).all() == ["waiting"] * 2
 
 
 def test_an_invitation_is_not_sent_once_its_address_has_opted_out(
