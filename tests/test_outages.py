@@ -122,7 +122,8 @@ def test_healthz_says_ok_while_the_database_answers(app: Flask) -> None:
             assert response.status_code == 200
             assert response.get_json() == {"status": "ok"}
             assert "Set-Cookie" not in response.headers
-        assert [client.get("/rules").status_code for _ in range(3)] == [200, 200, 429]
+        invitation = "/invitations/no-such-invitation"
+        assert [client.get(invitation).status_code for _ in range(3)] == [404, 404, 429]
     finally:
         # Flask-Limiter keeps default limits on its one instance for the process's later apps.
         limiter.limit_manager.set_default_limits([])
