@@ -12,9 +12,7 @@ as the opponent has chosen nothing yet.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from flask import Response, abort, g, redirect, render_template, request
+from flask import abort, g, redirect, render_template, request
 from flask.typing import ResponseReturnValue
 
 from .. import games, invitations
@@ -26,67 +24,18 @@ from ..mail import compose
 from ..models import Player, db
 from ..rules import other
 from ..unit_of_work import transaction
-from . import bp
+from . import allowances, bp
 from .forms import LinksForm, NewGameForm
-
-# The key of a per-address limit for a request that names no address the service takes.
-NO_ADDRESS = "(no address)"
-
-
-def _address_in(field: str) -> Callable[[], str]:
-    """A rate-limit key: the address in a form field, normalised as the service stores it.
-
-    Every way of writing one address (capitals, wide letters, another full stop
-    in the domain) is one inbox, so it draws on one allowance. An address the
-    service refuses keys on its own text: it is refused before any email. A
-    request without one keys on :data:`NO_ADDRESS`: Flask-Limiter would skip a
-    limit whose key is empty.
-    """
-
-    def key() -> str:
-        text = (request.form.get(field) or "").strip()
-        try:
-            return games.clean_email(text)
-        except games.InvalidGame:
-            return text.lower() or NO_ADDRESS
-
-    return key
-
-
-def _emailed(_response: Response) -> bool:
-    """Whether this request was taken, and so emails an address it names: the creator their
-    link or their address to confirm (which, confirmed, invites the opponent), an address
-    its links.
-
-    A request refused (a form with a mistake, addresses that cannot make a game)
-    emails no one and counts against no address, so naming someone in forms
-    that fail cannot use up their allowance; nor does the same form sent twice
-    count twice, as it emails once. The limit per IP address counts every
-    request.
-    """
-    return bool(g.get("emailed"))
-
-
-def _against_the_computer() -> bool:
-    """Whether the posted form asks for a game against the computer: no opponent's address."""
-    return request.form.get("opponent") == "computer"
 
 
 @bp.route("/new", methods=["GET", "POST"])
 @limiter.limit("10 per hour", methods=["POST"])
-@limiter.limit("5 per day", key_func=_address_in("email"), methods=["POST"], deduct_when=_emailed)
-@limiter.limit(
-    "3 per day",
-    key_func=_address_in("opponent_email"),
-    methods=["POST"],
-    exempt_when=_against_the_computer,
-    deduct_when=_emailed,
-)
 def new_game() -> ResponseReturnValue:
     """The public new-game form; a valid request emails the creator a confirm link.
 
     Against the computer nobody is invited: the game starts at once, and the
-    creator is emailed their link.
+    creator is emailed their link. Each address the request emails draws on its
+    allowance (:mod:`.allowances`).
     """
     check_database()  # an outage shows before the form is filled in
     form = NewGameForm()
@@ -122,7 +71,10 @@ def _start(form: NewGameForm, computer: bool) -> str | None:
     )
     try:
         with transaction():
-            made = invitations.take_request(request)
+            if invitations.take_request(request):
+                allowances.draw("creator", request.email)
+                if not computer:
+                    allowances.draw("opponent", request.opponent_email)
     except invitations.InvitationError as exc:
         return str(exc)
     except games.InvalidGame:
@@ -130,13 +82,11 @@ def _start(form: NewGameForm, computer: bool) -> str | None:
         if computer:
             return gettext("This address cannot make a game: check it.")
         return gettext("These addresses cannot make a game: check both of them.")
-    g.emailed = made
     return None
 
 
 @bp.route("/links", methods=["GET", "POST"])
 @limiter.limit("10 per hour", methods=["POST"])
-@limiter.limit("3 per day", key_func=_address_in("email"), methods=["POST"], deduct_when=_emailed)
 def lost_links() -> ResponseReturnValue:
     """Lost your links? The link to the address's home page goes to that address, with its
     games in play.
@@ -149,7 +99,7 @@ def lost_links() -> ResponseReturnValue:
     if form.validate_on_submit():
         with transaction():
             invitations.send_links(form.email.data, current_language())
-        g.emailed = True
+            allowances.draw("links", form.email.data)
         return render_template("lobby/links.html", form=form, sent=True)
     status = 400 if request.method == "POST" else 200
     return render_template("lobby/links.html", form=form, sent=False), status

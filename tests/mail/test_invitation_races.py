@@ -78,6 +78,41 @@ def test_the_same_form_sent_at_the_same_instant_asks_once(
     assert queued(pg_app, "invitation" if changes else "confirm_address") == 1
 
 
+@pytest.mark.parametrize(
+    ("named", "allowance", "kind"),
+    [("email", 5, "confirm_address"), ("opponent_email", 3, "confirm_address")],
+    ids=["creator", "opponent"],
+)
+def test_an_addresss_allowance_holds_against_requests_at_the_same_instant(
+    pg_app: Flask, named: str, allowance: int, kind: str
+) -> None:
+    """Ten requests naming one address, each from its own IP and otherwise different, sent
+    together: the address's allowance lets through as many as it allows, no more."""
+    clients = [pg_app.test_client() for _ in range(10)]
+    for n, client in enumerate(clients):
+        client.environ_base["REMOTE_ADDR"] = f"10.0.9.{n}"
+    other = "opponent_email" if named == "email" else "email"
+    forms = [
+        {
+            **NEW_GAME_FORM,
+            named: "victim@example.com",
+            other: f"asker{n}@example.com",
+            "csrf_token": csrf_token(client.get("/new").get_data(True)),
+        }
+        for n, client in enumerate(clients)
+    ]
+    statuses = at_once(
+        [
+            lambda client=client, form=form: client.post("/new", data=form).status_code
+            for client, form in zip(clients, forms, strict=True)
+        ]
+    )
+    assert Counter(statuses) == {200: allowance, 429: 10 - allowance}
+    with pg_app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Game)) == allowance
+    assert queued(pg_app, kind) == allowance
+
+
 def test_a_double_click_on_confirm_invites_the_opponent_once(pg_app: Flask) -> None:
     links = request_game(pg_app)
     statuses = at_once([lambda: post(pg_app, links["confirm"]) for _ in range(10)])
