@@ -519,11 +519,21 @@ def stop_all_emails(email: str) -> None:
 
 
 def stopped_all_emails(email: str) -> bool:
-    """Whether the address gets no email here: it stopped invitations and every game's emails."""
+    """Whether the address gets no email here: it stopped invitations and every game's emails.
+
+    A seat in a game that has not started (anyone may name the address in a
+    request) takes nothing back: only the games the address plays count.
+    """
     address = db.session.get(Address, email)
     if address is None or address.unsubscribed_at is None:
         return False
-    return not db.session.scalar(select(exists().where(Player.email == email, Player.notify)))
+    taken = exists().where(
+        Player.email == email,
+        Player.notify,
+        Player.game_id == Game.id,
+        Game.started_at.is_not(None),
+    )
+    return not db.session.scalar(select(taken))
 
 
 def _email(

@@ -208,6 +208,23 @@ def test_no_declined_email_to_a_creator_who_stopped_every_email(
     assert kinds(app, "ann@example.com")[-2:] == [("declined", "skipped")] * 2
 
 
+def test_a_stranger_naming_the_address_does_not_undo_its_stop(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
+) -> None:
+    """A request that names Ann as the opponent makes her a seat in a game that has not
+    started: that seat takes no email back for her."""
+    to_bob = invited(client, smtp_server, deliver)
+    stop = client.post(stop_link(smtp_server.handler.to("ann@example.com")[-1]))
+    assert "Done: this service will send no more emails" in stop.get_data(as_text=True)
+    stranger = client.__class__(app, app.response_class)
+    ask_for_game(stranger, name="Cy", email="cy@example.com", opponent_email="ann@example.com")
+    received = len(smtp_server.handler.to("ann@example.com"))
+    client.post(to_bob, data={"answer": "decline"})
+    deliver()
+    assert len(smtp_server.handler.to("ann@example.com")) == received
+    assert kinds(app, "ann@example.com")[-1] == ("declined", "skipped")
+
+
 def test_a_declined_email_still_reaches_a_creator_who_declined_another_invitation(
     app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
 ) -> None:
