@@ -106,10 +106,13 @@ def learn_time_zone(email: str, name: str) -> bool:
     """Keep the time zone a browser reported for the address, unless one is known already.
 
     Returns whether it was kept; a name that is no time zone raises ``ValueError``.
-    Caller's transaction.
+    Caller's transaction. The page reports its zone on every load: once one is
+    known, that is a plain read, and the row is locked only to write the first.
     """
     if not is_time_zone(name):
         raise ValueError(f"no time zone {name!r}")
+    if time_zone(email) is not None:
+        return False
     settings = settings_row(email)
     if settings.time_zone is not None:
         return False

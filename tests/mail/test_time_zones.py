@@ -12,7 +12,7 @@ from service.addresses import time_zone
 from service.models import OutboxMessage, db
 
 from ..factories import one_by_one
-from ..helpers import write_queued
+from ..helpers import statements_run, write_queued
 
 
 def zone_of(app: Flask, email: str) -> str | None:
@@ -35,6 +35,21 @@ def test_the_first_zone_a_browser_reports_is_kept(
     assert zone_of(app, "kim@example.com") == "Europe/Paris"
     assert zone_of(app, "sam@example.com") is None
     assert client.post("/play/nonsense/time-zone", data={"zone": "UTC"}).status_code == 404
+
+
+def test_a_zone_already_known_is_read_not_locked(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """The page reports its zone on every load: once the zone is kept, the report locks no
+    row (a vacation being taken holds the address's row while it moves the deadlines)."""
+    url = f"/play/{make_game()['keeper']}/time-zone"
+    with statements_run(app) as first:
+        assert client.post(url, data={"zone": "Europe/Paris"}).status_code == 204
+    with statements_run(app) as again:
+        assert client.post(url, data={"zone": "Europe/Paris"}).status_code == 204
+    if app.config["SQLALCHEMY_DATABASE_URI"].startswith("postgresql"):
+        assert any("FOR UPDATE" in statement for statement, _ in first)
+    assert not any("FOR UPDATE" in statement for statement, _ in again)
 
 
 def test_turn_emails_give_the_deadline_in_the_known_zone_else_in_utc(
