@@ -203,8 +203,9 @@ def mail_worker(once: bool, poll: float) -> None:
     """Deliver queued email and make the computer's moves until stopped; also runs the
     deadline sweep every minute.
 
-    With ``--once``, make the moves that are due, deliver what is queued, and exit; an
-    unreachable database or SMTP server ends it with an error.
+    With ``--once``, make the moves that are due (a few seconds of them, as one pass
+    does), deliver what is queued, and exit; an unreachable database or SMTP server
+    ends it with an error.
     """
     moves = computer.ComputerMoves()
     if not once:

@@ -119,8 +119,8 @@ class ComputerMoves:
 
     A seat whose move failed is not tried again at the same version for
     :data:`RETRY_AFTER` seconds, so a fault that persists is logged once a
-    minute rather than on every pass. A pass stops making moves once it has
-    spent ``budget`` seconds on them (having made one at least).
+    minute rather than on every pass. A pass stops trying moves once it has
+    spent ``budget`` seconds on them, after its first try at least.
     """
 
     def __init__(self, retry_after: float = RETRY_AFTER, budget: float = PASS_BUDGET) -> None:
