@@ -366,11 +366,14 @@ def run(
     poll: float = 2.0,
     sweep_every: float = 60.0,
     sweep: Callable[[], object] | None = None,
-    moves: Callable[[], object] | None = None,
+    moves: Callable[[], int] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> int:
     """The worker loop: make the computer's ``moves``, drain the queue, run the deadline
     sweep now and then, wait, repeat.
+
+    ``moves`` returns how many it made: after a pass that made some, the next one
+    starts at once, as a pass makes only a few seconds of them and more may be due.
 
     With ``once``, make the moves, drain the queue and return; a database or SMTP server that
     cannot be reached is raised instead of waited for. Otherwise outages are
@@ -382,6 +385,7 @@ def run(
     pause = poll
     last_sweep = 0.0
     handled = 0
+    moved = 0
     down: dict[str, float] = {}  # what is unavailable, since when
     try:
         while not should_stop():
@@ -389,8 +393,7 @@ def run(
                 if sweep is not None and time.monotonic() - last_sweep >= sweep_every:
                     last_sweep = time.monotonic()
                     _sweep(sweep)
-                if moves is not None:
-                    _moves(moves)
+                moved = _moves(moves) if moves is not None else 0
                 handled += drain(transport)
                 beat()
             except DBAPIError as exc:
@@ -416,6 +419,8 @@ def run(
                     log.info("%s available again after %.0fs", what, time.monotonic() - since)
                 down.clear()
                 pause = poll
+                if moved:
+                    continue
             _sleep(pause, should_stop)
     finally:
         transport.close()
@@ -455,15 +460,17 @@ def _sweep(sweep: Callable[[], object]) -> None:
         log.exception("the deadline sweep failed; the mail goes on")
 
 
-def _moves(moves: Callable[[], object]) -> None:
-    """Make the computer's moves; a fault in them is logged, and the mail goes on."""
+def _moves(moves: Callable[[], int]) -> int:
+    """Make the computer's moves, and say how many; a fault in them is logged, and the mail
+    goes on."""
     try:
-        moves()
+        return moves()
     except DBAPIError:
         raise
     except Exception:
         db.session.rollback()
         log.exception("the computer's moves failed; the mail goes on")
+        return 0
 
 
 def _sleep(seconds: float, should_stop: Callable[[], bool]) -> None:

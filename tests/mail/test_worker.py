@@ -181,6 +181,30 @@ def test_the_worker_waits_out_a_refused_login_with_a_growing_pause(
     assert {(m.status, m.attempts) for m in outbox(app)} == {("sent", 1)}
 
 
+def test_a_pass_that_made_computer_moves_is_followed_at_once_by_the_next(
+    app: Flask, smtp_server: SMTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass makes a few seconds of the computer's moves: while it makes some, more may be
+    due, so the worker waits only after a pass that made none."""
+    from service.mail import worker
+
+    made = iter([3, 1, 0, 2, 0])
+    passes: list[str] = []
+
+    def moves() -> int:
+        count = next(made)
+        passes.append(f"moves {count}")
+        return count
+
+    def sleep(seconds: float, should_stop: Any) -> None:
+        passes.append("sleep")
+
+    monkeypatch.setattr(worker, "_sleep", sleep)
+    with app.app_context():
+        worker.run(poll=1, moves=moves, should_stop=lambda: len(passes) >= 7)
+    assert passes == ["moves 3", "moves 1", "moves 0", "sleep", "moves 2", "moves 0", "sleep"]
+
+
 def test_worker_once_gives_up_when_the_smtp_server_refuses_the_login(
     app: Flask, smtp_server: SMTPServer
 ) -> None:
