@@ -25,6 +25,15 @@ class BadNote(ValueError):
     """A note the service refuses: too long, not text, or holding control characters."""
 
 
+class InvisibleCharacter(BadNote):
+    """A note holding an invisible format character, which could change how it reads."""
+
+
+# The one format character a note may hold: the zero width joiner, which emoji sequences
+# (a family, a flag with a sign) need.
+JOINER = "\u200d"
+
+
 def clean(note: object) -> str | None:
     """The note as stored, ``None`` for none, or :class:`BadNote` with the reason."""
     if note is None:
@@ -37,6 +46,13 @@ def clean(note: object) -> str | None:
     # the line and paragraph separators, line breaks all the same.
     if any(unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp") for char in note):
         raise BadNote("a note cannot hold control characters such as line breaks")
+    # Cf: the invisible format characters. Bidi overrides, isolates and marks can make a note
+    # read other than it was written, on the opponent's page and in the turn email; the zero
+    # width space and the byte order mark hide inside words.
+    if any(unicodedata.category(char) == "Cf" and char != JOINER for char in note):
+        raise InvisibleCharacter(
+            "a note cannot hold invisible formatting characters such as direction marks"
+        )
     return note.strip() or None
 
 

@@ -1,5 +1,6 @@
-"""Notes to the opponent: stored with a move, shown escaped, refused when too long or
-holding control characters, turned off by either player, read by admins once a game is over."""
+"""Notes to the opponent: stored with a move, shown escaped and isolated, refused when too
+long or holding control or invisible formatting characters, turned off by either player,
+read by admins once a game is over."""
 
 from __future__ import annotations
 
@@ -99,6 +100,52 @@ def test_a_bad_note_changes_nothing(app: Flask, client: FlaskClient, make_game, 
     assert "A note holds at most 280 characters" in response.get_data(as_text=True)
     assert notes_of(app, game["id"]) == []
     assert view_of(client, game["keeper"])["version"] == 0
+
+
+# Invisible format characters (Unicode Cf) that can change how a note reads: a right-to-left
+# override, a left-to-right embedding, isolates, marks, the Arabic letter mark, the zero
+# width space, the byte order mark.
+INVISIBLE = [
+    "gg \u202eevah I\u202c ok",
+    "a\u202ab",
+    "\u2066x\u2069",
+    "\u2067x\u2069",
+    "\u2068x\u2069",
+    "left\u200e",
+    "right\u200f",
+    "arabic\u061c",
+    "zero\u200bwidth",
+    "\ufeffbom",
+]
+
+
+@pytest.mark.parametrize("note", INVISIBLE)
+def test_a_note_with_invisible_formatting_changes_nothing(
+    app: Flask, client: FlaskClient, make_game, note
+) -> None:
+    game = make_game(seed=5, keeper_language="fr")
+    rng = random.Random(3)
+    response = move(client, game["keeper"], rng, note=note)
+    assert response.status_code == 400
+    error = response.get_json()["error"]
+    assert error["code"] == "malformed" and "invisible formatting" in error["message"]
+    html = page(client, game["keeper"])
+    data = form_data(MoveForm(html), pick_action(view_of(client, game["keeper"]), rng))
+    response = client.post(f"/play/{game['keeper']}", data={**data, "note": note})
+    assert response.status_code == 400
+    assert "caractères de mise en forme invisibles" in response.get_data(as_text=True)
+    assert notes_of(app, game["id"]) == []
+    assert view_of(client, game["keeper"])["version"] == 0
+
+
+def test_a_note_keeps_the_zero_width_joiner_and_reads_isolated(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=6)
+    family = "\U0001f469\u200d\U0001f467 \u05e9\u05dc\u05d5\u05dd"
+    assert move(client, game["keeper"], random.Random(4), note=family).status_code == 200
+    assert notes_of(app, game["id"]) == [family]
+    assert f"<li><bdi>{family}</bdi></li>" in page(client, game["shadow"])
 
 
 def test_a_note_of_280_characters_and_a_non_string(app, client: FlaskClient, make_game) -> None:

@@ -33,7 +33,9 @@ NOTE = {
     "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
     "description": (
         f"An optional note to the opponent, plain text of at most {MAX_NOTE} characters "
-        "and no control characters; dropped while the game's notes are off."
+        "with no control characters and no invisible formatting characters (Unicode "
+        "category Cf, but for U+200D the zero width joiner); dropped while the game's "
+        "notes are off."
     ),
 }
 # The schema of each key an action may hold besides its own (ACTION_EXTRAS).

@@ -58,6 +58,12 @@ def move(token: str) -> ResponseReturnValue:
         return _page(player, token, form.problem, 400)
     try:
         note = notes.clean(form.note.data)
+    except notes.InvisibleCharacter:
+        message = gettext(
+            "A note cannot hold invisible formatting characters such as direction marks:"
+            " nothing was changed."
+        )
+        return _page(player, token, message, 400)
     except notes.BadNote:
         message = gettext(
             "A note holds at most %(most)s characters, on one line: nothing was changed.",
