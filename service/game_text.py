@@ -10,6 +10,7 @@ Keeper and Shadow) or ``classic`` (red, green and purple cards, potions 2+ to
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Protocol
@@ -17,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from flask_babel import format_datetime
 
-from .language import gettext, ngettext
+from .language import LANGUAGES, gettext, ngettext, recipient_locale
 from .language import lazy_gettext as _l
 from .rules import EXCHANGE, PLAY, is_elixir, other
 from .rules.cards import suit_of
@@ -72,6 +73,23 @@ def level_name(level: str) -> str:
 def computer_name(level: str) -> str:
     """The computer at a level, as it is named wherever a player's name goes."""
     return gettext("the computer, %(level)s", level=level_name(level))
+
+
+def _name_key(name: str) -> str:
+    """A name reduced to what a reader tells apart at a glance: its letters and digits,
+    without case or accents (``The Computer - HARD`` reads as ``thecomputerhard``)."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", name).casefold() if ch.isalnum())
+
+
+def poses_as_computer(name: str) -> bool:
+    """Whether a person's name reads as the computer's (:func:`computer_name`) at some level
+    in some language of the service: shown beside a person's, it would pass for the computer."""
+    key = _name_key(name)
+    for language in LANGUAGES:
+        with recipient_locale(language):
+            if any(_name_key(computer_name(level)) == key for level in LEVEL_NAMES):
+                return True
+    return False
 
 
 class Named(Protocol):

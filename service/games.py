@@ -23,7 +23,7 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from . import audit, bots, figures, metrics, notes, notify
 from .addresses import vacation_end
-from .game_text import LOOKS, seat_name
+from .game_text import LOOKS, poses_as_computer, seat_name
 from .links import new_link_key
 from .models import OPEN_STATUSES, Event, Game, Match, Player, db, utcnow
 from .perspective import describe_status
@@ -97,6 +97,14 @@ class InvalidGame(ValueError):
     """Game settings that cannot make a game (bad address, same player twice...)."""
 
 
+class ComputerName(InvalidGame):
+    """A person's name that reads as the computer's, which would let them pass for it."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name!r} is how this service names the computer: choose another name")
+        self.name = name
+
+
 @dataclass(frozen=True)
 class Seating:
     """Who sits in a seat when a game is created: a person, or the computer at a level."""
@@ -160,7 +168,8 @@ def create_game(
     A ``waiting`` game is dealt but not started: no emails, no deadline, until
     :func:`start_waiting_game` (the public page waits for the opponent to accept).
     A seat the computer plays gets no address, no link and no email; at least
-    one seat is a person's.
+    one seat is a person's, and no person's name reads as the computer's
+    (:class:`ComputerName`).
     """
     if look not in LOOKS:
         raise InvalidGame(f"unknown look {look!r}; choose {' or '.join(LOOKS)}")
@@ -179,6 +188,11 @@ def create_game(
         raise InvalidGame("a person must play at least one seat")
     if len(set(emails.values())) < len(emails):
         raise InvalidGame("the Keeper and the Shadow need two different email addresses")
+    names = {seat: clean_name(seating.name, seat.capitalize()) for seat, seating in seats.items()}
+    for seat, name in names.items():
+        # A match's second game copies the names of its first, which may predate this check.
+        if seat in emails and match_game != 2 and poses_as_computer(name):
+            raise ComputerName(name)
     if days_per_move is None:
         days_per_move = current_app.config["DEFAULT_DAYS_PER_MOVE"]
     if days_per_move < 0:
@@ -199,7 +213,7 @@ def create_game(
             Player(
                 seat=seat,
                 email=emails.get(seat),
-                name=clean_name(seating.name, seat.capitalize()),
+                name=names[seat],
                 computer_level=seating.computer,
                 link_key=new_link_key() if person else None,
                 notify=person,

@@ -33,6 +33,7 @@ from sqlalchemy import exists, or_, select, update
 
 from . import games, links, notify
 from .addresses import address_row, lock_address
+from .game_text import poses_as_computer
 from .language import gettext
 from .mail import compose, kinds, queue
 from .mail.compose import Email
@@ -441,6 +442,14 @@ def _refusal(player: Player, is_blocked: Callable[[str], bool]) -> str | None:
             "%(name)s has asked not to receive invitations from this service.",
             name=opponent.name,
         )
+    # A name given before names that read as the computer's were refused: a rematch would copy it.
+    for person in game.players:
+        if not person.is_computer and poses_as_computer(person.name):
+            return gettext(
+                "“%(name)s” is how this service names the computer, so no rematch copies it: "
+                "start a new game under another name.",
+                name=person.name,
+            )
     return None
 
 

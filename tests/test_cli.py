@@ -53,6 +53,18 @@ def test_create_refuses_bad_input(runner) -> None:
     assert result.exit_code == 2 and "is not an email address" in result.output
 
 
+def test_create_refuses_a_name_that_reads_as_the_computers(app: Flask, runner) -> None:
+    for name in ("The Computer, HARD", "l'ordinateur facile"):
+        result = runner.invoke(
+            args=["games", "create", "--keeper", "a@example.com", "--computer", "shadow",
+                  "--keeper-name", name]
+        )  # fmt: skip
+        assert result.exit_code == 2
+        assert "is how this service names the computer: choose another name" in result.output
+    with app.app_context():
+        assert db.session.scalars(db.select(Game)).all() == []
+
+
 @pytest.mark.parametrize(
     ("args", "refusal"),
     [

@@ -12,6 +12,7 @@ from service.game_text import (
     card_name,
     effect_name,
     effect_text,
+    poses_as_computer,
     seat_name,
     suit_name,
     suit_symbol,
@@ -107,3 +108,27 @@ def test_effect_names_in_french(french: None) -> None:
         "Vol",
         "Deux élixirs\u00a0: aucun effet",
     ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "the computer, hard",
+        "  The Computer HARD!",
+        "the computer - easy",
+        "THE COMPUTER, RANDOM",
+        "l’ordinateur, difficile",
+        "L'ORDINATEUR  MOYEN",
+        "l’ordinateur, au hasard",
+        "the\u00a0cómputer, medium",
+    ],
+)
+def test_a_name_that_reads_as_the_computers(french: None, name: str) -> None:
+    assert poses_as_computer(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["Kim", "the computer", "Computer, hard", "the computer, hardly", "l’ordinateur"]
+)
+def test_a_name_that_does_not(french: None, name: str) -> None:
+    assert not poses_as_computer(name)

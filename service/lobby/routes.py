@@ -77,6 +77,11 @@ def _start(form: NewGameForm, computer: bool) -> str | None:
                     allowances.draw("opponent", request.opponent_email)
     except invitations.InvitationError as exc:
         return str(exc)
+    except games.ComputerName as exc:
+        return gettext(
+            "“%(name)s” is how this service names the computer: choose another name.",
+            name=exc.name,
+        )
     except games.InvalidGame:
         # The form has checked the level, the look and the days: what is left is an address.
         if computer:

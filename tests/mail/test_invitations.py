@@ -119,6 +119,26 @@ def test_bad_requests_are_refused_with_the_reason(client: FlaskClient) -> None:
     assert response.status_code == 400
 
 
+def test_a_name_that_reads_as_the_computers_is_refused(app: Flask, client: FlaskClient) -> None:
+    """A person called "the computer, hard" would pass for it on pages and in emails."""
+    for changes in (
+        {"name": " The computer, HARD "},
+        {"opponent_name": "the computer - easy"},
+        {"opponent": "computer", "level": "easy", "name": "l’ordinateur, difficile"},
+    ):
+        response = ask(client, **changes)
+        assert response.status_code == 400
+        assert "is how this service names the computer: choose another name." in (
+            response.get_data(as_text=True)
+        )
+    response = ask_for_game(client, {"Accept-Language": "fr"}, name="l'ordinateur moyen")
+    assert response.status_code == 400
+    assert "« l&#39;ordinateur moyen » est le nom que ce service donne à l’ordinateur" in (
+        response.get_data(as_text=True)
+    )
+    assert count(app, Game) == count(app, Invitation) == count(app, OutboxMessage) == 0
+
+
 def test_requests_are_rate_limited_per_address(client: FlaskClient) -> None:
     statuses = [ask(client, opponent_email=f"friend{n}@example.com").status_code for n in range(6)]
     assert statuses[:5] == [200] * 5 and statuses[5] == 429
@@ -383,6 +403,36 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_addr
         assert not db.session.scalars(
             select(OutboxMessage).where(OutboxMessage.kind == "invite_opponent")
         ).all()
+
+
+def test_no_rematch_copies_a_stored_name_that_reads_as_the_computers(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Names given before such names were refused stay, but a rematch does not copy them;
+    the second game of a return match still deals, with the names of its first."""
+    from service import games
+
+    from ..factories import played
+
+    finished = make_game(seed=35)
+    with app.app_context(), transaction():
+        games.declare_forfeit(finished["id"], "keeper", "alice")
+        match_id = games.create_match(
+            games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
+        ).id
+        for game_id in (finished["id"], match_id):
+            db.session.get(Game, game_id).player("shadow").name = "the computer, hard"
+    for method in (client.get, client.post):
+        response = method(f"/rematch/{finished['keeper']}")
+        assert response.status_code == 409
+        assert "is how this service names the computer, so no rematch copies it" in (
+            response.get_data(as_text=True)
+        )
+    assert count(app, Invitation) == 0
+    played(app, match_id, 36, emails=False)
+    with app.app_context():
+        second = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
+        assert second.player("keeper").name == "the computer, hard"
 
 
 def test_accepting_again_shows_the_page_not_the_play_link(
