@@ -42,7 +42,7 @@ from .mail.kinds import Kind
 from .models import Game, OutboxMessage, Player, db, utcnow
 from .perspective import player_view
 from .replies.headers import game_headers, reply_to, root_message_id
-from .rules import OVER, Seat, State, to_act, variant_of
+from .rules import OVER, Seat, State, other, to_act, variant_of
 
 
 def _context(player: Player) -> dict[str, Any]:
@@ -155,6 +155,18 @@ def _writer(
         return replace(email, headers={"Reply-To": address})
 
     return write
+
+
+def _greeting(player: Player, params: dict[str, Any]) -> dict[str, Any]:
+    """Whom the first email of a game greets: the player by name, but for a game against the
+    computer asked for on the public page.
+
+    Whoever asked for that game typed both the name and the address, which nobody has
+    confirmed: the name could carry their message to a stranger's mailbox.
+    """
+    game = player.game
+    typed = game.request_key is not None and game.player(other(player.seat)).is_computer
+    return {"greet": None if typed else player.name}
 
 
 def _round_that_ended(player: Player, params: dict[str, Any]) -> dict[str, Any]:
@@ -389,7 +401,7 @@ def _reminder_wanted(message: OutboxMessage) -> bool:
 
 
 kinds.register(
-    Kind("invitation", still_wanted=_notified, write=_writer()),
+    Kind("invitation", still_wanted=_notified, write=_writer(_greeting)),
     Kind("turn", replaces_queued=True, still_wanted=_turn_wanted, write=_writer()),
     Kind("round_end", still_wanted=_notified, write=_writer(_round_that_ended)),
     Kind("game_over", still_wanted=_notified, write=_writer(_rematch)),

@@ -237,11 +237,11 @@ def test_an_email_in_french_from_an_english_request(app: Flask) -> None:
         english = render(
             "confirm_address", "en", invitation=invitation, url="http://x.test/c", stop_all=None
         )
-    assert email.subject == "Split Mind\u00a0: confirmez votre adresse pour inviter Bob"
-    assert email.text.startswith("Bonjour Ann,")
+    assert email.subject == "Split Mind\u00a0: confirmez votre adresse pour une nouvelle partie"
+    assert email.text.startswith("Bonjour,")
     assert '<html lang="fr">' in email.html
-    assert english.subject == "Split Mind: confirm your address to invite Bob"
-    assert english.text.startswith("Hello Ann,")
+    assert english.subject == "Split Mind: confirm your address for a new game"
+    assert english.text.startswith("Hello,")
 
 
 def test_strings_outside_an_app_read_english() -> None:

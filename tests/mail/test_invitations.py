@@ -139,6 +139,41 @@ def test_a_name_that_reads_as_the_computers_is_refused(app: Flask, client: Flask
     assert count(app, Game) == count(app, Invitation) == count(app, OutboxMessage) == 0
 
 
+# What a stranger might type into the public form, to be carried to someone else's inbox.
+HOSTILE = {
+    "name": "URGENT verify your account at evil.example/login",
+    "opponent_name": "Bank Security Team: call +1 555 0100",
+    "opponent_email": "support@phish.example",
+}
+
+
+def test_an_unconfirmed_address_gets_no_word_the_requester_typed(
+    client: FlaskClient, smtp_server, deliver
+) -> None:
+    """The typed address may not be the requester's: its emails carry nothing they chose,
+    neither the confirmation of a game against a person nor the start of one against the
+    computer."""
+    for language in ("en", "fr"):
+        headers = {"Accept-Language": language}
+        assert (
+            ask_for_game(client, headers, email="victim@example.org", **HOSTILE).status_code == 200
+        )
+        computer = {"opponent": "computer", "level": "easy", "name": HOSTILE["name"]}
+        assert (
+            ask_for_game(client, headers, email="prey@example.org", **computer).status_code == 200
+        )
+    deliver()
+    received = smtp_server.handler.to("victim@example.org") + smtp_server.handler.to(
+        "prey@example.org"
+    )
+    assert len(received) == 4
+    for email in received:
+        words = [email.text, email.html, *(str(value) for value in email.message.values())]
+        for typed in (*HOSTILE.values(), "URGENT", "evil.example", "Bank", "phish"):
+            assert not any(typed in text for text in words), typed
+    assert received[0].links("/invitations/")
+
+
 def test_requests_are_rate_limited_per_address(client: FlaskClient) -> None:
     statuses = [ask(client, opponent_email=f"friend{n}@example.com").status_code for n in range(6)]
     assert statuses[:5] == [200] * 5 and statuses[5] == 429
