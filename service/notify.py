@@ -39,7 +39,7 @@ from .links import home_url, player_url, token_for
 from .mail import compose, kinds, queue, withdraw
 from .mail.compose import Email
 from .mail.kinds import Kind
-from .models import Game, OutboxMessage, Player, db, utcnow
+from .models import Event, Game, OutboxMessage, Player, db, utcnow
 from .perspective import player_view
 from .replies.headers import game_headers, reply_to, root_message_id
 from .rules import OVER, Seat, State, other, to_act, variant_of
@@ -49,6 +49,7 @@ def _context(player: Player) -> dict[str, Any]:
     game = player.game
     return {
         "player": player,
+        "greet": greeting(player),
         "opponent": game.player("shadow" if player.seat == "keeper" else "keeper"),
         "game": game,
         "view": player_view(player),
@@ -157,16 +158,21 @@ def _writer(
     return write
 
 
-def _greeting(player: Player, params: dict[str, Any]) -> dict[str, Any]:
-    """Whom the first email of a game greets: the player by name, but for a game against the
-    computer asked for on the public page.
+def greeting(player: Player) -> str | None:
+    """The name an email about the player's game greets them by; ``None`` for a plain hello.
 
-    Whoever asked for that game typed both the name and the address, which nobody has
-    confirmed: the name could carry their message to a stranger's mailbox.
+    A game against the computer asked for on the public page has a name and an
+    address typed by whoever asked, which nobody has confirmed: until its player
+    moves (the link reached whoever holds the address), the name could carry the
+    asker's message to a stranger's mailbox, so it is left out.
     """
     game = player.game
-    typed = game.request_key is not None and game.player(other(player.seat)).is_computer
-    return {"greet": None if typed else player.name}
+    if game.request_key is None or not game.player(other(player.seat)).is_computer:
+        return player.name
+    moved = exists().where(
+        Event.game_id == game.id, Event.kind == "move", Event.seat == player.seat
+    )
+    return player.name if db.session.scalar(select(moved)) else None
 
 
 def _round_that_ended(player: Player, params: dict[str, Any]) -> dict[str, Any]:
@@ -401,7 +407,7 @@ def _reminder_wanted(message: OutboxMessage) -> bool:
 
 
 kinds.register(
-    Kind("invitation", still_wanted=_notified, write=_writer(_greeting)),
+    Kind("invitation", still_wanted=_notified, write=_writer()),
     Kind("turn", replaces_queued=True, still_wanted=_turn_wanted, write=_writer()),
     Kind("round_end", still_wanted=_notified, write=_writer(_round_that_ended)),
     Kind("game_over", still_wanted=_notified, write=_writer(_rematch)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from datetime import timedelta
 
 from flask import Flask
 from flask.testing import FlaskClient
@@ -12,10 +13,12 @@ from sqlalchemy import select
 from werkzeug.test import TestResponse
 
 from service import invitations
+from service.deadlines import sweep
 from service.invitations import REPEAT_WINDOW
 from service.links import token_for
 from service.mail import compose
 from service.models import Address, Game, Invitation, OutboxMessage, Player, db, utcnow
+from service.notify import greeting
 from service.unit_of_work import transaction
 
 from ..conftest import BASE_URL
@@ -172,6 +175,40 @@ def test_an_unconfirmed_address_gets_no_word_the_requester_typed(
         for typed in (*HOSTILE.values(), "URGENT", "evil.example", "Bank", "phish"):
             assert not any(typed in text for text in words), typed
     assert received[0].links("/invitations/")
+
+
+def test_a_game_against_the_computer_greets_by_the_typed_name_once_its_player_moved(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """Its reminder and its timeout, to an address that never used its link, carry no word
+    the requester typed; once the player has moved, the emails greet them by their name."""
+    computer = {"opponent": "computer", "level": "easy", "name": HOSTILE["name"]}
+    assert ask_for_game(client, email="prey@example.org", **computer).status_code == 200
+    with app.app_context():
+        deadline = db.session.scalars(select(Game)).one().deadline
+        assert sweep(deadline - timedelta(hours=23)).reminded
+    deliver()
+    with app.app_context():
+        assert sweep(deadline + timedelta(seconds=1)).expired
+    deliver()
+    received = smtp_server.handler.to("prey@example.org")
+    assert len(received) == 3  # its start, the reminder, the timeout
+    for email in received:
+        assert "Hello," in email.text
+        words = [email.text, email.html, *(str(value) for value in email.message.values())]
+        assert not any(HOSTILE["name"] in text for text in words)
+
+    assert ask_for_game(client, email="kim@example.org", **computer).status_code == 200
+    with app.app_context():
+        game = db.session.scalars(select(Game).order_by(Game.id.desc())).first()
+        kim = next(player for player in game.players if not player.is_computer)
+        token = token_for(kim)
+        assert greeting(kim) is None
+    view = client.get(f"/api/play/{token}").get_json()
+    body = {"version": view["version"], **pick_action(view, random.Random(1))}
+    assert client.post(f"/api/play/{token}", json=body).status_code == 200
+    with app.app_context():
+        assert greeting(db.session.get_one(Player, kim.id)) == HOSTILE["name"]
 
 
 def test_requests_are_rate_limited_per_address(client: FlaskClient) -> None:
