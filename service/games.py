@@ -152,6 +152,14 @@ def clean_name(name: str, fallback: str) -> str:
     return " ".join(printable.split())[:80] or fallback
 
 
+def person_name(name: str) -> str:
+    """``name``, cleaned, if a person may go by it; :class:`ComputerName` if it reads as the
+    computer's."""
+    if poses_as_computer(name):
+        raise ComputerName(name)
+    return name
+
+
 def create_game(
     keeper: Seating,
     shadow: Seating,
@@ -191,8 +199,8 @@ def create_game(
     names = {seat: clean_name(seating.name, seat.capitalize()) for seat, seating in seats.items()}
     for seat, name in names.items():
         # A match's second game copies the names of its first, which may predate this check.
-        if seat in emails and match_game != 2 and poses_as_computer(name):
-            raise ComputerName(name)
+        if seat in emails and match_game != 2:
+            person_name(name)
     if days_per_move is None:
         days_per_move = current_app.config["DEFAULT_DAYS_PER_MOVE"]
     if days_per_move < 0:

@@ -282,13 +282,19 @@ def confirm(invitation: Invitation) -> None:
     log.info("invitation %d confirmed: %s", invitation.id, invitation.status)
 
 
-def respond(invitation: Invitation, accept: bool) -> Player | None:
+def respond(invitation: Invitation, accept: bool, name: str | None = None) -> Player | None:
     """The opponent accepted (the game starts) or declined (the creator is told).
 
+    Accepting, the opponent may give the name they play under instead of the one
+    the creator wrote for them (an empty one keeps it); one that reads as the
+    computer's raises :class:`games.ComputerName`, and nothing changes.
     Returns the opponent's seat in the game when this answer started it, and
     ``None`` otherwise: a decline, or an answer to an invitation that was
     answered before, withdrawn or closed.
     """
+    chosen = None
+    if accept and name is not None:
+        chosen = games.person_name(games.clean_name(name, invitation.opponent_name))
     invitation, game = _lock(invitation)
     if invitation.status != "invited":
         return None  # answered before, or closed: nothing to do
@@ -297,10 +303,12 @@ def respond(invitation: Invitation, accept: bool) -> Player | None:
     if game.status != "waiting":  # an admin cancelled it
         invitation.status = "closed"
     elif accept:
+        started = next(p for p in game.players if p.email == invitation.opponent_email)
+        if chosen is not None:
+            started.name = invitation.opponent_name = chosen
         games.start_waiting_game(game.id)
         invitation.status = "accepted"
         address_row(invitation.opponent_email).confirmed_at = utcnow()
-        started = next(p for p in game.players if p.email == invitation.opponent_email)
     else:
         invitation.status = "declined"
         address_row(invitation.opponent_email).declined_at = utcnow()

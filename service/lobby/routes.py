@@ -78,16 +78,20 @@ def _start(form: NewGameForm, computer: bool) -> str | None:
     except invitations.InvitationError as exc:
         return str(exc)
     except games.ComputerName as exc:
-        return gettext(
-            "“%(name)s” is how this service names the computer: choose another name.",
-            name=exc.name,
-        )
+        return _computer_name(exc)
     except games.InvalidGame:
         # The form has checked the level, the look and the days: what is left is an address.
         if computer:
             return gettext("This address cannot make a game: check it.")
         return gettext("These addresses cannot make a game: check both of them.")
     return None
+
+
+def _computer_name(exc: games.ComputerName) -> str:
+    return gettext(
+        "“%(name)s” is how this service names the computer: choose another name.",
+        name=exc.name,
+    )
 
 
 @bp.route("/links", methods=["GET", "POST"])
@@ -113,14 +117,15 @@ def lost_links() -> ResponseReturnValue:
 @bp.route("/invitations/<token>", methods=["GET", "POST"])
 @csrf.exempt
 def invitation(token: str) -> ResponseReturnValue:
-    """Confirm your address (creator) or accept/decline (opponent)."""
+    """Confirm your address (creator) or accept/decline (opponent); accepting, the opponent
+    may give the name they play under."""
     found = invitations.from_token(token)
     if found is None:
         abort(404)
     invite, stage = found
     if stage == "confirm":
         g.player_language = invite.language
-    status = 200
+    status, error = 200, None
     if request.method == "POST" and stage == "confirm":
         with transaction():
             invitations.confirm(invite)
@@ -130,13 +135,16 @@ def invitation(token: str) -> ResponseReturnValue:
             abort(400, gettext("Answer accept or decline."))
         try:
             with transaction():
-                started = invitations.respond(invite, answer == "accept")
+                started = invitations.respond(invite, answer == "accept", request.form.get("name"))
         except games.GameClosed:
             started, status = None, 409  # the page shows how the invitation ended
+        except games.ComputerName as exc:
+            error, started, status = _computer_name(exc), None, 400
         if started is not None:
             # Only the answer that started the game leads to the opponent's seat.
             return redirect(f"/play/{token_for(started)}", code=303)
-    return render_template("lobby/invitation.html", invitation=invite, stage=stage), status
+    page = render_template("lobby/invitation.html", invitation=invite, stage=stage, error=error)
+    return page, status
 
 
 def _unsubscribing_player(token: str) -> Player:

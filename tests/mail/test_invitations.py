@@ -211,6 +211,33 @@ def test_a_game_against_the_computer_greets_by_the_typed_name_once_its_player_mo
         assert greeting(db.session.get_one(Player, kim.id)) == HOSTILE["name"]
 
 
+def test_the_invited_player_sees_and_may_change_the_name_they_play_under(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """Ann wrote "Bob" for her opponent: the invitation says so, and Bob may play as Robert.
+    A name that reads as the computer's is refused, and the invitation still waits."""
+    respond = invited(client, smtp_server, deliver)
+    page = client.get(respond).get_data(as_text=True)
+    assert 'name="name" value="Bob"' in page and "Ann chose it" in page
+    refused = client.post(respond, data={"answer": "accept", "name": "The Computer, hard"})
+    assert refused.status_code == 400
+    assert "is how this service names the computer" in refused.get_data(as_text=True)
+    with app.app_context():
+        invitation = db.session.scalars(select(Invitation)).one()
+        assert (invitation.status, invitation.opponent_name) == ("invited", "Bob")
+    accepted = client.post(respond, data={"answer": "accept", "name": "  Robert  "})
+    assert accepted.status_code == 303
+    with app.app_context():
+        game = db.session.scalars(select(Game)).one()
+        assert game.status == "active"
+        assert {player.seat: player.name for player in game.players} == {
+            "keeper": "Ann",
+            "shadow": "Robert",
+        }
+    deliver()
+    assert "Hello Robert," in smtp_server.handler.to("bob@example.com")[-1].text
+
+
 def test_requests_are_rate_limited_per_address(client: FlaskClient) -> None:
     statuses = [ask(client, opponent_email=f"friend{n}@example.com").status_code for n in range(6)]
     assert statuses[:5] == [200] * 5 and statuses[5] == 429
