@@ -83,21 +83,28 @@ def test_the_page_form_takes_a_note(app: Flask, client: FlaskClient, make_game) 
     assert "Bonne chance" in page(client, game["shadow"])
 
 
+def refused_both_ways(client: FlaskClient, token: str, note: str) -> tuple[dict[str, str], str]:
+    """Send ``note`` with a legal move through the API, then through the page's form: both
+    are refused with 400. Returns the API's error and the page's HTML."""
+    rng = random.Random(3)
+    response = move(client, token, rng, note=note)
+    assert response.status_code == 400
+    error = response.get_json()["error"]
+    data = form_data(MoveForm(page(client, token)), pick_action(view_of(client, token), rng))
+    response = client.post(f"/play/{token}", data={**data, "note": note})
+    assert response.status_code == 400
+    return error, response.get_data(as_text=True)
+
+
 @pytest.mark.parametrize(
     "note",
     ["x" * 281, "two\nlines", "tab\there", "bell\x07", "c1\x85", "line\u2028sep", "para\u2029sep"],
 )
 def test_a_bad_note_changes_nothing(app: Flask, client: FlaskClient, make_game, note) -> None:
     game = make_game(seed=5)
-    rng = random.Random(3)
-    response = move(client, game["keeper"], rng, note=note)
-    assert response.status_code == 400
-    assert response.get_json()["error"]["code"] == "malformed"
-    html = page(client, game["keeper"])
-    data = form_data(MoveForm(html), pick_action(view_of(client, game["keeper"]), rng))
-    response = client.post(f"/play/{game['keeper']}", data={**data, "note": note})
-    assert response.status_code == 400
-    assert "A note holds at most 280 characters" in response.get_data(as_text=True)
+    error, html = refused_both_ways(client, game["keeper"], note)
+    assert error["code"] == "malformed"
+    assert "A note holds at most 280 characters" in html
     assert notes_of(app, game["id"]) == []
     assert view_of(client, game["keeper"])["version"] == 0
 
@@ -124,16 +131,9 @@ def test_a_note_with_invisible_formatting_changes_nothing(
     app: Flask, client: FlaskClient, make_game, note
 ) -> None:
     game = make_game(seed=5, keeper_language="fr")
-    rng = random.Random(3)
-    response = move(client, game["keeper"], rng, note=note)
-    assert response.status_code == 400
-    error = response.get_json()["error"]
+    error, html = refused_both_ways(client, game["keeper"], note)
     assert error["code"] == "malformed" and "invisible formatting" in error["message"]
-    html = page(client, game["keeper"])
-    data = form_data(MoveForm(html), pick_action(view_of(client, game["keeper"]), rng))
-    response = client.post(f"/play/{game['keeper']}", data={**data, "note": note})
-    assert response.status_code == 400
-    assert "caractères de mise en forme invisibles" in response.get_data(as_text=True)
+    assert "caractères de mise en forme invisibles" in html
     assert notes_of(app, game["id"]) == []
     assert view_of(client, game["keeper"])["version"] == 0
 
