@@ -29,9 +29,14 @@ class InvisibleCharacter(BadNote):
     """A note holding an invisible format character, which could change how it reads."""
 
 
-# The one format character a note may hold: the zero width joiner, which emoji sequences
-# (a family, a flag with a sign) need.
-JOINER = "\u200d"
+# The invisible characters that can make a note read other than it was written: the bidi
+# embeddings and overrides, isolates and marks (the Arabic letter mark too), and the zero
+# width space and byte order mark, which hide inside words. The other format characters
+# stay: the joiner and non-joiner (emoji sequences, Persian and Urdu words), the soft
+# hyphen, the word joiner, the tags of subdivision flags.
+MISLEADING = frozenset(
+    "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\ufeff"
+)
 
 
 def clean(note: object) -> str | None:
@@ -46,10 +51,8 @@ def clean(note: object) -> str | None:
     # the line and paragraph separators, line breaks all the same.
     if any(unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp") for char in note):
         raise BadNote("a note cannot hold control characters such as line breaks")
-    # Cf: the invisible format characters. Bidi overrides, isolates and marks can make a note
-    # read other than it was written, on the opponent's page and in the turn email; the zero
-    # width space and the byte order mark hide inside words.
-    if any(unicodedata.category(char) == "Cf" and char != JOINER for char in note):
+    # On the opponent's page and in the turn email, these would change how the note reads.
+    if not MISLEADING.isdisjoint(note):
         raise InvisibleCharacter(
             "a note cannot hold invisible formatting characters such as direction marks"
         )

@@ -138,14 +138,25 @@ def test_a_note_with_invisible_formatting_changes_nothing(
     assert view_of(client, game["keeper"])["version"] == 0
 
 
-def test_a_note_keeps_the_zero_width_joiner_and_reads_isolated(
-    app: Flask, client: FlaskClient, make_game
+# What people write that holds format characters of its own: a family emoji (the joiner),
+# a Persian word (the non-joiner), the flag of Wales (tags), a soft hyphen, a word joiner.
+WRITTEN = (
+    "\U0001f469\u200d\U0001f467 \u05e9\u05dc\u05d5\u05dd",
+    "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+    "\U0001f3f4\U000e0067\U000e0062\U000e0077\U000e006c\U000e0073\U000e007f",
+    "co\u00adoperate",
+    "a\u2060b",
+)
+
+
+@pytest.mark.parametrize("note", WRITTEN)
+def test_a_note_keeps_the_format_characters_of_written_text_and_reads_isolated(
+    app: Flask, client: FlaskClient, make_game, note
 ) -> None:
     game = make_game(seed=6)
-    family = "\U0001f469\u200d\U0001f467 \u05e9\u05dc\u05d5\u05dd"
-    assert move(client, game["keeper"], random.Random(4), note=family).status_code == 200
-    assert notes_of(app, game["id"]) == [family]
-    assert f"<li><bdi>{family}</bdi></li>" in page(client, game["shadow"])
+    assert move(client, game["keeper"], random.Random(4), note=note).status_code == 200
+    assert notes_of(app, game["id"]) == [note]
+    assert f"<li><bdi>{note}</bdi></li>" in page(client, game["shadow"])
 
 
 def test_a_note_of_280_characters_and_a_non_string(app, client: FlaskClient, make_game) -> None:

@@ -33,9 +33,10 @@ NOTE = {
     "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
     "description": (
         f"An optional note to the opponent, plain text of at most {MAX_NOTE} characters "
-        "with no control characters and no invisible formatting characters (Unicode "
-        "category Cf, but for U+200D the zero width joiner); dropped while the game's "
-        "notes are off."
+        "with no control characters and none of the invisible characters that change how "
+        "text reads (the direction marks, embeddings, overrides and isolates U+200E, "
+        "U+200F, U+061C, U+202A-U+202E and U+2066-U+2069, the zero width space U+200B and "
+        "U+FEFF); dropped while the game's notes are off."
     ),
 }
 # The schema of each key an action may hold besides its own (ACTION_EXTRAS).
