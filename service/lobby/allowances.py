@@ -30,17 +30,30 @@ ALLOWANCES = {
 }
 
 
-def draw(allowance: str, address: str) -> None:
-    """Count one email to ``address`` against its ``allowance`` (a key of
-    :data:`ALLOWANCES`); 429 if that is past it.
+def draw(*emails: tuple[str, str]) -> None:
+    """Count one email against each ``(allowance, address)`` given (an allowance is a key of
+    :data:`ALLOWANCES`); 429 if one is past it.
 
-    Every way of writing one address (capitals, wide letters, another full stop
-    in the domain) is one inbox, so it draws on one allowance; an address the
-    service would refuse draws on the allowance of its own text.
+    Every allowance is checked before any is drawn on, so a request refused for
+    one address uses up nothing of another's. Every way of writing one address
+    (capitals, wide letters, another full stop in the domain) is one inbox, so it
+    draws on one allowance; an address the service would refuse draws on the
+    allowance of its own text.
     """
-    try:
-        inbox = games.clean_email(address.strip())
-    except games.InvalidGame:
-        inbox = address.strip().lower()
-    if not limiter.limiter.hit(ALLOWANCES[allowance], "lobby", allowance, inbox):
+    counters = [
+        (ALLOWANCES[allowance], "lobby", allowance, _inbox(address))
+        for allowance, address in emails
+    ]
+    if not all(limiter.limiter.test(*counter) for counter in counters):
         abort(429)
+    # Each draw is atomic: of requests at the same instant, none gets past an allowance.
+    for counter in counters:
+        if not limiter.limiter.hit(*counter):
+            abort(429)
+
+
+def _inbox(address: str) -> str:
+    try:
+        return games.clean_email(address.strip())
+    except games.InvalidGame:
+        return address.strip().lower()

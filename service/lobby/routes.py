@@ -72,9 +72,10 @@ def _start(form: NewGameForm, computer: bool) -> str | None:
     try:
         with transaction():
             if invitations.take_request(request):
-                allowances.draw("creator", request.email)
+                emails = [("creator", request.email)]
                 if not computer:
-                    allowances.draw("opponent", request.opponent_email)
+                    emails.append(("opponent", request.opponent_email))
+                allowances.draw(*emails)
     except invitations.InvitationError as exc:
         return str(exc)
     except games.ComputerName as exc:
@@ -108,7 +109,7 @@ def lost_links() -> ResponseReturnValue:
     if form.validate_on_submit():
         with transaction():
             invitations.send_links(form.email.data, current_language())
-            allowances.draw("links", form.email.data)
+            allowances.draw(("links", form.email.data))
         return render_template("lobby/links.html", form=form, sent=True)
     status = 400 if request.method == "POST" else 200
     return render_template("lobby/links.html", form=form, sent=False), status

@@ -110,6 +110,21 @@ def test_the_opponents_ways_of_writing_an_address_share_one_allowance(
     assert statuses == [200] * 3 + [429]
 
 
+def test_a_request_refused_for_its_opponent_uses_up_nothing_of_its_creators(
+    app: Flask, client: FlaskClient
+) -> None:
+    """Bob's allowance is spent by others: Ann's requests against him are refused, and her
+    own five a day are all still hers."""
+    for n in range(3):
+        fan = app.test_client()
+        fan.environ_base["REMOTE_ADDR"] = f"10.0.1.{n + 1}"
+        assert ask_for_game(fan, email=f"fan{n}@example.com").status_code == 200
+    against_bob = [ask_for_game(client).status_code for _ in range(3)]
+    assert against_bob == [429] * 3
+    mine = [ask_for_game(client, opponent_email=f"f{n}@example.com").status_code for n in range(6)]
+    assert mine == [200] * 5 + [429]
+
+
 def test_the_lost_links_ways_of_writing_an_address_share_one_allowance(
     client: FlaskClient, make_game, smtp_server: SMTPServer, deliver
 ) -> None:
