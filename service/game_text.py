@@ -13,6 +13,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
+from functools import cache
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
@@ -81,15 +82,32 @@ def _name_key(name: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKD", name).casefold() if ch.isalnum())
 
 
+# The articles the computer's name begins with, in the service's languages ("the",
+# "l’"), as name keys: a name without it reads as the computer's just the same.
+ARTICLES = ("the", "l")
+
+
 def poses_as_computer(name: str) -> bool:
     """Whether a person's name reads as the computer's (:func:`computer_name`) at some level
-    in some language of the service: shown beside a person's, it would pass for the computer."""
+    in some language of the service, with or without its article, or as the computer with
+    no level: shown beside a person's, it would pass for the computer."""
     key = _name_key(name)
+    return bool(key) and key in _computer_keys()
+
+
+@cache
+def _computer_keys() -> frozenset[str]:
+    """The name keys of the computer's names, made once: the catalogues do not change."""
+    keys = set()
     for language in LANGUAGES:
         with recipient_locale(language):
-            if any(_name_key(computer_name(level)) == key for level in LEVEL_NAMES):
-                return True
-    return False
+            named = [computer_name(level) for level in LEVEL_NAMES]
+            bare = gettext("the computer, %(level)s", level="")
+        keys.add(_name_key(bare))
+        for key in map(_name_key, named):
+            keys.add(key)
+            keys.update(key.removeprefix(article) for article in ARTICLES)
+    return frozenset(keys)
 
 
 class Named(Protocol):

@@ -121,6 +121,10 @@ def test_effect_names_in_french(french: None) -> None:
         "L'ORDINATEUR  MOYEN",
         "l’ordinateur, au hasard",
         "the\u00a0cómputer, medium",
+        "Computer, hard",
+        "ordinateur difficile",
+        "The Computer",
+        "l’ordinateur",
     ],
 )
 def test_a_name_that_reads_as_the_computers(french: None, name: str) -> None:
@@ -128,7 +132,7 @@ def test_a_name_that_reads_as_the_computers(french: None, name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["Kim", "the computer", "Computer, hard", "the computer, hardly", "l’ordinateur"]
+    "name", ["Kim", "Computer", "Ordi", "Hard", "the computer, hardly", "Theodore", "Lou"]
 )
 def test_a_name_that_does_not(french: None, name: str) -> None:
     assert not poses_as_computer(name)
