@@ -292,12 +292,12 @@ def respond(invitation: Invitation, accept: bool, name: str | None = None) -> Pl
     ``None`` otherwise: a decline, or an answer to an invitation that was
     answered before, withdrawn or closed.
     """
-    chosen = None
-    if accept and name is not None:
-        chosen = games.person_name(games.clean_name(name, invitation.opponent_name))
     invitation, game = _lock(invitation)
     if invitation.status != "invited":
         return None  # answered before, or closed: nothing to do
+    chosen = None
+    if accept and name is not None:
+        chosen = games.person_name(games.clean_name(name, invitation.opponent_name))
     invitation.updated_at = utcnow()
     started = None
     if game.status != "waiting":  # an admin cancelled it

@@ -236,6 +236,10 @@ def test_the_invited_player_sees_and_may_change_the_name_they_play_under(
         }
     deliver()
     assert "Hello Robert," in smtp_server.handler.to("bob@example.com")[-1].text
+    # Answered: the same form again says so, whatever name it gives.
+    again = client.post(respond, data={"answer": "accept", "name": "The Computer, hard"})
+    assert again.status_code == 200
+    assert "You accepted: the game has started" in again.get_data(as_text=True)
 
 
 def test_requests_are_rate_limited_per_address(client: FlaskClient) -> None:
