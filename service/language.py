@@ -121,10 +121,15 @@ def remember_language(response: Response, language: str) -> Response:
 
 
 def language_url(language: str) -> str:
-    """This page's address in ``language``: the same path and query, with ``lang`` set."""
+    """This page's address in ``language``: its query with ``lang`` set, as a link relative
+    to the page, so the browser keeps the path it asked for.
+
+    Written out, a path a stranger chose (``/\\evil.example``, which a browser
+    reads as ``//evil.example``) would send the link to another site.
+    """
     args = request.args.to_dict()
     args[COOKIE] = language
-    return f"{request.path}?{urlencode(args)}"
+    return f"?{urlencode(args)}"
 
 
 @contextmanager

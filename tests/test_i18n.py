@@ -65,7 +65,17 @@ def test_the_switch_on_a_page_is_kept_in_a_cookie(client, make_game) -> None:
         as_text=True
     )
     assert "À vous de jouer" in html
-    assert 'href="/rules?lang=en"' in client.get("/rules").get_data(as_text=True)
+    assert 'href="?look=classic&amp;lang=en"' in client.get("/rules?look=classic").get_data(True)
+
+
+def test_the_language_links_stay_on_the_site_whatever_the_path(client) -> None:
+    """A link on the site to ``/\\evil.example`` is a page not found: its language links
+    keep the path as the browser has it, never written out (a browser reads ``/\\`` as
+    ``//``, another site)."""
+    response = client.get("/%5Cevil.example?x=1")
+    assert response.status_code == 404
+    links = re.findall(r'href="([^"]*lang=[a-z]+)"', response.get_data(as_text=True))
+    assert links == ["?x=1&amp;lang=en", "?x=1&amp;lang=fr"]
 
 
 def test_the_players_choice_is_stored_by_a_post(app, client, make_game) -> None:

@@ -178,6 +178,16 @@ def test_a_french_page_and_the_language_switch(new_game: Callable, phone: Callab
     assert page.locator("#status-line").inner_text() == "Your move"
 
 
+def test_a_language_link_keeps_the_page_and_its_query(live_server: str, phone: Callable) -> None:
+    page = phone(locale="fr-FR").new_page()
+    page.goto(f"{live_server}/rules?look=classic")
+    assert page.locator("html").get_attribute("lang") == "fr"
+    with page.expect_navigation():
+        page.get_by_role("link", name="English").click()
+    assert page.url == f"{live_server}/rules?look=classic&lang=en"
+    assert page.locator("html").get_attribute("lang") == "en"
+
+
 def test_without_javascript_the_forms_still_play(new_game: Callable, phone: Callable) -> None:
     game = new_game(seed=SEED)
     pages = {seat: phone(java_script_enabled=False).new_page() for seat in ("keeper", "shadow")}
