@@ -115,8 +115,10 @@ def scrape() -> Response:
     token = current_app.config["METRICS_TOKEN"]
     if not token:
         abort(404)
-    given = request.headers.get("Authorization", "")
-    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+    # The scheme's name is case-insensitive (RFC 9110): Werkzeug reads it lowercased.
+    auth = request.authorization
+    given = auth.token if auth is not None and auth.type == "bearer" else None
+    if not hmac.compare_digest((given or "").encode(), token.encode()):
         return Response(
             "a Bearer token is required\n",
             401,

@@ -54,12 +54,15 @@ def test_metrics_are_not_found_without_a_token_setting(tmp_path: Path) -> None:
 
 
 def test_metrics_ask_for_the_token(client: FlaskClient) -> None:
-    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+    refused = ["Bearer wrong", TOKEN, "Bearer", f"Basic {TOKEN}", f"Bearer {TOKEN}x"]
+    for headers in ({}, *({"Authorization": value} for value in refused)):
         response = client.get("/metrics", headers=headers)
-        assert response.status_code == 401
+        assert response.status_code == 401, headers
         assert response.headers["WWW-Authenticate"].startswith("Bearer")
         assert "splitmind" not in response.get_data(as_text=True)
     assert client.get("/metrics", headers=AUTH).status_code == 200
+    # The scheme's name is case-insensitive.
+    assert client.get("/metrics", headers={"Authorization": f"bearer {TOKEN}"}).status_code == 200
 
 
 def test_requests_are_counted_by_route_never_by_path(client: FlaskClient, make_game) -> None:
