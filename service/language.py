@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from babel.support import NullTranslations
-from flask import Flask, g, has_request_context, request
+from flask import Flask, current_app, g, has_request_context, request
 from flask_babel import Babel, LazyString, force_locale, get_locale, get_translations
 from werkzeug.wrappers import Response
 
@@ -115,7 +115,9 @@ def remember_language(response: Response, language: str) -> Response:
         max_age=COOKIE_MAX_AGE,
         samesite="Lax",
         httponly=True,
-        secure=request.is_secure,
+        # As the session's: secure when the service is served over HTTPS (BASE_URL), which
+        # a request that came through a proxy need not show.
+        secure=current_app.config["SESSION_COOKIE_SECURE"],
     )
     return response
 

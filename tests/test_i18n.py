@@ -68,6 +68,14 @@ def test_the_switch_on_a_page_is_kept_in_a_cookie(client, make_game) -> None:
     assert 'href="?look=classic&amp;lang=en"' in client.get("/rules?look=classic").get_data(True)
 
 
+@pytest.mark.parametrize("app_config", [{"BASE_URL": "https://splitmind.test"}])
+def test_the_language_cookie_is_secure_when_the_service_is_served_over_https(client) -> None:
+    """As the session's, whatever the request looks like here: behind a proxy that ends
+    TLS, the service sees plain HTTP."""
+    cookie = client.get("/rules?lang=fr").headers["Set-Cookie"]
+    assert "lang=fr" in cookie and "Secure" in cookie and "HttpOnly" in cookie
+
+
 def test_the_language_links_stay_on_the_site_whatever_the_path(client) -> None:
     """A link on the site to ``/\\evil.example`` is a page not found: its language links
     keep the path as the browser has it, never written out (a browser reads ``/\\`` as
