@@ -24,7 +24,7 @@ from itsdangerous import BadSignature, URLSafeSerializer
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.interfaces import ORMOption
 
-from .models import AddressSettings, Game, Player, db
+from .models import MAX_ID, AddressSettings, Game, Player, db
 
 SALT = "splitmind.play-link"
 HOME_SALT = "splitmind.home-link"
@@ -84,6 +84,8 @@ def signed_link(token: str) -> tuple[int, str] | None:
         isinstance(payload, list)
         and len(payload) == 2
         and isinstance(payload[0], int)
+        and not isinstance(payload[0], bool)
+        and 0 < payload[0] <= MAX_ID  # a row id the database can hold
         and isinstance(payload[1], str)
     ):
         return None

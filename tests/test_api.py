@@ -14,7 +14,7 @@ from werkzeug.exceptions import TooManyRequests
 
 from service import games
 from service.api.routes import api_view
-from service.links import player_for, token_for
+from service.links import SALT, player_for, serializer, token_for
 from service.perspective import view_tag
 from service.rules import SEATS, other
 from service.unit_of_work import transaction
@@ -229,6 +229,16 @@ def test_bad_links_get_404(client, make_game) -> None:
         assert response.get_json() == {
             "error": {"code": "not_found", "message": "There is nothing at this address."}
         }
+
+
+@pytest.mark.parametrize("player_id", [2**31, 2**63, 0, -1, True])
+def test_a_signed_link_to_no_possible_row_is_not_found(app, client, player_id) -> None:
+    """Only the service's key signs a link, so only a leaked key could make these; still, no
+    id the database cannot hold reaches a query."""
+    with app.app_context():
+        token = serializer(SALT).dumps([player_id, "key"])
+    for path in (f"/api/play/{token}", f"/play/{token}", f"/play/{token}/review"):
+        assert client.get(path).status_code == 404, path
 
 
 def test_moves_after_the_game_ended_are_refused(app, client, make_game) -> None:
