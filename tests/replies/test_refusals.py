@@ -43,6 +43,17 @@ def newest(smtp_server, seat: str) -> Received:
     return [r for r in smtp_server.handler.to(EMAILS[seat]) if r.message["Reply-To"]][-1]
 
 
+def keepers_exchange(app: Flask, game_id: int) -> list[str]:
+    """A legal exchange for the Keeper of a game that has just started."""
+    return pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+
+
+def exchange_reply(app: Flask, game_id: int, smtp_server, **options: Any) -> Any:
+    """The Keeper's reply to their newest email, giving a legal exchange."""
+    text = " ".join(keepers_exchange(app, game_id))
+    return reply_message(newest(smtp_server, "keeper"), text, **options)
+
+
 def answers_to(smtp_server, message) -> list[Received]:
     return [r for r in smtp_server.received if r.message["In-Reply-To"] == message["Message-ID"]]
 
@@ -76,7 +87,7 @@ def test_a_tampered_tag_is_dropped(app, started, smtp_server, deliver, inbound) 
     reply_to = str(invitation.message["Reply-To"])
     local, _, domain = reply_to.partition("@")
     tampered = local[:-1] + ("a" if local[-1] != "a" else "b") + "@" + domain
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    cards = keepers_exchange(app, game_id)
     message = reply_message(invitation, " ".join(cards), to=tampered)
     send(inbound, message)
     assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
@@ -85,8 +96,7 @@ def test_a_tampered_tag_is_dropped(app, started, smtp_server, deliver, inbound) 
 
 def test_a_reply_to_a_rotated_link_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
     game_id = started()
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
-    message = reply_message(newest(smtp_server, "keeper"), " ".join(cards))
+    message = exchange_reply(app, game_id, smtp_server)
     with app.app_context(), transaction():
         games.rotate_link(db.session.get_one(Game, game_id).player("keeper").id, "admin")
     send(inbound, message)
@@ -98,10 +108,7 @@ def test_a_reply_from_another_address_is_dropped(
     app, started, smtp_server, deliver, inbound
 ) -> None:
     game_id = started()
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
-    message = reply_message(
-        newest(smtp_server, "keeper"), " ".join(cards), sender="eve@example.com"
-    )
+    message = exchange_reply(app, game_id, smtp_server, sender="eve@example.com")
     send(inbound, message)
     assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
 
@@ -112,7 +119,7 @@ def test_a_reply_from_another_address_is_dropped(
 )
 def test_an_auto_reply_is_dropped(app, started, smtp_server, deliver, inbound, headers) -> None:
     game_id = started()
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    cards = keepers_exchange(app, game_id)
     invitation = newest(smtp_server, "keeper")
     message = reply_message(invitation, " ".join(cards))
     for name, value in headers.items():
@@ -125,8 +132,7 @@ def test_an_auto_reply_is_dropped(app, started, smtp_server, deliver, inbound, h
 
 def test_a_bounce_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
     game_id = started()
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
-    message = reply_message(newest(smtp_server, "keeper"), " ".join(cards))
+    message = exchange_reply(app, game_id, smtp_server)
     send(inbound, message, envelope_from="")
     assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
 
@@ -142,8 +148,7 @@ def test_the_same_message_twice_is_applied_once(
     app, started, smtp_server, deliver, inbound
 ) -> None:
     game_id = started()
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
-    message = reply_message(newest(smtp_server, "keeper"), " ".join(cards))
+    message = exchange_reply(app, game_id, smtp_server)
     send(inbound, message)
     send(inbound, message)
     deliver()
@@ -156,8 +161,7 @@ def test_the_same_message_twice_at_once_is_applied_once(
     app, started, smtp_server, deliver, inbound
 ) -> None:
     game_id = started()
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
-    message = reply_message(newest(smtp_server, "keeper"), " ".join(cards))
+    message = exchange_reply(app, game_id, smtp_server)
     at_once([lambda: send(inbound, message), lambda: send(inbound, message)])
     deliver()
     assert snapshot(app, game_id)[0] == 1
@@ -242,8 +246,7 @@ def test_a_reply_to_a_game_that_ended_is_refused(
     app, started, smtp_server, deliver, inbound
 ) -> None:
     game_id = started()
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
-    message = reply_message(newest(smtp_server, "keeper"), " ".join(cards))
+    message = exchange_reply(app, game_id, smtp_server)
     with app.app_context(), transaction():
         games.cancel_game(game_id, "admin")
     send(inbound, message)
@@ -289,7 +292,7 @@ def applied(app, game_id, smtp_server, deliver, message) -> Received:
 
 def test_a_reply_in_french(app, started, smtp_server, deliver, inbound) -> None:
     game_id = started(keeper_language="fr")
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    cards = keepers_exchange(app, game_id)
     words = {"H": "cœur", "D": "carreau", "C": "trèfle", "S": "pique"}
     text = "Je donne " + " et ".join(f"le {c[0]} de {words[c[1]]}" for c in cards)
     message = reply_message(newest(smtp_server, "keeper"), text)
@@ -301,7 +304,7 @@ def test_a_reply_in_french(app, started, smtp_server, deliver, inbound) -> None:
 
 def test_a_reply_in_html_only(app, started, smtp_server, deliver, inbound) -> None:
     game_id = started()
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    cards = keepers_exchange(app, game_id)
     message = reply_message(
         newest(smtp_server, "keeper"), "", html=f"<div>give <b>{' '.join(cards)}</b></div>"
     )
@@ -314,7 +317,7 @@ def test_a_reply_in_html_only(app, started, smtp_server, deliver, inbound) -> No
 def test_a_move_below_the_quote(app, started, smtp_server, deliver, inbound) -> None:
     game_id = started()
     invitation = newest(smtp_server, "keeper")
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    cards = keepers_exchange(app, game_id)
     message = reply_message(invitation, "")
     quote = "\n".join(f"> {line}" for line in invitation.text.splitlines())
     message.set_content(
@@ -343,7 +346,7 @@ def test_a_reply_holding_nul_characters_is_applied(
 ) -> None:
     """NUL, which no text column holds, is left out of what is stored and quoted back."""
     game_id = started()
-    cards = pick_action(views(app, game_id)["keeper"], random.Random(1))["exchange"]
+    cards = keepers_exchange(app, game_id)
     message = reply_message(
         newest(smtp_server, "keeper"),
         f"{' '.join(cards)} \x00 thanks",
