@@ -153,8 +153,8 @@ def clean_name(name: str, fallback: str) -> str:
 
 
 def person_name(name: str) -> str:
-    """``name``, cleaned, if a person may go by it; :class:`ComputerName` if it reads as the
-    computer's."""
+    """``name`` (cleaned already, :func:`clean_name`) if a person may go by it;
+    :class:`ComputerName` if it reads as the computer's."""
     if poses_as_computer(name):
         raise ComputerName(name)
     return name
