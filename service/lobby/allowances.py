@@ -35,13 +35,12 @@ def draw(*emails: tuple[str, str]) -> None:
     :data:`ALLOWANCES`); 429 if one is past it.
 
     Every allowance is checked before any is drawn on, so a request refused for
-    one address uses up nothing of another's. Every way of writing one address
-    (capitals, wide letters, another full stop in the domain) is one inbox, so it
-    draws on one allowance; an address the service would refuse draws on the
-    allowance of its own text.
+    one address uses up nothing of another's. The addresses are ones the request
+    has already taken: every way of writing one (capitals, wide letters, another
+    full stop in the domain) is one inbox, so it draws on one allowance.
     """
     counters = [
-        (ALLOWANCES[allowance], "lobby", allowance, _inbox(address))
+        (ALLOWANCES[allowance], "lobby", allowance, games.clean_email(address))
         for allowance, address in emails
     ]
     if not all(limiter.limiter.test(*counter) for counter in counters):
@@ -50,10 +49,3 @@ def draw(*emails: tuple[str, str]) -> None:
     for counter in counters:
         if not limiter.limiter.hit(*counter):
             abort(429)
-
-
-def _inbox(address: str) -> str:
-    try:
-        return games.clean_email(address.strip())
-    except games.InvalidGame:
-        return address.strip().lower()
