@@ -174,10 +174,7 @@ def _unanswered(key: str) -> Game | None:
         return None
     people = [player for player in game.players if not player.is_computer]
     if len(people) == 1:  # against the computer: it started at once
-        moved = select(Event.id).where(
-            Event.game_id == game.id, Event.kind == "move", Event.seat == people[0].seat
-        )
-        answered = game.status != "active" or db.session.scalar(select(exists(moved)))
+        answered = game.status != "active" or game.has_moved(people[0].seat)
     else:
         confirm = select(Invitation.status).where(Invitation.game_id == game.id)
         answered = game.status != "waiting" or db.session.scalar(confirm) != "unconfirmed"

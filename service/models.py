@@ -18,6 +18,8 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    exists,
+    select,
     text,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -157,6 +159,11 @@ class Game(Base):
     def player(self, seat: Seat) -> Player:
         """The player in ``seat``."""
         return next(player for player in self.players if player.seat == seat)
+
+    def has_moved(self, seat: Seat) -> bool:
+        """Whether ``seat`` has made a move in this game (one statement)."""
+        moved = exists().where(Event.game_id == self.id, Event.kind == "move", Event.seat == seat)
+        return bool(db.session.scalar(select(moved)))
 
 
 class Player(Base):

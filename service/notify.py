@@ -39,7 +39,7 @@ from .links import home_url, player_url, token_for
 from .mail import compose, kinds, queue, withdraw
 from .mail.compose import Email
 from .mail.kinds import Kind
-from .models import Event, Game, OutboxMessage, Player, db, utcnow
+from .models import Game, OutboxMessage, Player, db, utcnow
 from .perspective import player_view
 from .replies.headers import game_headers, reply_to, root_message_id
 from .rules import OVER, Seat, State, other, to_act, variant_of
@@ -169,10 +169,7 @@ def greeting(player: Player) -> str | None:
     game = player.game
     if game.request_key is None or not game.player(other(player.seat)).is_computer:
         return player.name
-    moved = exists().where(
-        Event.game_id == game.id, Event.kind == "move", Event.seat == player.seat
-    )
-    return player.name if db.session.scalar(select(moved)) else None
+    return player.name if game.has_moved(player.seat) else None
 
 
 def _round_that_ended(player: Player, params: dict[str, Any]) -> dict[str, Any]:
