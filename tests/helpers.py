@@ -241,6 +241,13 @@ def error_text(html: str) -> str:
     return found.group(1).strip() if found else ""
 
 
+def from_elsewhere(app: Flask, number: int) -> FlaskClient:
+    """A client on a machine of its own, with an allowance per IP address of its own."""
+    client = app.test_client()
+    client.environ_base["REMOTE_ADDR"] = f"10.0.0.{number}"
+    return client
+
+
 def at_once(calls: list[Callable[[], Any]]) -> list[Any]:
     """Run the calls in threads released together; return their results in order."""
     barrier = threading.Barrier(len(calls))

@@ -16,7 +16,7 @@ from service import games, invitations
 from service.models import Game, Invitation, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..helpers import ask_for_game, csrf_token, request_invitation
+from ..helpers import ask_for_game, csrf_token, from_elsewhere, request_invitation
 from ..smtp import SMTPServer
 from .test_lost_links import ask as ask_for_links
 
@@ -116,8 +116,7 @@ def test_a_request_refused_for_its_opponent_uses_up_nothing_of_its_creators(
     """Bob's allowance is spent by others: Ann's requests against him are refused, and her
     own five a day are all still hers."""
     for n in range(3):
-        fan = app.test_client()
-        fan.environ_base["REMOTE_ADDR"] = f"10.0.1.{n + 1}"
+        fan = from_elsewhere(app, n + 1)
         assert ask_for_game(fan, email=f"fan{n}@example.com").status_code == 200
     against_bob = [ask_for_game(client).status_code for _ in range(3)]
     assert against_bob == [429] * 3
@@ -172,9 +171,7 @@ def test_forms_refused_use_up_no_allowance(
 ) -> None:
     """Forms that email no one, naming Vic as creator or opponent from other machines as
     often as their own limit lets them: Vic's requests, and a friend's invitation, still go."""
-    strangers = [app.test_client() for _ in range(3)]
-    for n, stranger in enumerate(strangers):
-        stranger.environ_base["REMOTE_ADDR"] = f"10.0.0.{n + 1}"
+    strangers = [from_elsewhere(app, n + 1) for n in range(3)]
 
     def status(client: FlaskClient, **changes: str) -> int:
         return ask_for_game(client, **changes).status_code

@@ -15,7 +15,7 @@ from service.links import token_for
 from service.models import Event, Game, Invitation, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..helpers import NEW_GAME_FORM, at_once, csrf_token
+from ..helpers import NEW_GAME_FORM, at_once, csrf_token, from_elsewhere
 
 pytestmark = pytest.mark.postgres
 
@@ -88,9 +88,7 @@ def test_an_addresss_allowance_holds_against_requests_at_the_same_instant(
 ) -> None:
     """Ten requests naming one address, each from its own IP and otherwise different, sent
     together: the address's allowance lets through as many as it allows, no more."""
-    clients = [pg_app.test_client() for _ in range(10)]
-    for n, client in enumerate(clients):
-        client.environ_base["REMOTE_ADDR"] = f"10.0.9.{n}"
+    clients = [from_elsewhere(pg_app, n + 1) for n in range(10)]
     other = "opponent_email" if named == "email" else "email"
     forms = [
         {

@@ -22,7 +22,7 @@ from service.notify import greeting
 from service.unit_of_work import transaction
 
 from ..conftest import BASE_URL
-from ..helpers import NEW_GAME_FORM, ask_for_game, pick_action
+from ..helpers import NEW_GAME_FORM, ask_for_game, from_elsewhere, pick_action
 from ..smtp import SMTPServer
 
 
@@ -256,13 +256,6 @@ def test_requests_are_rate_limited_per_ip(client: FlaskClient) -> None:
 
 
 AGAINST_THE_COMPUTER = {"opponent": "computer", "level": "easy", "opponent_name": ""}
-
-
-def from_elsewhere(app: Flask, number: int) -> FlaskClient:
-    """A client on a machine of its own, with an allowance per IP address of its own."""
-    client = app.test_client()
-    client.environ_base["REMOTE_ADDR"] = f"10.0.0.{number}"
-    return client
 
 
 def games_and_emails(app: Flask) -> tuple[list[str], list[str]]:
