@@ -106,6 +106,11 @@ def unsubscribed_player_id(token: str) -> int | None:
 # --- the game in words, from a seat view, in the current language ----------------
 
 
+def hello(name: str | None) -> str:
+    """The greeting an email opens with: ``Hello Kim,``, or ``Hello,`` without a name."""
+    return gettext("Hello %(name)s,", name=name) if name else gettext("Hello,")
+
+
 def situation(view: Mapping[str, Any]) -> str:
     """The game in one sentence: ``Round 2, trick 6: your lead. Track 4 of 10.``"""
     track = gettext(
@@ -392,6 +397,7 @@ def match_score(view: Mapping[str, Any]) -> str:
 
 
 SENTENCES: dict[str, Callable[..., str | list[str]]] = {
+    "hello": hello,
     "situation": situation,
     "last_trick": last_trick,
     "trick": trick,
