@@ -17,7 +17,7 @@ from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.exc import StaleDataError
 
@@ -321,23 +321,36 @@ def apply_move(player_id: int, version: object, action: object, note: object = N
 
 
 def _lock(player_id: int) -> tuple[Game, Player]:
-    """The player's game, locked for update until the transaction ends."""
-    player = db.session.get(Player, player_id)
-    if player is None:
+    """The player's game, locked for update until the transaction ends, and the player.
+
+    One statement: a move reaches its game from the player's id alone.
+    """
+    game = _locked(
+        Game.id == select(Player.game_id).where(Player.id == player_id).scalar_subquery()
+    )
+    if game is None:
         raise BadMove("no such player")
-    return lock_game(player.game_id), player
+    return game, next(player for player in game.players if player.id == player_id)
 
 
 def lock_game(game_id: int) -> Game:
-    """The game, re-read with its players and locked for update until the transaction ends.
+    """The game, re-read with its players and locked for update until the transaction ends."""
+    game = _locked(Game.id == game_id)
+    if game is None:
+        raise InvalidGame(f"no game {game_id}")
+    return game
+
+
+def _locked(which: ColumnElement[bool]) -> Game | None:
+    """The game ``which`` picks, re-read with its players and locked for update.
 
     Only the game's row is locked; its players come in the same statement, as
     every change to a game reads them.
     """
-    game = (
+    return (
         db.session.scalars(
             select(Game)
-            .where(Game.id == game_id)
+            .where(which)
             .options(joinedload(Game.players))
             .with_for_update(of=Game)
             .execution_options(populate_existing=True)
@@ -345,9 +358,6 @@ def lock_game(game_id: int) -> Game:
         .unique()
         .one_or_none()
     )
-    if game is None:
-        raise InvalidGame(f"no game {game_id}")
-    return game
 
 
 def _opponent_chose_since(game: Game, seat: Seat, version: int) -> bool:
