@@ -77,8 +77,13 @@ db = SQLAlchemy(model_class=Base)
 def insert_new(model: type[Base]) -> postgresql.Insert | sqlite.Insert:
     """An INSERT of ``model`` rows that skips any whose key is already stored (ON CONFLICT DO
     NOTHING): requests writing the same new row at once each find it, none fails."""
+    return upsert(model).on_conflict_do_nothing()
+
+
+def upsert(model: type[Base]) -> postgresql.Insert | sqlite.Insert:
+    """An INSERT of ``model`` rows in the database's own dialect, which has ON CONFLICT."""
     dialect = postgresql if db.session.get_bind().dialect.name == "postgresql" else sqlite
-    return dialect.insert(model).on_conflict_do_nothing()
+    return dialect.insert(model)
 
 
 # The largest id an integer primary key holds (PostgreSQL's integer has 32 bits).

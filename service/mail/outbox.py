@@ -7,9 +7,9 @@ from email.utils import make_msgid, parseaddr
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import select, text, update
 
-from ..models import Game, OutboxMessage, Player, db, utcnow
+from ..models import Game, OutboxMessage, Player, db, upsert, utcnow
 from . import kinds
 from .compose import Email
 
@@ -57,31 +57,48 @@ def queue(
     entry = kinds.kind(kind)
     if email is None and entry.write is None:
         raise ValueError(f"a {kind} email has no writer: queue it written")
-    key = _replace_key(entry, player.id if player is not None else None)
-    message = _queued(key) if key is not None else None
-    if message is None:
-        message = OutboxMessage(kind=kind, replace_key=key)
-        db.session.add(message)
     # A replaced email is a new message: the old one may already have gone out once
     # (a worker killed before its commit), and a receiving server that de-duplicates
     # by Message-ID must not drop the new content.
-    message.message_id = message_id or make_msgid(domain=message_domain())
-    message.recipient = recipient
-    message.game_id = game.id if game is not None else None
-    message.player_id = player.id if player is not None else None
-    if email is None:
-        message.subject = message.text_body = message.html_body = None
-        message.params = params or {}
-    else:
-        message.subject, message.text_body = email.subject, email.text
-        message.html_body = email.html
-        message.params = None
-    message.headers = {**AUTO_SUBMITTED, **(headers or {})}
-    message.status = "queued"
-    message.attempts = 0
-    message.last_error = None
-    message.next_attempt_at = utcnow()
-    return message
+    content = {
+        "message_id": message_id or make_msgid(domain=message_domain()),
+        "recipient": recipient,
+        "game_id": game.id if game is not None else None,
+        "player_id": player.id if player is not None else None,
+        "subject": email.subject if email is not None else None,
+        "text_body": email.text if email is not None else None,
+        "html_body": email.html if email is not None else None,
+        "params": (params or {}) if email is None else None,
+        "headers": {**AUTO_SUBMITTED, **(headers or {})},
+        "status": "queued",
+        "attempts": 0,
+        "last_error": None,
+        "next_attempt_at": utcnow(),
+    }
+    key = _replace_key(entry, player.id if player is not None else None)
+    if key is None:
+        message = OutboxMessage(kind=kind, **content)
+        db.session.add(message)
+        return message
+    return _replace_queued(kind, key, content)
+
+
+def _replace_queued(kind: str, key: str, content: dict[str, Any]) -> OutboxMessage:
+    """Queue an email with a replace key: the unsent one with that key becomes it, or it is new.
+
+    One statement, an upsert on ``uq_outbox_queued_replace_key``. A worker
+    sending the unsent email holds its row lock until it has recorded the
+    outcome: the upsert waits for it, then finds the email still queued (and
+    rewrites it) or sent (and inserts a new one). Two requests queueing the same
+    key at once do not collide: the second rewrites the first's row.
+    """
+    insert = upsert(OutboxMessage).values(kind=kind, replace_key=key, **content)
+    statement = insert.on_conflict_do_update(
+        index_elements=[OutboxMessage.replace_key],
+        index_where=text("status = 'queued'"),
+        set_={column: insert.excluded[column] for column in content},
+    ).returning(OutboxMessage)
+    return db.session.scalars(statement, execution_options={"populate_existing": True}).one()
 
 
 def _replace_key(kind: kinds.Kind, player_id: int | None) -> str | None:
@@ -94,21 +111,12 @@ def _replace_key(kind: kinds.Kind, player_id: int | None) -> str | None:
     return f"{kind.name}:{player_id}"
 
 
-def _queued(key: str, *, skip_locked: bool = False) -> OutboxMessage | None:
-    """The unsent email with this replace key, locked until the caller's transaction ends.
-
-    A worker sending this very email holds its row lock until it has recorded
-    the outcome: this waits for it, then finds the email still queued (to be
-    rewritten) or sent (not found: a new one is added). Read without the lock,
-    the row the worker had just marked sent would be put back in the queue with
-    its Message-ID. Skipping the locked row would not spare the wait: a second
-    queued email with the key meets it in ``uq_outbox_queued_replace_key``.
-    With ``skip_locked``, a row a worker holds is not found (and not waited for).
-    """
+def _queued(key: str) -> OutboxMessage | None:
+    """The unsent email with this replace key, locked until the caller's transaction ends."""
     return db.session.scalars(
         select(OutboxMessage)
         .where(OutboxMessage.replace_key == key, OutboxMessage.status == "queued")
-        .with_for_update(skip_locked=skip_locked)
+        .with_for_update()
     ).first()
 
 
@@ -123,9 +131,19 @@ def withdraw(kind: str, player_id: int) -> None:
     key = _replace_key(kinds.kind(kind), player_id)
     if key is None:
         raise ValueError(f"a {kind} email does not replace an unsent one")
-    message = _queued(key, skip_locked=True)
-    if message is not None:
-        message.status = "skipped"
+    # One statement: a move pays for one round trip here, whether an email waited or not.
+    db.session.execute(
+        update(OutboxMessage)
+        .where(
+            OutboxMessage.id.in_(
+                select(OutboxMessage.id)
+                .where(OutboxMessage.replace_key == key, OutboxMessage.status == "queued")
+                .with_for_update(skip_locked=True)
+            )
+        )
+        .values(status="skipped"),
+        execution_options={"synchronize_session": "fetch"},
+    )
 
 
 def requeue(message_id: int) -> OutboxMessage:

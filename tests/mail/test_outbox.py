@@ -17,6 +17,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from service.mail import requeue
+from service.mail.compose import Email
+from service.mail.outbox import queue
 from service.mail.worker import Transport, deliver_batch
 from service.models import OutboxMessage, Player, db
 from service.rules import SEATS
@@ -253,3 +255,52 @@ def test_a_failed_turn_email_is_not_queued_again_behind_a_newer_one(app: Flask, 
             requeue(failed.id)
         db.session.rollback()
         assert db.session.get(OutboxMessage, failed.id).status == "failed"
+
+
+@pytest.mark.parametrize("app", ["postgres"], indirect=True)
+def test_turn_emails_queued_at_the_same_moment_leave_one_unsent(
+    app: Flask, make_game, deliver, postgres_database: str
+) -> None:
+    """The second waits for the first to commit, then rewrites its email; neither fails."""
+    make_game()
+    deliver()
+    with app.app_context():
+        player_id = db.session.scalars(db.select(Player.id).where(Player.seat == "shadow")).one()
+    first_in, outcome = threading.Event(), []
+
+    def queue_turn(subject: str, hold: Callable[[], None]) -> None:
+        try:
+            with app.app_context(), transaction():
+                player = db.session.get_one(Player, player_id)
+                queue(
+                    Email(subject, subject, subject),
+                    kind="turn",
+                    recipient=player.email,
+                    player=player,
+                )
+                hold()
+            outcome.append(subject)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            outcome.append(exc)
+
+    blocked = waits_on_a_lock(postgres_database)
+
+    def until_the_second_waits() -> None:
+        first_in.set()
+        for _ in range(200):
+            if blocked():
+                return
+            threading.Event().wait(0.05)
+        raise AssertionError("the second email did not wait for the first")
+
+    first = threading.Thread(target=queue_turn, args=("first", until_the_second_waits))
+    first.start()
+    assert first_in.wait(30)
+    second = threading.Thread(target=queue_turn, args=("second", lambda: None))
+    second.start()
+    first.join(30)
+    second.join(30)
+
+    assert outcome == ["first", "second"], outcome
+    (waiting,) = [m for m in queued(app) if m.player_id == player_id]
+    assert waiting.subject == "second"
