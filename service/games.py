@@ -607,13 +607,19 @@ def correct_address(player_id: int, address: str, actor: str) -> Player:
     """Put the player's corrected address in the seat: it gets a fresh link by email, and the
     link sent to the old address stops working at once.
 
-    Raises :class:`InvalidGame` for an address that is not one, or is the seat's already.
+    Raises :class:`InvalidGame` for an address that is not one, is the seat's already, or is
+    the opponent's (one person would hold both seats and see both hands).
     """
     player = _person(player_id)
     game = _open_game(player.game_id)
     new = clean_email(address.strip())
     if new == player.email:
         raise InvalidGame(f"{new} is the {player.seat}'s address already.")
+    opponent = game.player(other(player.seat))
+    if new == opponent.email:
+        raise InvalidGame(
+            f"{new} is the {opponent.seat}'s address: a game needs two different addresses."
+        )
     old = player.email
     player.email = new
     player.link_key = new_link_key()

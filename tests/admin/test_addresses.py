@@ -66,7 +66,7 @@ def test_correcting_an_address_sends_a_fresh_link_and_kills_the_old(
     assert note in " ".join(re.sub(r"<[^>]+>", " ", html).split())
 
 
-def test_an_address_that_is_not_one_is_refused(
+def test_an_address_that_is_not_one_or_is_taken_is_refused(
     app: Flask, admin: FlaskClient, client: FlaskClient, make_game: Any
 ) -> None:
     game = make_game()
@@ -77,6 +77,11 @@ def test_an_address_that_is_not_one_is_refused(
     assert "'sam at example' is not an email address" in html
     submit(admin, page, f"{page}/players/{shadow}/address", email=old)
     assert f"{old} is the shadow's address already." in unescape(
+        admin.get(page).get_data(as_text=True)
+    )
+    _, keepers = seat_of(app, game["id"], "keeper")
+    submit(admin, page, f"{page}/players/{shadow}/address", email=str(keepers).upper())
+    assert f"{keepers} is the keeper's address: a game needs two different addresses." in unescape(
         admin.get(page).get_data(as_text=True)
     )
     assert seat_of(app, game["id"], "shadow") == (shadow, old)
