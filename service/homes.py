@@ -34,7 +34,6 @@ from .language import LANGUAGES
 from .links import new_link_key
 from .models import (
     EMAIL_POLICIES,
-    MAX_ID,
     Address,
     AddressSettings,
     Event,
@@ -42,6 +41,7 @@ from .models import (
     Invitation,
     Player,
     db,
+    is_row_id,
     utcnow,
 )
 from .perspective import PlayerView, player_view
@@ -183,7 +183,7 @@ def set_language(email: str, language: str) -> None:
 
 
 def _own_player(email: str, game_id: int) -> Player:
-    if not 1 <= game_id <= MAX_ID:  # no game has it, and the database could not compare it
+    if not is_row_id(game_id):
         raise LookupError(f"the address plays no game {game_id}")
     player = db.session.scalars(
         select(Player).where(Player.email == email, Player.game_id == game_id)

@@ -24,7 +24,7 @@ from itsdangerous import BadSignature, URLSafeSerializer
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.interfaces import ORMOption
 
-from .models import MAX_ID, AddressSettings, Game, Player, db
+from .models import AddressSettings, Game, Player, db, is_row_id
 
 SALT = "splitmind.play-link"
 HOME_SALT = "splitmind.home-link"
@@ -85,7 +85,7 @@ def signed_link(token: str) -> tuple[int, str] | None:
         and len(payload) == 2
         and isinstance(payload[0], int)
         and not isinstance(payload[0], bool)
-        and 0 < payload[0] <= MAX_ID  # a row id the database can hold
+        and is_row_id(payload[0])
         and isinstance(payload[1], str)
     ):
         return None

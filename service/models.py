@@ -89,6 +89,13 @@ def upsert(model: type[Base]) -> postgresql.Insert | sqlite.Insert:
 # The largest id an integer primary key holds (PostgreSQL's integer has 32 bits).
 MAX_ID = 2**31 - 1
 
+
+def is_row_id(value: int) -> bool:
+    """Whether ``value`` could be a row's id: one outside this range is no row's, and the
+    database could not even compare it (a query with it would fail, not find nothing)."""
+    return 1 <= value <= MAX_ID
+
+
 GAME_STATUSES = ("waiting", "active", "finished", "timed_out", "abandoned", "cancelled")
 OPEN_STATUSES = ("waiting", "active")
 # The characters of a stored playtest run's variant label.

@@ -17,13 +17,13 @@ from sqlalchemy.orm import InstrumentedAttribute, defer, selectinload
 from ..models import (
     GAME_STATUSES,
     MAIL_STATUSES,
-    MAX_ID,
     AdminAction,
     Game,
     OutboxMessage,
     Player,
     UTCDateTime,
     db,
+    is_row_id,
 )
 
 PAGE_SIZE = 50
@@ -83,7 +83,7 @@ def _decode(text: str, order: tuple[InstrumentedAttribute[Any], ...]) -> tuple[A
                 values.append(moment.astimezone(UTC))
             else:
                 value = int(part)
-                if not 1 <= value <= MAX_ID:
+                if not is_row_id(value):
                     raise BadCursor(text)
                 values.append(value)
     except (ValueError, OverflowError):
@@ -145,7 +145,7 @@ def _search(text: str) -> ColumnElement[bool]:
     )
     found: ColumnElement[bool] = Game.id.in_(players)
     number = text.removeprefix("#")
-    if number.isascii() and number.isdigit() and 1 <= int(number) <= MAX_ID:
+    if number.isascii() and number.isdigit() and is_row_id(int(number)):
         found = or_(found, Game.id == int(number))
     return found
 

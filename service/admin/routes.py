@@ -27,7 +27,6 @@ from ..mail.compose import with_headers
 from ..mail.kinds import written
 from ..mail.outbox import requeue
 from ..models import (
-    MAX_ID,
     OPEN_STATUSES,
     AdminAction,
     Event,
@@ -35,6 +34,7 @@ from ..models import (
     OutboxMessage,
     Player,
     db,
+    is_row_id,
     utcnow,
 )
 from ..replies.tags import TAG_IN_ADDRESS
@@ -483,7 +483,7 @@ def requeue_messages() -> BaseResponse:
     if not form.validate():
         flash("Tick the failed messages to queue again.", "error")
         return back
-    if not all(1 <= message_id <= MAX_ID for message_id in form.message.data):
+    if not all(is_row_id(message_id) for message_id in form.message.data):
         abort(404)  # no message has that number, and the database could not compare it
     found = list(
         db.session.scalars(select(OutboxMessage).where(OutboxMessage.id.in_(form.message.data)))

@@ -21,7 +21,7 @@ import re
 from flask import current_app
 from itsdangerous import Signer
 
-from ..models import MAX_ID, Player, db
+from ..models import Player, db, is_row_id
 
 SALT = "splitmind.reply-tag"
 # 130 bits of the HMAC: as hard to forge as a link, and short enough for an address.
@@ -55,7 +55,7 @@ def read_tag(tag: str) -> tuple[Player, int] | None:
     if found is None:
         return None
     player_id, version, signature = int(found[1]), int(found[2]), found[3]
-    if not 1 <= player_id <= MAX_ID:  # no player has it, and the database could not compare it
+    if not is_row_id(player_id):
         return None
     player = db.session.get(Player, player_id)
     if player is None or player.link_key is None:
