@@ -7,9 +7,9 @@ twice, emails no one and uses up nothing, so naming someone in forms that fail
 cannot lock them out.
 
 An allowance is drawn on once the request has made what it emails, inside its
-transaction, in one atomic step of the rate limiter's storage (shared by the
-web processes): of requests arriving at the same instant, those past the
-allowance are refused with 429, and their transaction rolls back.
+transaction, in one atomic step of the rate limiter's storage
+(:mod:`service.allowances`): of requests arriving at the same instant, those
+past the allowance are refused with 429, and their transaction rolls back.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 from flask import abort
 from limits import parse
 
-from .. import games
-from ..extensions import limiter
+from .. import allowances, games
+from ..allowances import Allowance
 
 ALLOWANCES = {
     # The creator of a game: their confirm link, or their link against the computer.
@@ -39,13 +39,9 @@ def draw(*emails: tuple[str, str]) -> None:
     has already taken: every way of writing one (capitals, wide letters, another
     full stop in the domain) is one inbox, so it draws on one allowance.
     """
-    counters = [
-        (ALLOWANCES[allowance], "lobby", allowance, games.clean_email(address))
+    drawn = [
+        Allowance(ALLOWANCES[allowance], ("lobby", allowance, games.clean_email(address)))
         for allowance, address in emails
     ]
-    if not all(limiter.limiter.test(*counter) for counter in counters):
+    if allowances.draw(drawn):
         abort(429)
-    # Each draw is atomic: of requests at the same instant, none gets past an allowance.
-    for counter in counters:
-        if not limiter.limiter.hit(*counter):
-            abort(429)
