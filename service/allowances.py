@@ -1,4 +1,4 @@
-"""Rate limits a view draws on itself, once it knows that the request counts.
+"""Rate limits a view draws on itself, at the step that counts, in one atomic step each.
 
 Flask-Limiter counts a request before its view runs, or, with ``deduct_when``,
 tests the limit before and counts the request after its response: requests
@@ -6,7 +6,8 @@ sent together all pass the test before any is counted, and get past the limit
 by as many as are served at once. An allowance is drawn on in one atomic step
 of the limiter's storage (``RATELIMIT_STORAGE_URI``, shared by the web
 processes): of requests arriving at the same instant, no more are let through
-than it allows.
+than it allows. A draw can be given back, for a request that had to draw on
+an allowance before it knew whether it would count, and then did not.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from limits import RateLimitItem
+from limits import RateLimitItem, WindowStats
 
 from .extensions import limiter
 
@@ -46,3 +47,24 @@ def draw(allowances: Sequence[Allowance]) -> list[Allowance]:
         if not limiter.limiter.hit(each.limit, *each.keys):
             return [each]
     return []
+
+
+def give_back(allowances: Iterable[Allowance]) -> None:
+    """Undo a :func:`draw` on each of ``allowances``.
+
+    The limiter counts in fixed windows (:data:`service.extensions.limiter`), so
+    a draw is given back by counting down (which the memory and Redis storages
+    do). A count back at nothing is forgotten, as if never drawn on: the next
+    draw starts its window afresh, and a window that ended while the request
+    ran keeps no count below nothing.
+    """
+    storage = limiter.limiter.storage
+    for each in allowances:
+        key = each.limit.key_for(*each.keys)
+        if storage.incr(key, each.limit.get_expiry(), amount=-1) <= 0:
+            storage.clear(key)
+
+
+def window(allowance: Allowance) -> WindowStats:
+    """When the allowance's window ends (a timestamp), and how much is left of it."""
+    return limiter.limiter.get_window_stats(allowance.limit, *allowance.keys)

@@ -36,8 +36,10 @@ migrate = Migrate(
     render_as_batch=True, compare_type=True, render_item=render_type, include_object=compared
 )
 csrf = CSRFProtect()
-# Storage comes from RATELIMIT_STORAGE_URI, so several web processes can share counts.
-limiter = Limiter(key_func=get_remote_address)
+# Storage comes from RATELIMIT_STORAGE_URI, so several web processes can share counts. Each
+# window is one count (Flask-Limiter's default, stated here): sign-in gives back what a right
+# password drew (service.allowances.give_back), which a moving window could not.
+limiter = Limiter(key_func=get_remote_address, strategy="fixed-window")
 # A player's links (the move page, the API and its polls, the home page) carry their own
 # credential and are limited nowhere, nor are the front page and the rules beside them: the
 # limiter is told so, and skips the work of finding their limits on every request.

@@ -16,17 +16,15 @@ import math
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from functools import cache
-from typing import Any
+from functools import cache, wraps
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-import flask
 from flask import (
     current_app,
     flash,
-    g,
     make_response,
     redirect,
     render_template,
@@ -34,17 +32,17 @@ from flask import (
     session,
     url_for,
 )
-from flask_limiter import RequestLimit
 from flask_limiter.util import get_remote_address
 from flask_login import LoginManager, current_user, login_user, logout_user
+from limits import parse
 from sqlalchemy import func, select
 from werkzeug.exceptions import TooManyRequests
 from werkzeug.security import check_password_hash, generate_password_hash
 from werkzeug.wrappers import Response
 
-from .. import audit
+from .. import allowances, audit
+from ..allowances import Allowance
 from ..errors import http_error
-from ..extensions import limiter
 from ..models import AdminUser, db, new_session_key, utcnow
 from ..unit_of_work import transaction
 from . import bp, two_factor
@@ -55,9 +53,9 @@ MIN_PASSWORD = 10
 # Failed sign-ins before the form answers 429: for one name from one address (not for a
 # name from everywhere, or anyone could lock a known admin out), and from one address
 # whatever the names, which leaves room for a few admins behind one office address.
-# A wrong code at the second step counts as a failed sign-in too.
-NAME_LOGIN_LIMIT = "5 per 15 minutes"
-ADDRESS_LOGIN_LIMIT = "20 per 15 minutes"
+# A wrong code at the second step counts as a failed sign-in too (each step counts its own).
+NAME_LOGIN_LIMIT = parse("5 per 15 minutes")
+ADDRESS_LOGIN_LIMIT = parse("20 per 15 minutes")
 # How the name's limit keys begin (the address, the name and its lockout key follow).
 NAME_LOGIN_KEY = "admin-login"
 OPEN_ENDPOINTS = {"admin.login", "admin.login_code", "admin.logout"}
@@ -74,6 +72,7 @@ COMMAND_LINE = "the command line"
 
 log = logging.getLogger(__name__)
 login_manager = LoginManager()
+Checked = TypeVar("Checked")
 
 
 class AccountError(ValueError):
@@ -250,10 +249,6 @@ def require_admin() -> Response | None:
     return None
 
 
-def _failed_login(_response: Response) -> bool:
-    return bool(g.get("failed_login"))
-
-
 def _pending() -> AdminUser | None:
     """The admin who gave their password and owes a code, while the few minutes last."""
     pending = session.get("admin_pending")
@@ -278,37 +273,59 @@ def _login_name() -> str:
     return (pending.name if pending else request.form.get("name") or "").strip().lower()
 
 
-def _login_name_and_address() -> str:
-    name = _login_name()
-    return f"{NAME_LOGIN_KEY}:{get_remote_address()}:{name}:{_lockout_key(name)}"
+def _sign_in_allowances() -> list[Allowance]:
+    """What this attempt draws on: its address's failed sign-ins, then its name's from there.
+
+    Each step of signing in (the password, the code) counts under its own endpoint.
+    """
+    address, name, step = get_remote_address(), _login_name(), request.endpoint or ""
+    name_key = f"{NAME_LOGIN_KEY}:{address}:{name}:{_lockout_key(name)}"
+    return [
+        Allowance(ADDRESS_LOGIN_LIMIT, (address, step)),
+        Allowance(NAME_LOGIN_LIMIT, (name_key, step)),
+    ]
 
 
-def _failed_sign_in() -> None:
-    """Count this attempt as failed; when it is the last one the name's limit allows from this
-    address, note on the admin's row until when it is locked out and from where."""
-    g.failed_login = True
-    name = _login_name()
-    for limit in limiter.current_limits:
-        if not any(str(arg).startswith(NAME_LOGIN_KEY) for arg in limit.request_args):
-            continue
-        # The window as it stands before this failure is counted (after the response).
-        reset, remaining = limit.limiter.get_window_stats(limit.limit, *limit.request_args)
-        if remaining > 1:
+def _counted(check: Callable[[], Checked]) -> Checked:
+    """Check a password or a code once the attempt has drawn on its allowances (429 if one is
+    spent): of attempts sent together, no more are checked than the limits allow.
+
+    Only failed sign-ins count: a right one (``check`` returns anything true)
+    gives its draw back.
+    """
+    drawn = _sign_in_allowances()
+    refused = allowances.draw(drawn)
+    if refused:
+        raise _locked_out(refused)
+    checked = check()
+    if checked:
+        allowances.give_back(drawn)
+    else:
+        _note_lockout(drawn[-1])  # the name's (see _sign_in_allowances)
+    return checked
+
+
+def _note_lockout(name_allowance: Allowance) -> None:
+    """When this failure spent the last of the name's allowance from this address, note on the
+    admin's row until when it is locked out and from where."""
+    reset, remaining = allowances.window(name_allowance)
+    if remaining:
+        return
+    name, address = _login_name(), get_remote_address()
+    until = datetime.fromtimestamp(math.ceil(reset), UTC)
+    with transaction():
+        admin = db.session.scalars(
+            select(AdminUser).where(func.lower(AdminUser.name) == name)
+        ).first()
+        if admin is None:
             return
-        until, address = datetime.fromtimestamp(math.ceil(reset), UTC), get_remote_address()
-        with transaction():
-            admin = db.session.scalars(
-                select(AdminUser).where(func.lower(AdminUser.name) == name)
-            ).first()
-            if admin is None:
-                return
-            admin.locked_until, admin.locked_from = until, address
-        log.warning(
-            "admin %s: locked out after failed sign-ins from %s until %s UTC",
-            name,
-            address,
-            until.strftime("%Y-%m-%d %H:%M"),
-        )
+        admin.locked_until, admin.locked_from = until, address
+    log.warning(
+        "admin %s: locked out after failed sign-ins from %s until %s UTC",
+        name,
+        address,
+        until.strftime("%Y-%m-%d %H:%M"),
+    )
 
 
 def wait_message(seconds: float) -> str:
@@ -317,10 +334,10 @@ def wait_message(seconds: float) -> str:
     return f"Too many failed sign-ins: try again in {minutes} minute{'s' if minutes > 1 else ''}."
 
 
-def _locked_out(limit: RequestLimit) -> flask.Response:
-    """The sign-in page, 429, saying when the longest of the limits that held it off ends."""
-    g.locked_until = max(g.get("locked_until", 0), limit.window.reset_time)
-    seconds = max(1.0, g.locked_until - time.time())
+def _locked_out(spent: Iterable[Allowance]) -> TooManyRequests:
+    """429 with the sign-in page, saying when the longest of the ``spent`` allowances ends."""
+    until = max(allowances.window(allowance).reset_time for allowance in spent)
+    seconds = max(1.0, until - time.time())
     if request.endpoint == "admin.login_code":
         template, form = "admin/login_code.html", LoginCodeForm()
     else:
@@ -328,12 +345,12 @@ def _locked_out(limit: RequestLimit) -> flask.Response:
     page = render_template(template, form=form, error=wait_message(seconds))
     response = make_response(page, 429)
     response.headers["Retry-After"] = str(math.ceil(seconds))
-    return response
+    return TooManyRequests(response=response)
 
 
 @bp.errorhandler(TooManyRequests)
 def too_many_sign_ins(exc: TooManyRequests) -> Any:
-    """The page the limit's breach made (see :func:`_locked_out`), else the usual error page."""
+    """The page a spent allowance made (see :func:`_locked_out`), else the usual error page."""
     if exc.response is not None:
         return exc.response
     return http_error(exc)
@@ -357,17 +374,18 @@ def _signed_in(admin: AdminUser, target: str | None) -> Response:
     return redirect(_safe_next(target), code=303)
 
 
-def _login_limits(view: Any) -> Any:
-    view = limiter.limit(
-        ADDRESS_LOGIN_LIMIT, methods=["POST"], deduct_when=_failed_login, on_breach=_locked_out
-    )(view)
-    return limiter.limit(
-        NAME_LOGIN_LIMIT,
-        key_func=_login_name_and_address,
-        methods=["POST"],
-        deduct_when=_failed_login,
-        on_breach=_locked_out,
-    )(view)
+def _login_limits(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Answer a POST 429 while its address's or its name's allowance is spent, before the view
+    reads its form; the view draws on them where it checks a password or a code
+    (:func:`_counted`)."""
+
+    @wraps(view)
+    def limited(*args: Any, **kwargs: Any) -> Any:
+        if request.method == "POST" and (spent := allowances.spent(_sign_in_allowances())):
+            raise _locked_out(spent)
+        return view(*args, **kwargs)
+
+    return limited
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -384,7 +402,7 @@ def login() -> Response | tuple[str, int]:
     error = ""
     status = 400 if request.method == "POST" else 200  # HEAD answers as GET does
     if form.validate_on_submit():
-        admin = authenticate(form.name.data, form.password.data)
+        admin = _counted(lambda: authenticate(form.name.data, form.password.data))
         if admin is not None and not admin.is_active:
             error, status = "This account is disabled: another admin can enable it.", 403
         elif admin is not None and admin.two_factor:
@@ -397,7 +415,6 @@ def login() -> Response | tuple[str, int]:
         elif admin is not None:
             return _signed_in(admin, request.args.get("next"))
         else:
-            _failed_sign_in()
             error = "Wrong name or password."
     return render_template("admin/login.html", form=form, error=error), status
 
@@ -415,10 +432,9 @@ def login_code() -> Response | tuple[str, int]:
     error = ""
     if form.validate_on_submit():
         with transaction():
-            accepted = two_factor.accept_code(admin, form.code.data)
+            accepted = _counted(lambda: two_factor.accept_code(admin, form.code.data))
         if accepted:
             return _signed_in(admin, session["admin_pending"].get("next"))
-        _failed_sign_in()
         error = "Wrong code, or a code already used."
     status = 400 if request.method == "POST" else 200
     return render_template("admin/login_code.html", form=form, error=error), status
