@@ -13,12 +13,13 @@ loop can form.
 from __future__ import annotations
 
 import email
-import email.policy
 import hashlib
 import logging
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 from email.message import EmailMessage
+from email.policy import EmailPolicy
 from email.utils import getaddresses, parseaddr
 from typing import Any
 
@@ -39,6 +40,28 @@ log = logging.getLogger(__name__)
 
 # Headers that may name the tagged address a reply was delivered to, most telling first.
 ADDRESS_HEADERS = ("Delivered-To", "X-Original-To", "To", "Cc")
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class LenientHeaders(EmailPolicy):
+    """The standard library's default policy, except that a header its parser fails on reads
+    as its raw text, unfolded.
+
+    That parser raises (``IndexError``, ``AttributeError``, ``TypeError``) on some
+    garbled headers, such as ``Cc: =?utf-8?q?x?= <``: a header no reply needs must
+    not cost a player their move. Every header of a reply is read through this
+    policy, here and in :func:`.reading.automatic` alike.
+    """
+
+    def header_fetch_parse(self, name: str, value: str) -> Any:
+        """The parsed header, or its raw text if the parser fails on it."""
+        try:
+            return super().header_fetch_parse(name, value)
+        except Exception:  # the parser's own bugs: whatever they raise
+            return LINE_BREAK.sub("", value)
+
+
+READING_POLICY = LenientHeaders()
 
 
 @dataclass(frozen=True)
@@ -68,7 +91,7 @@ def receive(
     Each outcome is committed on its own: an applied move with its answer and
     the turn email it causes, or a refusal with its answer and nothing else.
     """
-    message = email.message_from_bytes(raw, policy=email.policy.default)
+    message = email.message_from_bytes(raw, policy=READING_POLICY)
     assert isinstance(message, EmailMessage)
     why = automatic(message, envelope_from)
     if why is not None:

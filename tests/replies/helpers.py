@@ -53,12 +53,23 @@ def reply_message(
 
 def send(port: int, message: EmailMessage, envelope_from: str | None = None) -> None:
     """Hand a message to the service's LMTP server, as the site's mail server would."""
+    send_bytes(
+        port,
+        as_bytes(message),
+        envelope_from if envelope_from is not None else str(message["From"]),
+        str(message["To"]),
+    )
+
+
+def as_bytes(message: EmailMessage) -> bytes:
+    """A message as it travels: lines ending in CRLF."""
+    return message.as_bytes(policy=message.policy.clone(linesep="\r\n"))
+
+
+def send_bytes(port: int, raw: bytes, envelope_from: str, recipient: str) -> None:
+    """Hand a message's bytes, as they are, to the service's LMTP server."""
     with smtplib.LMTP("127.0.0.1", port) as client:
-        client.sendmail(
-            envelope_from if envelope_from is not None else str(message["From"]),
-            [str(message["To"])],
-            message.as_bytes(policy=message.policy.clone(linesep="\r\n")),
-        )
+        client.sendmail(envelope_from, [recipient], raw)
 
 
 def move_text(action: dict[str, Any], rng: random.Random) -> str:

@@ -22,7 +22,7 @@ from ..helpers import at_once, pick_action, random_move
 from ..secrecy import hidden_cards, leaks
 from ..smtp import Received
 from .conftest import REPLY_ADDRESS
-from .helpers import reply_message, send
+from .helpers import as_bytes, reply_message, send, send_bytes
 
 EMAILS = {"keeper": "kim@example.com", "shadow": "sam@example.com"}
 
@@ -364,3 +364,24 @@ def test_a_reply_holding_nul_characters_is_applied(
         assert db.session.scalars(select(InboundReply.message_id)).one() == (
             "<nulhere@example.com>"
         )
+
+
+@pytest.mark.parametrize(
+    "garbled",
+    ["Cc: =?utf-8?q?x?= <", "Message-ID: <", 'From: kim@example.com, "'],
+    ids=["cc", "message-id", "from"],
+)
+def test_a_header_the_parser_fails_on_is_read_as_it_is(
+    app, started, smtp_server, deliver, inbound, garbled: str
+) -> None:
+    """The standard library's header parser raises on these; the move is applied all the same."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    del message[garbled.partition(":")[0]]
+    send_bytes(
+        inbound, garbled.encode() + b"\r\n" + as_bytes(message), EMAILS["keeper"], message["To"]
+    )
+    deliver()
+    assert snapshot(app, game_id)[0] == 1
+    (answer,) = [r for r in smtp_server.handler.to(EMAILS["keeper"]) if r.message["In-Reply-To"]]
+    assert "You gave" in answer.text
