@@ -12,10 +12,29 @@ email the service sends (:mod:`service.mail.outbox`).
 
 from __future__ import annotations
 
+import re
+
 from ..mail.outbox import message_domain
 from ..models import Player
 from ..rules import to_act
 from .tags import reply_address
+
+# A Message-ID fit for a header: printable ASCII, no space, something @ something in <>.
+MESSAGE_ID = re.compile(r"<[!-~]+@[!-~]+>")
+# As long as the column that keeps a reply's Message-ID.
+MAX_MESSAGE_ID = 255
+
+
+def plain_message_id(text: str) -> str | None:
+    """``text`` if it is a Message-ID of plain shape, else ``None``.
+
+    A reply's Message-ID is the sender's text, and goes into the headers of the
+    answer: decoded from an encoded word it may hold a line break, which would
+    end the header and start one of the sender's choosing.
+    """
+    if len(text) <= MAX_MESSAGE_ID and MESSAGE_ID.fullmatch(text):
+        return text
+    return None
 
 
 def root_message_id(player: Player) -> str:
@@ -35,12 +54,14 @@ def game_headers(player: Player, parent: str | None = None, first: bool = False)
     """The headers that thread an email about the player's game with their others.
 
     ``parent`` is the Message-ID of the player's message the email answers, if
-    any; the ``first`` email is the thread's root and refers to none. The
-    ``Reply-To`` comes when the email is written (:func:`reply_to`).
+    any and of plain shape (:func:`plain_message_id`); the ``first`` email is
+    the thread's root and refers to none. The ``Reply-To`` comes when the email
+    is written (:func:`reply_to`).
     """
     if first:
         return {}
     root = root_message_id(player)
+    parent = plain_message_id(parent) if parent else None
     return {"References": f"{root} {parent}" if parent else root, "In-Reply-To": parent or root}
 
 

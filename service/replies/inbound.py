@@ -33,6 +33,7 @@ from ..rules.cards import DECK_SET
 from ..storable import storable
 from ..unit_of_work import transaction
 from . import answers
+from .headers import plain_message_id
 from .reading import Understood, automatic, body_text, own_text, read_move
 from .tags import read_tag, tag_in
 
@@ -108,9 +109,10 @@ def receive(
 
 
 def _message_id(message: EmailMessage, raw: bytes) -> str:
-    """The message's Message-ID, or a digest of it: the same message is known again either way."""
-    given = storable(str(message.get("Message-ID", ""))).strip()
-    return given[:255] if given else f"<sha256:{hashlib.sha256(raw).hexdigest()}>"
+    """The message's Message-ID if it is of plain shape, else a digest of the message: the same
+    message is known again either way, and the answer's headers hold no text of the sender's."""
+    given = plain_message_id(storable(str(message.get("Message-ID", ""))).strip())
+    return given or f"<sha256:{hashlib.sha256(raw).hexdigest()}>"
 
 
 def _tag(message: EmailMessage, recipients: tuple[str, ...]) -> str | None:

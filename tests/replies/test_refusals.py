@@ -385,3 +385,33 @@ def test_a_header_the_parser_fails_on_is_read_as_it_is(
     assert snapshot(app, game_id)[0] == 1
     (answer,) = [r for r in smtp_server.handler.to(EMAILS["keeper"]) if r.message["In-Reply-To"]]
     assert "You gave" in answer.text
+
+
+@pytest.mark.parametrize(
+    "message_id",
+    [
+        "=?utf-8?q?<x@evil>=0D=0AX-Injected:_yes=0D=0ASubject:_Your_password?=",
+        "<two words@example.com>",
+        f"<{'a' * 300}@example.com>",
+    ],
+    ids=["encoded-line-breaks", "space", "too-long"],
+)
+def test_a_message_id_of_no_plain_shape_is_not_threaded_on(
+    app, started, smtp_server, deliver, inbound, message_id: str
+) -> None:
+    """Such a Message-ID is the sender's text, and decoded may end the answer's header and start
+    one of theirs: the reply is known by its digest, and the answer refers to the game's thread."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    del message["Message-ID"]
+    raw = f"Message-ID: {message_id}\r\n".encode() + as_bytes(message)
+    send_bytes(inbound, raw, EMAILS["keeper"], message["To"])
+    deliver()
+    assert snapshot(app, game_id)[0] == 1
+    (answer,) = [r for r in smtp_server.handler.to(EMAILS["keeper"]) if "You gave" in r.text]
+    assert answer.message["X-Injected"] is None
+    assert "password" not in str(answer.message["Subject"])
+    root = answer.message["References"]
+    assert answer.message["In-Reply-To"] == root and "@" in root and " " not in root
+    with app.app_context():
+        assert db.session.scalars(select(InboundReply.message_id)).one().startswith("<sha256:")
