@@ -12,13 +12,13 @@ loop can form.
 
 from __future__ import annotations
 
-import email
 import hashlib
 import logging
 import re
 from dataclasses import dataclass
 from datetime import timedelta
 from email.message import EmailMessage
+from email.parser import BytesParser
 from email.policy import EmailPolicy
 from email.utils import getaddresses, parseaddr
 from typing import Any
@@ -64,6 +64,15 @@ class LenientHeaders(EmailPolicy):
 
 READING_POLICY = LenientHeaders()
 
+# A reply is a few lines; this leaves room for a phone's HTML, a quoted email or two and a
+# picture in a signature. The LMTP server refuses a larger message before it is sent.
+MAX_MESSAGE_BYTES = 1024 * 1024
+# A reply has a few MIME parts (its text, its HTML, a picture, a quoted email), each with its
+# Content-Type. Parsing slows with the square of the parts' nesting, so a message with more
+# parts than this is not parsed: a stranger's small message could hold the server for minutes.
+MAX_MIME_PARTS = 20
+CONTENT_TYPE_LINE = re.compile(rb"^content-type[ \t]*:", re.IGNORECASE | re.MULTILINE)
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -89,23 +98,34 @@ def receive(
 ) -> Outcome:
     """Handle one incoming message (its bytes, and the SMTP envelope when there is one).
 
-    Each outcome is committed on its own: an applied move with its answer and
-    the turn email it causes, or a refusal with its answer and nothing else.
+    Only the headers are read until the tag and the sender are known to be the
+    player's; the body is parsed last, and only if it has few parts. Each
+    outcome is committed on its own: an applied move with its answer and the
+    turn email it causes, or a refusal with its answer and nothing else.
     """
-    message = email.message_from_bytes(raw, policy=READING_POLICY)
-    assert isinstance(message, EmailMessage)
-    why = automatic(message, envelope_from)
+    if len(raw) > MAX_MESSAGE_BYTES:
+        log.warning("reply dropped: over %d bytes", MAX_MESSAGE_BYTES)
+        return Outcome("dropped", "too large")
+    head = _parse(raw, headers_only=True)
+    why = automatic(head, envelope_from)
     if why is not None:
         log.info("reply dropped: %s", why)
         return Outcome("dropped", why)
-    message_id = _message_id(message, raw)
-    tag = _tag(message, recipients)
+    message_id = _message_id(head, raw)
+    tag = _tag(head, recipients)
     try:
         with transaction():
-            return _apply(message, message_id, tag)
+            return _apply(raw, head, message_id, tag)
     except Refusal as refusal:
         with transaction():
             return _refuse(message_id, tag, refusal)
+
+
+def _parse(raw: bytes, *, headers_only: bool = False) -> EmailMessage:
+    """The message read from its bytes: its headers only, or its headers and parts."""
+    message = BytesParser(policy=READING_POLICY).parsebytes(raw, headersonly=headers_only)
+    assert isinstance(message, EmailMessage)
+    return message
 
 
 def _message_id(message: EmailMessage, raw: bytes) -> str:
@@ -157,7 +177,7 @@ def _first_reading(message_id: str, player: Player) -> InboundReply | None:
     return db.session.get_one(InboundReply, row_id)
 
 
-def _apply(message: EmailMessage, message_id: str, tag: str | None) -> Outcome:
+def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> Outcome:
     found = _player(tag)
     if found is None:
         return Outcome("dropped", "no valid reply tag")
@@ -165,11 +185,14 @@ def _apply(message: EmailMessage, message_id: str, tag: str | None) -> Outcome:
     row = _first_reading(message_id, player)
     if row is None:
         return Outcome("duplicate", "read before")
-    sender = parseaddr(str(message.get("From", "")))[1].strip().lower()
+    sender = parseaddr(str(head.get("From", "")))[1].strip().lower()
     if sender != (player.email or "").lower():
         log.warning("reply for player %d dropped: sent from another address", player.id)
         return _close(row, "dropped", "sent from another address")
-    written = own_text(body_text(message))
+    if len(CONTENT_TYPE_LINE.findall(raw)) > MAX_MIME_PARTS:
+        log.warning("reply for player %d dropped: over %d MIME parts", player.id, MAX_MIME_PARTS)
+        return _close(row, "dropped", "too many parts")
+    written = own_text(body_text(_parse(raw)))
     if not written.strip():
         log.info("reply for player %d dropped: no text", player.id)
         return _close(row, "dropped", "no text")

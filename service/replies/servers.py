@@ -31,7 +31,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import is_outage
 from ..models import db
-from .inbound import Outcome, receive
+from .inbound import MAX_MESSAGE_BYTES, Outcome, receive
 from .tags import tag_in
 
 log = logging.getLogger(__name__)
@@ -86,10 +86,6 @@ class Delivery:
                 return receive(raw, envelope_from=mail_from, recipients=recipients)
             finally:
                 db.session.remove()
-
-
-# A reply is a few lines; this leaves room for a phone's HTML and a quoted email or two.
-MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 
 class InboundController(Controller):

@@ -4,6 +4,7 @@ game does not change. And replies written in other ways that are applied all the
 from __future__ import annotations
 
 import random
+import smtplib
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from service.game_text import follow_reason
 from service.links import token_for
 from service.models import Game, InboundReply, OutboxMessage, db
 from service.perspective import player_view
+from service.replies.inbound import Outcome, receive
 from service.rules import SEATS
 from service.unit_of_work import transaction
 
@@ -280,6 +282,60 @@ def test_answers_stop_at_the_hourly_limit(app, started, smtp_server, deliver, in
     assert snapshot(app, game_id)[0] == 0
     with app.app_context():
         assert db.session.query(OutboxMessage).filter_by(kind="answer").count() == 2
+
+
+def nested_parts(depth: int, text: str) -> bytes:
+    """A MIME body of ``depth`` multipart parts, each in the one before, ``text`` in the last."""
+    opening = b"".join(
+        b"Content-Type: multipart/mixed; boundary=b%d\r\n\r\n--b%d\r\n" % (level, level)
+        for level in range(depth)
+    )
+    return b"MIME-Version: 1.0\r\n" + opening + b"Content-Type: text/plain\r\n\r\n" + text.encode()
+
+
+def test_a_strangers_message_is_dropped_on_its_headers(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """A tag of the right shape but not signed is known from the envelope: the body is never
+    parsed, here nested deeper than the parser can follow, and the message is taken and dropped."""
+    game_id = started()
+    local, _, domain = REPLY_ADDRESS.partition("@")
+    address = f"{local}+1.0.{'a' * 26}@{domain}"
+    head = f"From: eve@example.net\r\nTo: {address}\r\nSubject: 5H\r\n".encode()
+    send_bytes(inbound, head + nested_parts(1500, "5H\r\n"), "eve@example.net", address)
+    deliver()
+    assert snapshot(app, game_id)[0] == 0
+    assert readings(app) == 0
+    assert len(smtp_server.received) == 2  # the invitations
+
+
+def test_a_reply_of_too_many_parts_is_dropped_unparsed(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """Parsing slows with the square of the parts' nesting: a reply has a few parts, and one
+    with more than twenty is dropped before its body is read, move or no move."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    head = "".join(f"{name}: {message[name]}\r\n" for name in ("From", "To", "Message-ID"))
+    raw = head.encode() + nested_parts(25, message.get_content().replace("\n", "\r\n"))
+    send_bytes(inbound, raw, EMAILS["keeper"], message["To"])
+    assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
+    with app.app_context():
+        assert db.session.scalars(select(InboundReply.reason)).one() == "too many parts"
+
+
+def test_a_message_over_a_megabyte_is_not_taken(app, started, smtp_server, inbound) -> None:
+    """The LMTP server refuses it before it is sent; the IMAP reader drops it unread."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    message.add_attachment(b"x" * 800_000, maintype="application", subtype="octet-stream")
+    raw = as_bytes(message)
+    with pytest.raises(smtplib.SMTPResponseException) as refused:
+        send_bytes(inbound, raw, EMAILS["keeper"], message["To"])
+    assert refused.value.smtp_code == 552
+    with app.app_context():
+        assert receive(raw) == Outcome("dropped", "too large")
+    assert snapshot(app, game_id)[0] == 0
 
 
 # --- replies written in other ways, applied all the same ----------------------------------
