@@ -4,9 +4,10 @@ Every line carries the time, the level, the process id, the logger's name and
 the message, as text or as one JSON object (``LOG_FORMAT``). No line carries a
 credential: the path of a player link, an invitation, a rematch or an
 unsubscribe link is its secret, and it turns up in Flask's "Exception on
-/api/play/..." lines, in tracebacks and in gunicorn's own errors. The filter
-here rewrites the message, its arguments and the exception text before any
-handler writes them.
+/api/play/..." lines, in tracebacks and in gunicorn's own errors; so is the
+tag of a reply address (``play+<tag>@example.org``). The filter here rewrites
+the message, its arguments and the exception text before any handler writes
+them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pythonjsonlogger.json import JsonFormatter
 
 from .config import log_format, log_level
 from .links import TOKEN_PATHS
+from .replies.tags import TAG_IN_ADDRESS
 
 TOKEN_IN_PATH = re.compile(
     "(" + "|".join(re.escape(path) for path in TOKEN_PATHS) + r")[^/\s?#\"'<>]+"
@@ -30,11 +32,16 @@ REDACTED = "[redacted]"
 TEXT_FORMAT = "%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s"
 # The handler this module installs on the root logger, found again by its name.
 HANDLER_NAME = "splitmind"
+# aiosmtpd, the reply server's, writes every SMTP command at INFO, reply addresses and all:
+# only its warnings and errors are the service's business.
+AIOSMTPD_LOGGER = "mail.log"
 
 
 def redact(text: str) -> str:
-    """The text with the token of every credential-carrying path replaced."""
-    return TOKEN_IN_PATH.sub(rf"\1{REDACTED}", text)
+    """The text with the token of every credential-carrying path, and the tag of every reply
+    address, replaced."""
+    text = TOKEN_IN_PATH.sub(rf"\1{REDACTED}", text)
+    return TAG_IN_ADDRESS.sub(f"+{REDACTED}@", text)
 
 
 class RedactCredentials(logging.Filter):
@@ -118,7 +125,9 @@ def configure(settings: Mapping[str, Any]) -> None:
     handler.setFormatter(formatter(log_format(settings)))
     handler.addFilter(REDACT)
     root.addHandler(handler)
-    root.setLevel(log_level(settings))
+    level = logging.getLevelNamesMapping()[log_level(settings)]
+    root.setLevel(level)
+    logging.getLogger(AIOSMTPD_LOGGER).setLevel(max(level, logging.WARNING))
 
 
 def init_app(app: Flask) -> None:

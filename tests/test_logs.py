@@ -63,6 +63,14 @@ def test_every_token_route_is_redacted(app) -> None:
     assert redact("/display/abc /admin/games/3") == "/display/abc /admin/games/3"
 
 
+def test_a_reply_tag_is_redacted() -> None:
+    """A reply address's tag is the player's credential, as their link is."""
+    tag = f"12.3.{'k' * 26}"
+    assert redact(f"rcpt TO:<play+{tag}@a.org>") == f"rcpt TO:<play+{REDACTED}@a.org>"
+    assert redact(f"TO:<PLAY+{tag.upper()}@A.ORG>") == f"TO:<PLAY+{REDACTED}@A.ORG>"
+    assert redact("kim+news@example.org") == "kim+news@example.org"
+
+
 def test_a_500_on_a_token_path_logs_no_token(
     broken_app_config: dict, capsys: pytest.CaptureFixture[str]
 ) -> None:

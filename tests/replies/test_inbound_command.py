@@ -87,6 +87,8 @@ def test_the_inbound_command_applies_a_reply(
         out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert f"reading replies by {'SMTP' if smtp else 'LMTP'}" in out
+    tag = str(message["To"]).partition("+")[2].partition("@")[0]
+    assert tag not in out + err  # a credential, as the player's link is
     with app.app_context():
         assert db.session.get_one(Game, game_id).version == 1
 
