@@ -185,8 +185,7 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     row = _first_reading(message_id, player)
     if row is None:
         return Outcome("duplicate", "read before")
-    sender = parseaddr(str(head.get("From", "")))[1].strip().lower()
-    if sender != (player.email or "").lower():
+    if not _sent_by(player, parseaddr(str(head.get("From", "")))[1]):
         log.warning("reply for player %d dropped: sent from another address", player.id)
         return _close(row, "dropped", "sent from another address")
     if len(CONTENT_TYPE_LINE.findall(raw)) > MAX_MIME_PARTS:
@@ -211,6 +210,15 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     )
     log.info("reply for player %d applied as a move", player.id)
     return _close(row, "applied", "", answered)
+
+
+def _sent_by(player: Player, sender: str) -> bool:
+    """Whether ``sender`` is the player's address, normalised as it was when stored: a domain
+    the mail system wrote in ASCII (``xn--bcher-kva.de``) is the player's ``bücher.de``."""
+    try:
+        return games.clean_email(sender) == player.email
+    except games.InvalidGame:
+        return False
 
 
 def _action(understood: Understood, player: Player, written: str) -> dict[str, Any]:

@@ -471,3 +471,24 @@ def test_a_message_id_of_no_plain_shape_is_not_threaded_on(
     assert answer.message["In-Reply-To"] == root and "@" in root and " " not in root
     with app.app_context():
         assert db.session.scalars(select(InboundReply.message_id)).one().startswith("<sha256:")
+
+
+def test_a_player_of_an_internationalised_domain_replies_from_its_ascii_form(
+    app, smtp_server, deliver, inbound
+) -> None:
+    """The address is stored as given (bücher.de); mail reaches it, and comes back from it, as
+    xn--bcher-kva.de. A look-alike address is still another one."""
+    with app.app_context(), transaction():
+        game_id = games.create_game(
+            games.Seating("kim@bücher.de", "Kim"), games.Seating(EMAILS["shadow"], "Sam"), seed=31
+        ).id
+    deliver()
+    (invitation,) = [r for r in smtp_server.received if "kim@xn--bcher-kva.de" in r.envelope_to]
+    text = " ".join(keepers_exchange(app, game_id))
+    look_alike = reply_message(invitation, text, sender="kim@bucher.de")
+    send(inbound, look_alike)
+    assert snapshot(app, game_id)[0] == 0
+    message = reply_message(invitation, text)
+    assert message["From"] == "kim@xn--bcher-kva.de"
+    send(inbound, message)
+    assert "You gave" in applied(app, game_id, smtp_server, deliver, message).text
