@@ -26,7 +26,14 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.lmtp import LMTP
 from aiosmtpd.smtp import SMTP
 from flask import Flask
-from imap_tools import BaseMailBox, MailBox, MailBoxUnencrypted
+from imap_tools import (
+    BaseMailBox,
+    MailBox,
+    MailboxFetchError,
+    MailBoxUnencrypted,
+    UnexpectedCommandStatusError,
+)
+from imap_tools.utils import check_command_status
 from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import is_outage
@@ -143,30 +150,47 @@ def fetch_once(app: Flask, box: BaseMailBox) -> int:
     ``IMAP_DONE_FOLDER`` (created if missing); returns how many were handled.
 
     A message is moved only once it has been handled: one that fails for a
-    database outage stays to be read again (a reply read before is known by its
-    Message-ID and not applied twice); one that cannot be read at all is logged
-    and moved too.
+    database outage, or while the IMAP server is lost, stays to be read again (a
+    reply read before is known by its Message-ID and not applied twice). One that
+    fails for anything else, the bytes of a stranger's message included, would
+    fail again on every pass: it is logged and moved too, so that it holds up no
+    reply behind it.
     """
     folder, done = app.config["IMAP_FOLDER"], app.config["IMAP_DONE_FOLDER"]
     if not box.folder.exists(done):
         box.folder.create(done)
     box.folder.set(folder)
     handled = 0
-    for message in box.fetch(mark_seen=False, bulk=False):
+    for uid in box.uids():
         with app.app_context():
             try:
-                receive(message.obj.as_bytes())
+                # The bytes as they came, as the LMTP server hands them over: a message is
+                # parsed only by the service, here where what it raises stays this message's.
+                receive(_raw_message(box, uid))
             except Exception as exc:
-                if is_outage(exc):
-                    raise  # the message stays, to be read once the database is back
-                # Reading it again would fail again: it is moved with the others, and logged.
-                log.exception("reply %s could not be read", message.uid)
+                if is_outage(exc) or isinstance(exc, OSError | imaplib.IMAP4.error):
+                    raise  # the message stays, to be read once the database or server is back
+                log.exception("reply %s could not be read", uid)
             finally:
                 db.session.remove()
-        if message.uid is not None:
-            box.move(message.uid, done)
+        try:
+            box.move(uid, done)
+        except UnexpectedCommandStatusError as exc:
+            # Refused for this message (gone meanwhile, say): it is read again on the next
+            # pass, and known then by its Message-ID.
+            log.warning("reply %s could not be moved to %s: %s", uid, done, exc)
         handled += 1
     return handled
+
+
+def _raw_message(box: BaseMailBox, uid: str) -> bytes:
+    """The bytes of the message ``uid``, unparsed, without marking it read."""
+    result = box.client.uid("FETCH", uid, "(BODY.PEEK[])")
+    check_command_status(result, MailboxFetchError)
+    for item in result[1]:
+        if isinstance(item, tuple) and isinstance(item[1], bytes):
+            return item[1]
+    raise LookupError(f"the IMAP server gave no message {uid}")
 
 
 def news_in_idle(box: BaseMailBox) -> bool:

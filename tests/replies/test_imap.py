@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from imap_tools import MailBoxUnencrypted
+from imap_tools import BaseMailBox, MailboxMoveError, MailBoxUnencrypted
 from imap_tools.idle import IdleManager
 
 from service.models import Game, db
@@ -223,3 +223,60 @@ def test_a_strangers_message_to_a_tag_no_player_can_have_holds_up_no_reply(
     assert version(app, game_id) == 1
     with mailbox(imap_server) as box:
         assert list(box.uids()) == []
+
+
+def nested_parts(depth: int) -> bytes:
+    """A stranger's message of ``depth`` multipart parts, each inside the last: a few dozen kB
+    that Python's email parser cannot read without going past its recursion limit."""
+    head = b"From: eve@example.net\r\nSubject: Hello\r\nMessage-ID: <nested@example.net>\r\n"
+    parts = b"".join(
+        b"Content-Type: multipart/mixed; boundary=b%d\r\n\r\n--b%d\r\n" % (i, i)
+        for i in range(depth)
+    )
+    return head + parts + b"Content-Type: text/plain\r\n\r\n4S 5H\r\n"
+
+
+def test_a_message_that_cannot_be_parsed_is_set_aside_and_the_reader_goes_on(
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server
+) -> None:
+    """Parsing it raises RecursionError: the message is moved with the others, once, and
+    the reply behind it read in the same pass."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    with mailbox(imap_server) as box:
+        box.append(nested_parts(1200), "INBOX")
+        box.append(a_reply(app, game_id, smtp_server), "INBOX")
+    result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert result.exit_code == 0, result.output
+    assert "handled 2 message(s)" in result.output
+    assert version(app, game_id) == 1
+    with mailbox(imap_server) as box:
+        assert list(box.uids()) == []
+        box.folder.set("Handled")
+        assert len(list(box.uids())) == 2
+
+
+def test_a_message_the_server_will_not_move_holds_up_no_reply(
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server, monkeypatch
+) -> None:
+    """The first message's move is refused: it stays for the next pass, the next is read."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    with mailbox(imap_server) as box:
+        box.append(nested_parts(2), "INBOX")
+        box.append(a_reply(app, game_id, smtp_server), "INBOX")
+        first = box.uids()[0]
+    move = BaseMailBox.move
+
+    def refused_for_the_first(self: BaseMailBox, uid: str, destination: str) -> Any:
+        if uid == first:
+            raise MailboxMoveError(("NO", [b"Mailbox is full"]), "OK")
+        return move(self, uid, destination)
+
+    monkeypatch.setattr(BaseMailBox, "move", refused_for_the_first)
+    result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert result.exit_code == 0, result.output
+    assert "handled 2 message(s)" in result.output
+    assert version(app, game_id) == 1
+    with mailbox(imap_server) as box:
+        assert box.uids() == [first]
