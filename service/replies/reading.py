@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.message import EmailMessage, Message
@@ -20,6 +21,9 @@ from ..storable import storable
 
 # How many lines of the reply, above any quote or signature, are read for a move.
 MOVE_LINES = 10
+# How much of a reply's body is read, in characters: a reply is a few lines, above or below a
+# quoted email of a few kB.
+READ_CHARS = 100_000
 # How much of the reply the answer quotes back.
 QUOTE_CHARS = 200
 
@@ -79,10 +83,14 @@ class _Text(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.open: list[tuple[str, bool]] = []  # each open element, and whether it is skipped
+        # Counted as they open and close, so that neither a tag nor its end looks through
+        # the whole stack: unclosed elements by the thousand would make it quadratic.
+        self.skipped = 0  # open elements that are skipped
+        self.opened: Counter[str] = Counter()  # open elements by tag
         self.done = False
 
     def _skipping(self) -> bool:
-        return self.done or any(skipped for _, skipped in self.open)
+        return self.done or self.skipped > 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         marks = " ".join(value or "" for name, value in attrs if name in ("class", "id"))
@@ -92,14 +100,19 @@ class _Text(HTMLParser):
             self.parts.append("\n")
         if tag in self.VOID:
             return
-        quoted = any(mark in marks for mark in self.QUOTES)
-        self.open.append((tag, tag in self.SKIPPED or quoted))
+        skipped = tag in self.SKIPPED or any(mark in marks for mark in self.QUOTES)
+        self.open.append((tag, skipped))
+        self.skipped += skipped
+        self.opened[tag] += 1
 
     def handle_endtag(self, tag: str) -> None:
-        for index in range(len(self.open) - 1, -1, -1):
-            if self.open[index][0] == tag:
-                del self.open[index:]
-                break
+        if self.opened[tag]:  # else a stray end tag, which closes nothing
+            while True:
+                name, skipped = self.open.pop()
+                self.skipped -= skipped
+                self.opened[name] -= 1
+                if name == tag:
+                    break
         if tag in self.BLOCKS and not self._skipping():
             self.parts.append("\n")
 
@@ -118,12 +131,13 @@ def html_to_text(html: str) -> str:
 
 
 def body_text(message: EmailMessage) -> str:
-    """The reply's text: its plain-text part, or its HTML converted when it has no other."""
+    """The reply's text: its plain-text part, or its HTML converted when it has no other; of
+    either, the first :data:`READ_CHARS` characters only."""
     part = message.get_body(preferencelist=("plain",))
     if part is not None:
-        return _content(part)
+        return _content(part)[:READ_CHARS]
     part = message.get_body(preferencelist=("html",))
-    return html_to_text(_content(part)) if part is not None else ""
+    return html_to_text(_content(part)[:READ_CHARS]) if part is not None else ""
 
 
 def _content(part: Message) -> str:

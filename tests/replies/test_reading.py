@@ -7,6 +7,7 @@ from email.message import EmailMessage
 import pytest
 
 from service.replies.reading import (
+    READ_CHARS,
     Understood,
     automatic,
     body_text,
@@ -127,3 +128,28 @@ def test_the_body_is_plain_text_or_html_made_text() -> None:
     html_only = EmailMessage()
     html_only.set_content("<p>Play 7&#9827;</p>", subtype="html")
     assert read_move(body_text(html_only)).cards == ["7C"]
+
+
+def _html_only(html: str) -> EmailMessage:
+    message = EmailMessage()
+    message.set_content(html, subtype="html")
+    return message
+
+
+def test_a_long_reply_is_read_up_to_its_first_characters() -> None:
+    plain = _message()
+    plain.set_content("5H\n" + "hello\n" * (1_000_000 // len("hello\n")) + "6D\n")
+    assert body_text(plain).startswith("5H\n")
+    assert len(body_text(plain)) == READ_CHARS and "6D" not in body_text(plain)
+    filler = "<p>hello</p>" * (1_000_000 // len("<p>hello</p>"))
+    text = body_text(_html_only(f"<p>5H</p>{filler}<p>6D</p>"))
+    assert read_move(text).cards == ["5H"]
+
+
+def test_a_megabyte_of_html_elements_left_open_is_read() -> None:
+    """Were the open elements searched at each tag, this would take hours."""
+    text = body_text(_html_only("<div>5H" * (1_000_000 // len("<div>5H"))))
+    assert text.split() == ["5H"] * (READ_CHARS // len("<div>5H"))
+    assert read_move(own_text(text)).cards == ["5H"]
+    quoted = html_to_text("<blockquote>5H" * 20_000 + "</blockquote>" * 20_000 + "6D</p>")
+    assert quoted == "6D"
