@@ -102,6 +102,7 @@ REASONS: dict[str, Callable[[], str]] = {
     "nothing_read": lambda: gettext("No card could be read in your reply."),
     "no_such_card": lambda: gettext("Split Mind has no such card."),
     "one_card": lambda: gettext("Play one card at a time."),
+    "two_suits": lambda: gettext("Your reply names more than one suit: name one only."),
     "stale": lambda: gettext(
         "Your reply answers an older email: the game has moved on since, so nothing was changed."
     ),

@@ -234,6 +234,8 @@ def _action(understood: Understood, player: Player, written: str) -> dict[str, A
     if phase == PLAY:
         if len(cards) != 1:
             raise Refusal("one_card", understood, written)
+        if understood.two_suits:
+            raise Refusal("two_suits", understood, written)
         action: dict[str, Any] = {"play": cards[0]}
         if understood.name is not None:
             action["name"] = understood.name

@@ -235,26 +235,32 @@ _BOUND_L, _BOUND_R = r"(?<![a-z0-9])", r"(?![a-z0-9])"
 TOKEN = re.compile(
     "|".join(
         (
-            # 5h, 5 h, 4s, 4+ (an elixir written as the classic look's potion)
-            rf"{_BOUND_L}(?P<short_rank>[1-7])\s?(?P<short_suit>[hdcs]){_BOUND_R}",
+            # 5h, 5 h, 4s, 4+ (an elixir written as the classic look's potion); not "4 d'élixir"
+            rf"{_BOUND_L}(?P<short_rank>[1-7])\s?(?P<short_suit>[hdcs])(?![a-z0-9'])",
             # five of hearts, 5 de coeur, 7 rouge, 4 d'elixir
             rf"{_BOUND_L}{_RANK}\s*(?:(?:of|de|du|d')\s*)?(?:(?:the|la|le|les)\s+)?{_SUIT}"
             rf"{_BOUND_R}",
             # red 5, elixir 4, potion 4+, pique 4
             rf"{_BOUND_L}(?P<suit_first>{_WORDS})\s*(?P<rank_after>[1-7])\+?(?![0-9])",
             # a suit on its own: the suit an elixir names
-            rf"{_BOUND_L}(?P<named>{_WORDS}|[hdc]){_BOUND_R}",
+            rf"{_BOUND_L}(?P<named>{_WORDS}){_BOUND_R}",
+            # or its letter, not the letter of a word ("I'd", "c'est", "d'accord")
+            r"(?<![a-z0-9'])(?P<letter>[hdc])(?![a-z0-9'])",
         )
     )
 )
+# What may stand between a card (or a suit) and the letter of a suit after it: "4S H", "4S, H".
+LETTER_AFTER = re.compile(r"[\s,:]*")
 
 
 @dataclass(frozen=True)
 class Understood:
-    """What a reply says: the cards it names, in order, and the suit it names, if any."""
+    """What a reply says: the cards it names, in order, and the suit it names, if any;
+    ``two_suits`` when it names more than one for the elixir (then ``name`` is ``None``)."""
 
     cards: list[str] = field(default_factory=list)
     name: str | None = None
+    two_suits: bool = False
 
 
 def normalise(text: str) -> str:
@@ -274,12 +280,16 @@ def read_move(text: str) -> Understood:
     ``5H``, ``4S H`` and ``3H 5C``; ``5♥`` and ``♠4``; ``play the 5 of hearts``,
     ``jouer 4♠ cœur``, ``give 3H and 5C``, ``donner le 7 de trèfle et l'as de
     carreau``; the classic look's ``red 5`` and ``potion 4+``. A suit word after
-    the cards is the suit an elixir names. What it is as a move, and whether it
-    is legal, is the game's question.
+    an elixir is the suit it names, and so is a suit's letter right after it
+    (``4S H``, never the letter of a word such as "I'd"); two suits named are
+    ``two_suits``, neither of them the name. What it is as a move, and whether
+    it is legal, is the game's question.
     """
     cards: list[str] = []
-    name: str | None = None
-    for found in TOKEN.finditer(normalise(text)):
+    names: list[str] = []
+    read_end = 0  # where the last card or suit read ends
+    normalised = normalise(text)
+    for found in TOKEN.finditer(normalised):
         groups = found.groupdict()
         if groups["short_rank"]:
             card = f"{groups['short_rank']}{groups['short_suit']}".upper()
@@ -288,18 +298,26 @@ def read_move(text: str) -> Understood:
         elif groups["suit_first"]:
             card = f"{groups['rank_after']}{SUIT_OF_WORD[groups['suit_first']]}"
         else:
-            word = groups["named"]
-            suit = word.upper() if len(word) == 1 else SUIT_OF_WORD[word]
+            if groups["named"]:
+                suit = SUIT_OF_WORD[groups["named"]]
+            elif LETTER_AFTER.fullmatch(normalised, read_end, found.start()):
+                suit = groups["letter"].upper()
+            else:
+                continue  # a lone letter away from the cards is no suit ("a b c")
+            read_end = found.end()
             # Only after an elixir does a suit on its own name one ("4S H"): elsewhere it is
             # a word of the sentence ("5H, c'est tout").
-            if cards and cards[-1].endswith("S") and suit != "S" and name is None:
-                name = suit
+            if cards and cards[-1].endswith("S") and suit != "S" and suit not in names:
+                names.append(suit)
             continue
+        read_end = found.end()
         if card in DECK_SET and card not in cards:
             cards.append(card)
         elif card not in DECK_SET:
             cards.append(card)  # 7S, 1S: not a card of the game; the answer says so
-    return Understood(cards, name)
+    if len(names) > 1:
+        return Understood(cards, None, two_suits=True)
+    return Understood(cards, names[0] if names else None)
 
 
 def example(view: Mapping[str, Any]) -> str:

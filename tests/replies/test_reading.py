@@ -39,10 +39,22 @@ from service.replies.reading import (
         ("I have 5 hours and 2 cards to spare", [], None),
         ("hello there", [], None),
         ("7S", ["7S"], None),
+        ("play 4S, and I'd name hearts", ["4S"], "H"),
+        ("Je joue 4S, c'est cœur", ["4S"], "H"),
+        ("4♠ d'accord, cœur", ["4S"], "H"),
+        ("4 d'élixir, cœur", ["4S"], "H"),
+        ("4S, H", ["4S"], "H"),
+        ("4S H hearts", ["4S"], "H"),
+        ("4S then c", ["4S"], None),
     ],
 )
 def test_a_move_in_words_symbols_or_notation(text: str, cards: list[str], name: str) -> None:
     assert read_move(text) == Understood(cards, name)
+
+
+@pytest.mark.parametrize("text", ["4S hearts, no, diamonds", "4S H D", "♠4 ♦ ♣"])
+def test_two_suits_named_are_no_name(text: str) -> None:
+    assert read_move(text) == Understood(["4S"], None, two_suits=True)
 
 
 def test_the_move_is_read_around_the_quote_and_above_the_signature() -> None:

@@ -17,7 +17,7 @@ from service.links import token_for
 from service.models import Game, InboundReply, OutboxMessage, db
 from service.perspective import player_view
 from service.replies.inbound import Outcome, receive
-from service.rules import SEATS
+from service.rules import SEATS, is_elixir
 from service.unit_of_work import transaction
 
 from ..helpers import at_once, pick_action, random_move
@@ -245,6 +245,56 @@ def test_an_illegal_card_is_refused_in_the_words_of_the_page(
         reason = follow_reason(seen[follower]["table"][0], seen[follower]["hand"], "standard")
     assert f"Nothing was changed in the game: {reason}" in answer.text
     assert "Your legal moves:" in answer.text
+
+
+def elixir_lead(app, client, started, deliver) -> tuple[int, str, str]:
+    """A game whose player to move leads a trick and holds an elixir: its id, the seat and
+    the elixir."""
+    game = started(seed=5)
+    with app.app_context():
+        row = db.session.get_one(Game, game)
+        tokens = {"id": game, **{seat: token_for(row.player(seat)) for seat in SEATS}}
+    rng = random.Random(3)
+    for _ in range(200):
+        for seat, view in views(app, game).items():
+            leading = view["your_turn"] and view["phase"] == "play" and not view["table"]
+            elixirs = [card for card in view["hand"] if is_elixir(card)]
+            if leading and elixirs:
+                deliver()
+                return game, seat, elixirs[0]
+        random_move(client, tokens, rng)
+    raise AssertionError("no player ever led holding an elixir")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "play {elixir}, and I'd name hearts",
+        "Je joue {elixir}, c'est cœur",
+        "{rank}♠ d'accord, cœur",
+    ],
+)
+def test_a_suit_named_in_words_is_not_the_letter_of_a_word(
+    app, client, started, smtp_server, deliver, inbound, text: str
+) -> None:
+    game, leader, elixir = elixir_lead(app, client, started, deliver)
+    version = snapshot(app, game)[0]
+    written = text.format(elixir=elixir, rank=elixir[0])
+    send(inbound, reply_message(newest(smtp_server, leader), written))
+    now, state = snapshot(app, game)
+    assert now == version + 1
+    assert (state["table"][0]["card"], state["table"][0]["name"]) == (elixir, "H")
+
+
+def test_an_elixir_lead_naming_two_suits_is_refused(
+    app, client, started, smtp_server, deliver, inbound
+) -> None:
+    game, leader, elixir = elixir_lead(app, client, started, deliver)
+    version = snapshot(app, game)[0]
+    message = reply_message(newest(smtp_server, leader), f"{elixir} hearts, no, diamonds")
+    send(inbound, message)
+    answer = refused(app, game, smtp_server, deliver, message, leader, version)
+    assert "Your reply names more than one suit: name one only." in answer.text
 
 
 def test_a_reply_to_a_game_that_ended_is_refused(
