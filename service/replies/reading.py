@@ -16,11 +16,15 @@ from email.utils import parseaddr
 from html.parser import HTMLParser
 from typing import Any
 
-from ..rules.cards import DECK_SET
+from ..rules.cards import HAND_SIZE
 from ..storable import storable
 
 # How many lines of the reply, above any quote or signature, are read for a move.
 MOVE_LINES = 10
+# How many different cards of a reply are read, at most: one more than a hand, the most a move
+# gives, so that a reply naming too many is still refused as such; the answer lists what was
+# read, which stays short whatever the reply holds.
+MOVE_CARDS = HAND_SIZE + 1
 # How much of a reply's body is read, in characters: a reply is a few lines, above or below a
 # quoted email of a few kB.
 READ_CHARS = 100_000
@@ -282,8 +286,9 @@ def read_move(text: str) -> Understood:
     carreau``; the classic look's ``red 5`` and ``potion 4+``. A suit word after
     an elixir is the suit it names, and so is a suit's letter right after it
     (``4S H``, never the letter of a word such as "I'd"); two suits named are
-    ``two_suits``, neither of them the name. What it is as a move, and whether
-    it is legal, is the game's question.
+    ``two_suits``, neither of them the name. Each card is read once, and at most
+    :data:`MOVE_CARDS` of them. What it is as a move, and whether it is legal,
+    is the game's question.
     """
     cards: list[str] = []
     names: list[str] = []
@@ -311,10 +316,10 @@ def read_move(text: str) -> Understood:
                 names.append(suit)
             continue
         read_end = found.end()
-        if card in DECK_SET and card not in cards:
+        if card not in cards:  # 7S, 1S too: not cards of the game, which the answer says
             cards.append(card)
-        elif card not in DECK_SET:
-            cards.append(card)  # 7S, 1S: not a card of the game; the answer says so
+        if len(cards) == MOVE_CARDS:
+            break
     if len(names) > 1:
         return Understood(cards, None, two_suits=True)
     return Understood(cards, names[0] if names else None)

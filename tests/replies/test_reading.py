@@ -15,6 +15,7 @@ from service.replies.reading import (
     own_text,
     read_move,
 )
+from service.rules.cards import HAND_SIZE
 
 
 @pytest.mark.parametrize(
@@ -55,6 +56,12 @@ def test_a_move_in_words_symbols_or_notation(text: str, cards: list[str], name: 
 @pytest.mark.parametrize("text", ["4S hearts, no, diamonds", "4S H D", "♠4 ♦ ♣"])
 def test_two_suits_named_are_no_name(text: str) -> None:
     assert read_move(text) == Understood(["4S"], None, two_suits=True)
+
+
+def test_each_card_is_read_once_and_at_most_a_hand_and_one() -> None:
+    assert read_move("7s " * 100_000) == Understood(["7S"])
+    every = [f"{rank}{suit}" for suit in "HDCS" for rank in "1234567"]
+    assert read_move(" ".join(every * 2)).cards == every[: HAND_SIZE + 1]
 
 
 def test_the_move_is_read_around_the_quote_and_above_the_signature() -> None:

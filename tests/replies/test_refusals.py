@@ -297,6 +297,16 @@ def test_an_elixir_lead_naming_two_suits_is_refused(
     assert "Your reply names more than one suit: name one only." in answer.text
 
 
+def test_a_long_reply_gets_a_short_answer(app, started, smtp_server, deliver, inbound) -> None:
+    """Each card is read once: 300 kB of "7S", no card of the game, are not listed back."""
+    game_id = started()
+    message = reply_message(newest(smtp_server, "keeper"), "7s " * 100_000)
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert "We read: ♠7." in answer.text.splitlines()
+    assert len(answer.message.as_bytes()) < 20_000
+
+
 def test_a_reply_to_a_game_that_ended_is_refused(
     app, started, smtp_server, deliver, inbound
 ) -> None:
