@@ -2,7 +2,7 @@
 
 Account changes go through :mod:`.auth` and :mod:`.two_factor`, which log them
 with the acting admin's name; each is one transaction, owned here. An admin
-cannot disable or remove themselves.
+cannot disable or remove themselves, or lift their own sign-in lockout.
 """
 
 from __future__ import annotations

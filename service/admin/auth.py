@@ -187,8 +187,9 @@ def lift_lockout(name: str, actor: str | None = None) -> AdminUser:
     Their name's failed sign-ins are counted under a key that includes
     ``lockout_key``: a new one starts every count afresh. (An address that
     tried too many names is held off whoever it signs in as, until its time is up.)
+    Never of oneself (``actor``): whoever is guessing may already be signed in as them.
     """
-    admin = _named(name)
+    admin = _other(name, actor, "lift the sign-in lockout of")
     admin.lockout_key = secrets.token_urlsafe(12)
     admin.locked_until = admin.locked_from = None
     db.session.flush()

@@ -202,6 +202,22 @@ def test_an_admin_lifts_another_admins_lockout(app, admin, other) -> None:
     assert sign_in(stranger, OTHER, OTHER_PASSWORD).status_code == 303
 
 
+def test_an_admin_cannot_lift_their_own_lockout(app, admin) -> None:
+    """Signed in on one device, they stay locked out where the failed sign-ins came from."""
+    stranger = app.test_client()
+    fail_five_times(stranger)
+    own = stored(app, ADMIN)
+    response = submit(admin, "/admin/admins", f"/admin/admins/{own.id}/unlock")
+    assert response.status_code == 303
+    page = admin.get("/admin/admins").text
+    assert "You cannot lift the sign-in lockout of yourself: ask another admin." in page
+    assert "may try to sign in again" not in page
+    after = stored(app, ADMIN)
+    assert (after.lockout_key, after.locked_until) == (own.lockout_key, own.locked_until)
+    assert after.locked_until is not None
+    assert sign_in(stranger).status_code == 429
+
+
 def lockout_cell(page: str, admin_id: int) -> str:
     row = re.search(rf'<tr id="admin-{admin_id}">(.*?)</tr>', page, re.S)
     assert row, page
