@@ -68,6 +68,8 @@ ENROLMENT_ENDPOINTS = {
 }
 # How long the second step waits for its code after the password.
 PENDING_SECONDS = 300
+# Where the session keeps when its admin signed in (seconds since the epoch).
+SIGNED_IN_AT = "admin_signed_in_at"
 COMMAND_LINE = "the command line"
 
 log = logging.getLogger(__name__)
@@ -84,12 +86,26 @@ Change = Callable[[str, str | None], object]
 
 
 @login_manager.user_loader
-def load_user(user_id: str) -> AdminUser | None:
+def _session_admin(user_id: str) -> AdminUser | None:
     """The admin a session belongs to, on every request.
 
-    ``None`` (back to sign-in) once the account is gone or disabled, or its
-    session key has changed: by signing out, a new password or a reset of its
-    two-factor sign-in.
+    ``None`` (back to sign-in) once the sign-in is older than
+    ``PERMANENT_SESSION_LIFETIME``: the cookie's own age starts again whenever
+    it is rewritten (a flashed message does), so a busy session would never end.
+    Otherwise as :func:`load_user` finds it.
+    """
+    signed_in_at = session.get(SIGNED_IN_AT)
+    lifetime = current_app.permanent_session_lifetime.total_seconds()
+    if not isinstance(signed_in_at, int) or time.time() - signed_in_at > lifetime:
+        return None
+    return load_user(user_id)
+
+
+def load_user(user_id: str) -> AdminUser | None:
+    """The admin of a session's user id (``id:session key``).
+
+    ``None`` once the account is gone or disabled, or its session key has
+    changed: by signing out, a new password or a reset of its two-factor sign-in.
     """
     admin_id, _, key = user_id.partition(":")
     admin = db.session.get(AdminUser, int(admin_id)) if admin_id.isdigit() else None
@@ -370,6 +386,7 @@ def _signed_in(admin: AdminUser, target: str | None) -> Response:
     """Start the admin's session, note the time, and go where they were going."""
     session.pop("admin_pending", None)
     login_user(admin)
+    session[SIGNED_IN_AT] = int(time.time())
     with transaction():
         admin.last_login_at = utcnow()
     return redirect(_safe_next(target), code=303)

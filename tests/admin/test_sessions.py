@@ -113,6 +113,22 @@ def test_a_sign_in_lasts_twelve_hours_at_most(app, client, admin_account) -> Non
         assert signed_out(client)
 
 
+def test_a_busy_sign_in_still_ends_twelve_hours_after_it_began(app, client, admin_account) -> None:
+    """A flashed message rewrites the cookie, which does not make the sign-in last longer."""
+    with time_machine.travel("2030-01-01 09:00Z", tick=False) as clock:
+        assert sign_in(client).status_code == 303
+        clock.shift(timedelta(hours=11))
+        token = csrf_token(client.get("/admin/two-factor").text)
+        assert client.post("/admin/two-factor/off", data={"csrf_token": token}).status_code == 303
+        assert "Tick the box" in client.get("/admin/two-factor").text
+        assert not signed_out(client)
+        clock.shift(timedelta(hours=1, seconds=1))
+        assert signed_out(client)
+        assert signed_out(client)  # and stays so
+        assert sign_in(client).status_code == 303
+        assert not signed_out(client)
+
+
 def test_the_session_cookie_ends_with_the_browser(client, admin_account) -> None:
     cookie = sign_in(client).headers["Set-Cookie"]
     assert "Expires" not in cookie and "Max-Age" not in cookie
