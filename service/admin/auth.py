@@ -383,8 +383,12 @@ def _safe_next(target: str | None) -> str:
 
 
 def _signed_in(admin: AdminUser, target: str | None) -> Response:
-    """Start the admin's session, note the time, and go where they were going."""
-    session.pop("admin_pending", None)
+    """Start the admin's session afresh, note the time, and go where they were going.
+
+    Nothing of the session before is kept, its CSRF token included: whoever
+    planted that session in the browser holds nothing that works after.
+    """
+    session.clear()
     login_user(admin)
     session[SIGNED_IN_AT] = int(time.time())
     with transaction():
@@ -462,10 +466,12 @@ def login_code() -> Response | tuple[str, int]:
 def logout() -> Response:
     """Sign out everywhere: a new session key refuses every cookie of this admin, even a copy.
 
-    A POST with the form's CSRF token, so no other site can sign you out.
+    A POST with the form's CSRF token, so no other site can sign you out; the
+    session is emptied, that token with it.
     """
     if current_user.is_authenticated:
         with transaction():
             current_user.session_key = new_session_key()
+    session.clear()
     logout_user()
     return redirect(url_for("admin.login"), code=303)

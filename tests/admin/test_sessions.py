@@ -129,6 +129,28 @@ def test_a_busy_sign_in_still_ends_twelve_hours_after_it_began(app, client, admi
         assert not signed_out(client)
 
 
+def test_signing_in_and_out_starts_a_new_session(client, admin_account) -> None:
+    """Nothing of the session before, its CSRF token included, is good after: a token
+    planted in a browser before its admin signs in gives no way to post as them."""
+    before = csrf_token(client.get("/admin/login").text)
+    with client.session_transaction() as session:
+        session["planted"] = "by someone else"
+    assert sign_in(client).status_code == 303
+    with client.session_transaction() as session:
+        assert "planted" not in session
+    refused = client.post("/admin/two-factor/off", data={"csrf_token": before})
+    assert refused.status_code == 400 and "CSRF" in refused.text
+
+    signed_in = csrf_token(client.get("/admin/").text)
+    assert client.post("/admin/logout", data={"csrf_token": signed_in}).status_code == 303
+    with client.session_transaction() as session:
+        assert "csrf_token" not in session
+    refused = client.post(
+        "/admin/login", data={"csrf_token": signed_in, "name": ADMIN, "password": PASSWORD}
+    )
+    assert refused.status_code == 400 and signed_out(client)
+
+
 def test_the_session_cookie_ends_with_the_browser(client, admin_account) -> None:
     cookie = sign_in(client).headers["Set-Cookie"]
     assert "Expires" not in cookie and "Max-Age" not in cookie

@@ -24,7 +24,10 @@ from .conftest import ADMIN, csrf_token, sign_in, submit
 
 @pytest.fixture
 def start() -> datetime:
-    """A moment just ahead, when time stands still for a test: sessions signed now stay valid."""
+    """A moment just ahead, when time stands still for a test: sessions signed now stay valid.
+
+    A cookie written then is from the future back in the present: keep its requests inside.
+    """
     return datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=1)
 
 
@@ -117,34 +120,34 @@ def test_the_enrolment_code_cannot_sign_in_again(app, admin, start) -> None:
 def test_recovery_codes_sign_in_once_each_and_are_stored_hashed(app, admin, start) -> None:
     with time_machine.travel(start, tick=False):
         _, codes = enrol(admin)
-    with app.app_context():
-        hashes = db.session.scalars(select(AdminRecoveryCode.code_hash)).all()
-    assert len(hashes) == 10 and not set(codes) & set(hashes)
-    assert not any(code.replace("-", "") in h for code in codes for h in hashes)
-    sign_out(admin)
-    sign_in(admin)
-    # Spaces and capitals as people type them from paper.
-    assert give_code(admin, codes[3].upper().replace("-", " ")).status_code == 303
-    assert "9 recovery codes left" in admin.get("/admin/two-factor").text
-    sign_out(admin)
-    sign_in(admin)
-    assert give_code(admin, codes[3]).status_code == 400
-    assert give_code(admin, codes[4]).status_code == 303
+        with app.app_context():
+            hashes = db.session.scalars(select(AdminRecoveryCode.code_hash)).all()
+        assert len(hashes) == 10 and not set(codes) & set(hashes)
+        assert not any(code.replace("-", "") in h for code in codes for h in hashes)
+        sign_out(admin)
+        sign_in(admin)
+        # Spaces and capitals as people type them from paper.
+        assert give_code(admin, codes[3].upper().replace("-", " ")).status_code == 303
+        assert "9 recovery codes left" in admin.get("/admin/two-factor").text
+        sign_out(admin)
+        sign_in(admin)
+        assert give_code(admin, codes[3]).status_code == 400
+        assert give_code(admin, codes[4]).status_code == 303
 
 
 def test_new_recovery_codes_replace_the_old_ones(app, admin, start) -> None:
     with time_machine.travel(start, tick=False):
         _, old = enrol(admin)
-    unticked = submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes")
-    assert unticked.status_code == 303
-    fresh = submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes", confirm="y")
-    assert fresh.status_code == 200 and fresh.headers["Cache-Control"] == "no-store"
-    new = re.findall(r"<li><code>([a-z0-9-]{11})</code></li>", fresh.text)
-    assert len(new) == 10 and not set(new) & set(old)
-    sign_out(admin)
-    sign_in(admin)
-    assert give_code(admin, old[0]).status_code == 400
-    assert give_code(admin, new[0]).status_code == 303
+        unticked = submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes")
+        assert unticked.status_code == 303
+        fresh = submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes", confirm="y")
+        assert fresh.status_code == 200 and fresh.headers["Cache-Control"] == "no-store"
+        new = re.findall(r"<li><code>([a-z0-9-]{11})</code></li>", fresh.text)
+        assert len(new) == 10 and not set(new) & set(old)
+        sign_out(admin)
+        sign_in(admin)
+        assert give_code(admin, old[0]).status_code == 400
+        assert give_code(admin, new[0]).status_code == 303
 
 
 def test_a_wrong_first_code_leaves_two_factor_off(app, admin) -> None:
