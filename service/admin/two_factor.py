@@ -3,7 +3,8 @@
 Enrolment starts with a fresh secret on the admin's row, shown once as a QR
 code; the first code it produces turns two-factor sign-in on and hands out ten
 recovery codes, each good for one sign-in and kept only as a SHA-256 hash (they
-are random, so a slow hash adds nothing). A code of either kind works once.
+are random, so a slow hash adds nothing). A code of either kind works once,
+however many sign-ins give it at the same moment.
 The secret is never logged. Like the account functions of :mod:`.auth`, these
 flush and log; their callers own the transaction.
 """
@@ -18,7 +19,7 @@ from datetime import datetime
 import pyotp
 import segno
 from markupsafe import Markup
-from sqlalchemy import select
+from sqlalchemy import or_, update
 
 from ..models import AdminRecoveryCode, AdminUser, db, utcnow
 
@@ -63,17 +64,31 @@ def _hash(code: str) -> str:
 
 
 def _accept_totp(admin: AdminUser, code: str, now: datetime) -> bool:
-    """Whether ``code`` is the authenticator's for now (or a step either side), and not used yet."""
+    """Whether ``code`` is the authenticator's for now (or a step either side), and not used yet.
+
+    Its step is spent in one statement, on the condition that no code of that
+    step or a later one was: of sign-ins giving the same code at once, the
+    first to update the row gets in, and the others, waiting on its lock, find
+    the step spent.
+    """
     if admin.totp_secret is None or not code.isascii():  # other digits (１２３) are no code
         return False
     totp = pyotp.TOTP(admin.totp_secret)
     current = totp.timecode(now)
-    for step in range(current - DRIFT_STEPS, current + DRIFT_STEPS + 1):
-        fresh = admin.totp_last_step is None or step > admin.totp_last_step
-        if fresh and secrets.compare_digest(totp.generate_otp(step), code):
-            admin.totp_last_step = step
-            return True
-    return False
+    steps = range(current - DRIFT_STEPS, current + DRIFT_STEPS + 1)
+    step = next((s for s in steps if secrets.compare_digest(totp.generate_otp(s), code)), None)
+    if step is None:
+        return False
+    spent = db.session.execute(
+        update(AdminUser)
+        .where(
+            AdminUser.id == admin.id,
+            or_(AdminUser.totp_last_step.is_(None), AdminUser.totp_last_step < step),
+        )
+        .values(totp_last_step=step)
+        .returning(AdminUser.id)
+    ).scalar()
+    return spent is not None
 
 
 def confirm_enrolment(admin: AdminUser, code: str) -> list[str] | None:
@@ -107,27 +122,28 @@ def unused_recovery_codes(admin: AdminUser) -> int:
 def accept_code(admin: AdminUser, code: str) -> bool:
     """Whether ``code`` signs the admin in: the app's current code or an unused recovery code.
 
-    Either is spent by it: the same code is refused the next time.
+    Either is spent by it, in one conditional statement: the same code is
+    refused the next time, and of sign-ins giving it at once all but one.
     """
     if not admin.two_factor:
         return False
     typed = _normalized(code)
     if typed.isdigit() and len(typed) == 6:
-        accepted = _accept_totp(admin, typed, utcnow())
-    else:
-        found = db.session.scalars(
-            select(AdminRecoveryCode).where(
-                AdminRecoveryCode.admin_id == admin.id,
-                AdminRecoveryCode.code_hash == _hash(typed),
-                AdminRecoveryCode.used_at.is_(None),
-            )
-        ).first()
-        if found is not None:
-            found.used_at = utcnow()
-            log.info("admin %s signed in with a recovery code", admin.name)
-        accepted = found is not None
-    db.session.flush()
-    return accepted
+        return _accept_totp(admin, typed, utcnow())
+    spent = db.session.execute(
+        update(AdminRecoveryCode)
+        .where(
+            AdminRecoveryCode.admin_id == admin.id,
+            AdminRecoveryCode.code_hash == _hash(typed),
+            AdminRecoveryCode.used_at.is_(None),
+        )
+        .values(used_at=utcnow())
+        .returning(AdminRecoveryCode.id)
+    ).first()
+    if spent is None:
+        return False
+    log.info("admin %s signed in with a recovery code", admin.name)
+    return True
 
 
 def turn_off(admin: AdminUser) -> None:

@@ -3,9 +3,12 @@ good once, ADMIN_REQUIRE_2FA sending admins to enrol, and a reset for a lost pho
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import html
 import logging
 import re
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -17,8 +20,10 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 from werkzeug.test import TestResponse
 
-from service.models import AdminRecoveryCode, AdminUser, db
+from service.admin import two_factor
+from service.models import AdminRecoveryCode, AdminUser, db, utcnow
 
+from ..helpers import at_once, from_elsewhere
 from .conftest import ADMIN, csrf_token, sign_in, submit
 
 
@@ -94,6 +99,7 @@ def test_enrol_then_sign_in_with_the_apps_code(app, admin, caplog, start) -> Non
     assert all(totp.secret not in record.getMessage() for record in caplog.records)
 
 
+@pytest.mark.both_backends
 def test_a_code_works_once(app, admin, start) -> None:
     with time_machine.travel(start, tick=False):
         totp, _ = enrol(admin)
@@ -117,6 +123,7 @@ def test_the_enrolment_code_cannot_sign_in_again(app, admin, start) -> None:
         assert give_code(admin, totp.now()).status_code == 400
 
 
+@pytest.mark.both_backends
 def test_recovery_codes_sign_in_once_each_and_are_stored_hashed(app, admin, start) -> None:
     with time_machine.travel(start, tick=False):
         _, codes = enrol(admin)
@@ -133,6 +140,48 @@ def test_recovery_codes_sign_in_once_each_and_are_stored_hashed(app, admin, star
         sign_in(admin)
         assert give_code(admin, codes[3]).status_code == 400
         assert give_code(admin, codes[4]).status_code == 303
+
+
+def sign_in_at_once(app: Flask, monkeypatch: Any, code: str, browsers: int = 8) -> list[int]:
+    """Give the same code in the second step of several sign-ins at the same instant.
+
+    Each request is held where it asks the time to check the code until all
+    have got there (5 seconds at most), so each has read the admin's row
+    before any spends the code. Each browser is on an address of its own, so
+    no lockout refuses the losers.
+    """
+    gate = threading.Barrier(browsers, timeout=5)
+
+    def held_now() -> datetime:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            gate.wait()
+        return utcnow()
+
+    monkeypatch.setattr(two_factor, "utcnow", held_now)
+    clients = [from_elsewhere(app, number) for number in range(1, browsers + 1)]
+    for browser in clients:
+        assert sign_in(browser).status_code == 303
+    answers = at_once([functools.partial(give_code, browser, code) for browser in clients])
+    return [answer.status_code for answer in answers]
+
+
+@pytest.mark.postgres
+def test_a_recovery_code_signs_in_one_of_many_sessions_at_once(
+    app, admin, start, monkeypatch
+) -> None:
+    with time_machine.travel(start, tick=False):
+        _, codes = enrol(admin)
+        statuses = sign_in_at_once(app, monkeypatch, codes[0])
+    assert sorted(statuses) == [303] + [400] * (len(statuses) - 1)
+
+
+@pytest.mark.postgres
+def test_an_apps_code_signs_in_one_of_many_sessions_at_once(app, admin, start, monkeypatch) -> None:
+    with time_machine.travel(start, tick=False) as clock:
+        totp, _ = enrol(admin)
+        clock.shift(timedelta(seconds=90))  # past the enrolment code's step and its drift
+        statuses = sign_in_at_once(app, monkeypatch, totp.now())
+    assert sorted(statuses) == [303] + [400] * (len(statuses) - 1)
 
 
 def test_new_recovery_codes_replace_the_old_ones(app, admin, start) -> None:
