@@ -1,7 +1,8 @@
 """The audit trail: every admin action, across games, in the transaction that makes it.
 
 The game service writes an entry for each action on a game (beside the game's
-own log); the dashboard writes one for each action on the outbox. The
+own log); the dashboard writes one for each action on the outbox, and one for
+each change to an admin account, its own two-factor sign-in included. The
 dashboard's audit page lists them (:mod:`service.admin.listing`).
 """
 

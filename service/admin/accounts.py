@@ -1,7 +1,8 @@
 """The admins page (who may use the dashboard) and each admin's own two-factor sign-in.
 
 Account changes go through :mod:`.auth` and :mod:`.two_factor`, which log them
-with the acting admin's name; each is one transaction, owned here. An admin
+with the acting admin's name; each is one transaction, owned here, with its entry
+in the audit trail (never a secret or code). An admin
 cannot disable or remove themselves, or lift their own sign-in lockout.
 """
 
@@ -12,6 +13,7 @@ from flask_login import current_user
 from flask_wtf import FlaskForm
 from werkzeug.wrappers import Response
 
+from .. import audit
 from ..models import AdminUser, db, utcnow
 from ..unit_of_work import transaction
 from . import auth, bp, two_factor
@@ -136,6 +138,8 @@ def two_factor_confirm() -> Response | tuple[str, int, dict[str, str]]:
     if form.validate():
         with transaction():
             codes = two_factor.confirm_enrolment(current_user, form.code.data)
+            if codes is not None:
+                audit.record(current_user.name, "turn_on_2fa", "turned on their two-factor sign-in")
         if codes is not None:
             return _recovery_codes(codes)
     flash("That code is not the one the app shows now: try the next one.", "error")
@@ -150,6 +154,7 @@ def two_factor_recovery_codes() -> Response | tuple[str, int, dict[str, str]]:
         return _to_two_factor()
     with transaction():
         codes = two_factor.new_recovery_codes(current_user)
+        audit.record(current_user.name, "new_recovery_codes", "replaced their recovery codes")
     return _recovery_codes(codes)
 
 
@@ -163,5 +168,6 @@ def two_factor_off() -> Response:
     else:
         with transaction():
             two_factor.turn_off(current_user)
+            audit.record(current_user.name, "turn_off_2fa", "turned off their two-factor sign-in")
         flash("Two-factor sign-in is off: signing in asks for your password alone.", "notice")
     return _to_two_factor()

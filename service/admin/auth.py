@@ -127,7 +127,7 @@ def _checked_password(password: str) -> str:
     return generate_password_hash(password)
 
 
-def create_admin(name: str, password: str) -> AdminUser:
+def create_admin(name: str, password: str, actor: str | None = None) -> AdminUser:
     """Add an admin account; the name is what the game logs show for its actions."""
     if not NAME.fullmatch(name):
         raise AccountError(
@@ -138,17 +138,17 @@ def create_admin(name: str, password: str) -> AdminUser:
     admin = AdminUser(name=name, password_hash=_checked_password(password))
     db.session.add(admin)
     db.session.flush()
-    log.info("admin %s added", name)
+    _audit(actor, "create_admin", f"added admin {name}")
     return admin
 
 
-def set_password(name: str, password: str) -> AdminUser:
+def set_password(name: str, password: str, actor: str | None = None) -> AdminUser:
     """Give an admin a new password, which signs out every session of theirs."""
     admin = _named(name)
     admin.password_hash = _checked_password(password)
     admin.session_key = new_session_key()
     db.session.flush()
-    log.info("admin %s has a new password; their sessions have ended", name)
+    _audit(actor, "set_password", f"gave admin {name} a new password")
     return admin
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from service.admin.auth import authenticate
-from service.models import AdminUser, db
+from service.models import AdminAction, AdminUser, db
 
 from .conftest import sign_in
 
@@ -58,3 +58,19 @@ def test_set_password(app, runner) -> None:
         assert authenticate("grace", "the first password") is None
     missing = runner.invoke(args=["admin", "set-password", "nobody"], env=env)
     assert missing.exit_code == 2 and "no admin named nobody" in missing.output
+
+
+def test_create_user_and_set_password_are_in_the_audit_trail(app, runner) -> None:
+    env = {"SPLITMIND_ADMIN_PASSWORD": "the first password"}
+    assert runner.invoke(args=["admin", "create-user", "grace"], env=env).exit_code == 0
+    env = {"SPLITMIND_ADMIN_PASSWORD": "the second password"}
+    assert runner.invoke(args=["admin", "set-password", "grace"], env=env).exit_code == 0
+    assert runner.invoke(args=["admin", "set-password", "nobody"], env=env).exit_code == 2
+    with app.app_context():
+        entries = db.session.execute(
+            select(AdminAction.admin, AdminAction.action, AdminAction.note).order_by(AdminAction.id)
+        ).all()
+    assert [tuple(entry) for entry in entries] == [
+        ("the command line", "create_admin", "added admin grace"),
+        ("the command line", "set_password", "gave admin grace a new password"),
+    ]

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from werkzeug.test import TestResponse
 
 from service.admin import two_factor
-from service.models import AdminRecoveryCode, AdminUser, db, utcnow
+from service.models import AdminAction, AdminRecoveryCode, AdminUser, db, utcnow
 
 from ..helpers import at_once, from_elsewhere
 from .conftest import ADMIN, csrf_token, sign_in, submit
@@ -289,6 +289,29 @@ def test_an_admin_may_turn_it_off_when_not_required(app, admin) -> None:
     assert not stored(app).two_factor
     sign_out(admin)
     assert sign_in(admin).headers["Location"] == "/admin/"
+
+
+def test_turning_it_on_and_off_and_new_recovery_codes_are_in_the_audit_trail(
+    app, admin, start
+) -> None:
+    with time_machine.travel(start, tick=False):
+        totp, codes = enrol(admin)
+        submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes")  # not ticked
+        fresh = submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes", confirm="y")
+        submit(admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y")
+    with app.app_context():
+        entries = db.session.execute(
+            select(AdminAction.action, AdminAction.note)
+            .where(AdminAction.admin == ADMIN)
+            .order_by(AdminAction.id)
+        ).all()
+    assert [tuple(entry) for entry in entries] == [
+        ("turn_on_2fa", "turned on their two-factor sign-in"),
+        ("new_recovery_codes", "replaced their recovery codes"),
+        ("turn_off_2fa", "turned off their two-factor sign-in"),
+    ]
+    new = re.findall(r"<li><code>([a-z0-9-]{11})</code></li>", fresh.text)
+    assert not any(secret in note for secret in [totp.secret, *codes, *new] for _, note in entries)
 
 
 class TestRequired:
