@@ -75,11 +75,12 @@ def test_an_operator_fixes_a_bouncing_address(
     page.get_by_role("button", name="Queue the selected failures again").click()
     assert "1 message is queued again." in page.get_by_role("status").inner_text()
 
-    # The audit trail has both actions, newest first.
+    # The audit trail has both actions, newest first, after the admin's account was added.
     page.get_by_role("link", name="Audit").click()
     rows = page.locator("table.audit tbody tr")
-    assert rows.count() == 2
+    assert rows.count() == 3
     assert "requeue" in rows.nth(0).inner_text() and "correct address" in rows.nth(1).inner_text()
+    assert "create admin" in rows.nth(2).inner_text()
 
 
 def test_game_actions_confirm_and_name_the_seats_of_a_classic_game(
