@@ -199,13 +199,17 @@ def test_nonsense_is_answered_with_the_legal_moves(
     assert answer.message["Reply-To"] is not None  # still the keeper's move
 
 
+def links_of(app: Flask, game: int) -> dict[str, Any]:
+    """The game's id and each seat's link token, as the API helpers take them."""
+    with app.app_context():
+        row = db.session.get_one(Game, game)
+        return {"id": game, **{seat: token_for(row.player(seat)) for seat in SEATS}}
+
+
 def test_a_stale_reply_is_refused(app, client, started, smtp_server, deliver, inbound) -> None:
     game = started()
     invitation = newest(smtp_server, "keeper")
-    tokens = {"id": game}
-    with app.app_context():
-        row = db.session.get_one(Game, game)
-        tokens.update({seat: token_for(row.player(seat)) for seat in SEATS})
+    tokens = links_of(app, game)
     rng = random.Random(5)
     while not views(app, game)["keeper"]["your_turn"] or views(app, game)["keeper"]["choosing"]:
         random_move(client, tokens, rng)
@@ -221,9 +225,7 @@ def test_an_illegal_card_is_refused_in_the_words_of_the_page(
     app, client, started, smtp_server, deliver, inbound
 ) -> None:
     game = started(seed=8)
-    with app.app_context():
-        row = db.session.get_one(Game, game)
-        tokens = {"id": game, **{seat: token_for(row.player(seat)) for seat in SEATS}}
+    tokens = links_of(app, game)
     rng = random.Random(8)
     for _ in range(200):
         seen = views(app, game)
@@ -251,9 +253,7 @@ def elixir_lead(app, client, started, deliver) -> tuple[int, str, str]:
     """A game whose player to move leads a trick and holds an elixir: its id, the seat and
     the elixir."""
     game = started(seed=5)
-    with app.app_context():
-        row = db.session.get_one(Game, game)
-        tokens = {"id": game, **{seat: token_for(row.player(seat)) for seat in SEATS}}
+    tokens = links_of(app, game)
     rng = random.Random(3)
     for _ in range(200):
         for seat, view in views(app, game).items():
