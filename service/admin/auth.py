@@ -133,8 +133,13 @@ def create_admin(name: str, password: str, actor: str | None = None) -> AdminUse
         raise AccountError(
             "a name is 1 to 40 letters, digits or . _ @ -, starting with a letter or digit"
         )
-    if db.session.scalars(select(AdminUser).where(AdminUser.name == name)).first():
-        raise AccountError(f"there is already an admin named {name}")
+    # The sign-in limits and lockout know a name in any case ("Ada" is "ada"): two admins
+    # whose names differ only in case would share them.
+    taken = db.session.scalars(
+        select(AdminUser.name).where(func.lower(AdminUser.name) == name.lower())
+    ).first()
+    if taken is not None:
+        raise AccountError(f"there is already an admin named {taken}")
     admin = AdminUser(name=name, password_hash=_checked_password(password))
     db.session.add(admin)
     db.session.flush()

@@ -40,6 +40,8 @@ def test_create_user_refuses_bad_names_short_passwords_and_duplicates(runner) ->
     assert runner.invoke(args=["admin", "create-user", "grace"], env=env).exit_code == 0
     duplicate = runner.invoke(args=["admin", "create-user", "grace"], env=env)
     assert duplicate.exit_code == 2 and "already an admin named grace" in duplicate.output
+    in_capitals = runner.invoke(args=["admin", "create-user", "Grace"], env=env)
+    assert in_capitals.exit_code == 2 and "already an admin named grace" in in_capitals.output
     bad = runner.invoke(args=["admin", "create-user", "no spaces"], env=env)
     assert bad.exit_code == 2 and "a name is" in bad.output
     short = runner.invoke(
