@@ -301,6 +301,7 @@ def test_turn_emails_queued_at_the_same_moment_leave_one_unsent(
     first.join(30)
     second.join(30)
 
-    assert outcome == ["first", "second"], outcome
+    # Either may be told first once the first commits; neither fails.
+    assert sorted(map(str, outcome)) == ["first", "second"], outcome
     (waiting,) = [m for m in queued(app) if m.player_id == player_id]
     assert waiting.subject == "second"
