@@ -36,15 +36,18 @@ def spent(allowances: Iterable[Allowance]) -> list[Allowance]:
 def draw(allowances: Sequence[Allowance]) -> list[Allowance]:
     """Draw one on each of ``allowances``; those refused (none: all are drawn on).
 
-    Every one is tested before any is drawn on, so a request refused for one
-    uses up nothing of the others. Each draw is atomic: of requests at the same
-    instant, none gets past an allowance.
+    A request refused for one uses up nothing of the others: every one is
+    tested before any is drawn on, and when a draw fails (another request took
+    the last of it meanwhile) it and those before it are given back: a refused
+    draw is counted all the same in the limiter's fixed window. Each draw is
+    atomic: of requests at the same instant, none gets past an allowance.
     """
     refused = spent(allowances)
     if refused:
         return refused
-    for each in allowances:
+    for index, each in enumerate(allowances):
         if not limiter.limiter.hit(each.limit, *each.keys):
+            give_back(allowances[: index + 1])
             return [each]
     return []
 

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask_limiter.util import get_qualified_name
+from limits import parse
 
+from service import allowances
 from service.extensions import UNLIMITED_BLUEPRINTS, limiter
 from service.links import home_token
 
@@ -63,3 +65,14 @@ def test_a_players_links_are_not_limited_where_other_pages_are(
     finally:
         # Flask-Limiter keeps default limits on its one instance for the process's later apps.
         limiter.limit_manager.set_default_limits([])
+
+
+def test_a_draw_refused_part_way_gives_back_what_it_drew(app: Flask) -> None:
+    """An allowance that passed the test but was taken before its draw (here by the same
+    request's own first draw) refuses the request, and the draws before it are undone."""
+    once = allowances.Allowance(parse("1 per day"), ("tests", "a-draw-refused-part-way"))
+    with app.test_request_context():
+        assert allowances.draw([once, once]) == [once]
+        assert allowances.window(once).remaining == 1
+        assert allowances.draw([once]) == []
+        assert allowances.window(once).remaining == 0
