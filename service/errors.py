@@ -5,7 +5,9 @@ English messages, with a code a client can explain in its own words.
 
 A database that cannot be reached, does not answer in time or holds a lock
 too long is an outage, not a fault: 503 with ``Retry-After``, and a warning in
-the log rather than a traceback.
+the log rather than a traceback. So is a rate limiter's storage (Redis) that
+cannot be reached: a request whose limit cannot be checked is refused, never
+let through unlimited.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sqlite3
 from flask import Flask, Response, current_app, jsonify, make_response, render_template, request
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
+from limits.errors import StorageError
 from psycopg import OperationalError as PostgreSQLUnavailable
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -120,6 +123,16 @@ def is_outage(exc: BaseException) -> bool:
     return isinstance(orig, PostgreSQLUnavailable)
 
 
+def unavailable(what: str, reason: BaseException) -> Response:
+    """503 with ``Retry-After`` for an outage of ``what``, logged as one warning line with the
+    first line of what its driver said (no traceback: the outage is not the service's fault)."""
+    said = str(reason).strip().splitlines() or [type(reason).__name__]
+    log.warning(
+        "%s unavailable: %s; answered 503 to %s %s", what, said[0], request.method, request.path
+    )
+    return http_error(ServiceUnavailable(retry_after=RETRY_AFTER))
+
+
 def database_unavailable(exc: SQLAlchemyError) -> Response:
     """503 with ``Retry-After`` for a database outage; the log says what the driver said.
 
@@ -127,11 +140,15 @@ def database_unavailable(exc: SQLAlchemyError) -> Response:
     """
     if not is_outage(exc):
         raise exc
-    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines() or [type(exc).__name__]
-    log.warning(
-        "database unavailable: %s; answered 503 to %s %s", reason[0], request.method, request.path
-    )
-    return http_error(ServiceUnavailable(retry_after=RETRY_AFTER))
+    return unavailable("database", getattr(exc, "orig", None) or exc)
+
+
+def limits_unavailable(exc: StorageError) -> Response:
+    """503 with ``Retry-After`` when the rate limiter's storage fails, wherever it is asked: a
+    limit of Flask-Limiter's before the view, an allowance drawn on inside it
+    (:mod:`service.allowances`). The request is refused, as its limit cannot be checked, and
+    what it started rolls back with its transaction."""
+    return unavailable("rate-limit storage", exc.storage_error)
 
 
 def init_app(app: Flask) -> None:
@@ -139,3 +156,4 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(OperationalError, database_unavailable)
     app.register_error_handler(PoolTimeout, database_unavailable)
+    app.register_error_handler(StorageError, limits_unavailable)

@@ -39,7 +39,14 @@ csrf = CSRFProtect()
 # Storage comes from RATELIMIT_STORAGE_URI, so several web processes can share counts. Each
 # window is one count (Flask-Limiter's default, stated here): sign-in gives back what a right
 # password drew (service.allowances.give_back), which a moving window could not.
-limiter = Limiter(key_func=get_remote_address, strategy="fixed-window")
+# Whatever the storage raises comes as limits' StorageError, which service.errors answers with a
+# 503: a limit that cannot be checked refuses the request (neither swallow_errors, which would
+# let it through, nor an in-memory fallback, which each worker would count on its own).
+limiter = Limiter(
+    key_func=get_remote_address,
+    strategy="fixed-window",
+    storage_options={"wrap_exceptions": True},
+)
 # A player's links (the move page, the API and its polls, the home page) carry their own
 # credential and are limited nowhere, nor are the front page and the rules beside them: the
 # limiter is told so, and skips the work of finding their limits on every request.

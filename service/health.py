@@ -6,7 +6,9 @@ opens a connection of its own and gives up after the second, wherever it is
 (connecting to a server that accepts and never answers, or waiting for its
 reply): no pooled connection is left stuck behind a frozen server, and the
 check never waits for the statement timeout of requests. It sets no cookie
-and no rate limit counts it.
+and no rate limit counts it. It does not ask the rate limiter's storage: while
+that is down, only the requests a limit guards are refused (503,
+:func:`service.errors.limits_unavailable`), and players play on.
 
 The pages that lead to a form (the front page, the new-game and lost-links
 forms) ask the database too (:func:`check_database`), so that an outage

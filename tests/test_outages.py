@@ -1,5 +1,6 @@
 """A database that is down, slow or locked is an outage: 503 with Retry-After, never a 500,
-and never a request that waits until gunicorn kills its worker."""
+and never a request that waits until gunicorn kills its worker. So is a rate limiter's storage
+(Redis) that is down, for the requests that a limit guards."""
 
 from __future__ import annotations
 
@@ -26,14 +27,15 @@ from sqlalchemy import func, select, text
 from werkzeug.serving import make_server
 
 from service import create_app
+from service.admin.auth import create_admin
 from service.extensions import limiter
 from service.games import Seating, create_game
 from service.links import SALT, new_link_key, serializer, token_for
-from service.models import Event, Game, db
+from service.models import AdminUser, Event, Game, Invitation, OutboxMessage, db
 from service.unit_of_work import transaction
 
 from .conftest import base_config
-from .helpers import csrf_token, pick_action
+from .helpers import ask_for_game, csrf_token, pick_action
 from .servers import ROOT
 from .smtp import free_port
 
@@ -331,3 +333,75 @@ def test_the_compose_healthcheck_follows_the_database(
     finally:
         server.shutdown()
         server.server_close()
+
+
+# A Redis that is not there (nothing listens on its port), with a password the log must not show.
+REDIS_PASSWORD = "redis-secret-0f9c"
+LIMITS_DOWN = {"RATELIMIT_STORAGE_URI": f"redis://:{REDIS_PASSWORD}@127.0.0.1:{free_port()}/0"}
+
+
+def assert_logged_once(caplog: pytest.LogCaptureFixture, request: str) -> None:
+    """One warning line and no traceback for the refused request, without the storage's
+    password."""
+    lines = [record for record in caplog.records if record.name == "service.errors"]
+    assert [(record.levelname, record.exc_info) for record in lines] == [("WARNING", None)]
+    assert lines[0].getMessage().startswith("rate-limit storage unavailable: ")
+    assert lines[0].getMessage().endswith(f"Connection refused.; answered 503 to {request}")
+    assert REDIS_PASSWORD not in caplog.text
+    caplog.clear()
+
+
+@pytest.mark.parametrize("app_config", [LIMITS_DOWN])
+def test_the_forms_that_send_email_answer_503_while_their_limits_cannot_be_checked(
+    pg_app: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Refused, not let through unlimited: no game, no invitation, no email; while a player's
+    links play on."""
+    client = pg_app.test_client()
+    caplog.set_level("WARNING")
+    assert_unavailable(ask_for_game(client))
+    assert_logged_once(caplog, "POST /new")
+    french = ask_for_game(client, {"Accept-Language": "fr"})
+    assert french.status_code == 503
+    assert "Le service est indisponible pour un moment" in french.get_data(as_text=True)
+    caplog.clear()
+    token = csrf_token(client.get("/links").get_data(as_text=True))
+    assert_unavailable(
+        client.post("/links", data={"email": "kim@example.com", "csrf_token": token})
+    )
+    assert_logged_once(caplog, "POST /links")
+    with pg_app.app_context():
+        for table in (Game, Invitation, OutboxMessage):
+            assert db.session.scalar(select(func.count()).select_from(table)) == 0, table
+    # A player's links are limited nowhere: the move page and the API play on.
+    game = new_game(pg_app)
+    assert client.get(f"/play/{game['keeper']}").status_code == 200
+    view = client.get(f"/api/play/{game['keeper']}").get_json()
+    move = {"version": 0, **pick_action(view, random.Random(1))}
+    assert client.post(f"/api/play/{game['keeper']}", json=move).status_code == 200
+    assert client.get("/healthz").status_code == 200  # the service serves (see its docstring)
+
+
+@pytest.mark.parametrize("app_config", [LIMITS_DOWN])
+def test_signing_in_answers_503_while_its_limits_cannot_be_checked(
+    pg_app: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Neither a wrong password nor the right one is checked: no guess goes uncounted, and no
+    one is signed in."""
+    with pg_app.app_context(), transaction():
+        create_admin("ada", "correct horse battery staple")
+    client = pg_app.test_client()
+    caplog.set_level("WARNING")
+    for password in ("guess", "correct horse battery staple"):
+        form = csrf_token(client.get("/admin/login").get_data(as_text=True))
+        signing_in = client.post(
+            "/admin/login", data={"csrf_token": form, "name": "ada", "password": password}
+        )
+        assert_unavailable(signing_in)
+        assert_logged_once(caplog, "POST /admin/login")
+    with client.session_transaction() as session:
+        assert "_user_id" not in session
+    assert client.get("/admin/").status_code == 302  # to the sign-in form
+    with pg_app.app_context():
+        admin = db.session.scalars(select(AdminUser)).one()
+        assert (admin.last_login_at, admin.locked_until) == (None, None)
