@@ -193,16 +193,29 @@ def _raw_message(box: BaseMailBox, uid: str) -> bytes:
     raise LookupError(f"the IMAP server gave no message {uid}")
 
 
+def left_after_pass(box: BaseMailBox, left_before: set[str]) -> tuple[bool, set[str]]:
+    """After a pass: whether mail came during it, after its search, and the messages left.
+
+    The message counts the server gave during the pass are of the pass's own doing (it
+    selected the folder and moved mail) and are dropped, but one may have been of mail
+    that came after the pass's search, which IDLE would not announce again: the folder
+    is searched once more. A pass moves every message it reads, so what is left is new,
+    but for one whose move the server refused, left again after each pass
+    (``left_before``): that one is not news.
+    """
+    box.client.untagged_responses.pop("EXISTS", None)
+    left = set(box.uids())
+    return bool(left - left_before), left
+
+
 def news_in_idle(box: BaseMailBox) -> bool:
     """Wait one spell of IDLE; whether the server said anything that may be new mail.
 
     Counted: what it said during the spell, what it said as the spell ended, and a
-    message count it gave as the spell began. imap_tools' ``idle.wait`` returns only
-    the first: mail arriving between the last pass and the spell, or as a spell ends,
-    would wait unread until more mail came.
+    message count it gave as the spell began or since :func:`left_after_pass`. imap_tools'
+    ``idle.wait`` returns only the first: mail arriving between the last pass and the
+    spell, or as a spell ends, would wait unread until more mail came.
     """
-    # The pass just made selected the folder and moved mail: counts of its own doing.
-    box.client.untagged_responses.pop("EXISTS", None)
     box.idle.start()
     try:
         said = box.idle.poll(timeout=IDLE_SPELL)
@@ -225,13 +238,18 @@ def fetch(
                 if once:
                     return handled
                 idle = "IDLE" in box.client.capabilities
+                passed, left = True, set[str]()
                 while not should_stop():
                     if not idle:
                         _sleep(poll, should_stop)
                         handled += fetch_once(app, box)
+                        continue
+                    if passed:
+                        passed, left = left_after_pass(box, left)
                     # IDLE in short spells, so that a stop is heard; a pass only when told.
-                    elif news_in_idle(box):
+                    if passed or news_in_idle(box):
                         handled += fetch_once(app, box)
+                        passed = True
         except (OSError, imaplib.IMAP4.error, SQLAlchemyError) as exc:
             if once:
                 raise

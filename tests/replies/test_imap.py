@@ -171,6 +171,30 @@ def test_mail_arriving_before_the_first_spell_is_read(
     assert passes[0] == 0 and sum(passes) == 1
 
 
+def test_mail_arriving_during_a_pass_after_its_search_is_read(
+    app: Flask, reply_to_come, short_spells, imap_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reply lands just after a pass searched the folder; the server tells of it while
+    the pass moves a message it did find, which the pass made no count of its own."""
+    game_id, arrive = reply_to_come
+    with mailbox(imap_server) as box:
+        box.append(stranger_message(), "INBOX")
+    search = BaseMailBox.uids
+    searches: list[list[str]] = []
+
+    def then_mail_comes(self: BaseMailBox, *args: Any, **kwargs: Any) -> list[str]:
+        found = search(self, *args, **kwargs)
+        if not searches:
+            arrive()
+        searches.append(list(found))
+        return found
+
+    monkeypatch.setattr(BaseMailBox, "uids", then_mail_comes)
+    with reader_waiting(app):
+        assert applied(app, game_id)
+    assert len(searches[0]) == 1  # the stranger's message alone
+
+
 def test_mail_arriving_as_a_spell_ends_is_read(
     app: Flask, reply_to_come, short_spells, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -208,6 +232,15 @@ def test_a_strangers_message_to_a_tag_no_player_can_have_holds_up_no_reply(
     the reply behind it is read in the same pass."""
     game_id = make_game(seed=12)["id"]
     deliver()
+    with mailbox(imap_server) as box:
+        box.append(stranger_message(), "INBOX")
+        box.append(a_reply(app, game_id, smtp_server), "INBOX")
+    both_read_in_one_pass(app, runner, imap_server, game_id)
+
+
+def stranger_message() -> bytes:
+    """A stranger's message to a tag no player can have (a player number past the
+    database's integers): read, set aside and moved like any other."""
     local, _, domain = REPLY_ADDRESS.partition("@")
     stranger = EmailMessage()
     stranger["From"] = "eve@example.net"
@@ -215,10 +248,7 @@ def test_a_strangers_message_to_a_tag_no_player_can_have_holds_up_no_reply(
     stranger["Subject"] = "Hello"
     stranger["Message-ID"] = "<stranger@example.net>"
     stranger.set_content("4S 5H")
-    with mailbox(imap_server) as box:
-        box.append(stranger.as_bytes(policy=stranger.policy.clone(linesep="\r\n")), "INBOX")
-        box.append(a_reply(app, game_id, smtp_server), "INBOX")
-    both_read_in_one_pass(app, runner, imap_server, game_id)
+    return stranger.as_bytes(policy=stranger.policy.clone(linesep="\r\n"))
 
 
 def both_read_in_one_pass(
