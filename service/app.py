@@ -114,9 +114,11 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     from .local_mailbox import bp as local_mailbox_bp
     from .mail import worker
     from .players import bp as players_bp
+    from .players import kept
     from .players.home import bp as home_bp
 
     app.register_blueprint(players_bp)
+    kept.init_app(app)
     app.register_blueprint(home_bp)
     app.register_blueprint(api_bp)
     app.register_blueprint(lobby_bp)

@@ -127,8 +127,12 @@ def _with_game_and_seats() -> tuple[ORMOption, ...]:
 def home_token(email: str) -> str:
     """The token in an address's home link (the address as the service stores it)."""
     settings = db.session.get(AddressSettings, email)
-    key = settings.home_key if settings is not None and settings.home_key else ""
-    return serializer(HOME_SALT).dumps([email, key])
+    return signed_home(email, settings.home_key if settings is not None else None)
+
+
+def signed_home(email: str, home_key: str | None) -> str:
+    """The home link's token of ``email`` whose ``AddressSettings.home_key`` is ``home_key``."""
+    return serializer(HOME_SALT).dumps([email, home_key or ""])
 
 
 def home_url(email: str) -> str:

@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any, Literal, NamedTuple, TypedDict
 
-from sqlalchemy import Executable, bindparam, select
+from sqlalchemy import Executable, Row, Select, bindparam, select
 from sqlalchemy.orm import aliased
 
 from .game_text import player_name
@@ -184,7 +184,7 @@ def view_of(facts: SeatFacts, match: MatchScore | None) -> PlayerView:
         "you": player_name(facts.names[facts.seat]),
         "opponent": player_name(facts.names[other(facts.seat)]),
         "names": {seat: player_name(named) for seat, named in facts.names.items()},
-        "deadline": _iso(facts.deadline) if open_game else None,
+        "deadline": iso(facts.deadline) if open_game else None,
         "since": facts.state["history"][facts.history_mark :],
         "match": match,
     }
@@ -215,7 +215,7 @@ def tag_of(facts: SeatFacts, match: MatchScore | None) -> str:
             facts.status,
             facts.winner,
             facts.look,
-            _iso(facts.deadline),
+            iso(facts.deadline),
             facts.seat,
             facts.history_mark,
             [me.name, me.computer_level, them.name, them.computer_level],
@@ -250,6 +250,11 @@ def stored_seat_facts(player_id: int, key: str, *, with_state: bool = True) -> S
     )
     if row is None or not key_matches(row.link_key, key) or row.match_id is not None:
         return None
+    return facts_of(row, row.state if with_state else None)
+
+
+def facts_of(row: Row[Any], state: State | None) -> SeatFacts:
+    """The :class:`SeatFacts` of a row of :func:`facts_statement`."""
     opponent = other(row.seat)
     return SeatFacts(
         game=row.id,
@@ -258,7 +263,7 @@ def stored_seat_facts(player_id: int, key: str, *, with_state: bool = True) -> S
         winner=row.winner,
         look=row.look,
         deadline=row.deadline,
-        state=row.state if with_state else None,
+        state=state,
         seat=row.seat,
         history_mark=row.history_mark,
         # In the order of Game.players (by seat), as seat_facts has them.
@@ -273,19 +278,22 @@ def stored_seat_facts(player_id: int, key: str, *, with_state: bool = True) -> S
     )
 
 
-@cache
-def _facts_query(with_state: bool) -> Executable:
-    """The statement of :func:`stored_seat_facts`, built once: building it costs more than
-    running it."""
-    opponent = aliased(Player)
+# The opponent's seat in :func:`facts_statement`, for a statement that reads more of it.
+OPPONENT = aliased(Player, name="opponent")
+
+
+def facts_statement(*, with_state: bool) -> Select[*tuple[Any, ...]]:
+    """The player's row by ``:player_id`` with what :func:`facts_of` makes facts of (and the
+    player's ``link_key`` and the game's ``match_id``), joined to their game and
+    :data:`OPPONENT`."""
     columns = (
         Player.link_key,
         Player.seat,
         Player.history_mark,
         Player.name,
         Player.computer_level,
-        opponent.name.label("their_name"),
-        opponent.computer_level.label("their_level"),
+        OPPONENT.name.label("their_name"),
+        OPPONENT.computer_level.label("their_level"),
         Game.id,
         Game.version,
         Game.status,
@@ -297,9 +305,16 @@ def _facts_query(with_state: bool) -> Executable:
     return (
         (select(*columns, Game.state) if with_state else select(*columns))
         .join(Game, Game.id == Player.game_id)
-        .join(opponent, (opponent.game_id == Player.game_id) & (opponent.seat != Player.seat))
+        .join(OPPONENT, (OPPONENT.game_id == Player.game_id) & (OPPONENT.seat != Player.seat))
         .where(Player.id == bindparam("player_id"))
     )
+
+
+@cache
+def _facts_query(with_state: bool) -> Executable:
+    """The statement of :func:`stored_seat_facts`, built once: building it costs more than
+    running it."""
+    return facts_statement(with_state=with_state)
 
 
 def _tag(facts: list[Any]) -> str:
@@ -342,7 +357,8 @@ def since_last_move(view: PlayerView) -> list[tuple[str, Any]]:
     return news
 
 
-def _iso(moment: datetime | None) -> str | None:
+def iso(moment: datetime | None) -> str | None:
+    """A moment as the view gives it: ISO 8601, to the second."""
     return moment.isoformat(timespec="seconds") if moment else None
 
 

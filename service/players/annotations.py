@@ -55,15 +55,15 @@ def last_move(view: PlayerView) -> dict[str, Any] | None:
     }
 
 
-def deadline(view: PlayerView, now: datetime | None = None) -> dict[str, Any] | None:
-    """The next move's deadline: ``when`` (a date in UTC) and ``left`` (``in 6 days``)."""
-    if not view["deadline"]:
+def deadline(due: str | None, now: datetime | None = None) -> dict[str, Any] | None:
+    """The next move's deadline, ``due`` as the view gives it: ``when`` (a date in UTC) and
+    ``left`` (``in 6 days``)."""
+    if not due:
         return None
-    moment = datetime.fromisoformat(view["deadline"])
-    left = moment - (now or utcnow())
+    left = datetime.fromisoformat(due) - (now or utcnow())
     return {
-        "iso": view["deadline"],
-        "when": deadline_text(view["deadline"]),
+        "iso": due,
+        "when": deadline_text(due),
         "left": format_timedelta(left, add_direction=True, threshold=1.1),
         "late": left.total_seconds() <= 0,
     }
@@ -115,7 +115,7 @@ def page_context(view: PlayerView) -> dict[str, Any]:
     context: dict[str, Any] = {
         "news": since_last_move(view),
         "last_move": last_move(view),
-        "deadline": deadline(view),
+        "deadline": deadline(view["deadline"]),
     }
     if view["choosing"]:
         context["reasons"] = choose_reasons(view)

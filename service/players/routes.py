@@ -19,12 +19,13 @@ from ..language import lazy_gettext as _l
 from ..links import home_token, player_for
 from ..models import OPEN_STATUSES, Player
 from ..notify import opponent_away_until
-from ..perspective import PlayerView, player_view, set_language
+from ..perspective import PlayerView, player_view, seat_facts, set_language, tag_of
 from ..rules import other
 from ..unit_of_work import reading, transaction
 from . import bp
 from .annotations import page_context
 from .forms import LanguageForm, MoveForm
+from .kept import keep, kept_page, page_key
 
 # The review and the replay file show every card: they wait for the end of the game.
 REVIEW_WAITS = _l("The review, with every card shown, opens once the game is over.")
@@ -42,6 +43,9 @@ def _player(token: str) -> Player:
 def play(token: str) -> ResponseReturnValue:
     """The move page."""
     reading()
+    page = kept_page(token)
+    if page is not None:
+        return page
     player = _player(token)
     return _page(player, token)
 
@@ -166,18 +170,31 @@ def _page(
     if isinstance(error, games.MoveError):
         error = _move_error(view, error)
     context = page_context(view)
+    home = home_token(player.email) if player.email else None
+    away_until = opponent_away_until(player)
+    their_notes = notes.from_opponent(player)
     html = render_template(
         "play/page.html",
         view=view,
         token=token,
         error=error,
-        home_token=home_token(player.email) if player.email else None,
-        away_until=opponent_away_until(player),
-        their_notes=notes.from_opponent(player),
+        home_token=home,
+        away_until=away_until,
+        their_notes=their_notes,
         note_length=notes.MAX_LENGTH,
         after_game=_after_game(player) if view["status"] != "active" else None,
         **context,
     )
+    if status == 200 and not error:
+        key = page_key(
+            token,
+            tag_of(seat_facts(player), view["match"]),
+            home_token=home,
+            away_until=away_until,
+            notes_shown=their_notes is not None,
+            due=context["deadline"],
+        )
+        keep(view, html, key)
     return html, status
 
 

@@ -1,0 +1,165 @@
+"""Move pages kept as rendered, in each web process, under everything they show.
+
+Rendering the move page costs several times the reads it is made of. A GET
+reads, in one statement by primary key (:func:`kept_page`), what makes its
+:class:`PageKey`: the view's ``ETag`` (:func:`service.perspective.tag_of`: the
+game's version, status, deadline, look, the player's mark in the history,
+both names, the language), the player's home link, the opponent's vacation,
+whether the opponent's notes are shown, the deadline in words (which changes
+with the time) and the token the page links with. A page rendered from the
+same key is the same page: the engine's state and the notes change only with
+the game's version. The key holds nothing a player may not see; a page is kept
+under its player's own token, for an open game only (a closed game's page
+offers a rematch, whose state is not in the key).
+
+The key of a page that is rendered is made of what it was rendered from
+(:func:`keep`), never from a separate read, so a page is never kept under a
+key it does not match. Each process keeps :data:`PAGES_KEPT` pages at most,
+the least recently read going first.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from cachetools import LRUCache
+from flask import Flask, current_app, g, request
+from sqlalchemy import Executable, exists
+from sqlalchemy.orm import aliased
+
+from ..links import key_matches, signed_home, signed_link
+from ..models import AddressSettings, Event, Player, db, utcnow
+from ..perspective import OPPONENT, PlayerView, facts_of, facts_statement, iso, tag_of
+from .annotations import deadline
+
+# Pages each web process keeps: a page is some 20 to 40 kB.
+PAGES_KEPT = 512
+EXTENSION = "kept_pages"
+
+
+@dataclass(frozen=True)
+class PageKey:
+    """Everything a move page of an open game is rendered from, besides its game's version."""
+
+    token: str
+    tag: str
+    home_token: str | None
+    away_until: str | None
+    notes_shown: bool
+    deadline: tuple[tuple[str, Any], ...] | None
+    root: str
+
+
+class KeptPages:
+    """Rendered pages by :class:`PageKey`, least recently read first out; safe across threads."""
+
+    def __init__(self, size: int = PAGES_KEPT) -> None:
+        self._pages: LRUCache[PageKey, str] = LRUCache(maxsize=size)
+        self._lock = threading.Lock()
+
+    def get(self, key: PageKey) -> str | None:
+        with self._lock:
+            return self._pages.get(key)
+
+    def put(self, key: PageKey, html: str) -> None:
+        with self._lock:
+            self._pages[key] = html
+
+    def clear(self) -> None:
+        with self._lock:
+            self._pages.clear()
+
+    def __len__(self) -> int:
+        return len(self._pages)
+
+
+def init_app(app: Flask) -> None:
+    app.extensions[EXTENSION] = KeptPages()
+
+
+def kept_pages() -> KeptPages:
+    """The current app's kept pages."""
+    pages: KeptPages = current_app.extensions[EXTENSION]
+    return pages
+
+
+def kept_page(token: str) -> str | None:
+    """The kept page of ``token``'s player as it would be rendered now, or ``None``.
+
+    ``None`` as well for a link that is not a player's, or a game that is not
+    kept (closed, or of a return match): the page is rendered as usual, and
+    answers those. Sets the player's language for the request, as the full read does.
+    """
+    signed = signed_link(token)
+    if signed is None:
+        return None
+    row = db.session.connection().execute(_page_query(), {"player_id": signed[0]}).one_or_none()
+    if row is None or not key_matches(row.link_key, signed[1]) or row.match_id is not None:
+        return None
+    if row.status != "active":
+        return None
+    g.player_language = row.language
+    now = utcnow()
+    away = row.vacation_until if row.vacation_until and row.vacation_until > now else None
+    key = page_key(
+        token,
+        tag_of(facts_of(row, None), None),
+        home_token=signed_home(row.email, row.home_key) if row.email else None,
+        away_until=away.isoformat(timespec="seconds") if away else None,
+        notes_shown=row.their_level is None and not row.notes_off,
+        due=deadline(iso(row.deadline), now),
+    )
+    return kept_pages().get(key)
+
+
+def keep(view: PlayerView, html: str, key: PageKey) -> None:
+    """Keep ``html``, the page of ``view`` rendered from what ``key`` holds, if it may be kept."""
+    if view["status"] == "active" and view["match"] is None:
+        kept_pages().put(key, html)
+
+
+def page_key(
+    token: str,
+    tag: str,
+    *,
+    home_token: str | None,
+    away_until: str | None,
+    notes_shown: bool,
+    due: dict[str, Any] | None,
+) -> PageKey:
+    """The key of a page rendered from these (``due``: its deadline, from
+    :func:`~service.players.annotations.deadline`)."""
+    return PageKey(
+        token=token,
+        tag=tag,
+        home_token=home_token,
+        away_until=away_until,
+        notes_shown=notes_shown,
+        deadline=tuple(sorted(due.items())) if due else None,
+        root=request.script_root,
+    )
+
+
+@cache
+def _page_query() -> Executable:
+    """The statement of :func:`kept_page`, built once: the view's facts, without the state,
+    with the player's address and language, their home key, the opponent's vacation and
+    whether the game's notes were turned off."""
+    mine = aliased(AddressSettings)
+    theirs = aliased(AddressSettings)
+    notes_off = exists().where(Event.game_id == Player.game_id, Event.kind == "notes_off")
+    return (
+        facts_statement(with_state=False)
+        .add_columns(
+            Player.email,
+            Player.language,
+            mine.home_key,
+            theirs.vacation_until,
+            notes_off.label("notes_off"),
+        )
+        .outerjoin(mine, mine.email == Player.email)
+        .outerjoin(theirs, theirs.email == OPPONENT.email)
+    )
