@@ -98,8 +98,8 @@ class ForfeitForm(FlaskForm):
 
 def forfeit_form(look: str) -> ForfeitForm:
     """The forfeit form of a game in ``look``: each choice names the seats as the game does,
-    and who would win."""
-    form = ForfeitForm()
+    and who would win; empty, whatever the request sent."""
+    form = ForfeitForm(formdata=None)
     form.seat.choices = [
         SelectChoice(seat, f"{seat_name(seat, look)}: {the_seat(other(seat), look)} wins")
         for seat in SEATS

@@ -14,7 +14,16 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from flask import Response, abort, flash, redirect, render_template, request, url_for
+from flask import (
+    Response,
+    abort,
+    flash,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from sqlalchemy import select
@@ -214,7 +223,11 @@ def _game(game_id: int) -> Game:
 @bp.get("/games/<id:game_id>")
 def game(game_id: int) -> str:
     """One game: its players and links, where it stands, its public history and its log."""
-    found = _game(game_id)
+    return _game_page(_game(game_id))
+
+
+def _game_page(found: Game) -> str:
+    """The game's page as it stands, its forms empty (an action refused re-renders it too)."""
     events = list(
         db.session.scalars(select(Event).where(Event.game_id == found.id).order_by(Event.id))
     )
@@ -229,11 +242,11 @@ def game(game_id: int) -> str:
         owes=gamepage.owes(found),
         vacations=gamepage.vacations(found),
         bounces=addresses.bounces(player.email for player in found.players),
-        address_form=AddressForm(),
-        rotate_form=RotateForm(),
+        address_form=AddressForm(formdata=None),
+        rotate_form=RotateForm(formdata=None),
         max_reason=games.MAX_REASON,
-        extend_form=ExtendForm(),
-        cancel_form=CancelForm(),
+        extend_form=ExtendForm(formdata=None),
+        cancel_form=CancelForm(formdata=None),
         forfeit_form=forfeit_form(found.look),
     )
 
@@ -271,7 +284,9 @@ def _act(
     """Check the form, run a service call for the signed-in admin, say how it went.
 
     The call is one transaction: a refusal leaves nothing of it behind. ``success`` is
-    what to say, or makes it from what the call returned.
+    what to say, or makes it from what the call returned. A refusal for the game as it is
+    now (over, or moved on since the page was loaded: a :class:`games.MoveError`) answers
+    with its status (409) and the game's page as it stands, saying why.
     """
     if form is not None and not form.validate():
         flash(invalid, "error")
@@ -280,8 +295,11 @@ def _act(
         with transaction():
             result = action()
             said = success(result) if callable(success) else success
-    except (games.MoveError, games.InvalidGame) as exc:
-        flash(getattr(exc, "message", str(exc)), "error")
+    except games.MoveError as exc:
+        flash(exc.message, "error")
+        return make_response(_game_page(_game(game_id)), exc.status)
+    except games.InvalidGame as exc:
+        flash(str(exc), "error")
     else:
         cache.forget()
         flash(said, category)

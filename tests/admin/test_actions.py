@@ -162,11 +162,15 @@ def test_cancelling_needs_a_tick_then_ends_the_game(app, admin, make_game) -> No
         assert db.session.get(Game, game["id"]).status == "cancelled"
     assert "Cancel the game" not in html and "Download the replay" in html
     assert any("cancelled the game" in row and row.endswith(ADMIN) for row in log_rows(html))
-    # Once over, the service refuses and the page says why.
+    # Once over, the service refuses (409) and the page, as it stands, says why.
     assert submit(admin, page, f"{page}/players/1/rotate").status_code == 303
     token = re.search(r'name="csrf_token"[^>]*?value="([^"]+)"', html).group(1)
-    admin.post(f"{page}/forfeit", data={"csrf_token": token, "seat": "keeper", "confirm": "y"})
-    assert "This game is cancelled." in unescape(game_page(admin, game["id"]))
+    refused = admin.post(
+        f"{page}/forfeit", data={"csrf_token": token, "seat": "keeper", "confirm": "y"}
+    )
+    assert refused.status_code == 409
+    assert "This game is cancelled." in unescape(refused.get_data(as_text=True))
+    assert "This game is cancelled." not in unescape(game_page(admin, game["id"]))
 
 
 def test_declaring_a_forfeit(app, admin, make_game) -> None:
