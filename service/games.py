@@ -295,11 +295,9 @@ def apply_move(player_id: int, version: object, action: object, note: object = N
             raise GameClosed(
                 f"This game is {describe_status(game.status)}: it takes no more moves."
             )
-        if version != game.version and not _opponent_chose_since(game, player.seat, version):
-            raise StaleVersion(
-                f"The game has moved on (version {game.version}, you sent {version}): "
-                "reload it and make your move again."
-            )
+        # The second half of an exchange or swap is made against the version of the first.
+        if not _opponent_chose_since(game, player.seat, version):
+            _check_version(game, version, "reload it and make your move again.")
         action = _own_action(action, player.seat)
         try:
             state = apply(game.state, player.seat, action)
@@ -358,6 +356,18 @@ def _locked(which: ColumnElement[bool]) -> Game | None:
         .unique()
         .one_or_none()
     )
+
+
+def _check_version(game: Game, seen: int, again: str) -> None:
+    """Refuse a change asked for against version ``seen`` of the game, locked by the caller,
+    if it has moved on since (:class:`StaleVersion`): nothing of the change is applied.
+
+    ``again`` ends the refusal's message: what to do now.
+    """
+    if seen != game.version:
+        raise StaleVersion(
+            f"The game has moved on (version {game.version}, you sent {seen}): {again}"
+        )
 
 
 def _opponent_chose_since(game: Game, seat: Seat, version: int) -> bool:
@@ -507,10 +517,20 @@ def _with_reason(note: str, reason: str) -> str:
     return f"{note}: {reason}" if reason else note
 
 
-def cancel_game(game_id: int, actor: str, reason: str = "") -> Game:
+# What an admin shown an older version of a game does about it.
+SEEN_AGAIN = "nothing was changed. Here it is now: do it again if you still mean to."
+
+
+def cancel_game(game_id: int, actor: str, reason: str = "", seen: int | None = None) -> Game:
     """Cancel a game in play (both players are told, with the ``reason`` if one is given), or
-    one still waiting for its players."""
+    one still waiting for its players.
+
+    ``seen``, if given, is the version of the game the admin was shown: if a move was made
+    since, nothing changes (:class:`StaleVersion`).
+    """
     game = _open_game(game_id, ("waiting", "active"))
+    if seen is not None:
+        _check_version(game, seen, SEEN_AGAIN)
     started = game.status == "active"
     reason = clean_reason(reason)
     _close(game, "cancelled", None)
@@ -521,12 +541,20 @@ def cancel_game(game_id: int, actor: str, reason: str = "") -> Game:
     return game
 
 
-def declare_forfeit(game_id: int, seat: str, actor: str, reason: str = "") -> Game:
+def declare_forfeit(
+    game_id: int, seat: str, actor: str, reason: str = "", seen: int | None = None
+) -> Game:
     """Record that ``seat`` forfeits: the other seat wins; both players are told, with the
-    ``reason`` if one is given."""
+    ``reason`` if one is given.
+
+    ``seen``, if given, is the version of the game the admin was shown, as for
+    :func:`cancel_game`.
+    """
     if not is_seat(seat):
         raise InvalidGame(f"a seat is keeper or shadow, not {seat!r}")
     game = _open_game(game_id)
+    if seen is not None:
+        _check_version(game, seen, SEEN_AGAIN)
     reason = clean_reason(reason)
     _close(game, "finished", other(seat))
     figures.record(game)

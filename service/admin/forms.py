@@ -77,7 +77,14 @@ class ExtendForm(FlaskForm):
 REASON = "Reason (optional; the players' email and the log say it)"
 
 
-class CancelForm(FlaskForm):
+class SeenVersionForm(FlaskForm):
+    """An action on a game as the page showed it: the page writes the game's version, and the
+    game service refuses the action if the game has moved on since."""
+
+    version = IntegerField(validators=[InputRequired(), NumberRange(min=0)])
+
+
+class CancelForm(SeenVersionForm):
     """Cancel a game, once the admin ticks that they mean it; the reason is optional."""
 
     # Its length is checked by the game service, which says what is too long.
@@ -85,7 +92,7 @@ class CancelForm(FlaskForm):
     confirm = BooleanField("Yes, cancel this game", validators=[DataRequired()])
 
 
-class ForfeitForm(FlaskForm):
+class ForfeitForm(SeenVersionForm):
     """Declare that a seat forfeits: the other seat wins; the reason is optional."""
 
     seat = SelectField(

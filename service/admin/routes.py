@@ -63,6 +63,7 @@ from .forms import (
     OverviewForm,
     RequeueForm,
     RotateForm,
+    SeenVersionForm,
     forfeit_form,
 )
 
@@ -289,6 +290,8 @@ def _act(
     with its status (409) and the game's page as it stands, saying why.
     """
     if form is not None and not form.validate():
+        if isinstance(form, SeenVersionForm) and form.version.errors:
+            invalid = "This form does not say which version of the game it showed: reload the page."
         flash(invalid, "error")
         return _done(game_id)
     try:
@@ -404,7 +407,12 @@ def cancel(game_id: int) -> BaseResponse:
     form = CancelForm()
     return _act(
         game_id,
-        lambda: games.cancel_game(game_id, actor=current_user.name, reason=form.reason.data or ""),
+        lambda: games.cancel_game(
+            game_id,
+            actor=current_user.name,
+            reason=form.reason.data or "",
+            seen=form.version.data,
+        ),
         lambda game: (
             "The game is cancelled" + ("; both players are told." if game.started_at else ".")
         ),
@@ -421,7 +429,11 @@ def forfeit(game_id: int) -> BaseResponse:
     return _act(
         game_id,
         lambda: games.declare_forfeit(
-            game_id, form.seat.data, actor=current_user.name, reason=form.reason.data or ""
+            game_id,
+            form.seat.data,
+            actor=current_user.name,
+            reason=form.reason.data or "",
+            seen=form.version.data,
         ),
         lambda game: (
             f"The game is over by forfeit: {the_seat(game.winner, game.look)} wins; "

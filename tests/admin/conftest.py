@@ -46,6 +46,14 @@ def shown_deadline(client: FlaskClient, game_id: int) -> str:
     return found.group(1)
 
 
+def shown_version(client: FlaskClient, game_id: int) -> str:
+    """The version of the game its page's cancel and forfeit forms were written with."""
+    page = client.get(f"/admin/games/{game_id}").get_data(as_text=True)
+    found = re.search(r'name="version" value="([^"]+)"', page)
+    assert found is not None, "the page offers no cancel or forfeit"
+    return found.group(1)
+
+
 @pytest.fixture
 def admin_account(app: Flask) -> str:
     """An admin account; its name."""

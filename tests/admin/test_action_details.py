@@ -16,7 +16,7 @@ from service.models import Event, Game, OutboxMessage, db
 
 from ..helpers import write_queued
 from ..smtp import SMTPServer
-from .conftest import shown_deadline, submit
+from .conftest import shown_deadline, shown_version, submit
 
 
 @pytest.fixture
@@ -75,7 +75,14 @@ def test_cancel_and_forfeit_reasons_reach_the_players_and_the_log(
 ) -> None:
     cancelled, forfeited = make_game(seed=1)["id"], make_game(seed=2)["id"]
     page = f"/admin/games/{cancelled}"
-    submit(admin, page, f"{page}/cancel", confirm="y", reason="Both players asked\nto stop.")
+    submit(
+        admin,
+        page,
+        f"{page}/cancel",
+        confirm="y",
+        reason="Both players asked\nto stop.",
+        version=shown_version(admin, cancelled),
+    )
     assert "The game is cancelled; both players are told." in text(admin, page)
     ended = emails(app, "game_ended")
     assert len(ended) == 2
@@ -84,11 +91,20 @@ def test_cancel_and_forfeit_reasons_reach_the_players_and_the_log(
     assert "cancelled the game: Both players asked to stop." in text(admin, page)
 
     page = f"/admin/games/{forfeited}"
-    submit(admin, page, f"{page}/forfeit", seat="keeper", confirm="y", reason="x" * 301)
+    version = shown_version(admin, forfeited)
+    submit(
+        admin,
+        page,
+        f"{page}/forfeit",
+        seat="keeper",
+        confirm="y",
+        reason="x" * 301,
+        version=version,
+    )
     assert "A reason is at most 300 characters." in text(admin, page)
     with app.app_context():
         assert db.session.get_one(Game, forfeited).status == "active"
-    submit(admin, page, f"{page}/forfeit", seat="keeper", confirm="y")
+    submit(admin, page, f"{page}/forfeit", seat="keeper", confirm="y", version=version)
     assert "The game is over by forfeit: the Shadow wins; both players are told." in text(
         admin, page
     )
@@ -118,7 +134,7 @@ def test_a_waiting_game_can_be_cancelled_and_a_closed_one_offers_no_link_actions
     html = text(admin, page)
     assert "The invitation is not answered yet: no player is told." in html
     assert "Declare a forfeit" not in html
-    submit(admin, page, f"{page}/cancel", confirm="y")
+    submit(admin, page, f"{page}/cancel", confirm="y", version=shown_version(admin, game["id"]))
     html = text(admin, page)
     assert "The game is cancelled." in html and "both players are told" not in html
     assert emails(app, "game_ended") == []
@@ -135,7 +151,8 @@ def test_seat_names_follow_the_games_look(app: Flask, admin: FlaskClient, make_g
     keeper = player_id(app, game["id"], "keeper")
     submit(admin, page, f"{page}/players/{keeper}/resend")
     assert "Jekyll's link is on its way to kim@example.com." in text(admin, page)
-    submit(admin, page, f"{page}/forfeit", seat="shadow", confirm="y")
+    version = shown_version(admin, game["id"])
+    submit(admin, page, f"{page}/forfeit", seat="shadow", confirm="y", version=version)
     assert "The game is over by forfeit: Jekyll wins" in text(admin, page)
     with app.app_context():
         notes = db.session.scalars(select(Event.note).where(Event.actor.is_not(None))).all()

@@ -6,14 +6,16 @@ import re
 from datetime import timedelta
 from html import unescape
 
+import pytest
 from sqlalchemy import func, select
 
 from service.links import token_for
 from service.mail.kinds import written
-from service.models import Event, Game, OutboxMessage, Player, db
+from service.models import AdminAction, Event, Game, OutboxMessage, Player, db
 
+from ..factories import one_by_one
 from ..helpers import failed_turn_behind_a_newer_one
-from .conftest import ADMIN, shown_deadline, submit
+from .conftest import ADMIN, shown_deadline, shown_version, submit
 
 
 def game_page(admin, game_id: int) -> str:
@@ -152,11 +154,12 @@ def test_a_game_without_a_deadline_has_none_to_extend(app, admin, make_game) -> 
 def test_cancelling_needs_a_tick_then_ends_the_game(app, admin, make_game) -> None:
     game = make_game()
     page = f"/admin/games/{game['id']}"
-    submit(admin, page, f"{page}/cancel")
+    shown = shown_version(admin, game["id"])
+    submit(admin, page, f"{page}/cancel", version=shown)
     assert "Tick the box" in unescape(game_page(admin, game["id"]))
     with app.app_context():
         assert db.session.get(Game, game["id"]).status == "active"
-    assert submit(admin, page, f"{page}/cancel", confirm="y").status_code == 303
+    assert submit(admin, page, f"{page}/cancel", confirm="y", version=shown).status_code == 303
     html = game_page(admin, game["id"])
     with app.app_context():
         assert db.session.get(Game, game["id"]).status == "cancelled"
@@ -166,7 +169,8 @@ def test_cancelling_needs_a_tick_then_ends_the_game(app, admin, make_game) -> No
     assert submit(admin, page, f"{page}/players/1/rotate").status_code == 303
     token = re.search(r'name="csrf_token"[^>]*?value="([^"]+)"', html).group(1)
     refused = admin.post(
-        f"{page}/forfeit", data={"csrf_token": token, "seat": "keeper", "confirm": "y"}
+        f"{page}/forfeit",
+        data={"csrf_token": token, "seat": "keeper", "confirm": "y", "version": shown},
     )
     assert refused.status_code == 409
     assert "This game is cancelled." in unescape(refused.get_data(as_text=True))
@@ -176,7 +180,8 @@ def test_cancelling_needs_a_tick_then_ends_the_game(app, admin, make_game) -> No
 def test_declaring_a_forfeit(app, admin, make_game) -> None:
     game = make_game()
     page = f"/admin/games/{game['id']}"
-    response = submit(admin, page, f"{page}/forfeit", seat="shadow", confirm="y")
+    shown = shown_version(admin, game["id"])
+    response = submit(admin, page, f"{page}/forfeit", seat="shadow", confirm="y", version=shown)
     assert response.status_code == 303
     with app.app_context():
         stored = db.session.get(Game, game["id"])
@@ -184,6 +189,73 @@ def test_declaring_a_forfeit(app, admin, make_game) -> None:
     assert admin_events(app, game["id"]) == [("forfeit", ADMIN, "declared a forfeit by the shadow")]
     rows = log_rows(game_page(admin, game["id"]))
     assert any("declared a forfeit by the shadow" in row and row.endswith(ADMIN) for row in rows)
+
+
+def what_an_action_leaves(app, game_id: int) -> tuple[object, ...]:
+    """What an admin action on the game would change: the game, its log, the audit trail
+    and the outbox."""
+    with app.app_context():
+        game = db.session.get_one(Game, game_id)
+        return (
+            game.status,
+            game.version,
+            game.winner,
+            db.session.scalar(select(func.count()).where(Event.game_id == game_id)),
+            db.session.scalar(select(func.count()).select_from(AdminAction)),
+            db.session.scalar(select(func.count()).select_from(OutboxMessage)),
+        )
+
+
+ENDINGS = {
+    "cancel": ({"confirm": "y"}, "cancelled"),
+    "forfeit": ({"seat": "shadow", "confirm": "y"}, "finished"),
+}
+
+
+@pytest.mark.parametrize("ending", ENDINGS)
+def test_ending_a_game_that_moved_on_since_its_page_was_loaded_is_refused(
+    app, admin, make_game, ending: str
+) -> None:
+    """A move made after the admin loaded the page: cancelling or forfeiting the game as it
+    was is refused (409) and changes nothing; from the page as it is now, it is done."""
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    form, status = ENDINGS[ending]
+    seen = shown_version(admin, game["id"])
+    next(one_by_one(app, game["id"], seed=3))  # the game moves on
+    before = what_an_action_leaves(app, game["id"])
+
+    refused = submit(admin, page, f"{page}/{ending}", version=seen, **form)
+
+    assert refused.status_code == 409
+    html = unescape(refused.get_data(as_text=True))
+    assert f"The game has moved on (version {int(seen) + 1}, you sent {seen}): nothing was" in html
+    assert f'name="version" value="{int(seen) + 1}"' in html  # the page as it is now
+    assert 'checked id="cancel-confirm"' not in html and 'checked id="forfeit-confirm"' not in html
+    assert what_an_action_leaves(app, game["id"]) == before
+    assert admin_events(app, game["id"]) == []
+
+    now = shown_version(admin, game["id"])
+    assert submit(admin, page, f"{page}/{ending}", version=now, **form).status_code == 303
+    with app.app_context():
+        assert db.session.get_one(Game, game["id"]).status == status
+    assert [kind for kind, _, _ in admin_events(app, game["id"])] == [
+        "admin" if ending == "cancel" else "forfeit"
+    ]
+
+
+def test_ending_a_game_needs_the_version_its_page_showed(app, admin, make_game) -> None:
+    """A cancel or forfeit without the version (a form written by no page) changes nothing."""
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    before = what_an_action_leaves(app, game["id"])
+    for ending, (form, _) in ENDINGS.items():
+        assert submit(admin, page, f"{page}/{ending}", **form).status_code == 303
+        assert "This form does not say which version of the game it showed" in game_page(
+            admin, game["id"]
+        )
+        assert submit(admin, page, f"{page}/{ending}", version="x", **form).status_code == 303
+    assert what_an_action_leaves(app, game["id"]) == before
 
 
 def test_a_player_of_another_game_is_not_found(app, admin, make_game) -> None:

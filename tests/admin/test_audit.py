@@ -15,7 +15,7 @@ from service.admin.auth import create_admin
 from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from .conftest import ADMIN, PASSWORD, sign_in, submit
+from .conftest import ADMIN, PASSWORD, shown_version, sign_in, submit
 
 
 def player_id(app: Flask, game_id: int, seat: str) -> int:
@@ -52,7 +52,7 @@ def test_every_admin_action_is_in_the_trail(app: Flask, admin: FlaskClient, make
     submit(admin, page, f"{page}/players/{player_id(app, first, 'keeper')}/rotate", confirm="y")
     submit(bob, page, f"{page}/players/{player_id(app, first, 'shadow')}/resend")
     other = f"/admin/games/{second}"
-    submit(bob, other, f"{other}/cancel", confirm="y")
+    submit(bob, other, f"{other}/cancel", confirm="y", version=shown_version(bob, second))
     with app.app_context():
         message = db.session.scalars(
             select(OutboxMessage).where(OutboxMessage.game_id == first)
@@ -94,7 +94,8 @@ def test_the_audit_filters_refuse_what_they_do_not_know(admin: FlaskClient) -> N
 def test_the_games_and_mail_lists_export_as_csv(app: Flask, admin: FlaskClient, make_game) -> None:
     first = make_game(seed=1, keeper_name="=HYPERLINK(1)")["id"]
     second = make_game(seed=2)["id"]
-    submit(admin, f"/admin/games/{second}", f"/admin/games/{second}/cancel", confirm="y")
+    page = f"/admin/games/{second}"
+    submit(admin, page, f"{page}/cancel", confirm="y", version=shown_version(admin, second))
 
     games = rows(admin.get("/admin/games.csv"))
     assert games[0][:6] == ["game", "status", "keeper", "keeper_email", "shadow", "shadow_email"]
