@@ -506,10 +506,12 @@ def _close(game: Game, status: str, winner: Seat | None) -> None:
     game.updated_at = now
 
 
-def _open_game(game_id: int, statuses: tuple[str, ...] = ("active",)) -> Game:
+def _open_game(game_id: int, statuses: tuple[str, ...] = ("active",), why: str = "") -> Game:
+    """The game, locked, if its status is one of ``statuses``; else :class:`GameClosed`, whose
+    message ``why`` ends."""
     game = lock_game(game_id)
     if game.status not in statuses:
-        raise GameClosed(f"This game is {describe_status(game.status)}.")
+        raise GameClosed(f"This game is {describe_status(game.status)}{why}.")
     return game
 
 
@@ -605,28 +607,33 @@ def _person(player_id: int) -> Player:
     return player
 
 
+# Why a game that is over keeps its links as they are: the dashboard offers no link action
+# for it, and its players reach it from their home page, which every email links to.
+LINKS_KEPT = ": its links are neither resent nor replaced (its players find it on their home page)"
+
+
 def rotate_link(player_id: int, actor: str, send: bool = False) -> Player:
-    """Give the player a new link; the old one stops working at once. With ``send``, the new
-    link is emailed to them in the same step."""
+    """Give the player of a game still open a new link; the old one stops working at once.
+    With ``send``, the new link is emailed to them in the same step."""
     player = _person(player_id)
-    lock_game(player.game_id)
+    game = _open_game(player.game_id, OPEN_STATUSES, LINKS_KEPT)
     player.link_key = new_link_key()
     db.session.flush()
-    note = f"rotated {_named(player.seat, player.game)}'s link"
+    note = f"rotated {_named(player.seat, game)}'s link"
     if send:
         notify.link(player)
         note += " and sent the new one"
-    _by_admin(player.game, actor, "rotate", note)
+    _by_admin(game, actor, "rotate", note)
     db.session.flush()
     return player
 
 
 def resend_link(player_id: int, actor: str) -> Player:
-    """Email the player their link again."""
+    """Email the player of a game still open their link again."""
     player = _person(player_id)
-    lock_game(player.game_id)
+    game = _open_game(player.game_id, OPEN_STATUSES, LINKS_KEPT)
     notify.link(player)
-    _by_admin(player.game, actor, "resend", f"resent {_named(player.seat, player.game)}'s link")
+    _by_admin(game, actor, "resend", f"resent {_named(player.seat, game)}'s link")
     db.session.flush()
     return player
 

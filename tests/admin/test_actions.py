@@ -9,9 +9,11 @@ from html import unescape
 import pytest
 from sqlalchemy import func, select
 
+from service import games
 from service.links import token_for
 from service.mail.kinds import written
 from service.models import AdminAction, Event, Game, OutboxMessage, Player, db
+from service.unit_of_work import transaction
 
 from ..factories import one_by_one
 from ..helpers import failed_turn_behind_a_newer_one
@@ -256,6 +258,34 @@ def test_ending_a_game_needs_the_version_its_page_showed(app, admin, make_game) 
         )
         assert submit(admin, page, f"{page}/{ending}", version="x", **form).status_code == 303
     assert what_an_action_leaves(app, game["id"]) == before
+
+
+@pytest.mark.parametrize("link_action", ["resend", "rotate"])
+def test_the_links_of_a_game_that_ended_since_its_page_was_loaded_stay_as_they_are(
+    app, admin, client, make_game, link_action: str
+) -> None:
+    """The page offers no link action once a game is over; a form still open from before the
+    end is refused (409): no email, no new link, nothing in the log or the audit trail."""
+    game = make_game()
+    keeper = player_id(app, game["id"], "keeper")
+    page = f"/admin/games/{game['id']}"
+    assert f"/players/{keeper}/{link_action}" in game_page(admin, game["id"])
+    with app.app_context(), transaction():
+        games.declare_forfeit(game["id"], "shadow", actor="bob")
+    assert f"/players/{keeper}/{link_action}" not in game_page(admin, game["id"])
+    before = what_an_action_leaves(app, game["id"])
+
+    form = {"confirm": "y", "send": "y"} if link_action == "rotate" else {}
+    refused = submit(admin, page, f"{page}/players/{keeper}/{link_action}", **form)
+
+    assert refused.status_code == 409
+    assert (
+        "This game is over: its links are neither resent nor replaced "
+        "(its players find it on their home page)."
+    ) in unescape(refused.get_data(as_text=True))
+    assert what_an_action_leaves(app, game["id"]) == before
+    assert [actor for _, actor, _ in admin_events(app, game["id"])] == ["bob"]
+    assert client.get(f"/play/{game['keeper']}").status_code == 200  # the same link still works
 
 
 def test_a_player_of_another_game_is_not_found(app, admin, make_game) -> None:

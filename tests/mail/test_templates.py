@@ -108,10 +108,11 @@ def emails(
             deadline = db.session.get(Game, second["id"]).deadline
             sweep(deadline - timedelta(hours=12))
             deliver()
+            with transaction():  # a game's link is resent while it is open
+                games.resend_link(db.session.get(Game, second["id"]).player("keeper").id, "admin")
+            deliver()
             sweep(deadline + timedelta(hours=1))
             deliver()
-            with transaction():
-                games.resend_link(db.session.get(Game, first["id"]).player("keeper").id, "admin")
         make_game(seed=103, days_per_move=3, **readers)
         deliver()
         with app.app_context(), transaction():
