@@ -449,10 +449,22 @@ def _deadline(game: Game, acting: list[Seat], now: datetime) -> datetime | None:
     """
     if not game.days_per_move or not acting:
         return None
+    return deadline_after_vacations(game, acting, now) or now + timedelta(days=game.days_per_move)
+
+
+def deadline_after_vacations(game: Game, acting: list[Seat], now: datetime) -> datetime | None:
+    """The deadline that the vacations running now give a move owed by the people in
+    ``acting``: its days counted from the end of the last one. ``None`` when none of them
+    is away, or the game has no days per move.
+    """
+    if not game.days_per_move or not acting:
+        return None
     # Nothing to flush for this read: the game's row is written once, deadline and all.
     with db.session.no_autoflush:
         away = vacation_end((game.player(seat).email for seat in acting), now)
-    return max(now, away or now) + timedelta(days=game.days_per_move)
+    if away is None:
+        return None
+    return max(now, away) + timedelta(days=game.days_per_move)
 
 
 def _start_second_game(first: Game) -> Game:

@@ -288,7 +288,9 @@ def take_vacation(email: str, days: int, now: datetime | None = None) -> datetim
 
 def end_vacation(email: str, now: datetime | None = None) -> None:
     """Come back early: the unused whole days return to the year's allowance, and each
-    deadline of a move the address owes loses the pause it had not used yet.
+    deadline of a move the address owes loses the pause it had not used yet, but never
+    more than the opponent's own vacation leaves it: a move both owe keeps the deadline
+    that the opponent's vacation, still running, gives it.
 
     Under the lock of the address's row: of two requests at the same instant, the
     second finds the vacation over and changes nothing.
@@ -303,7 +305,10 @@ def end_vacation(email: str, now: datetime | None = None) -> None:
     settings.vacation_until = now
     for game, seat in _moves_owed(email):
         if game.deadline is not None:
-            game.deadline = max(now, game.deadline - unused)
+            others = [owing for owing in to_act(game.state) if owing != seat]
+            floor = games.deadline_after_vacations(game, others, now) or now
+            # Earlier by the unused pause, but not past the opponent's: never later either.
+            game.deadline = min(game.deadline, max(game.deadline - unused, floor))
         game.events.add(
             Event(kind="vacation", version=game.version, seat=seat, note="back from vacation")
         )

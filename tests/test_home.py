@@ -20,7 +20,7 @@ from service.models import Address, AddressSettings, Event, Game, OutboxMessage,
 from service.unit_of_work import transaction
 
 from .conftest import BASE_URL
-from .factories import one_by_one, written
+from .factories import apply_moves, one_by_one, planned_moves, written
 from .helpers import (
     at_once,
     csrf_token,
@@ -425,6 +425,33 @@ def test_coming_back_early(app: Flask, client, make_game) -> None:
         assert "on vacation until" not in client.get(f"/play/{game['shadow']}").get_data(
             as_text=True
         )
+
+
+def test_coming_back_early_leaves_the_opponent_their_vacation(
+    app: Flask, client, make_game
+) -> None:
+    """Both owe the exchange, whose deadline counts from the end of the longer vacation,
+    Sam's: Kim's early return takes nothing off it, and Sam, still away, does not time out
+    once Kim has chosen."""
+    with time_machine.travel(NOW, tick=False):
+        with app.app_context(), transaction():
+            homes.take_vacation(KIM, 3)
+            sam_back = homes.take_vacation("sam@example.com", 14)
+        game = make_game(seed=9, days_per_move=1)  # both owe the exchange
+        with app.app_context():
+            current = db.session.get_one(Game, game["id"])
+            assert current.deadline == sam_back + timedelta(days=1)
+            kim_chooses = next(m for m in planned_moves(current.state, 9) if m[0] == "keeper")
+        assert post(client, home_of(app), "vacation/end").status_code == 303
+        with app.app_context():
+            assert db.session.get_one(Game, game["id"]).deadline == sam_back + timedelta(days=1)
+            assert homes.vacation_left(db.session.get_one(AddressSettings, KIM), NOW) == 30
+        apply_moves(app, game["id"], [kim_chooses])
+    with app.app_context():
+        assert deadlines.sweep(NOW + timedelta(days=12, hours=1)).expired == []
+        assert deadlines.sweep(sam_back + timedelta(hours=1)).expired == []
+        expired = deadlines.sweep(sam_back + timedelta(days=1, hours=1)).expired
+        assert expired == [game["id"]]
 
 
 def posts_at_once(app: Flask, home: str, action: str, count: int, **data: object) -> list[int]:
