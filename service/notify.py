@@ -329,15 +329,20 @@ def write_digest(message: OutboxMessage) -> Email | None:
     return _write_games("digest", message.recipient, players, params["language"])
 
 
+def _player_in_play(message: OutboxMessage) -> Player | None:
+    """The message's player, if their game is in play and they still take its emails."""
+    player = db.session.get(Player, message.player_id)
+    if player is None or not player.notify or player.game.status != "active":
+        return None
+    return player
+
+
 def _owing_a_move(message: OutboxMessage) -> Game | None:
     """The game in play in which the message's player owes a move and takes emails, if any."""
-    player = db.session.get(Player, message.player_id)
-    if player is None or not player.notify:
+    player = _player_in_play(message)
+    if player is None or player.seat not in to_act(player.game.state):
         return None
-    game = db.session.get(Game, player.game_id)
-    if game is None or game.status != "active" or player.seat not in to_act(game.state):
-        return None
-    return game
+    return player.game
 
 
 # A page that said it was open this recently counts as the player being there.
@@ -391,6 +396,15 @@ def _notified(message: OutboxMessage) -> bool:
     return player is not None and player.notify
 
 
+def _deadline_wanted(message: OutboxMessage) -> bool:
+    """A new deadline is news only while the game is in play and still has a deadline: not
+    once it is over, nor once a move left the computer owing the next (it has none)."""
+    if message.player_id is None:
+        return True
+    player = _player_in_play(message)
+    return player is not None and player.game.deadline is not None
+
+
 def _reminder_wanted(message: OutboxMessage) -> bool:
     """A reminder is about a move owed, and about the deadline it was queued for.
 
@@ -410,7 +424,7 @@ kinds.register(
     Kind("game_over", still_wanted=_notified, write=_writer(_rematch)),
     Kind("game_ended", still_wanted=_notified, write=_writer(_rematch)),
     Kind("reminder", still_wanted=_reminder_wanted, write=_writer()),
-    Kind("deadline_extended", still_wanted=_notified, write=_writer()),
+    Kind("deadline_extended", still_wanted=_deadline_wanted, write=_writer()),
     # Sent even to a player who stopped the game's emails: an admin resends a link on request,
     # and an answer replies to the player's own email. A link is written when sent, with the
     # link of that moment: two waiting would say the same, so the newer replaces the older.
