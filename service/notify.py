@@ -396,6 +396,12 @@ def _notified(message: OutboxMessage) -> bool:
     return player is not None and player.notify
 
 
+def _in_play(message: OutboxMessage) -> bool:
+    """An invitation or a round's end asks for a move: it goes only while the game is in play
+    (the email of its end says how it ended) to a player who still takes its emails."""
+    return message.player_id is None or _player_in_play(message) is not None
+
+
 def _deadline_wanted(message: OutboxMessage) -> bool:
     """A new deadline is news only while the game is in play and still has a deadline: not
     once it is over, nor once a move left the computer owing the next (it has none)."""
@@ -418,9 +424,9 @@ def _reminder_wanted(message: OutboxMessage) -> bool:
 
 
 kinds.register(
-    Kind("invitation", still_wanted=_notified, write=_writer()),
+    Kind("invitation", still_wanted=_in_play, write=_writer()),
     Kind("turn", replaces_queued=True, still_wanted=_turn_wanted, write=_writer()),
-    Kind("round_end", still_wanted=_notified, write=_writer(_round_that_ended)),
+    Kind("round_end", still_wanted=_in_play, write=_writer(_round_that_ended)),
     Kind("game_over", still_wanted=_notified, write=_writer(_rematch)),
     Kind("game_ended", still_wanted=_notified, write=_writer(_rematch)),
     Kind("reminder", still_wanted=_reminder_wanted, write=_writer()),

@@ -19,7 +19,7 @@ from service.mail.kinds import written
 from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..factories import apply_moves, planned_moves
+from ..factories import apply_moves, planned_moves, played
 from ..smtp import SMTPServer
 
 KIM = "kim@example.com"
@@ -105,3 +105,32 @@ def test_a_deadline_extended_email_is_written_without_a_deadline(
         ).all()
         email = written(message)
     assert email is not None and "due by" not in email.text and "due by" not in email.html
+
+
+def test_an_invitation_to_a_game_cancelled_before_it_went_is_dropped(
+    app: Flask, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    """Nobody is asked to play a game already cancelled; both hear that it was."""
+    game = make_game(seed=1)
+    with app.app_context(), transaction():
+        games.cancel_game(game["id"], "admin", "a test")
+    deliver()
+    found = outcomes(app, smtp_server, game["id"])
+    assert found == {"invitation": ["skipped", "skipped"], "game_ended": ["sent", "sent"]}
+
+
+def test_a_round_end_email_of_a_game_cancelled_before_it_went_is_dropped(
+    app: Flask, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    """Its button asks for the next exchange, which nobody can make any more."""
+    game = make_game(seed=9)
+    deliver()
+    played(app, game["id"], 9, until=lambda view: len(view["rounds"]) >= 1)
+    with app.app_context(), transaction():
+        games.cancel_game(game["id"], "admin", "a test")
+    deliver()
+    found = outcomes(app, smtp_server, game["id"])
+    assert found["round_end"] == ["skipped", "skipped"]
+    assert found["game_ended"] == ["sent", "sent"]
+    assert "failed" not in {status for statuses in found.values() for status in statuses}
+    assert not [r for r in smtp_server.received if "Choose your cards" in r.html]
