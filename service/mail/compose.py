@@ -122,7 +122,10 @@ def situation(view: Mapping[str, Any]) -> str:
 def _where(view: Mapping[str, Any]) -> str:
     number, name, mine = view["round"], view["opponent"], view["your_turn"]
     if view["status"] != "active":
-        return gettext("Game over after round %(round)s.", round=number)
+        if len(view["rounds"]) == number:
+            return gettext("Game over after round %(round)s.", round=number)
+        # Cancelled, timed out or forfeited before the round ended (perhaps as it was dealt).
+        return gettext("Game over in round %(round)s.", round=number)
     if view["phase"] == EXCHANGE and mine:
         return ngettext(
             "Round %(round)s, the exchange: choose %(num)d card to give %(name)s.",

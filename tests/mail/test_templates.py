@@ -23,7 +23,7 @@ from service.deadlines import sweep
 from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..factories import one_by_one
+from ..factories import one_by_one, played
 from .test_invitations import last_link
 
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots" / "email"
@@ -175,6 +175,20 @@ def test_every_email_is_written_out_and_matches_its_snapshot(
             words = re.sub(r"https?://\S+|<[^>]+>", " ", text).replace("Split Mind by Mail", "")
             assert not ENGLISH.findall(words), (kind, ENGLISH.findall(words))
     matches_its_snapshot(emails, language)
+
+
+def test_a_game_ended_before_its_round_says_in_which_round(
+    app: Flask, make_game, smtp_server, deliver
+) -> None:
+    """Cancelled once round 1 is over: round 2 is dealt, not played ("after round 2" would
+    count it)."""
+    game = make_game(seed=9)
+    played(app, game["id"], 9, until=lambda view: len(view["rounds"]) >= 1)
+    with app.app_context(), transaction():
+        games.cancel_game(game["id"], "admin", "a test")
+    deliver()
+    ended = [r.text for r in smtp_server.received if "Game over" in r.text]
+    assert len(ended) == 2 and all("Game over in round 2." in text for text in ended), ended
 
 
 def test_names_cannot_inject_headers(app: Flask, smtp_server, deliver) -> None:
