@@ -45,7 +45,9 @@ csrf = CSRFProtect()
 limiter = Limiter(
     key_func=get_remote_address,
     strategy="fixed-window",
-    storage_options={"wrap_exceptions": True},
+    # A Redis that accepts and never answers is as down as one that refuses: a request waits
+    # 2 s for it at most, whatever the default of the installed redis client.
+    storage_options={"wrap_exceptions": True, "socket_timeout": 2, "socket_connect_timeout": 2},
 )
 # A player's links (the move page, the API and its polls, the home page) carry their own
 # credential and are limited nowhere, nor are the front page and the rules beside them: the

@@ -405,3 +405,27 @@ def test_signing_in_answers_503_while_its_limits_cannot_be_checked(
     with pg_app.app_context():
         admin = db.session.scalars(select(AdminUser)).one()
         assert (admin.last_login_at, admin.locked_until) == (None, None)
+
+
+def test_a_redis_that_accepts_and_never_answers_is_a_503(
+    tmp_path: Path, postgres_database: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A frozen Redis: the sign-in's limit waits its socket timeout, then refuses."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        app = create_app(
+            {
+                **base_config(postgres_database, tmp_path),
+                "RATELIMIT_STORAGE_URI": f"redis://127.0.0.1:{port}/0",
+            }
+        )
+        client = app.test_client()
+        form = csrf_token(client.get("/admin/login").get_data(as_text=True))
+        caplog.set_level("WARNING")
+        signing_in = client.post(
+            "/admin/login", data={"csrf_token": form, "name": "ada", "password": "guess"}
+        )
+        assert_unavailable(signing_in)
+        assert "rate-limit storage unavailable: Timeout" in caplog.text
