@@ -38,6 +38,7 @@ from flask import Flask, current_app
 from flask_mail import Connection, Mail, Message
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from .. import addresses, metrics
 from ..errors import is_outage
@@ -184,6 +185,10 @@ def envelope_address(address: str) -> str:
 
 
 BATCH = 20
+
+# What says the database failed a pass: an error of its driver, or no connection left in the
+# pool (not a DBAPIError: a thread of `flask serve` may hold the pool's connections).
+DATABASE_ERRORS = (DBAPIError, PoolTimeout)
 
 
 def _claim_due(now: datetime) -> OutboxMessage | None:
@@ -396,13 +401,14 @@ def run(
                 moved = _moves(moves) if moves is not None else 0
                 handled += drain(transport)
                 beat()
-            except DBAPIError as exc:
+            except DATABASE_ERRORS as exc:
                 db.session.rollback()
                 if once:
                     raise
                 down.setdefault("database", time.monotonic())
                 if is_outage(exc):
-                    log.warning("database unavailable, waiting %.0fs: %s", pause, exc.orig)
+                    reason = getattr(exc, "orig", None) or exc
+                    log.warning("database unavailable, waiting %.0fs: %s", pause, reason)
                 else:
                     log.error("worker pass failed, waiting %.0fs", pause, exc_info=exc)
                 pause = min(pause * 2, 60)
@@ -453,7 +459,7 @@ def _sweep(sweep: Callable[[], object]) -> None:
     """Run the deadline sweep; a fault in it is logged, and the mail goes on."""
     try:
         sweep()
-    except DBAPIError:
+    except DATABASE_ERRORS:
         raise
     except Exception:
         db.session.rollback()
@@ -465,7 +471,7 @@ def _moves(moves: Callable[[], int]) -> int:
     goes on."""
     try:
         return moves()
-    except DBAPIError:
+    except DATABASE_ERRORS:
         raise
     except Exception:
         db.session.rollback()

@@ -4,6 +4,7 @@ the message in flight; the worker says what it does in its log."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import text
 
+from service import create_app
 from service.admin.auth import create_admin
 from service.games import Seating, create_game
 from service.mail import queue, worker
@@ -22,6 +24,7 @@ from service.models import db
 from service.unit_of_work import transaction
 
 from ..admin.conftest import csrf_token, sign_in
+from ..conftest import base_config
 from ..smtp import Received, SMTPServer
 from .test_worker import _ids, _wait_for, outbox, queue_games, worker_thread
 
@@ -199,6 +202,65 @@ def test_a_database_connection_lost_mid_batch_sends_again_only_the_message_in_fl
     assert smtp_server.received[3].message["Message-ID"] == again
     assert "database unavailable" in caplog.text
     assert "database available again after" in caplog.text
+
+
+def test_a_pool_with_no_connection_free_is_waited_out_like_an_outage(
+    pg_app: Flask,
+    postgres_database: str,
+    smtp_server: SMTPServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Under `flask serve` the worker shares the web's pool: a request holding its last
+    connection times out the worker's checkout, an outage the worker waits out."""
+    caplog.set_level(logging.INFO, logger=worker.__name__)
+    queue_games(pg_app, 1)
+    app = create_app(
+        {
+            **base_config(postgres_database, tmp_path / "pooled"),
+            "MAIL_SERVER": "127.0.0.1",
+            "MAIL_PORT": str(smtp_server.port),
+            "SQLALCHEMY_ENGINE_OPTIONS": {"pool_size": 1, "max_overflow": 0, "pool_timeout": 0.1},
+        }
+    )
+    held, release, released = threading.Event(), threading.Event(), threading.Event()
+
+    def hold_the_only_connection() -> None:
+        with app.app_context(), db.engine.connect():
+            held.set()
+            release.wait(30)
+        released.set()
+
+    holder = threading.Thread(target=hold_the_only_connection)
+    holder.start()
+    assert held.wait(30)
+    pauses: list[float] = []
+
+    def sleep(seconds: float, should_stop: Any) -> None:
+        pauses.append(seconds)
+        release.set()
+        assert released.wait(30)
+
+    monkeypatch.setattr(worker, "_sleep", sleep)
+    try:
+        with app.app_context():
+            handled = worker.run(
+                poll=1, should_stop=lambda: len(smtp_server.received) == 2 or len(pauses) > 3
+            )
+    finally:
+        release.set()
+        holder.join(30)
+        with app.app_context():
+            db.engine.dispose()
+    assert handled == 2
+    warnings = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == worker.__name__ and r.levelno >= logging.WARNING
+    ]
+    assert len(warnings) == 1 and warnings[0].startswith("database unavailable, waiting 1s:")
+    assert {m.status for m in outbox(pg_app)} == {"sent"}
 
 
 def test_the_worker_logs_its_settings_batches_and_outages(
