@@ -256,7 +256,7 @@ class Event(Base):
     __table_args__ = (Index(None, "game_id", "id"),)
 
 
-MAIL_STATUSES = ("queued", "sent", "failed", "skipped")
+MAIL_STATUSES = ("queued", "sending", "sent", "failed", "skipped")
 
 
 class OutboxMessage(Base):
@@ -269,6 +269,8 @@ class OutboxMessage(Base):
     until then. A message queued with ``params`` ``None`` was written when it
     was queued, and is sent as it is. ``message_id`` stays the same across
     retries so a message sent twice after a crash is recognisably one message.
+    The worker marks a message ``sending`` once written, before it talks to the
+    SMTP server; one left so by a worker that stopped is sent again as written.
     """
 
     __tablename__ = "outbox"

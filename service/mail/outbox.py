@@ -48,9 +48,10 @@ def queue(
     An email of a kind that replaces a queued one (a turn email) replaces the
     player's unsent one of that kind, so a player never has two waiting: the
     newest says everything the older one did. (The player's own move withdraws
-    their turn email first, see :func:`withdraw`; one is still here if a worker
-    was sending it then and the server put it off, or an admin queued it
-    again.) ``message_id`` fixes the Message-ID (the first email of a game's thread).
+    their turn email first, see :func:`withdraw`; one is still here if an admin
+    queued it again.) An email a worker is sending is no longer queued: the new
+    one is another email, and queuing it does not wait for the SMTP server.
+    ``message_id`` fixes the Message-ID (the first email of a game's thread).
     Raises ``LookupError`` for a kind that is not registered
     (:mod:`.kinds`).
     """
@@ -87,10 +88,12 @@ def _replace_queued(kind: str, key: str, content: dict[str, Any]) -> OutboxMessa
     """Queue an email with a replace key: the unsent one with that key becomes it, or it is new.
 
     One statement, an upsert on ``uq_outbox_queued_replace_key``. A worker
-    sending the unsent email holds its row lock until it has recorded the
-    outcome: the upsert waits for it, then finds the email still queued (and
-    rewrites it) or sent (and inserts a new one). Two requests queueing the same
-    key at once do not collide: the second rewrites the first's row.
+    marks an email ``sending`` and commits before it talks to the SMTP server,
+    so the index no longer covers it then, and the upsert inserts a new one;
+    a worker claiming the email holds its row lock only while it writes it: the
+    upsert waits for that, then finds it ``sending`` (and inserts). Two
+    requests queueing the same key at once do not collide: the second rewrites
+    the first's row.
     """
     insert = upsert(OutboxMessage).values(kind=kind, replace_key=key, **content)
     statement = insert.on_conflict_do_update(
@@ -124,9 +127,9 @@ def withdraw(kind: str, player_id: int) -> None:
     """Withdraw the player's unsent email of ``kind`` (a kind that replaces): it is out of date.
 
     A turn email once the player has moved, say: called inside the move's
-    transaction. A row a worker has claimed is being sent right now and is too
-    late to stop: it is passed over rather than waited for, so a move never
-    waits on an SMTP server. Raises ``ValueError`` for a kind that replaces none.
+    transaction. An email a worker has claimed (locked while it is written, then
+    ``sending``) is too late to stop: it is passed over rather than waited for.
+    Raises ``ValueError`` for a kind that replaces none.
     """
     key = _replace_key(kinds.kind(kind), player_id)
     if key is None:
@@ -144,6 +147,20 @@ def withdraw(kind: str, player_id: int) -> None:
         .values(status="skipped"),
         execution_options={"synchronize_session": "fetch"},
     )
+
+
+def put_back(message: OutboxMessage) -> None:
+    """Queue again a message a worker was sending, or skip it if a newer one replaced it.
+
+    For a message the SMTP server did not take (to be tried again, or not
+    reached at all). While it was being sent, a newer email of its kind to its
+    player may have been queued (:func:`queue`): that one says more, and a
+    player never has two waiting.
+    """
+    # A newer one queued at this very moment, not committed yet, is not seen here: the
+    # unique index then refuses this one, and the worker sets it aside (failed).
+    replaced = message.replace_key is not None and _queued(message.replace_key) is not None
+    message.status = "skipped" if replaced else "queued"
 
 
 def requeue(message_id: int) -> OutboxMessage:

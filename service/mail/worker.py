@@ -1,18 +1,20 @@
 """The mail worker: deliver queued emails, one row lock at a time.
 
 Each message is claimed with ``SELECT ... FOR UPDATE SKIP LOCKED`` (so workers
-on several machines split the queue), written (:func:`.kinds.written`) and sent
-while its row stays locked, and its outcome committed right after the SMTP
-reply, before the next is claimed: each
-message is one :func:`~service.unit_of_work.transaction` of the worker's. A
-database that goes away, or a worker killed, between the reply and the commit
-leaves that one message queued: the next claim sends it once more, with the
-same Message-ID. Whatever goes wrong with one message (a refusal, an address or
-a header that cannot be written out) is that message's failure, never the
-queue's. A connection that drops or times out while one message is sent is
-that message's temporary failure too: it is tried again later, then given up
-on, and the next message goes out on a new connection, so a message the server
-hangs up on every time cannot hold up the others. An SMTP server or database
+on several machines split the queue), written (:func:`.kinds.written`) and
+marked ``sending`` in one transaction; then locked again, sent while its row
+stays locked, and its outcome committed right after the SMTP reply, before the
+next is claimed. Marked ``sending``, it is out of reach of the moves: a newer
+turn email is a new message, and no move waits for an SMTP server. A database
+that goes away, or a worker killed, before the outcome's commit leaves that one
+message ``sending`` with no lock on it: the next claim takes it, and sends it
+once more as it was written, with the same Message-ID. Whatever goes wrong
+with one message (a refusal, an address or a header that cannot be written
+out) is that message's failure, never the queue's. A connection that drops or
+times out while one message is sent is that message's temporary failure too:
+it is tried again later, then given up on, and the next message goes out on a
+new connection, so a message the server hangs up on every time cannot hold up
+the others. An SMTP server or database
 that is down delays the queue; it loses nothing.
 
 Each pass also makes the moves the computer owes (:mod:`service.computer`)
@@ -45,7 +47,7 @@ from ..errors import is_outage
 from ..models import OutboxMessage, WorkerHeartbeat, db, insert_new, utcnow
 from ..storable import storable
 from ..unit_of_work import after_commit, transaction
-from . import kinds
+from . import kinds, outbox
 from .compose import with_headers
 
 log = logging.getLogger(__name__)
@@ -192,25 +194,44 @@ DATABASE_ERRORS = (DBAPIError, PoolTimeout)
 
 
 def _claim_due(now: datetime) -> OutboxMessage | None:
-    """The next message due, locked until the transaction ends; other workers skip it."""
+    """The next message due, or one left ``sending``, locked until the transaction ends.
+
+    Other workers skip it. A message ``sending`` that no worker holds locked was
+    left so by a worker killed or cut off from the database while it sent it.
+    """
     return db.session.scalars(
         select(OutboxMessage)
-        .where(OutboxMessage.status == "queued", OutboxMessage.next_attempt_at <= now)
+        .where(
+            OutboxMessage.status.in_(("queued", "sending")),
+            OutboxMessage.next_attempt_at <= now,
+        )
         .order_by(OutboxMessage.next_attempt_at, OutboxMessage.id)
         .limit(1)
         .with_for_update(skip_locked=True)
     ).first()
 
 
-def deliver_batch(transport: Transport, size: int = BATCH) -> int:
-    """Deliver up to ``size`` due messages, one transaction each; returns how many were handled.
+def _sending(message_id: int) -> OutboxMessage | None:
+    """The claimed message, locked while it is sent; ``None`` if another worker took it over
+    between the claim's commit and this lock (and sends it, or has)."""
+    return db.session.scalars(
+        select(OutboxMessage)
+        .where(OutboxMessage.id == message_id, OutboxMessage.status == "sending")
+        .with_for_update(skip_locked=True)
+    ).first()
 
-    Each message is claimed under its row lock (no other worker takes it, and a
-    move that rewrites a player's turn email waits for it), sent, and its
-    outcome committed at once. If the SMTP server becomes unreachable or
-    refuses the session (:class:`ServerUnavailable`), or the database fails,
-    the message in hand stays queued as it was and the error is raised so the
-    caller can wait.
+
+def deliver_batch(transport: Transport, size: int = BATCH) -> int:
+    """Deliver up to ``size`` due messages; returns how many were handled.
+
+    Each message takes two transactions. The first claims it under its row lock,
+    writes it and marks it ``sending``: from its commit on, a newer email that
+    replaces it (:func:`.outbox.queue`) is a new row, and a move never waits for
+    the SMTP server. The second locks it again (no other worker takes it), sends
+    it and commits the outcome at once. If the SMTP server becomes unreachable or
+    refuses the session (:class:`ServerUnavailable`), the message in hand goes
+    back to the queue as it was, and if the database fails it stays ``sending``
+    (the next claim sends it); either error is raised so the caller can wait.
     """
     outcomes: Counter[str] = Counter()
     try:
@@ -223,8 +244,19 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
                     if message is None:
                         break
                     claimed = message.id
-                    outcome = _deliver(transport, message)
-                    after_commit(partial(metrics.count_mail, message.status))
+                    outcome = _write(message)
+                    if outcome != "sending":
+                        after_commit(partial(metrics.count_mail, message.status))
+                if outcome == "sending":
+                    with transaction():
+                        message = _sending(claimed)
+                        if message is None:
+                            continue
+                        outcome = _send(transport, message)
+                        after_commit(partial(metrics.count_mail, message.status))
+            except ServerUnavailable:
+                _put_back(claimed)
+                raise
             except DBAPIError as exc:
                 if is_outage(exc) or claimed is None:
                     raise
@@ -248,7 +280,7 @@ def _set_aside(message_id: int, exc: DBAPIError) -> str:
     log.error("mail %s set aside: the database refused its handling", message_id, exc_info=exc)
     with transaction():
         message = db.session.get(OutboxMessage, message_id, with_for_update=True)
-        if message is None or message.status != "queued":
+        if message is None or message.status not in ("queued", "sending"):
             return "skipped"
         message.attempts += 1
         message.status = "failed"
@@ -258,29 +290,59 @@ def _set_aside(message_id: int, exc: DBAPIError) -> str:
     return "failed"
 
 
-def _deliver(transport: Transport, message: OutboxMessage) -> str:
-    """Write one claimed message, send it and record the outcome on its row; returns which.
+def _put_back(message_id: int | None) -> None:
+    """Queue again, as it was, a message the SMTP server could not take for want of a session."""
+    if message_id is None:
+        return
+    with transaction():
+        message = _sending(message_id)
+        if message is not None:
+            outbox.put_back(message)
+
+
+def _write(message: OutboxMessage) -> str:
+    """Write a claimed message and mark it ``sending``; returns ``sending``, or the outcome.
 
     The email is written now (:func:`.kinds.written`) and kept on the row, as it
-    was sent or tried.
+    goes. A message already ``sending`` was written by the worker that left it
+    so, and goes again as it was written then.
 
-    ``sent``, ``retried`` (a temporary refusal, or the connection lost while
-    sending it), ``failed`` or ``skipped`` (its kind says it no longer matters,
-    or that there is nothing to send: see :mod:`.kinds`). Raises what says the
-    SMTP server (:class:`ServerUnavailable`: no session could be opened) or the
-    database is unavailable. Any other error while the message is checked,
-    written out or sent (a kind no longer registered, say) is this message's
-    failure, kept on its row for the admins, who may queue it again.
+    ``skipped`` if its kind says it no longer matters, or that there is nothing
+    to send (see :mod:`.kinds`). Raises what says the database is unavailable.
+    Any other error while the message is checked or written (a kind no longer
+    registered, say) is this message's failure, kept on its row for the admins,
+    who may queue it again.
     """
+    if message.status == "sending":
+        return "sending"
     try:
         email = kinds.written(message) if kinds.kind(message.kind).still_wanted(message) else None
-        if email is None:
-            message.status = "skipped"
-            return "skipped"
-        message.subject, message.text_body = email.subject, email.text
-        message.html_body = email.html
-        if email.headers:
-            message.headers = with_headers(message.headers, email.headers)
+    except DBAPIError:
+        raise
+    except Exception as exc:
+        return _failed(message, exc)
+    if email is None:
+        message.status = "skipped"
+        return "skipped"
+    message.subject, message.text_body = email.subject, email.text
+    message.html_body = email.html
+    if email.headers:
+        message.headers = with_headers(message.headers, email.headers)
+    message.status = "sending"
+    return "sending"
+
+
+def _send(transport: Transport, message: OutboxMessage) -> str:
+    """Send a message marked ``sending`` and record the outcome on its row; returns which.
+
+    ``sent``, ``retried`` (a temporary refusal, or the connection lost while
+    sending it: it is queued again), ``failed``, or ``skipped`` (refused for now
+    while a newer email replaced it). Raises what says the SMTP server
+    (:class:`ServerUnavailable`: no session could be opened) or the database is
+    unavailable. Any other error while the message is written out or sent (an
+    address that needs SMTPUTF8, say) is this message's failure.
+    """
+    try:
         transport.send(message)
     except (ServerUnavailable, DBAPIError):
         raise
@@ -298,12 +360,7 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
     except Exception as exc:
         if _connection_lost(exc):
             return _failed_attempt(message, f"connection lost: {_describe(exc)}", temporary=True)
-        log.warning("mail %s to %s cannot be sent", message.id, message.recipient, exc_info=exc)
-        message.attempts += 1
-        message.status = "failed"
-        message.failed_at = utcnow()
-        message.last_error = storable(f"{type(exc).__name__}: {exc}")[:1000]
-        return "failed"
+        return _failed(message, exc)
     message.attempts += 1
     message.status = "sent"
     message.sent_at = utcnow()
@@ -311,6 +368,16 @@ def _deliver(transport: Transport, message: OutboxMessage) -> str:
     message.failed_at = None
     addresses.clear_bounce(message.recipient)
     return "sent"
+
+
+def _failed(message: OutboxMessage, exc: Exception) -> str:
+    """Fail a message for an error of its own, with the reason for the admins."""
+    log.warning("mail %s to %s cannot be sent", message.id, message.recipient, exc_info=exc)
+    message.attempts += 1
+    message.status = "failed"
+    message.failed_at = utcnow()
+    message.last_error = storable(f"{type(exc).__name__}: {exc}")[:1000]
+    return "failed"
 
 
 def _refused(message: OutboxMessage, code: int, reply: str) -> str:
@@ -339,7 +406,8 @@ def _failed_attempt(message: OutboxMessage, error: str, temporary: bool) -> str:
     log.warning("mail %s to %s: %s", message.id, message.recipient, error)
     if temporary and message.attempts < MAX_ATTEMPTS:
         message.next_attempt_at = utcnow() + timedelta(seconds=retry_delay(message.attempts))
-        return "retried"
+        outbox.put_back(message)
+        return "retried" if message.status == "queued" else "skipped"
     message.status = "failed"
     message.failed_at = utcnow()
     return "failed"

@@ -33,6 +33,7 @@ from service.unit_of_work import transaction
 from ..conftest import base_config
 from ..helpers import pick_action
 from ..smtp import SMTPServer, free_port
+from .test_outbox import waits_on_a_lock
 
 pytestmark = pytest.mark.both_backends
 
@@ -369,20 +370,37 @@ def test_a_worker_killed_before_its_commit_sends_once_more_with_the_same_id(
 ) -> None:
     queue_games(pg_app, 1)
     env = worker_env(postgres_database, smtp_server.port, tmp_path)
-    # Hold a SHARE lock on the outbox: the worker may claim (FOR UPDATE) and send,
-    # but its UPDATE waits, so it is killed after the SMTP reply and before its commit.
-    with psycopg.connect(postgres_database) as blocker:
-        blocker.execute("LOCK TABLE outbox IN SHARE MODE")
-        worker = start_worker(env)
-        deadline = time.monotonic() + 30
-        while not smtp_server.received and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.3)
-        # One sent and not marked: its commit waits, and the next is not claimed before it.
-        assert len(smtp_server.received) == 1
-        worker.send_signal(signal.SIGKILL)
-        worker.communicate(timeout=10)
-        blocker.rollback()
+    inside, reply = threading.Event(), threading.Event()
+    accept = smtp_server.handler.handle_DATA
+
+    async def hold(server: Any, session: Any, envelope: Any) -> str:
+        answer = await accept(server, session, envelope)  # the message has arrived
+        if not inside.is_set():
+            inside.set()
+            reply.wait(30)  # only this worker talks to the server: it may wait
+        return answer
+
+    smtp_server.handler.handle_DATA = hold  # type: ignore[method-assign]
+    worker = start_worker(env)
+    try:
+        assert inside.wait(30), "the worker did not send"
+        # A SHARE lock on the outbox, taken while the server holds its reply: the worker
+        # records the outcome after the reply, and its UPDATE waits for the lock, so it is
+        # killed after the SMTP reply and before its commit.
+        with psycopg.connect(postgres_database) as blocker:
+            blocker.execute("LOCK TABLE outbox IN SHARE MODE")
+            reply.set()
+            _wait_for(waits_on_a_lock(postgres_database))
+            # One sent and not marked: its commit waits, and the next is not claimed before it.
+            assert len(smtp_server.received) == 1
+            worker.send_signal(signal.SIGKILL)
+            worker.communicate(timeout=10)
+            blocker.rollback()
+    finally:
+        reply.set()
+        if worker.poll() is None:
+            worker.kill()
+            worker.communicate(timeout=10)
     for _ in range(20):  # the killed worker's lock goes when the server notices
         second = start_worker(env)
         _, err = second.communicate(timeout=60)
