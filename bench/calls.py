@@ -7,7 +7,9 @@ with its own two tables. Both deal the same games and play them with the same
 random legal moves through the JSON API; cProfile counts the calls of the WSGI
 call of each request measured (its body read to the end), after a warm-up:
 
-- ``page``: the player's page, ``GET /play/<token>`` (HTML; the service only),
+- ``page``: the player's page, ``GET /play/<token>`` (HTML; the service only), the first
+  read of the game as it stands (rendered),
+- ``page again``: the same page read again, the game unchanged (kept, ``service/players/kept.py``),
 - ``view``: ``GET /api/play/<token>``,
 - ``poll``: the same with the ``If-None-Match`` of the last answer, a 304 (the service only),
 - ``move``: ``POST /api/play/<token>``, one legal move.
@@ -47,7 +49,7 @@ from bench.scratch import deal_games, scratch_app  # noqa: E402
 
 SEATS = ("keeper", "shadow")
 SECRET_KEY = "bench-" + "k" * 40
-KINDS = ("page", "view", "poll", "move")
+KINDS = ("page", "page again", "view", "poll", "move")
 
 
 @dataclass
@@ -139,10 +141,11 @@ def play(
                 polled = requester.request("poll", "GET", path, headers={"If-None-Match": etag})
                 assert polled.status == 304, polled
             if "page" in reads:
-                page = requester.request(
-                    "page", "GET", f"/play/{tokens[seat]}", headers={"Accept": "text/html"}
-                )
-                assert page.status == 200, page
+                for kind in ("page", "page again"):
+                    page = requester.request(
+                        kind, "GET", f"/play/{tokens[seat]}", headers={"Accept": "text/html"}
+                    )
+                    assert page.status == 200, page
         acting = [seat for seat in SEATS if views[seat]["your_turn"]]
         if views["keeper"]["phase"] == "over" or not acting:
             return
@@ -219,12 +222,12 @@ def main() -> None:
     with floor_app(args.postgres) as (app, deal):
         results["floor"] = measure(app, deal, args, ("view",)).per_request()
     # Like bench/http.py, every read is compared with the floor's API view.
-    print(f"{'request':8} {'project':>9} {'floor':>9} {'ratio':>6}")
+    print(f"{'request':10} {'project':>9} {'floor':>9} {'ratio':>6}")
     for kind in KINDS:
         mine = results["project"][kind]
         theirs = results["floor"]["move" if kind == "move" else "view"]
         shown = f"{results['floor'][kind]:9.0f}" if kind in results["floor"] else f"{'':9}"
-        print(f"{kind:8} {mine:9.0f} {shown} {mine / theirs:6.2f}")
+        print(f"{kind:10} {mine:9.0f} {shown} {mine / theirs:6.2f}")
     print(json.dumps({"settings": vars(args), **results}))
 
 
