@@ -103,8 +103,7 @@ def _computer_keys() -> frozenset[str]:
         with recipient_locale(language):
             named = [computer_name(level) for level in LEVEL_NAMES]
             bare = gettext("the computer, %(level)s", level="")
-        keys.add(_name_key(bare))
-        for key in map(_name_key, named):
+        for key in map(_name_key, [bare, *named]):
             keys.add(key)
             keys.update(key.removeprefix(article) for article in ARTICLES)
     return frozenset(keys)

@@ -128,6 +128,8 @@ def test_a_name_that_reads_as_the_computers_is_refused(app: Flask, client: Flask
         {"name": " The computer, HARD "},
         {"opponent_name": "the computer - easy"},
         {"opponent": "computer", "level": "easy", "name": "l’ordinateur, difficile"},
+        {"name": "Computer"},
+        {"opponent_name": "Ordinateur"},
     ):
         response = ask(client, **changes)
         assert response.status_code == 400
