@@ -466,7 +466,11 @@ def test_a_declined_rematch_tells_the_requester(
 def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_address(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
+    """The first game of a return match played to its end is followed by the second; one cut
+    short may have a rematch (tests/mail/test_return_match.py)."""
     from service import games
+
+    from ..factories import written
 
     live = make_game(seed=31)
     cancelled = make_game(seed=32)
@@ -475,8 +479,8 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_addr
         match = games.create_match(
             games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
         )
-        games.declare_forfeit(match.id, "shadow", "alice")
-        first_of_match = {"keeper": token_for(match.player("keeper"))}
+        first_of_match = {"id": match.id, "keeper": token_for(match.player("keeper"))}
+    written(app, first_of_match["id"], seed=33)  # played to its end, which deals the second game
     for tokens, reason in (
         (live, f"Game {live['id']} is still in play: finish it first."),
         (cancelled, f"Game {cancelled['id']} was cancelled: it has no rematch."),
@@ -496,7 +500,7 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_addr
         assert "Sam has asked not to receive invitations from this service." in (
             response.get_data(as_text=True)
         )
-    assert count(app, Invitation) == 0 and count(app, Game) == 4
+    assert count(app, Invitation) == 0 and count(app, Game) == 5
     with app.app_context():
         assert not db.session.scalars(
             select(OutboxMessage).where(OutboxMessage.kind == "invite_opponent")

@@ -115,3 +115,44 @@ def test_a_cancelled_match_ends_without_a_winner_and_is_no_draw(
     assert (match["over"], match["winner"], match["draw"]) == (True, None, False)
     page = client.get(f"/play/{ids['keeper']}").get_data(as_text=True)
     assert "The match ended without a winner." in page and "draw" not in page
+
+
+@pytest.mark.parametrize("end", ["forfeit", "timeout"])
+def test_a_match_cut_short_in_its_first_game_may_have_a_rematch(
+    app: Flask, client: FlaskClient, end: str
+) -> None:
+    """No second game is dealt after a first game cut short: the game page and the home page
+    offer a rematch, and asking for it invites the opponent to a new game."""
+    from datetime import timedelta
+
+    from service import invitations
+    from service.links import home_token
+    from service.models import Invitation, utcnow
+
+    with app.app_context(), transaction():
+        first = games.create_match(
+            games.Seating("kim@example.com", "Kim"),
+            games.Seating("sam@example.com", "Sam"),
+            days_per_move=2,
+        )
+        first_id = first.id
+    with app.app_context(), transaction():
+        if end == "forfeit":
+            games.declare_forfeit(first_id, "shadow", "ada")
+        else:
+            games.expire(first_id, utcnow() + timedelta(days=3))
+    ids = tokens(app, first_id)
+    with app.app_context():
+        assert db.session.scalar(select(db.func.count()).select_from(Game)) == 1
+        home = home_token("kim@example.com")
+    assert "Ask Sam for a rematch" in client.get(f"/play/{ids['keeper']}").get_data(as_text=True)
+    assert "Ask Sam for a rematch" in client.get(f"/me/{home}").get_data(as_text=True)
+    assert client.get(f"/rematch/{ids['keeper']}").status_code == 200
+    assert client.post(f"/rematch/{ids['keeper']}").status_code == 200
+    with app.app_context():
+        invitation = db.session.scalars(select(Invitation)).one()
+        assert (invitation.creator_email, invitation.opponent_email) == (
+            "kim@example.com",
+            "sam@example.com",
+        )
+        assert invitations.rematch_of(db.session.get_one(Game, first_id)) == invitation
