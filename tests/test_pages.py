@@ -16,7 +16,15 @@ from service.unit_of_work import transaction
 
 from .conftest import load_game
 from .factories import apply_moves, planned_moves
-from .helpers import MoveForm, error_text, form_data, pick_action, redeal, write_queued
+from .helpers import (
+    MoveForm,
+    error_text,
+    form_data,
+    page_action,
+    pick_action,
+    redeal,
+    write_queued,
+)
 
 
 def page(client: FlaskClient, token: str) -> str:
@@ -188,6 +196,41 @@ def test_stale_submission_re_renders_and_changes_nothing(app, client, make_game)
     assert f'data-version="{after.version}"' in html
     assert "Waiting for Sam to play to your card." in html
     assert MoveForm(html).plays == [] and "version" not in MoveForm(html).hidden
+
+
+def test_a_second_tap_that_leaves_the_player_to_move_blames_no_one_else(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Completing the round 1 exchange, the Keeper leads at once: the same form tapped again
+    is refused as their own move's, though it is their turn now. A form from before the
+    opponent's move alone still names the opponent."""
+    game = make_game()
+    shadow = api_view(client, game["shadow"])
+    body = {"version": 0, **pick_action(shadow, random.Random(1))}
+    assert client.post(f"/api/play/{game['shadow']}", json=body).status_code == 200
+    form = MoveForm(page(client, game["keeper"]))
+    data = form_data(form, page_action(form, random.Random(2)))
+    assert client.post(f"/play/{game['keeper']}", data=data).status_code == 303
+    assert api_view(client, game["keeper"])["your_turn"]
+    response = client.post(f"/play/{game['keeper']}", data=data)
+    assert response.status_code == 409
+    assert error_text(response.get_data(as_text=True)) == (
+        "This page was out of date: you had already moved, so nothing more was changed. "
+        "Here is the game now."
+    )
+    lead = MoveForm(page(client, game["keeper"]))
+    response = client.post(f"/play/{game['keeper']}", data={**lead.hidden, "play": lead.plays[0]})
+    assert response.status_code == 303
+    answer = MoveForm(page(client, game["shadow"]))
+    # The version before the Keeper led: only the opponent has moved since.
+    stale = {**answer.hidden, "version": "2", "play": answer.plays[0]}
+    response = client.post(f"/play/{game['shadow']}", data=stale)
+    assert response.status_code == 409
+    assert error_text(response.get_data(as_text=True)) == (
+        "This page was out of date: Kim moved since it was loaded, so nothing was changed. "
+        "Here is the game now."
+    )
+    assert load_game(app, game["id"]).version == 3
 
 
 def test_second_half_of_an_exchange_is_not_stale(app, client, make_game) -> None:

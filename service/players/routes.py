@@ -10,6 +10,7 @@ from typing import Any
 
 from flask import abort, g, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from sqlalchemy import select
 
 from .. import addresses, games, homes, invitations, notes
 from ..game_text import LOOKS, rule_message_in
@@ -17,7 +18,7 @@ from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
 from ..links import home_token, player_for
-from ..models import OPEN_STATUSES, Player
+from ..models import OPEN_STATUSES, Event, Player, db
 from ..notify import opponent_away_until
 from ..perspective import PlayerView, player_view, seat_facts, set_language, tag_of
 from ..rules import other
@@ -221,8 +222,9 @@ def _move_error(view: PlayerView, exc: games.MoveError) -> str:
     if isinstance(exc, games.IllegalMove):
         return rule_message_in(view, exc.rule, exc.params, exc.message)
     if isinstance(exc, games.StaleVersion):
-        if not view["your_turn"]:
-            # A second tap, the back button or another tab: the player's own move came first.
+        if _moved_since_loaded(view):
+            # A second tap, the back button or another tab: the player's own move came first,
+            # whoever moves now (winning a trick, or completing an exchange, they move again).
             return gettext(
                 "This page was out of date: you had already moved, so nothing more was "
                 "changed. Here is the game now."
@@ -235,6 +237,21 @@ def _move_error(view: PlayerView, exc: games.MoveError) -> str:
     if isinstance(exc, games.GameClosed):
         return gettext("This game takes no more moves.")
     return gettext("The move could not be read: choose your cards again.")
+
+
+def _moved_since_loaded(view: PlayerView) -> bool:
+    """Whether the player has moved since the version their refused form was loaded at (one
+    statement, on a refusal's path only)."""
+    loaded = request.form.get("version", type=int)
+    if loaded is None:
+        return not view["your_turn"]
+    own_move = select(Event.id).where(
+        Event.game_id == view["game"],
+        Event.kind == "move",
+        Event.seat == view["seat"],
+        Event.version > loaded,
+    )
+    return db.session.scalar(own_move.limit(1)) is not None
 
 
 @bp.get("/")
