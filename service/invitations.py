@@ -260,11 +260,15 @@ def play_computer(request: Request) -> Game:
     return game
 
 
-def confirm(invitation: Invitation) -> None:
-    """The creator confirmed their address: invite the opponent, once however often it is posted."""
+def confirm(invitation: Invitation) -> bool:
+    """The creator confirmed their address: invite the opponent, once however often it is posted.
+
+    Returns whether this confirmation queued the opponent's invitation: not for an
+    invitation confirmed before, or closed.
+    """
     invitation, game = _lock(invitation)
     if invitation.status != "unconfirmed":
-        return  # confirmed before, or closed: nothing to do
+        return False  # confirmed before, or closed: nothing to do
     invitation.updated_at = utcnow()
     if game.status != "waiting":  # an admin cancelled it
         invitation.status = "closed"
@@ -277,6 +281,7 @@ def confirm(invitation: Invitation) -> None:
         _email(invitation, "invite_opponent", invitation.opponent_email, "respond")
     db.session.flush()
     log.info("invitation %d confirmed: %s", invitation.id, invitation.status)
+    return invitation.status == "invited"
 
 
 def respond(invitation: Invitation, accept: bool, name: str | None = None) -> Player | None:

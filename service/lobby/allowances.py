@@ -4,7 +4,9 @@ The lobby's forms are limited per IP address, counting every request before
 it is read. Each address named in them has an allowance too, which counts only
 the requests that email it: a form with a mistake, or the same form sent
 twice, emails no one and uses up nothing, so naming someone in forms that fail
-cannot lock them out.
+cannot lock them out. Nor can naming them in requests nobody confirms: the
+opponent's invitation is emailed, and drawn on, once its creator confirms their
+address.
 
 An allowance is drawn on once the request has made what it emails, inside its
 transaction, in one atomic step of the rate limiter's storage
@@ -23,7 +25,8 @@ from ..allowances import Allowance
 ALLOWANCES = {
     # The creator of a game: their confirm link, or their link against the computer.
     "creator": parse("5 per day"),
-    # The opponent named in a request: the invitation it leads to, once confirmed.
+    # The opponent named in a request: the invitation it leads to, drawn on as its creator
+    # confirms (the confirm page says when none is left).
     "opponent": parse("3 per day"),
     # An address's links, from the lost-links form.
     "links": parse("3 per day"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from flask import abort, g, redirect, render_template, request
 from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import TooManyRequests
 
 from .. import games, invitations
 from ..extensions import csrf, limiter
@@ -21,7 +22,7 @@ from ..health import check_database
 from ..language import current_language, gettext
 from ..links import player_for, token_for
 from ..mail import compose
-from ..models import Player, db
+from ..models import Invitation, Player, db
 from ..rules import other
 from ..unit_of_work import transaction
 from . import allowances, bp
@@ -34,8 +35,8 @@ def new_game() -> ResponseReturnValue:
     """The public new-game form; a valid request emails the creator a confirm link.
 
     Against the computer nobody is invited: the game starts at once, and the
-    creator is emailed their link. Each address the request emails draws on its
-    allowance (:mod:`.allowances`).
+    creator is emailed their link. The creator's address draws on its allowance
+    (:mod:`.allowances`); the opponent's only once the creator confirms.
     """
     check_database()  # an outage shows before the form is filled in
     form = NewGameForm()
@@ -72,10 +73,8 @@ def _start(form: NewGameForm, computer: bool) -> str | None:
     try:
         with transaction():
             if invitations.take_request(request):
-                emails = [("creator", request.email)]
-                if not computer:
-                    emails.append(("opponent", request.opponent_email))
-                allowances.draw(*emails)
+                # The opponent's invitation waits for the creator's confirmation (:func:`_confirm`).
+                allowances.draw(("creator", request.email))
     except invitations.InvitationError as exc:
         return str(exc)
     except games.ComputerName as exc:
@@ -128,8 +127,8 @@ def invitation(token: str) -> ResponseReturnValue:
         g.player_language = invite.language
     status, error = 200, None
     if request.method == "POST" and stage == "confirm":
-        with transaction():
-            invitations.confirm(invite)
+        error = _confirm(invite)
+        status = 429 if error else 200
     elif request.method == "POST":
         answer = request.form.get("answer")
         if answer not in ("accept", "decline"):
@@ -146,6 +145,29 @@ def invitation(token: str) -> ResponseReturnValue:
             return redirect(f"/play/{token_for(started)}", code=303)
     page = render_template("lobby/invitation.html", invitation=invite, stage=stage, error=error)
     return page, status
+
+
+def _confirm(invite: Invitation) -> str | None:
+    """Confirm the creator's address, which invites the opponent; ``None``, or why nothing was
+    sent.
+
+    The invitation's email draws on the opponent's allowance (:mod:`.allowances`)
+    as it is queued, so requests nobody confirms use up none of it. Past the
+    allowance the transaction rolls back: the invitation waits unconfirmed, and
+    its creator may confirm it again later.
+    """
+    try:
+        with transaction():
+            if invitations.confirm(invite):
+                allowances.draw(("opponent", invite.opponent_email))
+    except TooManyRequests:
+        return gettext(
+            "Nothing was sent: %(name)s has had as many invitations from this service as an "
+            "address may get in a day. Confirm again later, within a day: this page keeps "
+            "working.",
+            name=invite.opponent_name,
+        )
+    return None
 
 
 def _unsubscribing_player(token: str) -> Player:

@@ -3,17 +3,20 @@ and every way of writing or sending one address draws on that address's one allo
 
 from __future__ import annotations
 
+import html
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
 from service import games, invitations
-from service.models import Game, Invitation, OutboxMessage, db
+from service.models import Address, Game, Invitation, OutboxMessage, db
 from service.unit_of_work import transaction
 
 from ..helpers import ask_for_game, csrf_token, from_elsewhere, request_invitation
@@ -100,28 +103,86 @@ def test_the_creators_ways_of_writing_an_address_share_one_allowance(
     assert [m.envelope_to for m in smtp_server.received] == [["ann@example.com"]] * 5
 
 
+def confirm_latest(app: Flask, client: FlaskClient, of: str | None = None) -> Any:
+    """Confirm the latest invitation asked for (to the opponent ``of``, if given), as its
+    creator does with the emailed link."""
+    latest = select(Invitation).order_by(Invitation.id.desc())
+    if of is not None:
+        latest = latest.where(Invitation.opponent_email == of)
+    with app.app_context():
+        invitation = db.session.scalars(latest).first()
+        assert invitation is not None
+        path = f"/invitations/{invitations.token(invitation, 'confirm')}"
+    return client.post(path)
+
+
 def test_the_opponents_ways_of_writing_an_address_share_one_allowance(
-    client: FlaskClient,
+    app: Flask, client: FlaskClient
 ) -> None:
-    statuses = [
-        ask_for_game(client, email=f"fan{n}@example.com", opponent_email=address).status_code
-        for n, address in enumerate(ANN[:4])
-    ]
+    statuses = []
+    for n, address in enumerate(ANN[:4]):
+        assert (
+            ask_for_game(client, email=f"fan{n}@example.com", opponent_email=address).status_code
+            == 200
+        )
+        statuses.append(confirm_latest(app, client).status_code)
     assert statuses == [200] * 3 + [429]
 
 
-def test_a_request_refused_for_its_opponent_uses_up_nothing_of_its_creators(
+def test_requests_nobody_confirms_use_up_nothing_of_their_opponents(
     app: Flask, client: FlaskClient
 ) -> None:
-    """Bob's allowance is spent by others: Ann's requests against him are refused, and her
-    own five a day are all still hers."""
+    """Strangers name Vic as their opponent from made-up addresses and confirm nothing: no
+    email goes to Vic, and a friend's invitations to Vic still go, as many as Vic's allowance."""
+    for n in range(6):
+        stranger = from_elsewhere(app, n + 1)
+        request = ask_for_game(
+            stranger, email=f"nobody{n}@example.com", opponent_email="vic@example.com"
+        )
+        assert request.status_code == 200
+    assert rows(app) == (6, 6, 6)  # each an address to confirm, none an invitation
+    confirmed = []
+    for n in range(4):
+        friend = {"email": f"friend{n}@example.com", "opponent_email": "vic@example.com"}
+        assert ask_for_game(client, **friend).status_code == 200
+        confirmed.append(confirm_latest(app, client).status_code)
+    assert confirmed == [200] * 3 + [429]
+    with app.app_context():
+        invited = select(OutboxMessage.recipient).where(OutboxMessage.kind == "invite_opponent")
+        assert db.session.scalars(invited).all() == ["vic@example.com"] * 3
+
+
+def test_a_confirmation_past_the_opponents_allowance_leaves_the_invitation_waiting(
+    app: Flask, client: FlaskClient
+) -> None:
+    """Bob has had his invitations for the day: Ann's confirmation is refused in her language,
+    sends nothing and confirms nothing, and she may confirm again once Bob's day is over."""
     for n in range(3):
         fan = from_elsewhere(app, n + 1)
         assert ask_for_game(fan, email=f"fan{n}@example.com").status_code == 200
-    against_bob = [ask_for_game(client).status_code for _ in range(3)]
-    assert against_bob == [429] * 3
-    mine = [ask_for_game(client, opponent_email=f"f{n}@example.com").status_code for n in range(6)]
-    assert mine == [200] * 5 + [429]
+        assert confirm_latest(app, fan).status_code == 200
+    french = {"Accept-Language": "fr"}
+    assert ask_for_game(client, french).status_code == 200
+    refused = confirm_latest(app, from_elsewhere(app, 9))  # her browser elsewhere: her language
+    assert refused.status_code == 429
+    assert (
+        "Rien n’a été envoyé\u00a0: Bob a déjà reçu autant d’invitations de ce service qu’une "
+        "adresse peut en recevoir en un jour."
+    ) in html.unescape(refused.get_data(as_text=True))
+    with app.app_context():
+        latest = db.session.scalars(select(Invitation).order_by(Invitation.id.desc())).first()
+        assert latest is not None and latest.status == "unconfirmed"
+        ann = db.session.get(Address, "ann@example.com")
+        assert ann is None or ann.confirmed_at is None
+        invited = select(func.count()).where(OutboxMessage.kind == "invite_opponent")
+        assert db.session.scalar(invited) == 3
+    # Her own allowance paid for the address to confirm she was sent, and for nothing else.
+    mine = [ask_for_game(client, opponent_email=f"f{n}@example.com").status_code for n in range(5)]
+    assert mine == [200] * 4 + [429]
+    with time_machine.travel(datetime.now(UTC) + timedelta(days=1, minutes=1), tick=False):
+        assert confirm_latest(app, client, of="bob@example.com").status_code == 200
+    with app.app_context():
+        assert db.session.scalar(invited) == 4
 
 
 def test_the_lost_links_ways_of_writing_an_address_share_one_allowance(
