@@ -40,6 +40,7 @@ from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import (
     Address,
+    AdminAction,
     Event,
     Game,
     Invitation,
@@ -59,6 +60,9 @@ STAGES = {"confirm": "unconfirmed", "respond": "invited"}
 # email, is taken for the same form sent twice (a double click, a resend after a slow
 # answer) rather than for another game.
 REPEAT_WINDOW = timedelta(minutes=10)
+# The admin actions on a game that give one of its seats a new link key
+# (:func:`service.games.rotate_link`, :func:`service.games.correct_address`).
+NEW_LINK_ACTIONS = ("rotate", "correct_address")
 
 
 class InvitationError(ValueError):
@@ -512,6 +516,26 @@ def propose_rematch(player: Player) -> Invitation:
     db.session.flush()
     log.info("invitation %d: a rematch of game %d as game %d", invitation.id, game.id, new.id)
     return invitation
+
+
+def stops_for(player: Player, key: str | None) -> bool:
+    """Whether an unsubscribe link signing the link key ``key`` still speaks for the player's
+    seat (:func:`service.mail.compose.unsubscribe_link`).
+
+    Not once an admin has given the seat a new link key, rotating its link or
+    correcting its address: whoever holds an email sent before (the old address,
+    or whoever the link leaked to) must not stop the emails of the seat's player
+    now, nor turn invitations away from their address. A link from before the
+    links signed the key (``None``) speaks for the seat while no admin has given
+    either seat of its game a new key, as the audit trail records: the emails
+    already sent about the games nobody changed keep a link that works.
+    """
+    if key is not None:
+        return links.key_matches(player.link_key, key)
+    new_key = select(AdminAction.id).where(
+        AdminAction.game_id == player.game_id, AdminAction.action.in_(NEW_LINK_ACTIONS)
+    )
+    return player.link_key is not None and db.session.scalar(new_key.limit(1)) is None
 
 
 def stop_emails(player: Player) -> None:

@@ -170,13 +170,15 @@ def _confirm(invite: Invitation) -> str | None:
     return None
 
 
-def _unsubscribing_player(token: str) -> Player:
-    player_id = compose.unsubscribed_player_id(token)
-    player = db.session.get(Player, player_id) if player_id is not None else None
-    if player is None:
+def _unsubscribing_player(token: str) -> tuple[Player, bool]:
+    """The player an unsubscribe token names, and whether it still stops their emails
+    (:func:`service.invitations.stops_for`); 404 for a token that is not ours."""
+    signed = compose.unsubscribe_link(token)
+    player = db.session.get(Player, signed[0]) if signed is not None else None
+    if signed is None or player is None or player.email is None:
         abort(404)
     g.player_language = player.language
-    return player
+    return player, invitations.stops_for(player, signed[1])
 
 
 @bp.route("/unsubscribe/<token>", methods=["GET", "POST"])
@@ -191,7 +193,9 @@ def unsubscribe(token: str) -> ResponseReturnValue:
 
     The page names the home page but links to none of the address's pages: these
     links sit in the header of every email and never change, so whoever holds an
-    old email would find the home link its owner has replaced since.
+    old email would find the home link its owner has replaced since. For the same
+    reason a game's link stops nothing (410) once an admin has rotated the seat's
+    link or corrected its address since the email.
     """
     address = compose.stopping_address(token)
     if address is not None:
@@ -200,7 +204,10 @@ def unsubscribe(token: str) -> ResponseReturnValue:
                 invitations.stop_all_emails(address)
         done = invitations.stopped_all_emails(address)
         return render_template("lobby/unsubscribe.html", address=address, done=done)
-    player = _unsubscribing_player(token)
+    player, stops = _unsubscribing_player(token)
+    if not stops:
+        # Gone for good: an admin gave the seat a new link or address since the email was sent.
+        return render_template("lobby/unsubscribe.html", player=player, replaced=True), 410
     if request.method == "POST":
         with transaction():
             invitations.stop_emails(player)

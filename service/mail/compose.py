@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from flask import current_app
 from itsdangerous import BadSignature
@@ -20,7 +20,7 @@ from itsdangerous import BadSignature
 from ..game_text import card_name, effect_text, suit_name, the_seat, upfirst
 from ..language import gettext, ngettext, recipient_locale
 from ..links import serializer
-from ..models import Player
+from ..models import Player, is_row_id
 from ..perspective import since_last_move
 from ..replies.reading import example
 from ..rules import EXCHANGE, OVER, PLAY, SWAP
@@ -90,17 +90,32 @@ def stopping_address(token: str) -> str | None:
 
 
 def unsubscribe_token(player: Player) -> str:
-    """The signed token of the player's stop-notifications link for one game."""
-    return serializer(UNSUBSCRIBE_SALT).dumps(player.id)
+    """The signed token of the player's stop-notifications link for one game.
+
+    It signs the player's id and link key, as their game link does: once an admin
+    rotates the link or corrects the address (each a new key), the link in the
+    emails sent before stops nothing (:func:`service.invitations.stops_for`).
+    """
+    return serializer(UNSUBSCRIBE_SALT).dumps([player.id, player.link_key or ""])
 
 
-def unsubscribed_player_id(token: str) -> int | None:
-    """The player id in an unsubscribe token, or ``None`` if it is not one of ours."""
+def unsubscribe_link(token: str) -> tuple[int, str | None] | None:
+    """The player id and link key an unsubscribe token signs, or ``None`` if it is not one of
+    ours. The key is ``None`` in a token made before tokens signed it (a bare id)."""
     try:
         value = serializer(UNSUBSCRIBE_SALT).loads(token)
     except BadSignature:
         return None
-    return value if isinstance(value, int) else None
+    if _is_player_id(value):
+        return value, None
+    if isinstance(value, list) and len(value) == 2 and _is_player_id(value[0]):
+        key = value[1]
+        return (value[0], key) if isinstance(key, str) else None
+    return None
+
+
+def _is_player_id(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and is_row_id(value)
 
 
 # --- the game in words, from a seat view, in the current language ----------------

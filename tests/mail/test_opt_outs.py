@@ -11,9 +11,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service.links import home_token
+from service import games, invitations
+from service.links import home_token, serializer
 from service.mail import compose
 from service.models import Address, Game, Invitation, OutboxMessage, Player, db, utcnow
+from service.unit_of_work import transaction
 
 from ..conftest import BASE_URL
 from ..helpers import ask_for_game
@@ -294,3 +296,62 @@ def test_a_stop_link_that_is_not_ours_is_not_found(client: FlaskClient, app: Fla
     with app.app_context():
         assert db.session.scalars(select(Invitation)).all() == []
         assert db.session.get(Address, "kim@example.com") is None
+
+
+def legacy_unsubscribe_token(player: Player) -> str:
+    """An unsubscribe token as emails sent before tokens signed the link key carry: a bare id."""
+    return serializer(compose.UNSUBSCRIBE_SALT).dumps(player.id)
+
+
+@pytest.mark.parametrize("change", ["correct_address", "rotate_link"])
+def test_a_game_emails_stop_link_stops_nothing_once_an_admin_gave_the_seat_a_new_link(
+    app: Flask, client: FlaskClient, make_game, change: str
+) -> None:
+    """Whoever holds an email sent before (the old address, or whoever the link leaked to)
+    cannot stop the emails of the seat's player now, nor turn invitations from their address;
+    the stop link of an email sent since works."""
+    game = make_game(seed=1)
+    with app.app_context():
+        sam = db.session.get_one(Game, game["id"]).player("shadow")
+        kim = db.session.get_one(Game, game["id"]).player("keeper")
+        old = [compose.unsubscribe_token(sam), legacy_unsubscribe_token(sam)]
+        kim_legacy = legacy_unsubscribe_token(kim)
+        sam_id = sam.id
+    with app.app_context(), transaction():
+        if change == "correct_address":
+            games.correct_address(sam_id, "rightful@example.org", "ada")
+        else:
+            games.rotate_link(sam_id, "ada")
+    for token in old:
+        for method in (client.get, client.post):
+            response = method(f"/unsubscribe/{token}")
+            assert response.status_code == 410
+            assert "This link no longer stops anything" in response.get_data(as_text=True)
+    # The other seat of a game an admin changed: a bare id cannot tell whose link changed.
+    assert client.post(f"/unsubscribe/{kim_legacy}").status_code == 410
+    with app.app_context():
+        sam = db.session.get_one(Player, sam_id)
+        assert sam.notify and sam.email is not None and not invitations.blocked(sam.email)
+        new = compose.unsubscribe_token(sam)
+    assert client.post(f"/unsubscribe/{new}").status_code == 200
+    with app.app_context():
+        sam = db.session.get_one(Player, sam_id)
+        assert not sam.notify and sam.email is not None and invitations.blocked(sam.email)
+
+
+def test_a_stop_link_from_before_links_signed_the_key_still_works(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Emails already sent carry a token of the player's id alone: for a seat whose link no
+    admin has changed, it stops the game's emails as it did."""
+    game = make_game(seed=1)
+    other = make_game(seed=2)
+    with app.app_context(), transaction():
+        kim = db.session.get_one(Game, game["id"]).player("keeper")
+        token = legacy_unsubscribe_token(kim)
+        # An admin's new link in another game takes nothing from this one's links.
+        games.rotate_link(db.session.get_one(Game, other["id"]).player("keeper").id, "ada")
+    assert client.get(f"/unsubscribe/{token}").status_code == 200
+    assert client.post(f"/unsubscribe/{token}").status_code == 200
+    with app.app_context():
+        assert not db.session.get_one(Game, game["id"]).player("keeper").notify
