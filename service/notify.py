@@ -99,7 +99,7 @@ def _send(
         recipient=player.email,
         game=player.game,
         player=player,
-        headers={**compose.unsubscribe_headers(_unsubscribe_url(player)), **headers},
+        headers=headers,
         message_id=root_message_id(player) if first else None,
         params=params,
     )
@@ -153,7 +153,12 @@ def _writer(
         }
         email = compose.render(message.kind, player.language, **context)
         # None drops a Reply-To an earlier attempt wrote, when the player owes no move now.
-        return replace(email, headers={"Reply-To": address})
+        # The unsubscribe link of now too: one from when the email was queued stops nothing
+        # once an admin has rotated the player's link since.
+        return replace(
+            email,
+            headers={"Reply-To": address, **compose.unsubscribe_headers(context["unsubscribe"])},
+        )
 
     return write
 

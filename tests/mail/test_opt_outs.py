@@ -339,6 +339,20 @@ def test_a_game_emails_stop_link_stops_nothing_once_an_admin_gave_the_seat_a_new
         assert not sam.notify and sam.email is not None and invitations.blocked(sam.email)
 
 
+def test_an_email_queued_before_its_link_was_rotated_carries_the_stop_link_of_now(
+    app: Flask, client: FlaskClient, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    """The stop link in the header is written when the email goes, as the links in its body."""
+    game = make_game(seed=1)  # each player's invitation is queued
+    with app.app_context(), transaction():
+        games.rotate_link(db.session.get_one(Game, game["id"]).player("shadow").id, "ada")
+    deliver()
+    (invitation,) = smtp_server.handler.to("sam@example.com")
+    assert client.post(stop_link(invitation)).status_code == 200
+    with app.app_context():
+        assert not db.session.get_one(Game, game["id"]).player("shadow").notify
+
+
 def test_a_stop_link_from_before_links_signed_the_key_still_works(
     app: Flask, client: FlaskClient, make_game
 ) -> None:
