@@ -158,9 +158,16 @@ def put_back(message: OutboxMessage) -> None:
     player never has two waiting.
     """
     # A newer one queued at this very moment, not committed yet, is not seen here: the
-    # unique index then refuses this one, and the worker sets it aside (failed).
-    replaced = message.replace_key is not None and _queued(message.replace_key) is not None
-    message.status = "skipped" if replaced else "queued"
+    # unique index then refuses this one, and the worker skips it (:func:`replaced`).
+    message.status = "skipped" if replaced(message) else "queued"
+
+
+def replaced(message: OutboxMessage) -> bool:
+    """Whether a newer email of a kind that replaces is queued in place of ``message``."""
+    if message.replace_key is None:
+        return False
+    queued = _queued(message.replace_key)
+    return queued is not None and queued.id != message.id
 
 
 def requeue(message_id: int) -> OutboxMessage:

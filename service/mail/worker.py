@@ -39,7 +39,7 @@ from email_validator import validate_email
 from flask import Flask, current_app
 from flask_mail import Connection, Mail, Message
 from sqlalchemy import select
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from .. import addresses, metrics
@@ -260,7 +260,7 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
             except DBAPIError as exc:
                 if is_outage(exc) or claimed is None:
                     raise
-                outcome = _set_aside(claimed, exc)
+                outcome = "skipped" if _skipped_if_replaced(claimed) else _set_aside(claimed, exc)
             outcomes[outcome] += 1
     finally:
         if outcomes:
@@ -294,10 +294,29 @@ def _put_back(message_id: int | None) -> None:
     """Queue again, as it was, a message the SMTP server could not take for want of a session."""
     if message_id is None:
         return
+    try:
+        with transaction():
+            message = _sending(message_id)
+            if message is not None:
+                outbox.put_back(message)
+    except IntegrityError:
+        _skipped_if_replaced(message_id)
+
+
+def _skipped_if_replaced(message_id: int) -> bool:
+    """Skip the message if a newer email replaced it; whether it did.
+
+    For a message the database refused to queue again: a newer email with its
+    replace key was queued at the very moment it was put back, and the unique
+    index of the queued ones kept the newer, which says more.
+    """
     with transaction():
         message = _sending(message_id)
-        if message is not None:
-            outbox.put_back(message)
+        if message is None or not outbox.replaced(message):
+            return False
+        message.status = "skipped"
+        after_commit(partial(metrics.count_mail, message.status))
+    return True
 
 
 def _write(message: OutboxMessage) -> str:
@@ -305,7 +324,9 @@ def _write(message: OutboxMessage) -> str:
 
     The email is written now (:func:`.kinds.written`) and kept on the row, as it
     goes. A message already ``sending`` was written by the worker that left it
-    so, and goes again as it was written then.
+    so, and goes again as it was written then, unless a newer email replaced it
+    (the player's move withdraws only a queued one) or its kind says it no longer
+    matters.
 
     ``skipped`` if its kind says it no longer matters, or that there is nothing
     to send (see :mod:`.kinds`). Raises what says the database is unavailable.
@@ -313,9 +334,14 @@ def _write(message: OutboxMessage) -> str:
     registered, say) is this message's failure, kept on its row for the admins,
     who may queue it again.
     """
-    if message.status == "sending":
-        return "sending"
     try:
+        if message.status == "sending":
+            # Left so by a worker that stopped, perhaps once sent: it goes again as written,
+            # unless a newer email replaced it meanwhile or its kind says it no longer matters.
+            if outbox.replaced(message) or not kinds.kind(message.kind).still_wanted(message):
+                message.status = "skipped"
+                return "skipped"
+            return "sending"
         email = kinds.written(message) if kinds.kind(message.kind).still_wanted(message) else None
     except DBAPIError:
         raise

@@ -16,11 +16,11 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service.mail import requeue
+from service.mail import outbox, requeue, worker
 from service.mail.compose import Email
 from service.mail.outbox import queue
 from service.mail.worker import Transport, deliver_batch
-from service.models import OutboxMessage, Player, db
+from service.models import OutboxMessage, Player, db, utcnow
 from service.rules import SEATS
 from service.unit_of_work import transaction
 
@@ -302,3 +302,89 @@ def test_turn_emails_queued_at_the_same_moment_leave_one_unsent(
     assert sorted(map(str, outcome)) == ["first", "second"], outcome
     (waiting,) = [m for m in queued(app) if m.player_id == player_id]
     assert waiting.subject == "second"
+
+
+def left_sending(app: Flask, client: FlaskClient, make_game, deliver) -> tuple[dict, int]:
+    """A game whose only unsent email is a turn email that a worker wrote and marked
+    ``sending``, then stopped before it sent it (killed, or its database gone): the game and
+    that message's id. ``random.Random(21)`` has made the moves so far."""
+    game = make_game(seed=21)
+    deliver()
+    rng = random.Random(21)
+    for _ in range(100):
+        random_move(client, game, rng)
+        waiting = queued(app)
+        if len(waiting) == 1 and waiting[0].kind == "turn":
+            break
+        deliver()
+    with app.app_context(), transaction():
+        message = worker._claim_due(utcnow())
+        assert message is not None and worker._write(message) == "sending"
+        return game, message.id
+
+
+def test_a_turn_email_left_sending_is_not_sent_once_its_player_moved(
+    app: Flask, client: FlaskClient, make_game, deliver, smtp_server: SMTPServer
+) -> None:
+    """The move withdraws only a queued email; the worker that takes the one left over asks
+    its kind again whether it still matters."""
+    game, left = left_sending(app, client, make_game, deliver)
+    player = row(app, left).player_id
+    rng = random.Random(21)
+    while True:
+        mover, _ = random_move(client, game, rng)
+        with app.app_context():
+            if db.session.get_one(Player, player).seat == mover:
+                break
+    sent_before = len(smtp_server.received)
+    deliver()
+    assert row(app, left).status == "skipped"
+    sent = smtp_server.received[sent_before:]
+    assert row(app, left).message_id not in {r.message["Message-ID"] for r in sent}
+
+
+def test_a_turn_email_left_sending_gives_way_to_a_newer_one(
+    app: Flask, client: FlaskClient, make_game, deliver, smtp_server: SMTPServer
+) -> None:
+    """The game went on until its player owed a move again: one turn email goes, the newer."""
+    game, left = left_sending(app, client, make_game, deliver)
+    player = row(app, left).player_id
+    rng = random.Random(21)
+    for _ in range(100):
+        random_move(client, game, rng)
+        newer = [m for m in queued(app) if m.player_id == player and m.kind == "turn"]
+        if newer:
+            break
+    else:
+        raise AssertionError("the player never owed a move again")
+    deliver()
+    assert row(app, left).status == "skipped"
+    assert row(app, newer[0].id).status == "sent"
+
+
+def test_a_message_put_back_as_a_newer_one_is_queued_is_skipped(
+    app: Flask, client: FlaskClient, make_game, deliver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The newer email committed between the put-back's look for one and its own write: the
+    unique index of the queued emails keeps the newer, and the older is skipped, not failed
+    nor left ``sending``."""
+    game, left = left_sending(app, client, make_game, deliver)
+    player = row(app, left).player_id
+    rng = random.Random(21)
+    for _ in range(100):
+        random_move(client, game, rng)
+        if [m for m in queued(app) if m.player_id == player and m.kind == "turn"]:
+            break
+    # The put-back's look finds nothing queued: the newer one was not committed yet then.
+    look = outbox._queued
+    looks: list[str] = []
+
+    def too_soon(key: str) -> OutboxMessage | None:
+        looks.append(key)
+        return None if len(looks) == 1 else look(key)
+
+    monkeypatch.setattr(outbox, "_queued", too_soon)
+    with app.app_context():
+        worker._put_back(left)
+    assert len(looks) == 2  # the put-back's look, then the one after the refusal
+    assert row(app, left).status == "skipped"
