@@ -594,7 +594,7 @@ def extend_deadline(game_id: int, days: int, actor: str, seen: datetime | None =
     if not game.days_per_move or game.deadline is None:
         raise InvalidGame("This game has no deadline to extend.")
     if seen is not None and seen != game.deadline:
-        raise InvalidGame(
+        raise StaleVersion(
             "The deadline changed since this page was loaded (extended already, or a move "
             "was made): nothing was changed. Here it is now."
         )
