@@ -80,10 +80,11 @@ def insert_new(model: type[Base]) -> postgresql.Insert | sqlite.Insert:
     return upsert(model).on_conflict_do_nothing()
 
 
-def upsert(model: type[Base]) -> postgresql.Insert | sqlite.Insert:
-    """An INSERT of ``model`` rows in the database's own dialect, which has ON CONFLICT."""
-    dialect = postgresql if db.session.get_bind().dialect.name == "postgresql" else sqlite
-    return dialect.insert(model)
+def upsert(model: type[Base], dialect: str | None = None) -> postgresql.Insert | sqlite.Insert:
+    """An INSERT of ``model`` rows in the database's own dialect (``dialect``, or the
+    session's), which has ON CONFLICT."""
+    name = dialect or db.session.get_bind().dialect.name
+    return (postgresql if name == "postgresql" else sqlite).insert(model)
 
 
 # The largest id an integer primary key holds (PostgreSQL's integer has 32 bits).

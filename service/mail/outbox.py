@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 from email.utils import make_msgid, parseaddr
+from functools import cache
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import select, text, update
+from sqlalchemy import Executable, bindparam, select, text, update
 
 from ..models import Game, OutboxMessage, Player, db, upsert, utcnow
 from . import kinds
@@ -95,13 +96,26 @@ def _replace_queued(kind: str, key: str, content: dict[str, Any]) -> OutboxMessa
     requests queueing the same key at once do not collide: the second rewrites
     the first's row.
     """
-    insert = upsert(OutboxMessage).values(kind=kind, replace_key=key, **content)
-    statement = insert.on_conflict_do_update(
+    statement = _upsert_statement(db.session.get_bind().dialect.name, tuple(content))
+    return db.session.scalars(
+        statement,
+        {"kind": kind, "replace_key": key, **content},
+        execution_options={"populate_existing": True},
+    ).one()
+
+
+@cache
+def _upsert_statement(dialect: str, columns: tuple[str, ...]) -> Executable:
+    """The statement of :func:`_replace_queued`, built once for each database and columns:
+    building it costs more than running it."""
+    insert = upsert(OutboxMessage, dialect).values(
+        {name: bindparam(name) for name in ("kind", "replace_key", *columns)}
+    )
+    return insert.on_conflict_do_update(
         index_elements=[OutboxMessage.replace_key],
         index_where=text("status = 'queued'"),
-        set_={column: insert.excluded[column] for column in content},
+        set_={column: insert.excluded[column] for column in columns},
     ).returning(OutboxMessage)
-    return db.session.scalars(statement, execution_options={"populate_existing": True}).one()
 
 
 def _replace_key(kind: kinds.Kind, player_id: int | None) -> str | None:
