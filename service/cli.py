@@ -14,7 +14,6 @@ from typing import Any
 import click
 from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
-from sqlalchemy.exc import DBAPIError
 from werkzeug.serving import run_simple
 
 from . import bots, computer, deadlines, games
@@ -213,8 +212,9 @@ def mail_worker(once: bool, poll: float) -> None:
         return
     try:
         handled = worker.run(once=True, moves=moves)
-    except DBAPIError as exc:
-        raise click.ClickException(f"the database is unavailable: {exc.orig}") from None
+    except worker.DATABASE_ERRORS as exc:
+        reason = getattr(exc, "orig", None) or exc
+        raise click.ClickException(f"the database is unavailable: {reason}") from None
     except (smtplib.SMTPException, OSError) as exc:
         raise click.ClickException(f"the SMTP server is unavailable: {exc}") from None
     if moves.made:

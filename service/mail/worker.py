@@ -505,13 +505,11 @@ def run(
                     log.warning("database unavailable, waiting %.0fs: %s", pause, reason)
                 else:
                     log.error("worker pass failed, waiting %.0fs", pause, exc_info=exc)
-                pause = min(pause * 2, 60)
             except (smtplib.SMTPException, OSError) as exc:
                 if once:
                     raise
                 down.setdefault("SMTP server", time.monotonic())
                 log.warning("SMTP server unavailable, waiting %.0fs: %s", pause, exc)
-                pause = min(pause * 2, 60)
             else:
                 if once:
                     return handled
@@ -519,9 +517,12 @@ def run(
                     log.info("%s available again after %.0fs", what, time.monotonic() - since)
                 down.clear()
                 pause = poll
-                if moved:
-                    continue
+                if not moved:
+                    _sleep(pause, should_stop)
+                continue
+            # The pause the log line said, then a longer one each time, up to a minute.
             _sleep(pause, should_stop)
+            pause = min(pause * 2, 60)
     finally:
         transport.close()
         db.session.remove()

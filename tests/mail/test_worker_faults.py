@@ -25,7 +25,7 @@ from service.unit_of_work import transaction
 
 from ..admin.conftest import csrf_token, sign_in
 from ..conftest import base_config
-from ..smtp import Received, SMTPServer
+from ..smtp import Received, SMTPServer, free_port
 from .test_worker import _ids, _wait_for, outbox, queue_games, worker_thread
 
 # A fullwidth v: it reads as victim@example.com, and only SMTPUTF8 can carry it.
@@ -379,3 +379,44 @@ def test_a_kept_connection_the_server_closed_is_replaced_not_blamed(
         finally:
             transport.close()
     assert [(m.status, m.attempts) for m in outbox(app)] == [("sent", 1)] * 4
+
+
+def test_the_worker_waits_the_pauses_it_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A database that stays down: each pause is the one its log line gave, each twice the
+    one before."""
+    caplog.set_level(logging.INFO, logger=worker.__name__)
+    nowhere = f"postgresql://root@127.0.0.1:{free_port()}/splitmind"
+    app = create_app({**base_config(nowhere, tmp_path), "DATABASE_CONNECT_TIMEOUT": "1"})
+    pauses: list[float] = []
+    monkeypatch.setattr(worker, "_sleep", lambda seconds, should_stop: pauses.append(seconds))
+    with app.app_context():
+        worker.run(poll=1, should_stop=lambda: len(pauses) == 4)
+        db.engine.dispose()
+    said = [
+        float(r.getMessage().split("waiting ")[1].split("s:")[0])
+        for r in caplog.records
+        if r.getMessage().startswith("database unavailable, waiting")
+    ]
+    assert said == pauses == [1, 2, 4, 8]
+
+
+def test_one_pass_with_no_connection_free_ends_with_one_line(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    """``mail worker --once`` says the database is unavailable, as for one that is down."""
+    app = create_app(
+        {
+            **base_config(postgres_database, tmp_path),
+            "SQLALCHEMY_ENGINE_OPTIONS": {"pool_size": 1, "max_overflow": 0, "pool_timeout": 0.1},
+        }
+    )
+    with app.app_context(), db.engine.connect():
+        result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
+    with app.app_context():
+        db.engine.dispose()
+    assert result.exit_code == 1
+    last = result.output.splitlines()[-1]
+    assert last.startswith("Error: the database is unavailable: QueuePool limit"), result.output
+    assert "Traceback" not in result.output
