@@ -72,6 +72,26 @@ def test_a_move_withdraws_the_movers_unsent_turn_email(
         assert sum(m.status == "skipped" for m in turns) >= len(turns) - 2 >= 10
 
 
+def turn_email_waiting(
+    app: Flask, client: FlaskClient, make_game, deliver, *, one_to_move: bool = False
+) -> tuple[dict[str, Any], random.Random, OutboxMessage]:
+    """A game played, the mail sent after each move, until its only unsent email is a turn
+    email (and, with ``one_to_move``, one player alone owes a move): the game, the random
+    source of its moves, and that email."""
+    game = make_game(seed=21)
+    deliver()
+    rng = random.Random(21)
+    for _ in range(100):
+        random_move(client, game, rng)
+        waiting = queued(app)
+        views = {seat: client.get(f"/api/play/{game[seat]}").get_json() for seat in SEATS}
+        alone = sum(view["your_turn"] for view in views.values()) == 1
+        if len(waiting) == 1 and waiting[0].kind == "turn" and (alone or not one_to_move):
+            return game, rng, waiting[0]
+        deliver()
+    raise AssertionError("no turn email was ever the only one waiting")
+
+
 def moving(app: Flask, tokens: dict[str, Any], rng: random.Random) -> tuple[threading.Thread, list]:
     """One random move in a thread of its own; the list gets its outcome or its error."""
     outcome: list[Any] = []
@@ -133,16 +153,7 @@ def test_a_turn_email_queued_while_a_worker_sends_the_previous_one(
     row and goes out once; refused for now (451), it is skipped, as the newer
     one replaced it. The newer goes out once.
     """
-    game = make_game(seed=21)
-    deliver()
-    rng = random.Random(21)
-    for _ in range(100):
-        random_move(client, game, rng)
-        waiting = queued(app)
-        if len(waiting) == 1 and waiting[0].kind == "turn":
-            break
-        deliver()
-    (first,) = waiting
+    game, rng, first = turn_email_waiting(app, client, make_game, deliver)
     inside, release = threading.Event(), threading.Event()
     accept = smtp_server.handler.handle_DATA
 
@@ -202,18 +213,9 @@ def test_a_move_does_not_wait_for_a_worker_sending_the_movers_turn_email(
     app: Flask, client: FlaskClient, make_game, deliver, smtp_server: SMTPServer
 ) -> None:
     """The email a worker is sending is too late to withdraw: the move passes it over."""
-    game = make_game(seed=21)
-    deliver()
-    rng = random.Random(21)
-    for _ in range(100):
-        random_move(client, game, rng)
-        waiting = queued(app)
-        views = {seat: client.get(f"/api/play/{game[seat]}").get_json() for seat in SEATS}
-        owing = [seat for seat in SEATS if views[seat]["your_turn"]]
-        if len(waiting) == 1 and waiting[0].kind == "turn" and len(owing) == 1:
-            break
-        deliver()
-    (first,) = waiting
+    game, rng, first = turn_email_waiting(app, client, make_game, deliver, one_to_move=True)
+    views = {seat: client.get(f"/api/play/{game[seat]}").get_json() for seat in SEATS}
+    (mover,) = [seat for seat in SEATS if views[seat]["your_turn"]]
     claimed, release = threading.Event(), threading.Event()
     accept = smtp_server.handler.handle_DATA
 
@@ -236,7 +238,7 @@ def test_a_move_does_not_wait_for_a_worker_sending_the_movers_turn_email(
     thread.join(30)
     assert not waited, "the move waited for the worker"
     assert not isinstance(outcome[0], BaseException), outcome
-    assert outcome[0][0] == owing[0]
+    assert outcome[0][0] == mover
     assert row(app, first.id).status == "sent"
 
 
@@ -304,23 +306,17 @@ def test_turn_emails_queued_at_the_same_moment_leave_one_unsent(
     assert waiting.subject == "second"
 
 
-def left_sending(app: Flask, client: FlaskClient, make_game, deliver) -> tuple[dict, int]:
-    """A game whose only unsent email is a turn email that a worker wrote and marked
-    ``sending``, then stopped before it sent it (killed, or its database gone): the game and
-    that message's id. ``random.Random(21)`` has made the moves so far."""
-    game = make_game(seed=21)
-    deliver()
-    rng = random.Random(21)
-    for _ in range(100):
-        random_move(client, game, rng)
-        waiting = queued(app)
-        if len(waiting) == 1 and waiting[0].kind == "turn":
-            break
-        deliver()
+def left_sending(
+    app: Flask, client: FlaskClient, make_game, deliver
+) -> tuple[dict[str, Any], random.Random, int]:
+    """:func:`turn_email_waiting`, the email written and marked ``sending`` by a worker that
+    then stopped before it sent it (killed, or its database gone): its id for the email."""
+    game, rng, waiting = turn_email_waiting(app, client, make_game, deliver)
     with app.app_context(), transaction():
         message = worker._claim_due(utcnow())
-        assert message is not None and worker._write(message) == "sending"
-        return game, message.id
+        assert message is not None and message.id == waiting.id
+        assert worker._write(message) == "sending"
+    return game, rng, waiting.id
 
 
 def test_a_turn_email_left_sending_is_not_sent_once_its_player_moved(
@@ -328,9 +324,8 @@ def test_a_turn_email_left_sending_is_not_sent_once_its_player_moved(
 ) -> None:
     """The move withdraws only a queued email; the worker that takes the one left over asks
     its kind again whether it still matters."""
-    game, left = left_sending(app, client, make_game, deliver)
+    game, rng, left = left_sending(app, client, make_game, deliver)
     player = row(app, left).player_id
-    rng = random.Random(21)
     while True:
         mover, _ = random_move(client, game, rng)
         with app.app_context():
@@ -347,9 +342,8 @@ def test_a_turn_email_left_sending_gives_way_to_a_newer_one(
     app: Flask, client: FlaskClient, make_game, deliver, smtp_server: SMTPServer
 ) -> None:
     """The game went on until its player owed a move again: one turn email goes, the newer."""
-    game, left = left_sending(app, client, make_game, deliver)
+    game, rng, left = left_sending(app, client, make_game, deliver)
     player = row(app, left).player_id
-    rng = random.Random(21)
     for _ in range(100):
         random_move(client, game, rng)
         newer = [m for m in queued(app) if m.player_id == player and m.kind == "turn"]
@@ -368,9 +362,8 @@ def test_a_message_put_back_as_a_newer_one_is_queued_is_skipped(
     """The newer email committed between the put-back's look for one and its own write: the
     unique index of the queued emails keeps the newer, and the older is skipped, not failed
     nor left ``sending``."""
-    game, left = left_sending(app, client, make_game, deliver)
+    game, rng, left = left_sending(app, client, make_game, deliver)
     player = row(app, left).player_id
-    rng = random.Random(21)
     for _ in range(100):
         random_move(client, game, rng)
         if [m for m in queued(app) if m.player_id == player and m.kind == "turn"]:
