@@ -26,6 +26,7 @@ from .helpers import pick_action, play_to_end, random_move, statements_run
 VIEW_KEYS = {
     "seat", "round", "phase", "version", "your_turn", "to_act", "hand", "opponent_cards",
     "table", "suit_order", "tricks", "track", "rounds", "history", "winner", "legal",
+    "track_length", "tricks_per_round", "last_round", "swap_size",
 }  # fmt: skip
 
 

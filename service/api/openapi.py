@@ -429,6 +429,14 @@ def _schemas() -> dict[str, Any]:
                     "description": "The track the Shadow must finish (10 by the printed rules).",
                 },
                 "tricks_per_round": {"type": "integer", "minimum": 1},
+                "swap_size": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": (
+                        "The cards each player gives on a Swap, fewer if the hands hold "
+                        "fewer (2 by the printed rules)."
+                    ),
+                },
                 "rounds": {
                     "type": "array",
                     "items": {
@@ -505,6 +513,7 @@ def _schemas() -> dict[str, Any]:
                 "track_length",
                 "tricks_per_round",
                 "last_round",
+                "swap_size",
                 "rounds",
                 "history",
                 "winner",

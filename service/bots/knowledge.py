@@ -30,7 +30,6 @@ from service.rules.engine import Trick
 from service.rules.names import EXCHANGE, PLAY, SWAP
 from service.rules.seat_view import SeatView as View
 from service.rules.seat_view import SeenTransfer
-from service.rules.variant import PRINTED
 
 from .round_model import (
     CARD_INDEX,
@@ -174,7 +173,7 @@ def read(view: View) -> Knowledge:
         opponent_voids=_voids(tricks, opponent_seat),
         opponent_elixirs=_elixir_limit(tricks, transfers, opponent_seat, given),
         choice_size=size,
-        swap_size=swap_size(view),
+        swap_size=view["swap_size"],
         place=_places(view["suit_order"]),
         tricks=(view["tricks"]["keeper"], view["tricks"]["shadow"]),
         leader=seat_number(view["leader"]) if view["leader"] else seat,
@@ -198,30 +197,6 @@ def _choice_size(view: View) -> int:
         return len(view["pending"])
     legal = view["legal"]
     return legal["choose"] if isinstance(legal, dict) else 0
-
-
-def swap_size(view: View) -> int:
-    """The cards a Swap gives, as the view shows it; the printed number until a swap shows more.
-
-    The view does not name the variant's swap size, but each swap gives that
-    many cards unless the hands held fewer, and a swap under way says how many.
-    """
-    size = PRINTED.swap_size
-    for entry in view["transfers"]:
-        if entry["kind"] != SWAP:
-            continue
-        gave = len(entry["gave"])
-        held = view["tricks_per_round"] - entry["after_trick"]
-        if gave < held:
-            return gave
-        size = max(size, gave)
-    if view["phase"] == SWAP and view["trick"] > 1:
-        current = _choice_size(view)
-        held = view["tricks_per_round"] - (view["trick"] - 1)
-        if current < held:
-            return current
-        size = max(size, current)
-    return size
 
 
 def _places(suit_order: list[str]) -> tuple[int, int, int]:

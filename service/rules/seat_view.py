@@ -52,6 +52,7 @@ class SeatView(TypedDict):
     track_length: int
     tricks_per_round: int
     last_round: int
+    swap_size: int
     rounds: list[RoundResult]
     history: list[Trick]
     transfers: list[SeenTransfer]
@@ -70,8 +71,9 @@ def seat_view(state: State, seat: Seat) -> SeatView:
     this seat received, so both sides of a transfer are the seat's to see.
 
     ``choosing`` says the seat owes a secret choice of cards (an exchange or
-    swap) rather than a play; ``tricks_per_round``, ``track_length`` and
-    ``last_round`` are the game's numbers, which a variant may change.
+    swap) rather than a play; ``tricks_per_round``, ``track_length``,
+    ``last_round`` and ``swap_size`` are the game's numbers, which a variant
+    may change.
     """
     acting = to_act(state)
     opponent = other(seat)
@@ -98,6 +100,7 @@ def seat_view(state: State, seat: Seat) -> SeatView:
         "track_length": variant.track_length,
         "tricks_per_round": TRICKS_PER_ROUND,
         "last_round": variant.rounds,
+        "swap_size": variant.swap_size,
         "rounds": list(state["rounds"]),
         "history": list(state["history"]),
         "transfers": [

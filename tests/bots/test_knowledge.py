@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from itertools import product
 
-from service.bots.knowledge import Knowledge, read, swap_size
+from service.bots.knowledge import Knowledge, read
 from service.bots.round_model import ELIXIR_SUIT, SUIT, card_numbers, card_texts
 from service.rules import SEATS, Seat, State, Variant, apply, new_game, other, seat_view
-from tests.rules.helpers import deal, play, playing, random_game
+from tests.rules.helpers import deal, play, playing
 
 from .helpers import positions
 
@@ -115,9 +115,13 @@ def test_cards_given_are_known_until_seen_again() -> None:
     assert knows(state, "keeper").opponent_known == ()
 
 
-def test_the_swap_size_shows_in_swaps() -> None:
-    state = random_game(4, stop_at_round=3, variant=Variant(swap_size=1))[0]
-    swaps = [entry for entry in state["transfers"] if entry["kind"] == "swap"]
-    assert swaps, "the game should have had a swap"
-    assert swap_size(seat_view(state, "keeper")) == 1
-    assert swap_size(seat_view(new_game(seed=4), "keeper")) == 2
+def test_the_swap_size_is_the_variants_before_any_swap() -> None:
+    """The imagined rounds swap as many cards as the game's rule says, not the printed two."""
+    for size in (1, 2, 5):
+        hands = ("1D 2D 3D 4D 5D 6D 7D 1H 2H 3H", "1C 2C 3C 4C 5C 6C 7C 4H 5H 6H")
+        state = playing(*hands, variant=Variant(swap_size=size))
+        assert all(entry["kind"] != "swap" for entry in state["transfers"])
+        for seat in SEATS:
+            known = knows(state, seat)
+            assert known.swap_size == size
+            assert known.round_with(known.sample(random.Random(0))).swap_size == size

@@ -367,10 +367,13 @@ def test_the_view_carries_the_games_numbers_and_whether_it_is_a_choice() -> None
     state = new_game(
         deals=[PLAIN],
         seed=2,
-        variant=Variant(track_length=20, rounds=4, halfway=9, exchange_sizes=(1, 1, 1, 1)),
+        variant=Variant(
+            track_length=20, rounds=4, halfway=9, exchange_sizes=(1, 1, 1, 1), swap_size=5
+        ),
     )
     keeper = seat_view(state, "keeper")
-    assert (keeper["track_length"], keeper["last_round"], keeper["tricks_per_round"]) == (20, 4, 10)
+    numbers = ("track_length", "last_round", "tricks_per_round", "swap_size")
+    assert tuple(keeper[name] for name in numbers) == (20, 4, 10, 5)
     assert keeper["choosing"] is True
     state = apply(state, "keeper", {"exchange": ["1H"]})
     assert seat_view(state, "keeper")["choosing"] is False

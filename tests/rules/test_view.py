@@ -32,6 +32,7 @@ VIEW_KEYS = {
     "track_length",
     "tricks_per_round",
     "last_round",
+    "swap_size",
     "rounds",
     "history",
     "transfers",
@@ -190,4 +191,5 @@ def test_legal_is_empty_once_over() -> None:
 
 def test_view_holds_the_printed_numbers() -> None:
     view = seat_view(new_game(seed=4), "shadow")
-    assert (view["track_length"], view["tricks_per_round"], view["last_round"]) == (10, 10, 3)
+    numbers = ("track_length", "tricks_per_round", "last_round", "swap_size")
+    assert tuple(view[name] for name in numbers) == (10, 10, 3, 2)
