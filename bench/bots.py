@@ -2,12 +2,14 @@
 
 Each match plays pairs of games on the same deals (the same seed), the
 challenger as the Keeper in one and as the Shadow in the other, so both play
-each role equally often on the same cards. The table gives the challenger's
-win rate as the Keeper, as the Shadow and overall, with the 95% Wilson
-interval of the overall rate, and the processor time per move of each level
-(the time a move takes on one core, however busy the machine; moves with a
-single legal choice included). The last line is the same as JSON, with the
-wall-clock times as well.
+each role equally often on the same cards. Pair n is dealt from
+``game_seed(seed, n)``, as the playtest lab deals its game n, so runs with
+different ``--seed`` play different deals and their figures are independent.
+The table gives the challenger's win rate as the Keeper, as the Shadow and
+overall, with the 95% Wilson interval of the overall rate, and the processor
+time per move of each level (the time a move takes on one core, however busy
+the machine; moves with a single legal choice included). The last line is the
+same as JSON, with the wall-clock times as well.
 
     python bench/bots.py [--pairs N] [--hard-pairs N] [--workers K] [--seed S] [--match A:B ...]
 """
@@ -29,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 from service.bots import player  # noqa: E402
-from service.playtest.simulate import wilson  # noqa: E402
+from service.playtest.simulate import game_seed, wilson  # noqa: E402
 from service.rules import SEATS, apply, new_game, seat_view, to_act  # noqa: E402
 
 MATCHES = (("easy", "random"), ("medium", "easy"), ("hard", "medium"))
@@ -61,6 +63,19 @@ def play_game(job: tuple[str, str, str, int]) -> dict[str, Any]:
         "times": times,
         "walls": walls,
     }
+
+
+def match_jobs(
+    matches: list[tuple[str, str]], pairs: int, hard_pairs: int, seed: int
+) -> list[tuple[str, str, str, int]]:
+    """The games of the matches, as :func:`play_game` takes them: each pair's two on one deal."""
+    jobs = []
+    for challenger, opponent in matches:
+        count = hard_pairs if "hard" in (challenger, opponent) else pairs
+        for pair in range(count):
+            for seat in SEATS:
+                jobs.append((challenger, opponent, seat, game_seed(seed, pair)))
+    return jobs
 
 
 def summarise(challenger: str, opponent: str, games: list[dict[str, Any]]) -> dict[str, Any]:
@@ -126,12 +141,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     matches = [tuple(text.split(":", 1)) for text in args.match] if args.match else MATCHES
-    jobs = []
-    for challenger, opponent in matches:
-        pairs = args.hard_pairs if "hard" in (challenger, opponent) else args.pairs
-        for pair in range(pairs):
-            for seat in SEATS:
-                jobs.append((challenger, opponent, seat, args.seed + pair))
+    jobs = match_jobs(matches, args.pairs, args.hard_pairs, args.seed)
     started = time.perf_counter()
     with multiprocessing.Pool(args.workers) as pool:
         games = pool.map(play_game, jobs, chunksize=1)

@@ -42,3 +42,18 @@ def test_the_match_script_runs() -> None:
         low, high = match["win_rate_ci"]
         assert 0 <= low <= match["win_rate"] <= high + 1e-9 <= 1 + 1e-9
         assert match["time"]["challenger"]["moves"] > 0
+
+
+def test_runs_with_other_seeds_share_no_deals() -> None:
+    from bench.bots import match_jobs
+
+    def deals(seed: int) -> list[int]:
+        jobs = match_jobs([("easy", "random")], 200, 40, seed)
+        # The two games of a pair are dealt alike: the challenger plays each seat on one deal.
+        assert [job[3] for job in jobs[::2]] == [job[3] for job in jobs[1::2]]
+        return [job[3] for job in jobs[::2]]
+
+    first, second = deals(1), deals(2)
+    assert len(set(first)) == len(first) == 200
+    assert not set(first) & set(second)
+    assert deals(1) == first
