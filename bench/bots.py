@@ -30,7 +30,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
-from service.bots import player  # noqa: E402
+from service.bots import LEVELS, player  # noqa: E402
 from service.playtest.simulate import game_seed, wilson  # noqa: E402
 from service.rules import SEATS, apply, new_game, seat_view, to_act  # noqa: E402
 
@@ -128,19 +128,46 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def positive(text: str) -> int:
+    """A whole number of at least 1, as argparse takes a ``type``."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    return number
+
+
+def level_pair(text: str) -> tuple[str, str]:
+    """``CHALLENGER:OPPONENT`` as two known levels, as argparse takes a ``type``."""
+    challenger, colon, opponent = text.partition(":")
+    if not colon:
+        raise argparse.ArgumentTypeError(f"{text!r} is not CHALLENGER:OPPONENT, e.g. hard:medium")
+    for level in (challenger, opponent):
+        if level not in LEVELS:
+            raise argparse.ArgumentTypeError(
+                f"no level {level!r} in {text!r}; the levels are {', '.join(LEVELS)}"
+            )
+    return challenger, opponent
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=200, help="pairs of games per match")
+    parser.add_argument("--pairs", type=positive, default=200, help="pairs of games per match")
     parser.add_argument(
-        "--hard-pairs", type=int, default=40, help="pairs of games in matches with hard"
+        "--hard-pairs", type=positive, default=40, help="pairs of games in matches with hard"
     )
-    parser.add_argument("--workers", type=int, default=2, help="processes (at most 2 here)")
+    parser.add_argument("--workers", type=positive, default=2, help="processes (at most 2 here)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--match", action="append", help="CHALLENGER:OPPONENT, e.g. hard:medium (repeatable)"
+        "--match",
+        type=level_pair,
+        action="append",
+        help="CHALLENGER:OPPONENT, e.g. hard:medium (repeatable)",
     )
     args = parser.parse_args()
-    matches = [tuple(text.split(":", 1)) for text in args.match] if args.match else MATCHES
+    matches = args.match or list(MATCHES)
     jobs = match_jobs(matches, args.pairs, args.hard_pairs, args.seed)
     started = time.perf_counter()
     with multiprocessing.Pool(args.workers) as pool:

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.rules.helpers import REPO
 
 
@@ -57,3 +59,27 @@ def test_runs_with_other_seeds_share_no_deals() -> None:
     assert len(set(first)) == len(first) == 200
     assert not set(first) & set(second)
     assert deals(1) == first
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--pairs", "0"], "argument --pairs: must be at least 1, not 0"),
+        (["--hard-pairs", "-1"], "argument --hard-pairs: must be at least 1, not -1"),
+        (["--workers", "0"], "argument --workers: must be at least 1, not 0"),
+        (["--match", "hard"], "argument --match: 'hard' is not CHALLENGER:OPPONENT"),
+        (["--match", "foo:easy"], "argument --match: no level 'foo' in 'foo:easy'"),
+    ],
+)
+def test_bad_arguments_are_refused_with_a_message(arguments: list[str], message: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "bench/bots.py", *arguments],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
