@@ -568,9 +568,11 @@ class GameFigures(Base):
 class PlaytestRun(Base):
     """A stored simulation run (``flask --app service playtest simulate --save``).
 
-    ``settings`` are what was played (games, levels, variant options, seed) and
-    ``figures`` the run's figures as the command prints them with ``--json``;
-    the dashboard shows them beside the figures of real games.
+    ``settings`` are what was played (games, levels, variant options, seed, and
+    as ``players`` the digest of the computer players' code, which runs stored
+    before it was kept lack) and ``figures`` the run's figures as the command
+    prints them with ``--json``; the dashboard shows them beside the figures
+    of real games.
     """
 
     __tablename__ = "playtest_runs"

@@ -23,6 +23,8 @@ from .stats import Playtest, playtest
 
 # Final-track plots for this many of the latest runs (the table lists more).
 PLOTTED_RUNS = 8
+# The hex digits of a run's players digest the table shows; the full digest is its title.
+PLAYERS_SHOWN = 12
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,19 @@ class Source:
     taking_share: float | None = None
     shadow_wins_by: dict[str, int] = field(default_factory=dict)
     run: PlaytestRun | None = None
+
+    @property
+    def players(self) -> str | None:
+        """The :func:`~service.playtest.simulate.players_digest` of a run's players.
+
+        None for games, and for a run stored before runs kept it.
+        """
+        return self.run.settings.get("players") if self.run else None
+
+    @property
+    def players_short(self) -> str | None:
+        """The start of :attr:`players`, as the table shows it."""
+        return self.players[:PLAYERS_SHOWN] if self.players else None
 
     @property
     def keeper_win_rate(self) -> float | None:

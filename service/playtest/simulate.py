@@ -15,6 +15,7 @@ Keeper takes more. The figures count the track cards each way turns up.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import multiprocessing
 import os
@@ -22,6 +23,8 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from ..bots import LEVELS, player
@@ -45,6 +48,27 @@ def wilson(wins: int, games: int) -> tuple[float, float]:
     centre = (rate + Z95**2 / (2 * games)) / denominator
     spread = Z95 * math.sqrt(rate * (1 - rate) / games + Z95**2 / (4 * games**2)) / denominator
     return max(0.0, centre - spread), min(1.0, centre + spread)
+
+
+@cache
+def players_digest() -> str:
+    """A SHA-256 of the code that decides how a run's games are played, in hex.
+
+    That is the source of the computer players (``service/bots/``, whose
+    :data:`~service.bots.LEVELS` holds each level's budgets), of the engine
+    (``service/rules/``) and of this module, which seats them and seeds them.
+    Two runs with the same settings and the same digest play the same games;
+    after a change to any of that code the digest differs, so a stored run
+    says which players played it.
+    """
+    here = Path(__file__).resolve()
+    service = here.parent.parent
+    paths = [*sorted(service.glob("bots/*.py")), *sorted(service.glob("rules/*.py")), here]
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(f"{path.relative_to(service).as_posix()}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def game_seed(seed: int, number: int) -> int:
@@ -178,13 +202,14 @@ class Settings:
             raise ValueError(f"a run plays 1 to {MOST_GAMES} games, not {self.games}")
 
     def to_json(self) -> dict[str, Any]:
-        """The settings as stored with a run's figures."""
+        """The settings as stored with a run's figures, with the :func:`players_digest`."""
         return {
             "games": self.games,
             "keeper": self.keeper,
             "shadow": self.shadow,
             "variant": self.variant.options(),
             "seed": self.seed,
+            "players": players_digest(),
         }
 
 
@@ -266,6 +291,7 @@ def figures(settings: Settings, tally: Tally) -> dict[str, Any]:
         "shadow": settings.shadow,
         "variant": variant.options(),
         "seed": settings.seed,
+        "players": players_digest(),
         "keeper_wins": tally.keeper_wins,
         "shadow_wins": shadow_wins,
         "keeper_win_rate": _rate(tally.keeper_wins, games),

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from service import games
+from service.models import PlaytestRun, db
 from service.playtest.runs import save_run
-from service.playtest.simulate import Settings, figures, simulate
+from service.playtest.simulate import Settings, figures, players_digest, simulate
 from service.rules import Variant
 from service.security import CSP
 from service.unit_of_work import transaction
@@ -50,8 +51,13 @@ def test_the_page_shows_games_and_runs_with_plots(app, admin) -> None:
     people = rows[0]
     assert people[1] == "1"
     assert people[2] == ("100.0%" if state["winner"] == "keeper" else "0.0%")
-    assert people[-3:-1] == ["—", "—"]
+    assert people[-4:-2] == ["—", "—"]
+    assert people[-1] == "—"
     assert rows[3][1] == "5"
+    # Each run names the computer players that played it, by the start of their digest.
+    digest = players_digest()
+    assert [row[-1] for row in rows[2:]] == [digest[:12], digest[:12]]
+    assert f'<code title="{digest}">{digest[:12]}</code>' in html
     # One plot of win rates with a dot for every source with games, a final-track plot for each.
     svgs = re.findall(r"<svg .*?</svg>", html, re.S)
     assert len(svgs) == 5
@@ -60,6 +66,16 @@ def test_the_page_shows_games_and_runs_with_plots(app, admin) -> None:
     assert all("<title>" in svg and 'role="img"' in svg for svg in svgs)
     assert svgs[1].count('class="bar"') == 11
     assert f"track {state['track']}: 1 games (100.0%)" in svgs[1]
+
+
+def test_a_run_stored_without_its_players_digest_shows_none(app, admin) -> None:
+    run_id = store_run(app)
+    with app.app_context(), transaction():
+        run = db.session.get(PlaytestRun, run_id)
+        assert run is not None
+        run.settings = {key: value for key, value in run.settings.items() if key != "players"}
+    rows = table(admin.get("/admin/playtest").get_data(as_text=True), "sources")
+    assert rows[-1][0].startswith(f"run {run_id}:") and rows[-1][-1] == "—"
 
 
 def test_without_runs_the_page_says_so(app, admin) -> None:

@@ -7,6 +7,7 @@ import json
 from sqlalchemy import select
 
 from service.models import PlaytestRun, db
+from service.playtest.simulate import players_digest
 
 KEYS = {
     "games",
@@ -14,6 +15,7 @@ KEYS = {
     "shadow",
     "variant",
     "seed",
+    "players",
     "keeper_wins",
     "shadow_wins",
     "keeper_win_rate",
@@ -133,6 +135,7 @@ def test_save_stores_the_run(app, runner) -> None:
             "shadow": "random",
             "variant": {"swap_size": "1"},
             "seed": 1,
+            "players": players_digest(),
         }
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import time
+from pathlib import Path
 
 import pytest
 
+from service.playtest import simulate as simulate_module
 from service.playtest.report import describe
 from service.playtest.simulate import (
     MOST_CHUNK,
@@ -21,6 +24,7 @@ from service.playtest.simulate import (
     game_seed,
     play_chunk,
     play_game,
+    players_digest,
     processes,
     simulate,
     wilson,
@@ -151,6 +155,28 @@ def test_a_variant_changes_the_rules_played() -> None:
     short = run(games=20, track_length="4", halfway="2")
     assert set(short["track"]) == {"0", "1", "2", "3", "4"}
     assert short["shadow_wins"] > run(games=20)["shadow_wins"]
+
+
+def test_a_run_names_its_players_by_a_digest_of_their_code(tmp_path, monkeypatch) -> None:
+    digest = players_digest()
+    assert len(digest) == 64 and int(digest, 16) >= 0
+    settings = Settings(games=2, keeper="easy", shadow="random")
+    assert settings.to_json()["players"] == digest
+    assert figures(settings, simulate(settings))["players"] == digest
+    # A copy of the code has the same digest; a change to a player's code gives another.
+    service = Path(simulate_module.__file__).resolve().parent.parent
+    for package in ("bots", "rules"):
+        shutil.copytree(
+            service / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    (tmp_path / "playtest").mkdir()
+    copy = tmp_path / "playtest" / "simulate.py"
+    shutil.copy(service / "playtest" / "simulate.py", copy)
+    monkeypatch.setattr(simulate_module, "__file__", str(copy))
+    assert players_digest.__wrapped__() == digest
+    budgets = tmp_path / "bots" / "__init__.py"
+    budgets.write_text(budgets.read_text().replace("playouts=40", "playouts=41"))
+    assert players_digest.__wrapped__() != digest
 
 
 def test_settings_refuse_unknown_levels_and_empty_runs() -> None:
