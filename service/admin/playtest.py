@@ -1,5 +1,9 @@
-"""The playtest page: games between people, games against the computer and stored simulation
-runs, side by side, with the same figures for each.
+"""The playtest page: games between people and stored simulation runs, side by side, with the
+same figures for each.
+
+Games against the computer are left out: they measure people against the
+computer, every level and seat together, not the balance of the rules. The
+statistics page gives them by level and seat.
 
 Finished games are added up by :func:`service.admin.stats.playtest` from
 their ``game_figures`` rows; a stored run already holds its figures
@@ -29,7 +33,7 @@ PLAYERS_SHOWN = 12
 
 @dataclass(frozen=True)
 class Source:
-    """The figures of one set of games: people's, against the computer, or one simulation run.
+    """The figures of one set of games: people's, or one simulation run.
 
     Shares are of 1, and None where the source cannot say (a stored run
     knows how the Shadow turned up the track; finished games do not keep it).
@@ -130,10 +134,9 @@ def from_run(run: PlaytestRun) -> Source:
 
 
 def sources() -> list[Source]:
-    """People's games, games against the computer, and the stored runs."""
+    """People's games and the stored runs."""
     return [
         from_games("games between people", "human", playtest()),
-        from_games("games against the computer", "computer", playtest(against_computer=True)),
         *(from_run(run) for run in latest_runs()),
     ]
 

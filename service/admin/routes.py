@@ -685,5 +685,5 @@ def statistics() -> str:
 
 @bp.get("/playtest")
 def playtest_page() -> str:
-    """The playtest lab: people's games, games against the computer and simulation runs."""
+    """The playtest lab: people's games and simulation runs."""
     return render_template("admin/playtest.html", **playtest.page())

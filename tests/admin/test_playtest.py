@@ -44,7 +44,6 @@ def test_the_page_shows_games_and_runs_with_plots(app, admin) -> None:
     rows = table(html, "sources")
     assert [row[0] for row in rows] == [
         "games between people",
-        "games against the computer",
         f"run {second}: easy v random, printed rules",
         f"run {first}: easy v random, halfway=6",
     ]
@@ -53,14 +52,14 @@ def test_the_page_shows_games_and_runs_with_plots(app, admin) -> None:
     assert people[2] == ("100.0%" if state["winner"] == "keeper" else "0.0%")
     assert people[-4:-2] == ["—", "—"]
     assert people[-1] == "—"
-    assert rows[3][1] == "5"
+    assert rows[2][1] == "5"
     # Each run names the computer players that played it, by the start of their digest.
     digest = players_digest()
-    assert [row[-1] for row in rows[2:]] == [digest[:12], digest[:12]]
+    assert [row[-1] for row in rows[1:]] == [digest[:12], digest[:12]]
     assert f'<code title="{digest}">{digest[:12]}</code>' in html
     # One plot of win rates with a dot for every source with games, a final-track plot for each.
     svgs = re.findall(r"<svg .*?</svg>", html, re.S)
-    assert len(svgs) == 5
+    assert len(svgs) == 4
     assert svgs[0].count('class="rate"') == 3
     assert svgs[0].count('class="interval"') == 3
     assert all("<title>" in svg and 'role="img"' in svg for svg in svgs)
@@ -84,7 +83,8 @@ def test_without_runs_the_page_says_so(app, admin) -> None:
     assert table(html, "sources")[0][:3] == ["games between people", "0", "—"]
 
 
-def test_games_against_the_computer_are_a_source_of_their_own(app, admin) -> None:
+def test_games_against_the_computer_are_left_out(app, admin) -> None:
+    """They measure people against the computer, not the rules: not in the balance figures."""
     play(app, new_game(app, "ann@example.com", "bob@example.com", seed=2), seed=2)
     with app.app_context(), transaction():
         game = games.create_game(
@@ -92,8 +92,10 @@ def test_games_against_the_computer_are_a_source_of_their_own(app, admin) -> Non
         )
         against_computer = game.id
     play(app, against_computer, seed=4)
-    rows = table(admin.get("/admin/playtest").get_data(as_text=True), "sources")
-    assert [(row[0], row[1]) for row in rows] == [
-        ("games between people", "1"),
-        ("games against the computer", "1"),
-    ]
+    html = admin.get("/admin/playtest").get_data(as_text=True)
+    rows = table(html, "sources")
+    assert [(row[0], row[1]) for row in rows] == [("games between people", "1")]
+    plot = re.search(r'<div class="scroll" id="win-rates">(.*?)</div>', html, re.S)
+    assert plot and plot.group(1).count('class="rate"') == 1
+    assert "against the computer" not in plot.group(1)
+    assert 'href="/admin/stats#computer"' in html
