@@ -20,5 +20,6 @@ RUN useradd --create-home splitmind
 USER splitmind
 EXPOSE 8000
 
-# Migrate, then serve; the worker service overrides the command.
-CMD ["sh", "-c", "flask --app service db upgrade && exec gunicorn 'service:create_app()'"]
+# Migrate, then serve on every interface of the container (gunicorn.conf.py binds
+# 127.0.0.1, for a host install); the worker service overrides the command.
+CMD ["sh", "-c", "flask --app service db upgrade && exec gunicorn --bind 0.0.0.0:8000 'service:create_app()'"]

@@ -20,7 +20,11 @@ if TYPE_CHECKING:
     from gunicorn.arbiter import Arbiter
     from gunicorn.workers.base import Worker
 
-bind = "0.0.0.0:8000"
+# This machine alone: the reverse proxy in front reaches it here. Behind a proxy
+# (TRUSTED_PROXIES) the app believes the client address in X-Forwarded-For, which
+# anyone reaching the port directly could write. The container binds all of its
+# own interfaces on the command line (Dockerfile).
+bind = "127.0.0.1:8000"
 workers = 3
 preload_app = True
 # No management socket: several servers on one machine would share its default path.

@@ -24,9 +24,10 @@ def compose() -> dict:
 def test_compose_has_the_services_of_a_deployment() -> None:
     services = compose()["services"]
     assert {"db", "web", "worker", "mailpit"} <= set(services)
-    assert "gunicorn 'service:create_app()'" in (ROOT / "Dockerfile").read_text()
-    assert "COPY gunicorn.conf.py" in (ROOT / "Dockerfile").read_text()
-    assert "db upgrade" in (ROOT / "Dockerfile").read_text()
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "gunicorn --bind 0.0.0.0:8000 'service:create_app()'" in dockerfile
+    assert "COPY gunicorn.conf.py" in dockerfile
+    assert "db upgrade" in dockerfile
     assert services["worker"]["command"][-2:] == ["mail", "worker"]
 
 
@@ -92,6 +93,18 @@ def test_the_access_log_keeps_credentials_out(
     for field in ("%(r)s", "%(U)s", "%(q)s", "%(f)s", "%(u)s"):
         assert field not in log_format
     assert settings["accesslog"] == "-" and "%(s)s" in log_format
+
+
+def test_the_web_port_is_reachable_from_this_machine_alone(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Behind a proxy the app believes X-Forwarded-For: only the proxy may reach gunicorn.
+
+    A host install binds the loopback; the container binds its own interfaces and
+    Compose publishes the port on the host's loopback.
+    """
+    assert gunicorn_settings(monkeypatch, tmp_path)["bind"] == "127.0.0.1:8000"
+    assert compose()["services"]["web"]["ports"] == ["127.0.0.1:8000:8000"]
 
 
 def test_gunicorn_loads_the_app_once_and_retires_dead_workers_metrics(
