@@ -105,6 +105,8 @@ def test_the_web_port_is_reachable_from_this_machine_alone(
     """
     assert gunicorn_settings(monkeypatch, tmp_path)["bind"] == "127.0.0.1:8000"
     assert compose()["services"]["web"]["ports"] == ["127.0.0.1:8000:8000"]
+    # Mailpit shows the emails, and so the players' links.
+    assert compose()["services"]["mailpit"]["ports"] == ["127.0.0.1:8025:8025"]
 
 
 def test_gunicorn_loads_the_app_once_and_retires_dead_workers_metrics(
