@@ -32,9 +32,9 @@ from itsdangerous import BadSignature
 from sqlalchemy import exists, or_, select, update
 
 from . import games, links, notify
-from .addresses import address_row, lock_address
+from .addresses import address_row, lock_address, settings_row
 from .game_text import poses_as_computer
-from .language import gettext
+from .language import gettext, language_code
 from .mail import compose, kinds, queue
 from .mail.compose import Email
 from .mail.kinds import Kind
@@ -264,11 +264,13 @@ def play_computer(request: Request) -> Game:
     return game
 
 
-def confirm(invitation: Invitation) -> bool:
+def confirm(invitation: Invitation, language: str | None = None) -> bool:
     """The creator confirmed their address: invite the opponent, once however often it is posted.
 
-    Returns whether this confirmation queued the opponent's invitation: not for an
-    invitation confirmed before, or closed.
+    ``language`` is the one the creator confirmed in (the page's): it becomes
+    their seat's, as :func:`adopt_language` says. Returns whether this
+    confirmation queued the opponent's invitation: not for an invitation
+    confirmed before, or closed.
     """
     invitation, game = _lock(invitation)
     if invitation.status != "unconfirmed":
@@ -282,18 +284,25 @@ def confirm(invitation: Invitation) -> bool:
         # creator sees tells the address's choice.
         invitation.status = "invited"
         address_row(invitation.creator_email).confirmed_at = utcnow()
+        adopt_language(game, invitation.creator_email, language)
+        # The opponent's invitation is written in the creator's language, the one they confirmed in.
+        invitation.language = language_code(language) or invitation.language
         _email(invitation, "invite_opponent", invitation.opponent_email, "respond")
     db.session.flush()
     log.info("invitation %d confirmed: %s", invitation.id, invitation.status)
     return invitation.status == "invited"
 
 
-def respond(invitation: Invitation, accept: bool, name: str | None = None) -> Player | None:
+def respond(
+    invitation: Invitation, accept: bool, name: str | None = None, language: str | None = None
+) -> Player | None:
     """The opponent accepted (the game starts) or declined (the creator is told).
 
     Accepting, the opponent may give the name they play under instead of the one
     the creator wrote for them (an empty one keeps it); one that reads as the
-    computer's raises :class:`games.ComputerName`, and nothing changes.
+    computer's raises :class:`games.ComputerName`, and nothing changes. The
+    ``language`` they accepted in (the page's) becomes their seat's, as
+    :func:`adopt_language` says, before the game's first emails are queued.
     Returns the opponent's seat in the game when this answer started it, and
     ``None`` otherwise: a decline, or an answer to an invitation that was
     answered before, withdrawn or closed.
@@ -312,6 +321,7 @@ def respond(invitation: Invitation, accept: bool, name: str | None = None) -> Pl
         started = next(p for p in game.players if p.email == invitation.opponent_email)
         if chosen is not None:
             started.name = invitation.opponent_name = chosen
+        adopt_language(game, invitation.opponent_email, language)
         games.start_waiting_game(game.id)
         invitation.status = "accepted"
         address_row(invitation.opponent_email).confirmed_at = utcnow()
@@ -323,6 +333,33 @@ def respond(invitation: Invitation, accept: bool, name: str | None = None) -> Pl
     db.session.flush()
     log.info("invitation %d answered: %s", invitation.id, invitation.status)
     return started
+
+
+def adopt_language(game: Game, email: str, language: str | None) -> None:
+    """The language a person answered an invitation in, its page's, is theirs from then on:
+    their seat's in ``game``, which its emails are written in, and their address's if it has
+    none stored yet (then also that of their other seats without one).
+
+    Only an answer through the link emailed to the address says so: the address
+    is the person's, which a request typed on the public page does not show. A
+    language chosen on the home page stays the address's. ``None``, or a code the
+    service does not speak, changes nothing.
+    """
+    chosen = language_code(language)
+    if chosen is None:
+        return
+    for player in game.players:
+        if player.email == email:
+            player.language = chosen
+    settings = settings_row(email)
+    if settings.language is None:
+        settings.language = chosen
+        db.session.execute(
+            update(Player)
+            .where(Player.email == email, Player.language.is_(None))
+            .values(language=chosen)
+        )
+    log.info("game %d: a player answered in %s", game.id, chosen)
 
 
 def _lock(invitation: Invitation) -> tuple[Invitation, Game]:

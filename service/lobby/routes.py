@@ -6,8 +6,10 @@ GET shows a page with a button; only the POST behind it changes anything
 
 The pages speak the visitor's language (:func:`service.language.select_locale`).
 A page reached by a player's or a creator's link falls back on the language
-that person chose before; the opponent's answer page goes by their browser,
-as the opponent has chosen nothing yet.
+that person chose before; the opponent's answer page on the one their address
+chose, if any, else on their browser's. The language a creator confirms in, or
+an opponent accepts in, is theirs for the game's emails from then on
+(:func:`service.invitations.adopt_language`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import TooManyRequests
 
 from .. import games, invitations
+from ..addresses import settings_for
 from ..extensions import csrf, limiter
 from ..health import check_database
 from ..language import current_language, gettext
@@ -125,6 +128,9 @@ def invitation(token: str) -> ResponseReturnValue:
     invite, stage = found
     if stage == "confirm":
         g.player_language = invite.language
+    else:
+        settings = settings_for(invite.opponent_email)
+        g.player_language = settings.language if settings is not None else None
     status, error = 200, None
     if request.method == "POST" and stage == "confirm":
         error = _confirm(invite)
@@ -135,7 +141,9 @@ def invitation(token: str) -> ResponseReturnValue:
             abort(400, gettext("Answer accept or decline."))
         try:
             with transaction():
-                started = invitations.respond(invite, answer == "accept", request.form.get("name"))
+                started = invitations.respond(
+                    invite, answer == "accept", request.form.get("name"), current_language()
+                )
         except games.GameClosed:
             started, status = None, 409  # the page shows how the invitation ended
         except games.ComputerName as exc:
@@ -158,7 +166,7 @@ def _confirm(invite: Invitation) -> str | None:
     """
     try:
         with transaction():
-            if invitations.confirm(invite):
+            if invitations.confirm(invite, current_language()):
                 allowances.draw(("opponent", invite.opponent_email))
     except TooManyRequests:
         return gettext(

@@ -16,7 +16,7 @@ from flask_wtf import FlaskForm
 
 from .. import homes
 from ..addresses import settings_for
-from ..language import current_language, gettext, remember_language
+from ..language import gettext, remember_language
 from ..links import address_for, home_token, token_for
 from ..mail.compose import match_score, result
 from ..models import utcnow
@@ -50,8 +50,9 @@ def _page(email: str, token: str, error: str = "", status: int = 200) -> Respons
         policy=home.policy,
         digest_hour=home.settings.digest_hour if home.settings else 8,
     )
+    # The language stored for the address, not the page's: none ticked while none is stored.
     chosen = home.settings.language if home.settings else None
-    language = HomeLanguageForm(formdata=None, language=chosen or current_language())
+    language = HomeLanguageForm(formdata=None, language=chosen)
     html = render_template(
         "play/home.html",
         home=home,

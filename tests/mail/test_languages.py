@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
@@ -9,14 +10,16 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service.models import OutboxMessage, Player, db
+from service.links import home_token
+from service.models import AddressSettings, OutboxMessage, Player, db
 from service.perspective import set_language
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one
-from ..helpers import write_queued
+from ..helpers import ask_for_game, from_elsewhere, pick_action, write_queued
 from ..secrecy import leaks
-from .test_invitations import last_link
+from ..smtp import SMTPServer
+from .test_invitations import last_link, path_of
 from .test_templates import invite
 
 # Words of the standard look, which a classic game's emails never use.
@@ -79,8 +82,8 @@ def test_invitation_emails_are_in_the_creators_language(
 ) -> None:
     """The opponent has no language yet: their invitation is in the creator's.
 
-    Once the game starts, the creator plays in their language and the opponent in English
-    until they choose one on their page.
+    Once the game starts, the creator plays in their language and the opponent in the one
+    they accepted in: here a page that had no language to go by, in English.
     """
     invite(app, "fr")
     deliver()
@@ -95,6 +98,107 @@ def test_invitation_emails_are_in_the_creators_language(
     assert opponent["bob@example.com"].subject == "Ann vous invite à jouer à Split Mind"
     assert started["ann@example.com"].text_body.startswith("Bonjour Ann,")
     assert started["bob@example.com"].text_body.startswith("Hello Bob,")
+
+
+def received(smtp_server: SMTPServer, address: str) -> list[tuple[str, str]]:
+    """The subject and text of every email the SMTP server received for ``address``."""
+    return [(str(m.message["Subject"]), m.text) for m in smtp_server.handler.to(address)]
+
+
+def play_until_turn_email(app: Flask, smtp_server: SMTPServer, deliver, address: str) -> None:
+    """Both players move through the API until ``address`` has had a French "your move" email."""
+    client = from_elsewhere(app, 9)
+    seats = ("ann@example.com", "bob@example.com")
+    links = [path_of(smtp_server.handler.to(a)[-1].links("/play/")[0]) for a in seats]
+    rng = random.Random(3)
+    for _ in range(40):
+        if any("manche" in subject for subject, _ in received(smtp_server, address)):
+            return
+        for link in links:
+            view = client.get(f"/api{link}").get_json()
+            if view["your_turn"]:
+                body = {"version": view["version"], **pick_action(view, rng)}
+                assert client.post(f"/api{link}", json=body).status_code == 200
+            deliver()  # before the other player moves, which withdraws their turn email
+    raise AssertionError(f"no turn email in French for {address}")
+
+
+@pytest.mark.parametrize("way", ["accept-language", "cookie"])
+def test_the_language_an_invitee_accepts_in_is_theirs(
+    app: Flask, smtp_server: SMTPServer, deliver, way: str
+) -> None:
+    """Bob answers his invitation on a French page: his game's emails are in French from its
+    first, as the SMTP server receives them, and French is his address's language, which
+    his home page shows ticked."""
+    ann, bob = from_elsewhere(app, 1), from_elsewhere(app, 2)
+    if way == "cookie":
+        bob.set_cookie("lang", "fr")
+    headers = {"Accept-Language": "fr-FR,fr;q=0.9"} if way == "accept-language" else {}
+    ask_for_game(ann)  # Ann asks, and confirms, in English
+    deliver()
+    ann.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
+    deliver()
+    respond = last_link(smtp_server, "bob@example.com", "/invitations/")
+    assert "Accepter et commencer" in bob.get(respond, headers=headers).get_data(as_text=True)
+    assert bob.post(respond, data={"answer": "accept"}, headers=headers).status_code == 303
+    deliver()
+    play_until_turn_email(app, smtp_server, deliver, "bob@example.com")
+    invitation, *game_emails = received(smtp_server, "bob@example.com")
+    assert invitation[0] == "Ann invites you to play Split Mind"  # written in Ann's language
+    assert game_emails[0][0].startswith("Split Mind, partie")  # the start of the game
+    for _, text in game_emails:
+        assert text.startswith("Bonjour Bob,")
+    for _, text in received(smtp_server, "ann@example.com")[1:]:  # after her address's
+        assert text.startswith("Hello Ann,")
+    with app.app_context():
+        assert db.session.get_one(AddressSettings, "bob@example.com").language == "fr"
+        assert db.session.get(AddressSettings, "ann@example.com").language == "en"
+        home = f"/me/{home_token('bob@example.com')}"
+    # Whatever the page's language, the radio shows the stored one.
+    page = app.test_client().get(home + "?lang=en").get_data(as_text=True)
+    assert re.search(r'checked[^>]*value="fr"|value="fr"[^>]*checked', page)
+    assert not re.search(r'checked[^>]*value="en"|value="en"[^>]*checked', page)
+
+
+def test_the_language_a_creator_confirms_in_is_theirs(
+    app: Flask, smtp_server: SMTPServer, deliver
+) -> None:
+    """Ann asks on an English page but confirms on a French one: her game is in French, and
+    so is her address, which had no language; one the address chose before stays."""
+    ann, bob = from_elsewhere(app, 1), from_elsewhere(app, 2)
+    with app.app_context(), transaction():
+        db.session.add(AddressSettings(email="bob@example.com", language="en"))
+    ask_for_game(ann)
+    deliver()
+    confirm = last_link(smtp_server, "ann@example.com", "/invitations/")
+    assert ann.post(confirm + "?lang=fr").status_code == 200
+    deliver()
+    respond = last_link(smtp_server, "bob@example.com", "/invitations/")
+    # Bob's browser asks for French, but his address chose English: the page, and his game, are.
+    french = {"Accept-Language": "fr"}
+    assert "You would play" in bob.get(respond, headers=french).get_data(as_text=True)
+    assert bob.post(respond, data={"answer": "accept"}, headers=french).status_code == 303
+    deliver()
+    assert received(smtp_server, "bob@example.com")[0][0] == "Ann vous invite à jouer à Split Mind"
+    assert smtp_server.handler.to("ann@example.com")[-1].text.startswith("Bonjour Ann,")
+    assert smtp_server.handler.to("bob@example.com")[-1].text.startswith("Hello Bob,")
+    with app.app_context():
+        assert db.session.get_one(AddressSettings, "ann@example.com").language == "fr"
+        assert db.session.get_one(AddressSettings, "bob@example.com").language == "en"
+
+
+def test_a_game_made_by_an_admin_keeps_its_languages(app: Flask, client, make_game) -> None:
+    """A game made by the command line or an admin stores no address's language: its seats
+    keep the ones it was made with, and the home page says that none is chosen."""
+    make_game(keeper_language="fr")
+    with app.app_context():
+        languages = dict(db.session.execute(select(Player.email, Player.language)).all())
+        assert languages == {"kim@example.com": "fr", "sam@example.com": None}
+        assert db.session.scalars(select(AddressSettings)).all() == []
+        home = f"/me/{home_token('sam@example.com')}"
+    page = client.get(home).get_data(as_text=True)
+    assert "No language chosen yet" in page
+    assert "checked" not in page.partition('id="language-title"')[2].partition("</section>")[0]
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])
