@@ -261,6 +261,41 @@ def test_the_language_applies_to_every_game(app: Flask, client, make_game) -> No
     assert post(client, home, "language", language="de").status_code == 400
 
 
+def test_each_saved_form_is_confirmed_once_in_the_pages_language(
+    app: Flask, client, make_game
+) -> None:
+    """After a form's redirect the page says what was saved, in its language, and only once."""
+    game = make_game(seed=1)
+    home = home_of(app)
+    saved = post(client, home, "language", language="fr")
+    assert saved.status_code == 303
+    page = client.get(saved.headers["Location"]).get_data(as_text=True)
+    assert "Enregistré : la langue de vos pages et de vos e-mails." in page
+    assert '<html lang="fr"' in page
+    assert "Enregistré" not in client.get(home).get_data(as_text=True)  # said once
+    post(client, home, "language", language="en")
+    client.get(home)
+    for action, data, said in (
+        ("emails", {"policy": "digest", "digest_hour": "7"}, "when you get “your move” emails"),
+        ("vacation", {"days": "2"}, "your vacation"),
+        ("vacation/end", {}, "you are back from vacation"),
+        ("games/stop", {"game": str(game["id"])}, "the emails about that game are stopped"),
+        ("games/resume", {"game": str(game["id"])}, "the emails about that game are back on"),
+        ("stop-all", {}, "every email is stopped"),
+        ("resume-all", {}, "your emails are back on"),
+        ("invitations", {}, "you take invitations again"),
+        ("link", {}, "this page has a new link, and the old one works no more"),
+    ):
+        response = post(client, home, action, **data)
+        assert response.status_code == 303, action
+        home = response.headers["Location"]
+        page = client.get(home).get_data(as_text=True)
+        assert f'<p class="notice" role="status">Saved: {said}.</p>' in page, action
+    # A refused form saves nothing, and says so as before.
+    refused = post(client, home, "emails", policy="digest", digest_hour="24")
+    assert "Saved:" not in refused.get_data(as_text=True)
+
+
 def test_stopping_and_undoing(app: Flask, client, make_game) -> None:
     game = make_game(seed=1)
     home = home_of(app)

@@ -3,20 +3,32 @@
 GET shows the page and changes nothing. Each setting is a POST form with a
 CSRF token (the blueprint is not exempt, unlike the game links): the address
 is in the link, but the session cookie proves the form came from this page.
-Each POST is one transaction, owned here, then a redirect back to the page.
+Each POST is one transaction, owned here, then a redirect back to the page,
+which then says what was saved (:data:`SAVED`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from flask import Blueprint, abort, g, redirect, render_template, url_for
+from flask import (
+    Blueprint,
+    abort,
+    flash,
+    g,
+    get_flashed_messages,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask.typing import ResponseReturnValue
 from flask_wtf import FlaskForm
 
 from .. import homes
 from ..addresses import settings_for
 from ..language import gettext, remember_language
+from ..language import lazy_gettext as _l
 from ..links import address_for, home_token, token_for
 from ..mail.compose import match_score, result
 from ..models import utcnow
@@ -24,6 +36,22 @@ from ..unit_of_work import transaction
 from .forms import ButtonForm, EmailPolicyForm, GameEmailsForm, HomeLanguageForm, VacationForm
 
 bp = Blueprint("home", __name__)
+
+# What the page says once a form was saved, by the form's endpoint. The session keeps the
+# endpoint only until the page after the redirect shows it, in that page's language.
+SAVED = {
+    "emails": _l("Saved: when you get “your move” emails."),
+    "language": _l("Saved: the language of your pages and emails."),
+    "vacation": _l("Saved: your vacation."),
+    "end_vacation": _l("Saved: you are back from vacation."),
+    "stop_game": _l("Saved: the emails about that game are stopped."),
+    "resume_game": _l("Saved: the emails about that game are back on."),
+    "stop_all": _l("Saved: every email is stopped."),
+    "resume_all": _l("Saved: your emails are back on."),
+    "accept_invitations": _l("Saved: you take invitations again."),
+    "replace_link": _l("Saved: this page has a new link, and the old one works no more."),
+}
+SAVED_CATEGORY = "saved"
 
 
 def _address(token: str) -> str:
@@ -58,6 +86,11 @@ def _page(email: str, token: str, error: str = "", status: int = 200) -> Respons
         home=home,
         token=token,
         error=error,
+        saved=[
+            str(SAVED[name])
+            for name in get_flashed_messages(category_filter=[SAVED_CATEGORY])
+            if name in SAVED
+        ],
         policy_form=policy,
         language_form=language,
         vacation_form=VacationForm(formdata=None),
@@ -71,6 +104,9 @@ def _page(email: str, token: str, error: str = "", status: int = 200) -> Respons
 
 
 def _done(token: str) -> ResponseReturnValue:
+    """Back to the page, which says what the form just posted saved."""
+    assert request.endpoint is not None  # a view of this blueprint
+    flash(request.endpoint.rpartition(".")[2], SAVED_CATEGORY)
     return redirect(url_for("home.page", token=token), code=303)
 
 
@@ -181,4 +217,4 @@ def replace_link(token: str) -> ResponseReturnValue:
         return _refused(email, token, form)
     with transaction():
         homes.replace_home_link(email)
-    return redirect(url_for("home.page", token=home_token(email)), code=303)
+    return _done(home_token(email))
