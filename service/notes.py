@@ -59,6 +59,28 @@ def clean(note: object) -> str | None:
     return note.strip() or None
 
 
+def from_reply(lines: list[str]) -> str | None:
+    """The note a reply's lines make (:func:`service.replies.reading.note_lines`), as
+    :func:`clean` takes it; ``None`` for none.
+
+    The lines are joined on one line, tabs and other spaces made one space;
+    other control characters and the invisible ones of :data:`MISLEADING` are
+    dropped, as a mail client may put them in without the person seeing them; a
+    note longer than :data:`MAX_LENGTH` is cut, with an ellipsis, rather than
+    lost with the move.
+    """
+    text = "".join(
+        " " if char.isspace() else char
+        for char in " ".join(lines)
+        if char.isspace()
+        or (unicodedata.category(char) not in ("Cc", "Cs") and char not in MISLEADING)
+    )
+    note = " ".join(text.split())
+    if len(note) > MAX_LENGTH:
+        note = note[: MAX_LENGTH - 1].rstrip() + "…"
+    return note or None
+
+
 def are_on(game: Game) -> bool:
     """Whether the game's notes are on: until either player turns them off."""
     return (

@@ -5,7 +5,8 @@ it each message. A message that no person wrote (an auto-reply, a bounce), one
 to no valid tag, from another address than the player's, or with no text is
 dropped without an answer. Every other reply is answered once, in the game's
 thread: what was played and what happened, or why nothing was and which moves
-are legal. A reply is read once (its Message-ID is stored), and the answers a
+are legal. The lines written with the move are its note to the opponent
+(:func:`.reading.note_lines`). A reply is read once (its Message-ID is stored), and the answers a
 player gets are limited per hour (``REPLY_ANSWERS_PER_HOUR``), so that no mail
 loop can form.
 """
@@ -26,7 +27,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import func, select
 
-from .. import games, notify
+from .. import games, notes, notify
 from ..models import InboundReply, Player, db, insert_new, utcnow
 from ..rules import EXCHANGE, PLAY, SWAP
 from ..rules.cards import DECK_SET
@@ -34,7 +35,7 @@ from ..storable import storable
 from ..unit_of_work import transaction
 from . import answers
 from .headers import plain_message_id
-from .reading import Understood, automatic, body_text, own_text, read_move
+from .reading import Understood, automatic, body_text, note_lines, own_text, read_move
 from .tags import read_tag, tag_in
 
 log = logging.getLogger(__name__)
@@ -191,7 +192,8 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     if len(CONTENT_TYPE_LINE.findall(raw)) > MAX_MIME_PARTS:
         log.warning("reply for player %d dropped: over %d MIME parts", player.id, MAX_MIME_PARTS)
         return _close(row, "dropped", "too many parts")
-    written = own_text(body_text(_parse(raw)))
+    body = body_text(_parse(raw))
+    written = own_text(body)
     if not written.strip():
         log.info("reply for player %d dropped: no text", player.id)
         return _close(row, "dropped", "no text")
@@ -201,8 +203,11 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
         # Only the second half of an exchange or swap may answer an older version.
         raise Refusal("stale", understood, written)
     action = _action(understood, player, written)
+    # What the player wrote next to the move goes to the opponent as the move's note, as from
+    # the page (:func:`.reading.note_lines` says which lines).
+    note = notes.from_reply(note_lines(body))
     try:
-        games.apply_move(player.id, version, action)
+        games.apply_move(player.id, version, action, note)
     except games.MoveError as exc:
         raise Refusal(exc.code, understood, written, exc) from None
     answered = _answer(

@@ -193,6 +193,40 @@ def own_text(text: str) -> str:
     return "\n".join(kept[:MOVE_LINES])
 
 
+def note_lines(text: str) -> list[str]:
+    """The lines of a reply that speak to the opponent: in the paragraph of the move, above any
+    quote, the lines that name no card.
+
+    Only what the person wrote above the quoted email is read, and of that only
+    the first paragraph (lines with no empty line between them) with a line that
+    names a card: a greeting or a sign-off set apart by an empty line,
+    a signature, text below the quote and the move's own line are left out.
+    Empty when no line above the quote names a card.
+    """
+    lines = text.replace("\r\n", "\n").split("\n")
+    paragraph: list[str] = []
+    has_move = False
+    for index, line in enumerate(lines):
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if (
+            REST.match(line)
+            or line.lstrip().startswith(">")
+            or ATTRIBUTION.match(line)
+            or (WRAPPED_ATTRIBUTION.match(line) and WRAPPED_END.match(following))
+        ):
+            break
+        if not line.strip():
+            if has_move:
+                break
+            paragraph = []
+            continue
+        if read_move(line).cards:
+            has_move = True
+        else:
+            paragraph.append(line.strip())
+    return paragraph if has_move else []
+
+
 # --- the move in it ----------------------------------------------------------------
 
 SYMBOLS = {"♥": "h", "♡": "h", "♦": "d", "♢": "d", "♣": "c", "♧": "c", "♠": "s", "♤": "s"}

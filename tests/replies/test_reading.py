@@ -6,12 +6,14 @@ from email.message import EmailMessage
 
 import pytest
 
+from service.notes import MAX_LENGTH, from_reply
 from service.replies.reading import (
     READ_CHARS,
     Understood,
     automatic,
     body_text,
     html_to_text,
+    note_lines,
     own_text,
     read_move,
 )
@@ -172,3 +174,37 @@ def test_a_megabyte_of_html_elements_left_open_is_read() -> None:
     assert read_move(own_text(text)).cards == ["5H"]
     quoted = html_to_text("<blockquote>5H" * 20_000 + "</blockquote>" * 20_000 + "6D</p>")
     assert quoted == "6D"
+
+
+QUOTE = "On Tue, 1 Dec 2026, Split Mind <play@example.org> wrote:\n> Your move.\n> 5H or 7D\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "note"),
+    [
+        ("7D\nNice lead, Kim.\n\n" + QUOTE, "Nice lead, Kim."),
+        ("Nice lead, Kim.\n7D\n\n" + QUOTE, "Nice lead, Kim."),
+        ("7D\nNice lead,\nKim.\n" + QUOTE, "Nice lead, Kim."),
+        # A greeting or a sign-off set apart, a signature, the quote and what is under it.
+        ("Hi Kim,\n\n7D\nNice lead.\n\nCheers,\nLéa\n+33 6 12\n\n" + QUOTE, "Nice lead."),
+        ("7D\n-- \nLéa, +33 6 12\n" + QUOTE, None),
+        ("7D\nSent from my phone\n" + QUOTE, None),
+        (QUOTE + "\n7D\nNice lead, Kim.\n", None),
+        # The move's own line is the move's; a paragraph without a card says nothing.
+        ("7D, nice lead Kim\n\n" + QUOTE, None),
+        ("Nice lead, Kim.\n\n7D\n\n" + QUOTE, None),
+        ("Nice lead, Kim.\n\n" + QUOTE, None),
+        ("3H\n5C\n" + QUOTE, None),
+    ],
+)
+def test_a_note_is_the_rest_of_the_moves_paragraph_above_the_quote(
+    text: str, note: str | None
+) -> None:
+    assert from_reply(note_lines(text)) == note
+
+
+def test_a_reply_s_note_is_one_line_of_visible_text_at_most_the_longest_note() -> None:
+    hidden = "7D\nNice\u202e lead\u200b,\tKim\x07.\n" + QUOTE
+    assert from_reply(note_lines(hidden)) == "Nice lead, Kim."
+    long = from_reply(note_lines("7D\n" + "word " * 100 + "\n" + QUOTE))
+    assert long is not None and len(long) == MAX_LENGTH and long.endswith("…")

@@ -11,7 +11,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import func, select
 
-from service import games
+from service import games, notes
 from service.game_text import follow_reason
 from service.links import token_for
 from service.models import Game, InboundReply, OutboxMessage, db
@@ -295,6 +295,26 @@ def test_an_elixir_lead_naming_two_suits_is_refused(
     send(inbound, message)
     answer = refused(app, game, smtp_server, deliver, message, leader, version)
     assert "Your reply names more than one suit: name one only." in answer.text
+
+
+def test_a_note_under_the_move_reaches_the_opponent(
+    app, client, started, smtp_server, deliver, inbound
+) -> None:
+    """A reply's lines under its move are the move's note, which the opponent reads on their
+    page; a sign-off set apart by an empty line, and the quoted email, are not passed on."""
+    game = started()
+    move = " ".join(keepers_exchange(app, game))
+    text = f"{move}\nNice lead, Sam.\n\nCheers,\nKim\n+33 6 12 34 56 78"
+    send(inbound, reply_message(newest(smtp_server, "keeper"), text))
+    deliver()
+    assert snapshot(app, game)[0] == 1
+    with app.app_context():
+        shadow = db.session.get_one(Game, game).player("shadow")
+        assert notes.from_opponent(shadow) == ["Nice lead, Sam."]
+        token = token_for(shadow)
+    page = client.get(f"/play/{token}").get_data(as_text=True)
+    assert "Nice lead, Sam." in page
+    assert "Cheers" not in page and "+33" not in page
 
 
 def test_a_long_reply_gets_a_short_answer(app, started, smtp_server, deliver, inbound) -> None:
