@@ -201,6 +201,20 @@ def test_a_game_made_by_an_admin_keeps_its_languages(app: Flask, client, make_ga
     assert "checked" not in page.partition('id="language-title"')[2].partition("</section>")[0]
 
 
+def test_a_game_made_by_an_admin_speaks_the_language_an_address_chose(
+    app: Flask, make_game
+) -> None:
+    """A seat made without a language takes the one its address chose on its home page, as
+    the home page shows it; one made with a language keeps it."""
+    with app.app_context(), transaction():
+        db.session.add(AddressSettings(email="sam@example.com", language="fr"))
+        db.session.add(AddressSettings(email="kim@example.com", language="fr"))
+    make_game(keeper_language="en")
+    with app.app_context():
+        languages = dict(db.session.execute(select(Player.email, Player.language)).all())
+    assert languages == {"kim@example.com": "en", "sam@example.com": "fr"}
+
+
 @pytest.mark.parametrize("language", ["en", "fr"])
 @pytest.mark.slow
 def test_the_classic_look_reads_right_in_every_email(
