@@ -7,14 +7,15 @@ pages use the same filters, in English. ``suit_of`` and the test ``elixir``
 name nothing: they read a card's code, for styles and forms. Every template
 compares a view's ``phase`` with the globals ``EXCHANGE``, ``PLAY``, ``SWAP``
 and ``OVER``, the engine's own names. The answers to replies are worded by
-:mod:`service.replies.answers`.
+:mod:`service.replies.answers`, and the move an email asks for (hand, suit order, legal
+moves) by :mod:`service.move_text`.
 """
 
 from __future__ import annotations
 
 from flask import Flask
 
-from . import game_text
+from . import game_text, move_text
 from .replies import answers
 from .rules import EXCHANGE, OVER, PLAY, SWAP, is_elixir
 from .rules.cards import suit_of
@@ -45,3 +46,4 @@ def init_app(app: Flask) -> None:
     app.add_template_test(is_elixir, "elixir")
     app.jinja_env.globals.update(EXCHANGE=EXCHANGE, PLAY=PLAY, SWAP=SWAP, OVER=OVER)
     app.jinja_env.globals.update(answers.TEMPLATE_FUNCTIONS)
+    app.jinja_env.globals.update(move_text.TEMPLATE_FUNCTIONS)

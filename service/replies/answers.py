@@ -4,7 +4,8 @@
 wrote and what was read, the move applied or why none was); the functions of
 :data:`TEMPLATE_FUNCTIONS`, template globals, turn the facts and the view into
 sentences in the recipient's language: what was played and what happened,
-why nothing was, and the legal moves. Like every email, an answer says no
+and why nothing was; the legal moves are :mod:`service.move_text`'s, as in
+every email that asks for a move. Like every email, an answer says no
 more than the player's page may.
 """
 
@@ -13,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..game_text import card_name, exchange_elixir_reason, rule_message_in, suit_name
+from ..game_text import card_name, rule_message_in, suit_name
 from ..games import IllegalMove, MoveError
-from ..language import gettext, ngettext
+from ..language import gettext
 from ..mail.compose import result, round_over, transfer_done, trick
-from ..rules import PLAY, is_elixir
+from ..move_text import card_list
+from ..rules import PLAY
 from .reading import Understood, quoted
 
 View = Mapping[str, Any]
@@ -47,15 +49,11 @@ def facts(
     }
 
 
-def _cards(cards: list[str], look: str) -> str:
-    return ", ".join(card_name(card, look) for card in cards)
-
-
 def understood_text(answer: Mapping[str, Any], view: View) -> str:
     """The move as it was read: ``♠4, naming hearts``; empty when no card was."""
     if not answer["cards"]:
         return ""
-    text = _cards(answer["cards"], view["look"])
+    text = card_list(answer["cards"], view["look"])
     if answer["name"]:
         return gettext(
             "%(cards)s, naming %(suit)s", cards=text, suit=suit_name(answer["name"], view["look"])
@@ -75,7 +73,7 @@ def played_text(answer: Mapping[str, Any], view: View) -> str:
     if PLAY in action:
         return gettext("You played %(card)s.", card=card_name(action[PLAY], look))
     cards: list[str] = next(iter(action.values()), [])
-    return gettext("You gave %(cards)s.", cards=_cards(cards, look))
+    return gettext("You gave %(cards)s.", cards=card_list(cards, look))
 
 
 def happened(answer: Mapping[str, Any], view: View) -> list[str]:
@@ -120,46 +118,9 @@ def reason_text(answer: Mapping[str, Any], view: View) -> str:
     return gettext("The move could not be read.")
 
 
-def legal_moves(view: View) -> list[str]:
-    """The moves the player may make now, one line each; empty when they owe none."""
-    if not view["your_turn"]:
-        return []
-    look, legal = view["look"], view["legal"]
-    if isinstance(legal, list):
-        cards = list(dict.fromkeys(entry[PLAY] for entry in legal))
-        lines = [_cards([card for card in cards if not is_elixir(card)], look)]
-        elixirs = [card for card in cards if is_elixir(card)]
-        if elixirs and view["table"]:
-            lines[0] = _cards(cards, look)
-        elif elixirs:
-            example = f"{elixirs[0]} H"
-            lines.append(
-                gettext(
-                    "Leading %(cards)s, name a suit too, such as %(example)s.",
-                    cards=_cards(elixirs, look),
-                    example=example,
-                )
-            )
-        return [line for line in lines if line]
-    count = legal["choose"]
-    lines = [
-        ngettext(
-            "Give %(num)d card of your hand: %(cards)s.",
-            "Give %(num)d cards of your hand: %(cards)s.",
-            count,
-            cards=_cards(view["hand"], look),
-        )
-    ]
-    if legal["must_include_elixir"]:
-        held = sum(1 for card in view["hand"] if is_elixir(card))
-        lines.append(exchange_elixir_reason(held, look))
-    return lines
-
-
 TEMPLATE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "answer_understood": understood_text,
     "answer_played": played_text,
     "answer_news": happened,
     "answer_reason": reason_text,
-    "legal_moves": legal_moves,
 }

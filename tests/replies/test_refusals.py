@@ -195,7 +195,8 @@ def test_nonsense_is_answered_with_the_legal_moves(
     send(inbound, message)
     answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
     assert "No card could be read in your reply." in answer.text
-    assert "Give 1 card of your hand:" in answer.text
+    assert "Give 1 card of your hand." in answer.text
+    assert "Your hand: " in answer.text
     assert answer.message["Reply-To"] is not None  # still the keeper's move
 
 
