@@ -21,6 +21,7 @@ from service import language as lang
 from service.language import recipient_locale
 from service.mail.compose import render
 from service.models import Game, Player, db
+from service.replies.reading import read_move
 from service.rules import DECK, SEATS, RuleError, apply, new_game
 
 from .conftest import load_game
@@ -287,6 +288,26 @@ def test_the_full_rules_in_both_languages_and_looks(
         assert word in article, word
     for word in absent:
         assert word not in article, word
+
+
+@pytest.mark.parametrize("look", ["standard", "classic"])
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_rules_say_how_to_write_a_move_in_a_reply(
+    client: FlaskClient, look: str, language: str
+) -> None:
+    """In the cards' own words, then short; each example quoted reads as the move it shows."""
+    html = client.get(f"/rules?look={look}&lang={language}").get_data(as_text=True)
+    assert 'id="replies"' in html
+    section = text_of(html.split('id="replies"', 1)[1].split("<h2", 1)[0])
+    with client.application.app_context(), recipient_locale(language):
+        words = [game_text.card_name(card, look) for card in ("6H", "4S", "3H", "5C")]
+    assert all(word in section for word in words), section
+    examples = re.findall(r"[“«]\s?([^”»]+?)\s?[”»]", section)
+    expected = [(["6H"], None), (["4S"], "H"), (["3H", "5C"], None)]
+    read = [(found.cards, found.name) for found in map(read_move, examples)]
+    assert all(move in read for move in expected), (examples, read)
+    assert all(move in expected for move in read), (examples, read)
+    assert "4S H" in section and "3H 5C" in section
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])
