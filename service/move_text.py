@@ -66,12 +66,11 @@ def legal_moves(view: View) -> list[str]:
         if elixirs and view["table"]:
             lines[0] = card_list(cards, look)
         elif elixirs:
-            example = f"{elixirs[0]} H"
             lines.append(
                 gettext(
                     "Leading %(cards)s, name a suit too, such as %(example)s.",
                     cards=card_list(elixirs, look),
-                    example=example,
+                    example=naming(elixirs[0], "H", look),
                 )
             )
         return [line for line in lines if line]
@@ -89,8 +88,43 @@ def legal_moves(view: View) -> list[str]:
     return lines
 
 
+def naming(card: str, suit: str, look: str) -> str:
+    """An elixir led naming a suit: ``♠4, naming hearts``, ``potion 4+, naming red``."""
+    return gettext(
+        "%(cards)s, naming %(suit)s", cards=card_name(card, look), suit=suit_name(suit, look)
+    )
+
+
+def reply_example(view: View) -> str:
+    """One legal move of the player's, as a reply may write it in the words of their emails:
+    ``play 5♥``, ``play ♠4, naming hearts``, ``give red 3 and potion 2+`` (in French
+    ``je joue 5♥``, ``je donne 3 rouge et potion 2+``); empty if they owe no move.
+
+    The reply reader (:func:`service.replies.reading.read_move`) reads it back as
+    that move, in either language and look.
+    """
+    legal, look = view["legal"], view["look"]
+    if not view["your_turn"] or not legal:
+        return ""
+    if isinstance(legal, list):
+        first = legal[0]
+        if first.get("name"):
+            return gettext("play %(card)s", card=naming(first[PLAY], first["name"], look))
+        return gettext("play %(card)s", card=card_name(first[PLAY], look))
+    hand = list(view["hand"])
+    if legal["must_include_elixir"]:
+        hand.sort(key=lambda card: not is_elixir(card))
+    names = [card_name(card, look) for card in hand[: legal["choose"]]]
+    if len(names) > 1:
+        cards = gettext("%(cards)s and %(last)s", cards=", ".join(names[:-1]), last=names[-1])
+    else:
+        cards = names[0]
+    return gettext("give %(cards)s", cards=cards)
+
+
 TEMPLATE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "hand_text": hand_text,
     "suit_order_text": suit_order_text,
     "legal_moves": legal_moves,
+    "reply_example": reply_example,
 }

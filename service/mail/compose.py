@@ -22,7 +22,6 @@ from ..language import gettext, ngettext, recipient_locale
 from ..links import serializer
 from ..models import Player, is_row_id
 from ..perspective import since_last_move
-from ..replies.reading import example
 from ..rules import EXCHANGE, OVER, PLAY, SWAP
 
 UNSUBSCRIBE_SALT = "splitmind.unsubscribe"
@@ -425,5 +424,4 @@ SENTENCES: dict[str, Callable[..., str | list[str]]] = {
     "news": news,
     "round_over": round_over,
     "match_score": match_score,
-    "move_example": example,
 }

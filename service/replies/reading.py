@@ -9,12 +9,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.message import EmailMessage, Message
 from email.utils import parseaddr
 from html.parser import HTMLParser
-from typing import Any
 
 from ..rules.cards import HAND_SIZE
 from ..storable import storable
@@ -357,21 +355,6 @@ def read_move(text: str) -> Understood:
     if len(names) > 1:
         return Understood(cards, None, two_suits=True)
     return Understood(cards, names[0] if names else None)
-
-
-def example(view: Mapping[str, Any]) -> str:
-    """One legal move of a seat view in the replay notation (``5H``, ``4S H``, ``3H 5C``), to
-    show how a reply is written with the player's own cards; empty if they owe no move."""
-    legal = view["legal"]
-    if not view["your_turn"] or not legal:
-        return ""
-    if isinstance(legal, list):
-        first = legal[0]
-        return f"{first['play']} {first['name']}" if first.get("name") else first["play"]
-    hand = list(view["hand"])
-    if legal["must_include_elixir"]:
-        hand.sort(key=lambda card: not card.endswith("S"))
-    return " ".join(hand[: legal["choose"]])
 
 
 def quoted(text: str) -> str:
