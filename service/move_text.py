@@ -66,12 +66,11 @@ def legal_moves(view: View) -> list[str]:
         if elixirs and view["table"]:
             lines[0] = card_list(cards, look)
         elif elixirs:
+            named = {"cards": card_list(elixirs, look), "example": naming(elixirs[0], "H", look)}
             lines.append(
-                gettext(
-                    "Leading %(cards)s, name a suit too, such as %(example)s.",
-                    cards=card_list(elixirs, look),
-                    example=naming(elixirs[0], "H", look),
-                )
+                gettext("Leading %(cards)s, name a colour too, such as %(example)s.", **named)
+                if look == "classic"
+                else gettext("Leading %(cards)s, name a suit too, such as %(example)s.", **named)
             )
         return [line for line in lines if line]
     count = legal["choose"]
