@@ -187,21 +187,32 @@ def effect_name(effect: str, look: str = "standard") -> str:
 
 
 def effect_text(
-    entry: Mapping[str, Any], names: Mapping[str, str] | None = None, look: str = "standard"
+    entry: Mapping[str, Any],
+    names: Mapping[str, str] | None = None,
+    look: str = "standard",
+    reader: str | None = None,
 ) -> str:
     """What a trick's elixir did: ``Steal: Sam took a trick from Kim``; empty without one.
 
     ``entry`` is a history entry of the engine, whose facts (``effect``,
     ``outcome``, ``winner``) are all this reads. ``names`` maps seats to the
     players' names; without it the seats are named in the look:
-    ``Steal: Keeper took a trick from Shadow``.
+    ``Steal: Keeper took a trick from Shadow``. ``reader``, the seat of the
+    player reading, is "you": ``Steal: you took a trick from Sam``.
     """
     names = names or {seat: seat_name(seat, look) for seat in ("keeper", "shadow")}
     effect, outcome = entry["effect"], entry["outcome"]
-    winner = names[entry["winner"]]
-    loser = names["shadow" if entry["winner"] == "keeper" else "keeper"]
+    won = entry["winner"]
+    lost = "shadow" if won == "keeper" else "keeper"
+    winner, loser = names[won], names[lost]
+    if effect == "steal" and outcome == "took" and reader == won:
+        return gettext("Steal: you took a trick from %(loser)s", loser=loser)
+    if effect == "steal" and outcome == "took" and reader == lost:
+        return gettext("Steal: %(winner)s took a trick from you", winner=winner)
     if effect == "steal" and outcome == "took":
         return gettext("Steal: %(winner)s took a trick from %(loser)s", winner=winner, loser=loser)
+    if effect == "steal" and reader == lost:
+        return gettext("Steal: you had no trick to take")
     if effect == "steal":
         return gettext("Steal: %(loser)s had no trick to take", loser=loser)
     if effect == "swap" and int(outcome):

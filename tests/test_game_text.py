@@ -139,3 +139,29 @@ def test_a_name_that_reads_as_the_computers(french: None, name: str) -> None:
 )
 def test_a_name_that_does_not(french: None, name: str) -> None:
     assert not poses_as_computer(name)
+
+
+STEAL_MOVES = [("keeper", "1H"), ("shadow", "3H"), ("shadow", "2C"), ("keeper", "4S")]
+NOBODY_TO_STEAL_FROM = [("keeper", "4S", "C"), ("shadow", "5C")]
+NAMES = {"keeper": "Kim", "shadow": "Sam"}
+
+
+def test_effect_texts_call_the_reader_you() -> None:
+    """The reader's own seat is "you", the other player's name stays; no reader keeps names."""
+    took = play(playing(*ELIXIR_AND_CLUBS), *STEAL_MOVES)["history"][-1]
+    nothing = play(playing(*ELIXIR_AND_CLUBS), *NOBODY_TO_STEAL_FROM)["history"][-1]
+    assert effect_text(took, NAMES, reader="keeper") == "Steal: you took a trick from Sam"
+    assert effect_text(took, NAMES, reader="shadow") == "Steal: Kim took a trick from you"
+    assert effect_text(took, NAMES) == "Steal: Kim took a trick from Sam"
+    assert effect_text(nothing, NAMES, reader="keeper") == "Steal: you had no trick to take"
+    assert effect_text(nothing, NAMES, reader="shadow") == "Steal: Kim had no trick to take"
+
+
+def test_effect_texts_call_the_reader_vous_in_french(french: None) -> None:
+    took = play(playing(*ELIXIR_AND_CLUBS), *STEAL_MOVES)["history"][-1]
+    nothing = play(playing(*ELIXIR_AND_CLUBS), *NOBODY_TO_STEAL_FROM)["history"][-1]
+    assert effect_text(took, NAMES, reader="keeper") == "Vol\u00a0: vous prenez un pli à Sam"
+    assert effect_text(took, NAMES, reader="shadow") == "Vol\u00a0: Kim vous prend un pli"
+    assert effect_text(nothing, NAMES, reader="keeper") == (
+        "Vol\u00a0: vous n’aviez aucun pli à prendre"
+    )

@@ -187,11 +187,20 @@ def _where(view: Mapping[str, Any]) -> str:
 
 
 def _cards(entry: Mapping[str, Any], view: Mapping[str, Any]) -> str:
-    """A trick's cards with who played them: ``Kim 3♣, Sam ♠3``."""
+    """A trick's cards with who played them, the reader as "you": ``you 3♣, Sam ♠3``."""
     return ", ".join(
-        f"{view['names'][play['seat']]} {card_name(play['card'], view['look'])}"
+        f"{_who(play['seat'], view)} {card_name(play['card'], view['look'])}"
         for play in entry["cards"]
     )
+
+
+def _who(seat: str, view: Mapping[str, Any]) -> str:
+    """The player of ``seat`` in a list of the trick's cards: "you" for the reader."""
+    return gettext("you") if seat == view["seat"] else str(view["names"][seat])
+
+
+def _effect(entry: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+    return effect_text(entry, view["names"], view["look"], view["seat"])
 
 
 def last_trick(view: Mapping[str, Any]) -> str:
@@ -199,32 +208,43 @@ def last_trick(view: Mapping[str, Any]) -> str:
     if not view["history"]:
         return ""
     entry = view["history"][-1]
-    text = gettext(
-        "Last trick: %(cards)s; %(name)s won it.",
-        cards=_cards(entry, view),
-        name=view["names"][entry["winner"]],
-    )
+    if entry["winner"] == view["seat"]:
+        text = gettext("Last trick: %(cards)s; you won it.", cards=_cards(entry, view))
+    else:
+        text = gettext(
+            "Last trick: %(cards)s; %(name)s won it.",
+            cards=_cards(entry, view),
+            name=view["names"][entry["winner"]],
+        )
     if entry["effect"]:
-        text += f" {effect_text(entry, view['names'], view['look'])}."
+        text += f" {_effect(entry, view)}."
     return text
 
 
 def trick(entry: Mapping[str, Any], view: Mapping[str, Any]) -> str:
-    """One trick of the game's record: ``Round 1, trick 3: Kim 5♣, Sam ♠4; Kim won (…).``"""
-    words = {
-        "round": entry["round"],
-        "trick": entry["trick"],
-        "cards": _cards(entry, view),
-        "name": view["names"][entry["winner"]],
-    }
-    if entry["effect"]:
-        effect = effect_text(entry, view["names"], view["look"])
+    """One trick of the game's record: ``Round 1, trick 3: you 5♣, Sam ♠4; you won (…).``"""
+    words = {"round": entry["round"], "trick": entry["trick"], "cards": _cards(entry, view)}
+    mine = entry["winner"] == view["seat"]
+    if entry["effect"] and mine:
         return gettext(
-            "Round %(round)s, trick %(trick)s: %(cards)s; %(name)s won (%(effect)s).",
-            effect=effect,
+            "Round %(round)s, trick %(trick)s: %(cards)s; you won (%(effect)s).",
+            effect=_effect(entry, view),
             **words,
         )
-    return gettext("Round %(round)s, trick %(trick)s: %(cards)s; %(name)s won.", **words)
+    if entry["effect"]:
+        return gettext(
+            "Round %(round)s, trick %(trick)s: %(cards)s; %(name)s won (%(effect)s).",
+            effect=_effect(entry, view),
+            name=view["names"][entry["winner"]],
+            **words,
+        )
+    if mine:
+        return gettext("Round %(round)s, trick %(trick)s: %(cards)s; you won.", **words)
+    return gettext(
+        "Round %(round)s, trick %(trick)s: %(cards)s; %(name)s won.",
+        name=view["names"][entry["winner"]],
+        **words,
+    )
 
 
 def headline(view: Mapping[str, Any]) -> str:

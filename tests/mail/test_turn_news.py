@@ -7,10 +7,13 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from service.language import recipient_locale
+from service.mail.compose import last_trick, trick
 from service.models import Game, OutboxMessage, db
 
 from ..factories import one_by_one, played
 from ..helpers import write_queued
+from ..rules.helpers import play, playing
 from ..secrecy import hidden_cards, leaks
 from ..smtp import SMTPServer
 
@@ -83,3 +86,31 @@ def test_a_round_end_email_sent_late_tells_of_its_own_round(
         f"Round {n} over, track {track} of 10: your exchange (Split Mind, game {game['id']})"
         for n, track in zip((1, 2), tracks, strict=True)
     }, subjects
+
+
+def test_a_trick_in_an_email_calls_its_reader_you(app: Flask) -> None:
+    """The trick lines of the emails say "you" for their reader, as the page does."""
+    hands = ("4S 1D 2D 3D 4D 5D 6D 7D 1H 2H", "5S 1C 2C 3C 4C 5C 3H 4H 5H 6H")
+    moves = [("keeper", "1H"), ("shadow", "3H"), ("shadow", "2C"), ("keeper", "4S")]
+    entry = play(playing(*hands), *moves)["history"][-1]
+    view = {
+        "seat": "keeper",
+        "names": {"keeper": "Kim", "shadow": "Sam"},
+        "look": "standard",
+        "history": [entry],
+    }
+    with app.app_context():
+        assert trick(entry, view) == (
+            "Round 1, trick 2: Sam 2♣, you ♠4; you won (Steal: you took a trick from Sam)."
+        )
+        assert trick(entry, {**view, "seat": "shadow"}) == (
+            "Round 1, trick 2: you 2♣, Kim ♠4; Kim won (Steal: Kim took a trick from you)."
+        )
+        assert last_trick(view) == (
+            "Last trick: Sam 2♣, you ♠4; you won it. Steal: you took a trick from Sam."
+        )
+        with recipient_locale("fr"):
+            assert trick(entry, view) == (
+                "Manche 1, pli 2\u00a0: Sam 2♣, vous ♠4\u00a0; vous l’avez remporté"
+                " (Vol\u00a0: vous prenez un pli à Sam)."
+            )
