@@ -21,7 +21,7 @@ from flask_babel import format_datetime
 
 from .language import LANGUAGES, gettext, ngettext, recipient_locale
 from .language import lazy_gettext as _l
-from .rules import EXCHANGE, PLAY, is_elixir, other
+from .rules import ELIXIRS, EXCHANGE, PLAY, is_elixir, other
 from .rules.cards import suit_of
 from .rules.engine import Played
 
@@ -158,18 +158,29 @@ def elixir_word(look: str = "standard", plural: bool = False) -> str:
 
 
 def card_name(card: str, look: str = "standard") -> str:
-    """A card as a player reads it: ``7♥`` and ``♠4``, or ``red 7`` and ``potion 4+``."""
+    """A card as a player reads it: ``7♥`` and ``♠4½``, or ``red 7`` and ``potion 4+``.
+
+    An elixir is worth its number and a half: the standard look writes the half, the
+    classic look's ``+`` says it. A spade the game does not have (``♠7``, read in a
+    reply) is worth nothing, so no half.
+    """
     rank, suit = card[0], suit_of(card)
+    if look == "standard" and is_elixir(card):
+        return f"{SYMBOLS[suit]}{rank}½" if card in ELIXIRS else f"{SYMBOLS[suit]}{rank}"
     if look == "standard":
-        return f"{SYMBOLS[suit]}{rank}" if is_elixir(card) else f"{rank}{SYMBOLS[suit]}"
+        return f"{rank}{SYMBOLS[suit]}"
     if is_elixir(card):
         return gettext("potion %(rank)s+", rank=rank)
     return gettext("%(colour)s %(rank)s", colour=suit_name(suit, look), rank=rank)
 
 
 def card_words(card: str, look: str = "standard") -> str:
-    """A card in words, for screen readers: ``7 of hearts``, ``ace of hearts``, ``elixir 4½``."""
+    """A card in words, for screen readers: ``7 of hearts``, ``ace of hearts``, ``elixir 4½``.
+
+    A classic potion reads as it is printed, ``potion 4+``."""
     rank = card[0]
+    if is_elixir(card) and look == "classic":
+        return card_name(card, look)
     if is_elixir(card):
         return f"{elixir_word(look)} {rank}½"
     word = gettext("ace") if rank == "1" else rank

@@ -10,6 +10,7 @@ from flask_babel import Babel, force_locale
 
 from service.game_text import (
     card_name,
+    card_words,
     effect_name,
     effect_text,
     poses_as_computer,
@@ -28,14 +29,21 @@ from .secrecy import TRANSLATIONS
         ("4H", "4♥", "red 4"),
         ("7D", "7♦", "green 7"),
         ("1C", "1♣", "purple 1"),
-        ("4S", "♠4", "potion 4+"),
-        ("2S", "♠2", "potion 2+"),
+        ("4S", "♠4½", "potion 4+"),
+        ("2S", "♠2½", "potion 2+"),
     ],
 )
 def test_card_names(card: str, standard: str, classic: str) -> None:
     assert card_name(card) == standard
     assert card_name(card, "standard") == standard
     assert card_name(card, "classic") == classic
+
+
+def test_an_elixir_reads_alike_to_the_eye_and_the_ear() -> None:
+    """The words a screen reader reads say what the look shows: ``♠3½`` is ``elixir 3½``,
+    ``potion 3+`` is ``potion 3+``."""
+    assert [card_name("3S"), card_words("3S")] == ["♠3½", "elixir 3½"]
+    assert [card_name("3S", "classic"), card_words("3S", "classic")] == ["potion 3+"] * 2
 
 
 def test_seat_and_suit_names() -> None:

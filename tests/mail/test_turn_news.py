@@ -101,16 +101,16 @@ def test_a_trick_in_an_email_calls_its_reader_you(app: Flask) -> None:
     }
     with app.app_context():
         assert trick(entry, view) == (
-            "Round 1, trick 2: Sam 2♣, you ♠4; you won (Steal: you took a trick from Sam)."
+            "Round 1, trick 2: Sam 2♣, you ♠4½; you won (Steal: you took a trick from Sam)."
         )
         assert trick(entry, {**view, "seat": "shadow"}) == (
-            "Round 1, trick 2: you 2♣, Kim ♠4; Kim won (Steal: Kim took a trick from you)."
+            "Round 1, trick 2: you 2♣, Kim ♠4½; Kim won (Steal: Kim took a trick from you)."
         )
         assert last_trick(view) == (
-            "Last trick: Sam 2♣, you ♠4; you won it. Steal: you took a trick from Sam."
+            "Last trick: Sam 2♣, you ♠4½; you won it. Steal: you took a trick from Sam."
         )
         with recipient_locale("fr"):
             assert trick(entry, view) == (
-                "Manche 1, pli 2\u00a0: Sam 2♣, vous ♠4\u00a0; vous l’avez remporté"
+                "Manche 1, pli 2\u00a0: Sam 2♣, vous ♠4½\u00a0; vous l’avez remporté"
                 " (Vol\u00a0: vous prenez un pli à Sam)."
             )
