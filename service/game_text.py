@@ -21,7 +21,7 @@ from flask_babel import format_datetime
 
 from .language import LANGUAGES, gettext, ngettext, recipient_locale
 from .language import lazy_gettext as _l
-from .rules import ELIXIRS, EXCHANGE, PLAY, is_elixir, other
+from .rules import ELIXIRS, EXCHANGE, PLAY, SWAP, is_elixir, other
 from .rules.cards import suit_of
 from .rules.engine import Played
 
@@ -202,6 +202,8 @@ def effect_text(
     names: Mapping[str, str] | None = None,
     look: str = "standard",
     reader: str | None = None,
+    *,
+    pending: bool = False,
 ) -> str:
     """What a trick's elixir did: ``Steal: Sam took a trick from Kim``; empty without one.
 
@@ -209,7 +211,8 @@ def effect_text(
     ``outcome``, ``winner``) are all this reads. ``names`` maps seats to the
     players' names; without it the seats are named in the look:
     ``Steal: Keeper took a trick from Shadow``. ``reader``, the seat of the
-    player reading, is "you": ``Steal: you took a trick from Sam``.
+    player reading, is "you": ``Steal: you took a trick from Sam``. ``pending``
+    says a Swap the players have yet to choose: ``Swap: each gives 2 cards``.
     """
     names = names or {seat: seat_name(seat, look) for seat in ("keeper", "shadow")}
     effect, outcome = entry["effect"], entry["outcome"]
@@ -226,6 +229,10 @@ def effect_text(
         return gettext("Steal: you had no trick to take")
     if effect == "steal":
         return gettext("Steal: %(loser)s had no trick to take", loser=loser)
+    if effect == "swap" and int(outcome) and pending:
+        return ngettext(
+            "Swap: each gives %(num)d card", "Swap: each gives %(num)d cards", int(outcome)
+        )
     if effect == "swap" and int(outcome):
         count = int(outcome)
         return ngettext("Swap: each gave %(num)d card", "Swap: each gave %(num)d cards", count)
@@ -238,6 +245,18 @@ def effect_text(
     if effect == "none":
         return str(WORDS[look]["two"])
     return ""
+
+
+def trick_effect(entry: Mapping[str, Any], view: Mapping[str, Any]) -> str:
+    """:func:`effect_text` of a trick for the reader of a seat view (page or email): the
+    reader is "you", and the Swap of the view's last trick "gives" until both have chosen."""
+    last = view["history"][-1] if view["history"] else None
+    pending = (
+        view["phase"] == SWAP
+        and last is not None
+        and (last["round"], last["trick"]) == (entry["round"], entry["trick"])
+    )
+    return effect_text(entry, view["names"], view["look"], view["seat"], pending=pending)
 
 
 def deadline_text(moment: str, zone: str | None = None) -> str:

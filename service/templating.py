@@ -2,8 +2,8 @@
 
 Pages and emails name cards, suits, seats and effects with the filters of
 :mod:`service.game_text` (``card_name``, ``seat_name``, ``suit_name``,
-``effect_text``, ``player_name``...), in the reader's language and the game's look; the admin
-pages use the same filters, in English. ``suit_of`` and the test ``elixir``
+``effect_text``, ``trick_effect``, ``player_name``...), in the reader's language and the
+game's look; the admin pages use the same filters, in English. ``suit_of`` and the test ``elixir``
 name nothing: they read a card's code, for styles and forms. Every template
 compares a view's ``phase`` with the globals ``EXCHANGE``, ``PLAY``, ``SWAP``
 and ``OVER``, the engine's own names. The answers to replies are worded by
@@ -30,6 +30,7 @@ GAME_WORDS = (
     game_text.upfirst,
     game_text.effect_name,
     game_text.effect_text,
+    game_text.trick_effect,
     game_text.deadline_text,
     game_text.player_name,
     game_text.level_name,

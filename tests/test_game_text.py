@@ -17,7 +17,9 @@ from service.game_text import (
     seat_name,
     suit_name,
     suit_symbol,
+    trick_effect,
 )
+from service.rules import apply
 
 from .rules.helpers import play, playing
 from .secrecy import TRANSLATIONS
@@ -173,3 +175,26 @@ def test_effect_texts_call_the_reader_vous_in_french(french: None) -> None:
     assert effect_text(nothing, NAMES, reader="keeper") == (
         "Vol\u00a0: vous n’aviez aucun pli à prendre"
     )
+
+
+def test_a_swap_gives_until_both_have_chosen_then_gave(french: None) -> None:
+    """The Swap of the last trick is to come while the players choose, done once they have."""
+    state = play(playing(*ELIXIR_AND_CLUBS), ("keeper", "1D"), ("shadow", "5S"))
+    entry = state["history"][-1]
+
+    def view_of(state: dict) -> dict:
+        return {"history": state["history"], "phase": state["phase"], "names": NAMES}
+
+    choosing = {**view_of(state), "look": "standard", "seat": "keeper"}
+    assert trick_effect(entry, choosing) == "Troc\u00a0: chacun donne 2 cartes"
+    state = apply(state, "keeper", {"swap": ["2D", "3D"]})
+    assert (
+        trick_effect(entry, {**choosing, **view_of(state)}) == "Troc\u00a0: chacun donne 2 cartes"
+    )
+    state = apply(state, "shadow", {"swap": ["1C", "2C"]})
+    assert (
+        trick_effect(entry, {**choosing, **view_of(state)}) == "Troc\u00a0: chacun a donné 2 cartes"
+    )
+    with force_locale("en"):
+        assert trick_effect(entry, choosing) == "Swap: each gives 2 cards"
+        assert trick_effect(entry, {**choosing, **view_of(state)}) == "Swap: each gave 2 cards"

@@ -17,7 +17,7 @@ from typing import Any, TypeGuard
 from flask import current_app
 from itsdangerous import BadSignature
 
-from ..game_text import card_name, effect_text, suit_name, the_seat, upfirst
+from ..game_text import card_name, suit_name, the_seat, trick_effect, upfirst
 from ..language import gettext, ngettext, recipient_locale
 from ..links import serializer
 from ..models import Player, is_row_id
@@ -199,10 +199,6 @@ def _who(seat: str, view: Mapping[str, Any]) -> str:
     return gettext("you") if seat == view["seat"] else str(view["names"][seat])
 
 
-def _effect(entry: Mapping[str, Any], view: Mapping[str, Any]) -> str:
-    return effect_text(entry, view["names"], view["look"], view["seat"])
-
-
 def last_trick(view: Mapping[str, Any]) -> str:
     """What the last trick was, in words: cards, winner and what its elixir did."""
     if not view["history"]:
@@ -217,7 +213,7 @@ def last_trick(view: Mapping[str, Any]) -> str:
             name=view["names"][entry["winner"]],
         )
     if entry["effect"]:
-        text += f" {_effect(entry, view)}."
+        text += f" {trick_effect(entry, view)}."
     return text
 
 
@@ -228,13 +224,13 @@ def trick(entry: Mapping[str, Any], view: Mapping[str, Any]) -> str:
     if entry["effect"] and mine:
         return gettext(
             "Round %(round)s, trick %(trick)s: %(cards)s; you won (%(effect)s).",
-            effect=_effect(entry, view),
+            effect=trick_effect(entry, view),
             **words,
         )
     if entry["effect"]:
         return gettext(
             "Round %(round)s, trick %(trick)s: %(cards)s; %(name)s won (%(effect)s).",
-            effect=_effect(entry, view),
+            effect=trick_effect(entry, view),
             name=view["names"][entry["winner"]],
             **words,
         )

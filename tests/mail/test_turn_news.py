@@ -98,6 +98,7 @@ def test_a_trick_in_an_email_calls_its_reader_you(app: Flask) -> None:
         "names": {"keeper": "Kim", "shadow": "Sam"},
         "look": "standard",
         "history": [entry],
+        "phase": "play",
     }
     with app.app_context():
         assert trick(entry, view) == (
