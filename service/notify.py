@@ -65,8 +65,11 @@ def _context(player: Player) -> dict[str, Any]:
 
 
 def opponent_away_until(player: Player, now: datetime | None = None) -> str | None:
-    """When the player's opponent in this game comes back from vacation (ISO, UTC), if away."""
+    """When the player's opponent in this game comes back from vacation (ISO, UTC), if away
+    while the game is open: a closed game has no deadline for a vacation to hold."""
     game = player.game
+    if game.status != "active":
+        return None
     opponent = game.player("shadow" if player.seat == "keeper" else "keeper")
     if opponent.email is None:  # the computer takes no vacation
         return None

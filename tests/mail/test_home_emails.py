@@ -183,3 +183,30 @@ def test_the_opponent_reads_of_a_vacation(
     to_sam = smtp_server.handler.to("sam@example.com")
     assert to_sam and all("Kim is on vacation until" in m.text for m in to_sam)
     assert all("on vacation" not in m.text for m in smtp_server.handler.to(KIM))
+
+
+def test_a_vacation_is_not_told_once_the_game_is_over(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    deliver: Callable[[], int],
+    smtp_server: SMTPServer,
+) -> None:
+    """A closed game has no deadline for a vacation to hold: its last email and its page say
+    nothing of one, where the emails of the game in play did."""
+    game = make_game(seed=11)
+    with app.app_context(), transaction():
+        homes.take_vacation(KIM, 3)
+    deliver()
+    for _ in one_by_one(app, game["id"], 3):
+        deliver()
+    to_sam = smtp_server.handler.to("sam@example.com")
+    during, last = to_sam[:-1], to_sam[-1]
+    assert "game over" in last.message["Subject"], last.message["Subject"]
+    assert any(
+        "Kim is on vacation until" in m.text
+        and "their deadlines are suspended until then." in m.text
+        for m in during
+    )
+    assert "on vacation" not in last.text
+    assert "on vacation" not in client.get(f"/play/{game['shadow']}").get_data(as_text=True)
