@@ -101,9 +101,7 @@ REASONS: dict[str, Callable[[], str]] = {
     "no_such_card": lambda: gettext("Split Mind has no such card."),
     "one_card": lambda: gettext("Play one card at a time."),
     "two_suits": lambda: gettext("Your reply names more than one suit: name one only."),
-    "stale": lambda: gettext(
-        "Your reply answers an older email: the game has moved on since, so nothing was changed."
-    ),
+    "stale": lambda: gettext("This reply answers an older email: the game has moved on since."),
     # The game service's refusals other than a rule (games.StaleVersion, games.GameClosed).
     "closed": lambda: gettext("This game takes no more moves."),
 }

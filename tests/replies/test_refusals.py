@@ -219,7 +219,11 @@ def test_a_stale_reply_is_refused(app, client, started, smtp_server, deliver, in
     version = snapshot(app, game)[0]
     send(inbound, message)
     answer = refused(app, game, smtp_server, deliver, message, "keeper", version)
-    assert "Your reply answers an older email" in answer.text
+    assert (
+        "Nothing was changed in the game. This reply answers an older email: the game has moved"
+        " on since.\n" in answer.text.replace("\r\n", "\n")
+    )
+    assert answer.text.count("changed") == 1
 
 
 def test_an_illegal_card_is_refused_in_the_words_of_the_page(
@@ -246,7 +250,7 @@ def test_an_illegal_card_is_refused_in_the_words_of_the_page(
     answer = refused(app, game, smtp_server, deliver, message, follower, version)
     with app.app_context():
         reason = follow_reason(seen[follower]["table"][0], seen[follower]["hand"], "standard")
-    assert f"Nothing was changed in the game: {reason}" in answer.text
+    assert f"Nothing was changed in the game. {reason}" in answer.text
     assert "Your legal moves:" in answer.text
 
 
