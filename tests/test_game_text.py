@@ -14,6 +14,7 @@ from service.game_text import (
     effect_name,
     effect_text,
     poses_as_computer,
+    rules_summary,
     seat_name,
     suit_name,
     suit_symbol,
@@ -198,3 +199,7 @@ def test_a_swap_gives_until_both_have_chosen_then_gave(french: None) -> None:
     with force_locale("en"):
         assert trick_effect(entry, choosing) == "Swap: each gives 2 cards"
         assert trick_effect(entry, {**choosing, **view_of(state)}) == "Swap: each gave 2 cards"
+
+
+def test_the_classic_colours_agree_with_cards_in_french(french: None) -> None:
+    assert "des cartes rouges, vertes et violettes de 1 à 7" in rules_summary("classic")[0]
