@@ -324,7 +324,7 @@ def test_since_your_last_move_tells_what_the_opponent_did(client, make_game) -> 
     client.post(f"/api/play/{game['shadow']}", json={"version": 4, "play": "5H"})
     news = re.sub(r"<[^>]+>", "", page(client, game["keeper"]).split('class="news"')[1])
     assert "Exchange done" not in news
-    assert "Trick 1: You led 6♥; Sam played 7♥: Sam won." in news
+    assert "Trick 1: you led 6♥; Sam played 7♥: Sam won." in news
     assert "Sam leads 5♥." in news
 
 
