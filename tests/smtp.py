@@ -26,6 +26,7 @@ class Received:
 
     envelope_to: list[str]
     message: EmailMessage
+    raw: bytes  # the message as it came, before any parsing decoded its headers
 
     @property
     def text(self) -> str:
@@ -113,7 +114,7 @@ class Handler:
             message = email.message_from_bytes(
                 envelope.original_content, policy=email.policy.default
             )
-            item = Received(list(envelope.rcpt_tos), message)  # type: ignore[arg-type]
+            item = Received(list(envelope.rcpt_tos), message, envelope.original_content)  # type: ignore[arg-type]
             self.received.append(item)
         if self.on_data:
             self.on_data(item)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import smtplib
 import socket
 import time
@@ -33,6 +34,8 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from email import charset
+from email.policy import SMTP, EmailPolicy
+from email.utils import formataddr, parseaddr
 from functools import partial
 
 from email_validator import validate_email
@@ -134,7 +137,7 @@ class Transport:
         message being written out (an address that needs SMTPUTF8, say).
         """
         assert message.subject is not None, "a message is written before it is sent"
-        mail = Message(
+        mail = Outgoing(
             subject=message.subject,
             recipients=[envelope_address(message.recipient)],
             body=message.text_body,
@@ -172,6 +175,83 @@ class Transport:
             except (smtplib.SMTPException, OSError):
                 self.connection.host.close()
         self.connection = None
+
+
+# A header's line: 78 characters where it can be folded at white space, 998 at most (RFC 5322).
+FOLD_WIDTH, MAX_LINE = 78, 998
+# A line break that folds a header: the break goes, its white space stays.
+FOLD = re.compile(r"\r?\n(?=[ \t])")
+# A word of a header with the white space before it, where a fold may go.
+SPACED_WORD = re.compile(r"[ \t]*[^ \t]+")
+
+
+def folded_at_spaces(name: str, value: str, linesep: str) -> str | None:
+    """The header ``name: value`` folded at its white space, or ``None`` if it cannot be so.
+
+    Each line holds 78 characters where it can; a longer word (a link in angle
+    brackets, say) stays whole on a line of its own, after the name on the
+    first. ``None`` for a value that is not ASCII, holds a line break that is
+    not a fold, or has a word no line of 998 characters can hold.
+    """
+    text = FOLD.sub("", f"{name}: {value}")
+    if not text.isascii() or "\r" in text or "\n" in text:
+        return None
+    first, *words = SPACED_WORD.findall(text)
+    lines = [first]
+    for word in words:
+        if len(lines[-1]) + len(word) > FOLD_WIDTH and lines[-1] != first:
+            lines.append(word)
+        else:
+            lines[-1] += word
+    if any(len(line) > MAX_LINE for line in lines):
+        return None
+    return linesep.join(lines) + linesep
+
+
+class AsciiHeaders(EmailPolicy):
+    """``policy.SMTP``, except that a header in ASCII goes out as written, folded at its spaces.
+
+    The standard library folds a header longer than a line by encoding it
+    (RFC 2047), even one in plain ASCII: the link of a ``List-Unsubscribe``
+    would go out as encoded words, which no mail client reads as a link (RFC
+    2369 and 8058 want it as written). A header object (a subject or a sender
+    that is not ASCII, see :class:`Outgoing`), and a value that cannot be folded
+    at its spaces, are the standard library's to write.
+    """
+
+    def fold(self, name: str, value: str) -> str:
+        """The header as text, with this policy's line ends."""
+        folded = None if hasattr(value, "name") else folded_at_spaces(name, value, self.linesep)
+        return folded if folded is not None else super().fold(name, value)
+
+    def fold_binary(self, name: str, value: str) -> bytes:
+        """The header as bytes, with this policy's line ends."""
+        folded = None if hasattr(value, "name") else folded_at_spaces(name, value, self.linesep)
+        return folded.encode("ascii") if folded is not None else super().fold_binary(name, value)
+
+
+ASCII_HEADERS = AsciiHeaders() + SMTP
+
+
+class Outgoing(Message):
+    """A Flask-Mail message written out with its ASCII headers as they are (:class:`AsciiHeaders`).
+
+    Flask-Mail encodes every sender's name, ``Split Mind`` as
+    ``=?utf-8?q?Split_Mind?=``, and a subject that is not ASCII in encoded words
+    too long for the line that starts with ``Subject:``: the standard library
+    writes both instead, encoding only what is not ASCII.
+    """
+
+    def as_bytes(self) -> bytes:
+        """The message as SMTP carries it."""
+        message = self._message()
+        message.policy = ASCII_HEADERS  # headers set from now on are the standard library's
+        sender = self.sender if isinstance(self.sender, str) else formataddr(self.sender)
+        if parseaddr(sender)[1].isascii():  # Flask-Mail writes a domain that is not in IDNA
+            message.replace_header("From", sender)
+        if self.subject and not self.subject.isascii():
+            message.replace_header("Subject", self.subject)
+        return message.as_bytes()
 
 
 def envelope_address(address: str) -> str:

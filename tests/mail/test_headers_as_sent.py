@@ -1,0 +1,108 @@
+"""An email's headers as the SMTP server receives them: ASCII as written, the rest encoded.
+
+The tests read the raw bytes: a parser decodes what an encoded word hides,
+and mail clients take a ``List-Unsubscribe`` only as written (RFC 2369, 8058).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from service.mail.worker import Outgoing, folded_at_spaces
+from service.models import OutboxMessage, db
+
+from ..helpers import random_move
+from ..smtp import Received, SMTPServer
+
+SENDER = "Partie à deux <jeu@splitmind.test>"
+# The headers the service writes in ASCII: each goes out as written.
+ASCII = ("List-Unsubscribe", "List-Unsubscribe-Post", "Reply-To", "Message-ID", "In-Reply-To")
+ASCII += ("References", "Auto-Submitted")
+
+
+@pytest.fixture
+def app_config(mail_config: dict[str, Any]) -> dict[str, Any]:
+    return {**mail_config, "REPLY_ADDRESS": "play@splitmind.test", "MAIL_DEFAULT_SENDER": SENDER}
+
+
+def header_lines(received: Received) -> dict[str, list[str]]:
+    """The lines of each header of the message as it came, by name (the folds kept)."""
+    head = re.split(rb"\r?\n\r?\n", received.raw, maxsplit=1)[0].decode("ascii")
+    headers: dict[str, list[str]] = {}
+    # Each header starts a line; a line that starts with white space continues the one before.
+    for field in re.split(r"\r?\n(?![ \t])", head):
+        headers[field.split(":", 1)[0]] = re.split(r"\r?\n", field)
+    return headers
+
+
+def test_ascii_headers_go_out_as_written(
+    app: Flask,
+    client: FlaskClient,
+    make_game: Callable[..., dict[str, Any]],
+    smtp_server: SMTPServer,
+    deliver: Callable[[], int],
+) -> None:
+    """Unencoded, folded at spaces only, each link whole on one line; a French subject and a
+    sender's name with accents encoded, and read back as they were."""
+    game = make_game(seed=11, keeper_language="fr")
+    deliver()
+    rng = random.Random(3)
+    for _ in range(4):
+        random_move(client, game, rng)
+        deliver()
+    threaded = [r for r in smtp_server.received if r.message["References"]]
+    assert threaded and len(smtp_server.received) > len(threaded)
+    assert any(r.message["Reply-To"] for r in threaded)
+    for received in smtp_server.received:
+        headers = header_lines(received)
+        for name in ASCII:
+            for line in headers.get(name, []):
+                assert "=?" not in line, line
+        for lines in headers.values():
+            # A longer line is one word, after the header's name on the first line.
+            for n, line in enumerate(lines):
+                assert len(line) <= 78 or len(line.split()) == 1 + (n == 0), lines
+        (unsubscribe,) = headers["List-Unsubscribe"]
+        link = str(received.message["List-Unsubscribe"])
+        assert unsubscribe == f"List-Unsubscribe: {link}" and len(unsubscribe) > 78
+        assert re.fullmatch(r"<http://splitmind\.test/unsubscribe/[\w.-]+>", link)
+        if received.message["Reply-To"]:
+            assert headers["Reply-To"] == [f"Reply-To: {received.message['Reply-To']}"]
+        assert received.message["From"].addresses[0].display_name == "Partie à deux"
+        assert "=?" in "".join(headers["From"])
+    (french, *_) = smtp_server.handler.to("kim@example.com")
+    with app.app_context():
+        row = db.session.scalars(
+            db.select(OutboxMessage).where(OutboxMessage.recipient == "kim@example.com")
+        ).first()
+        assert row is not None
+        subject = row.subject
+    assert not subject.isascii()
+    assert french.message["Subject"] == subject
+    assert "=?utf-8?" in "".join(header_lines(french)["Subject"])
+
+
+def test_a_sender_in_ascii_goes_out_as_written(app: Flask) -> None:
+    with app.test_request_context():
+        mail = Outgoing(subject="Hi", recipients=["kim@example.com"], body="Hi", html="<p>Hi")
+        mail.sender = "Split Mind <splitmind@splitmind.test>"
+        assert b"\r\nFrom: Split Mind <splitmind@splitmind.test>\r\n" in mail.as_bytes()
+
+
+def test_a_long_ascii_header_folds_at_its_spaces_only() -> None:
+    references = " ".join(f"<game{n}.keeper.1700000000@splitmind.test>" for n in range(5))
+    folded = folded_at_spaces("References", references, "\r\n")
+    assert folded is not None and "=?" not in folded
+    lines = folded.removesuffix("\r\n").split("\r\n")
+    assert all(len(line) <= 78 for line in lines) and len(lines) == 5
+    assert "".join(lines) == f"References: {references}"
+    assert folded_at_spaces("Subject", "Un cœur", "\r\n") is None
+    assert folded_at_spaces("X-Note", "one\r\ntwo: injected", "\r\n") is None
+    assert folded_at_spaces("X-Note", "x" * 991, "\r\n") is None  # 999 characters
