@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import click
 from flask import Flask
+from limits.storage import SCHEMES, Storage
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
@@ -56,7 +57,10 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "IMAP_FOLDER": ("INBOX", "IMAP folder where replies arrive"),
     "IMAP_DONE_FOLDER": ("Handled", "IMAP folder where `mail fetch` moves what it handled"),
     "RATELIMIT_STORAGE_URI": ("memory://", "Flask-Limiter storage, e.g. redis://host:6379"),
-    "MAX_CONTENT_LENGTH": ("8192", "bytes a request body may hold; a larger one is refused (413)"),
+    "MAX_CONTENT_LENGTH": (
+        "8192",
+        "bytes a request body may hold (1024 at least); more is refused (413)",
+    ),
     "DEFAULT_DAYS_PER_MOVE": ("7", "days a player has for each move; 0 for no deadline"),
     "VACATION_DAYS_PER_YEAR": ("30", "whole days of vacation a player may take each year"),
     "BOT_DELAY_SECONDS": (
@@ -93,6 +97,11 @@ LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 # the service reads takes more than 254 characters, and no form more than a dozen fields.
 FORM_FIELD_BYTES = 1024
 FORM_PARTS = 50
+# The least MAX_CONTENT_LENGTH: a body smaller than one form field's most holds no form at all.
+LEAST_BODY = FORM_FIELD_BYTES
+# The schemes of the rate-limit storages Flask-Limiter can use (the limits library's, but the
+# async ones).
+LIMIT_STORAGES = frozenset(name for name, kind in SCHEMES.items() if issubclass(kind, Storage))
 # How long an admin's sign-in lasts at most (the cookie also ends with the browser session).
 ADMIN_SESSION_LIFETIME = timedelta(hours=12)
 
@@ -152,10 +161,10 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         IMAP_FOLDER=env["IMAP_FOLDER"],
         IMAP_DONE_FOLDER=env["IMAP_DONE_FOLDER"],
         MAIL_SUPPRESS_SEND=False,  # the worker decides: SMTP or the local mailbox
-        RATELIMIT_STORAGE_URI=env["RATELIMIT_STORAGE_URI"],
+        RATELIMIT_STORAGE_URI=limit_storage(env),
         # Werkzeug refuses a larger body (413) while reading it, before any form or JSON is
         # parsed, and stops reading a body sent without a length once it passes the limit.
-        MAX_CONTENT_LENGTH=number(env, "MAX_CONTENT_LENGTH", int),
+        MAX_CONTENT_LENGTH=number(env, "MAX_CONTENT_LENGTH", int, least=LEAST_BODY),
         MAX_FORM_MEMORY_SIZE=FORM_FIELD_BYTES,
         MAX_FORM_PARTS=FORM_PARTS,
         DEFAULT_DAYS_PER_MOVE=number(env, "DEFAULT_DAYS_PER_MOVE", int, most=365),
@@ -238,11 +247,16 @@ def check_production(env: Mapping[str, Any]) -> None:
 
 
 def number(
-    env: Mapping[str, Any], name: str, kind: type[Number], *, most: float | None = None
+    env: Mapping[str, Any],
+    name: str,
+    kind: type[Number],
+    *,
+    least: float = 0,
+    most: float | None = None,
 ) -> Number:
-    """A numeric setting from 0 to ``most``, or a :class:`ConfigError` naming it (never a
-    ``ValueError``, nor a value that fails later: ``nan``, ``inf``, a day of timeout past what
-    PostgreSQL counts in milliseconds, a port past 65535)."""
+    """A numeric setting from ``least`` to ``most``, or a :class:`ConfigError` naming it (never
+    a ``ValueError``, nor a value that fails later: ``nan``, ``inf``, a day of timeout past what
+    PostgreSQL counts in milliseconds, a port past 65535, a body limit no form fits in)."""
     value = env[name]
     what = "a whole number" if kind is int else "a number"
     try:
@@ -253,6 +267,8 @@ def number(
         raise ConfigError(f"{name} must be {what}, not {value!r}")
     if result < 0:
         raise ConfigError(f"{name} must not be negative, not {value!r}")
+    if result < least:
+        raise ConfigError(f"{name} must be at least {least:g}, not {value!r}")
     if most is not None and result > most:
         raise ConfigError(f"{name} must be at most {most:g}, not {value!r}")
     return result
@@ -283,6 +299,23 @@ def reply_address(env: Mapping[str, Any]) -> str | None:
             f"REPLY_ADDRESS must be a plain address such as play@example.org, not {value!r}"
         )
     return f"{local}@{domain.lower()}"
+
+
+def limit_storage(env: Mapping[str, Any]) -> str:
+    """``RATELIMIT_STORAGE_URI``, if its scheme names a storage of :data:`LIMIT_STORAGES`.
+
+    Flask-Limiter would refuse any other with a traceback as the app starts. The
+    message shows the scheme alone: the rest of the URL may hold a password.
+    """
+    value = str(env["RATELIMIT_STORAGE_URI"])
+    scheme = urlsplit(value).scheme if "://" in value else ""
+    if scheme not in LIMIT_STORAGES:
+        given = f"'{scheme}://…'" if scheme else "a URL without a scheme"
+        raise ConfigError(
+            "RATELIMIT_STORAGE_URI must be memory:// or a storage such as redis://host:6379/0, "
+            f"not {given}"
+        )
+    return value
 
 
 def log_level(env: Mapping[str, Any]) -> str:

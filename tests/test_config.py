@@ -86,6 +86,23 @@ REFUSED = [
         "DATABASE_STATEMENT_TIMEOUT must not be negative, not '-1'",
     ),
     ({"TRUSTED_PROXIES": "-1"}, "TRUSTED_PROXIES must not be negative, not '-1'"),
+    # A service that would start and refuse every body, or fail to start with a traceback.
+    ({"MAX_CONTENT_LENGTH": "0"}, "MAX_CONTENT_LENGTH must be at least 1024, not '0'"),
+    (
+        {"RATELIMIT_STORAGE_URI": "bogus://:secret@x"},
+        "RATELIMIT_STORAGE_URI must be memory:// or a storage such as redis://host:6379/0, "
+        "not 'bogus://…'",
+    ),
+    (
+        {"RATELIMIT_STORAGE_URI": "async+memory://"},
+        "RATELIMIT_STORAGE_URI must be memory:// or a storage such as redis://host:6379/0, "
+        "not 'async+memory://…'",
+    ),
+    (
+        {"RATELIMIT_STORAGE_URI": "localhost:6379"},
+        "RATELIMIT_STORAGE_URI must be memory:// or a storage such as redis://host:6379/0, "
+        "not a URL without a scheme",
+    ),
     ({"MAIL_USE_TLS": "maybe"}, "MAIL_USE_TLS must be true or false, not 'maybe'"),
     ({"LOG_LEVEL": "loud"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, not 'LOUD'"),
     ({"LOG_FORMAT": "xml"}, "LOG_FORMAT must be text or json, not 'xml'"),
@@ -154,6 +171,8 @@ BAD_VALUES = refused(
     "REPLY_ADDRESS",
     "REPLY_ANSWERS_PER_HOUR",
     "IMAP_PORT",
+    "MAX_CONTENT_LENGTH",
+    "RATELIMIT_STORAGE_URI",
 )
 
 

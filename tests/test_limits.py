@@ -125,10 +125,10 @@ def test_multipart_forms_hold_short_fields_and_few_of_them(
 
 def test_the_limit_is_a_setting(tmp_path, sqlite_template) -> None:
     app = create_app(
-        {**base_config(f"sqlite:///{sqlite_template}", tmp_path), "MAX_CONTENT_LENGTH": "100"}
+        {**base_config(f"sqlite:///{sqlite_template}", tmp_path), "MAX_CONTENT_LENGTH": "1024"}
     )
-    assert app.config["MAX_CONTENT_LENGTH"] == 100
-    response = app.test_client().post("/links", data={"email": "a" * 100 + "@example.com"})
+    assert app.config["MAX_CONTENT_LENGTH"] == 1024
+    response = app.test_client().post("/links", data={"email": "a" * 1024 + "@example.com"})
     assert response.status_code == 413
 
 
