@@ -123,12 +123,28 @@ def is_outage(exc: BaseException) -> bool:
     return isinstance(orig, PostgreSQLUnavailable)
 
 
+def outage_reason(exc: BaseException) -> str:
+    """What an outage's driver said, in one line: the first of its message.
+
+    libpq goes on over more lines (``Is the server running on that host…``)
+    and so does SQLAlchemy's wrapper, with the statement: every log line, the
+    web's, the mail worker's and the reply readers', and every command's error
+    is one line.
+    """
+    reason = getattr(exc, "orig", None) or exc
+    said = str(reason).strip().splitlines()
+    return said[0] if said else type(reason).__name__
+
+
 def unavailable(what: str, reason: BaseException) -> Response:
-    """503 with ``Retry-After`` for an outage of ``what``, logged as one warning line with the
-    first line of what its driver said (no traceback: the outage is not the service's fault)."""
-    said = str(reason).strip().splitlines() or [type(reason).__name__]
+    """503 with ``Retry-After`` for an outage of ``what``, logged as one warning line with
+    what its driver said (no traceback: the outage is not the service's fault)."""
     log.warning(
-        "%s unavailable: %s; answered 503 to %s %s", what, said[0], request.method, request.path
+        "%s unavailable: %s; answered 503 to %s %s",
+        what,
+        outage_reason(reason),
+        request.method,
+        request.path,
     )
     return http_error(ServiceUnavailable(retry_after=RETRY_AFTER))
 
@@ -140,7 +156,7 @@ def database_unavailable(exc: SQLAlchemyError) -> Response:
     """
     if not is_outage(exc):
         raise exc
-    return unavailable("database", getattr(exc, "orig", None) or exc)
+    return unavailable("database", exc)
 
 
 def limits_unavailable(exc: StorageError) -> Response:

@@ -46,7 +46,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from .. import addresses, metrics
-from ..errors import is_outage
+from ..errors import is_outage, outage_reason
 from ..models import OutboxMessage, WorkerHeartbeat, db, insert_new, utcnow
 from ..storable import storable
 from ..unit_of_work import after_commit, transaction
@@ -581,7 +581,7 @@ def run(
                     raise
                 down.setdefault("database", time.monotonic())
                 if is_outage(exc):
-                    reason = getattr(exc, "orig", None) or exc
+                    reason = outage_reason(exc)
                     log.warning("database unavailable, waiting %.0fs: %s", pause, reason)
                 else:
                     log.error("worker pass failed, waiting %.0fs", pause, exc_info=exc)
@@ -589,7 +589,8 @@ def run(
                 if once:
                     raise
                 down.setdefault("SMTP server", time.monotonic())
-                log.warning("SMTP server unavailable, waiting %.0fs: %s", pause, exc)
+                reason = outage_reason(exc)
+                log.warning("SMTP server unavailable, waiting %.0fs: %s", pause, reason)
             else:
                 if once:
                     return handled

@@ -36,7 +36,7 @@ from imap_tools import (
 from imap_tools.utils import check_command_status
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..errors import is_outage
+from ..errors import is_outage, outage_reason
 from ..models import db
 from .inbound import MAX_MESSAGE_BYTES, Outcome, receive
 from .tags import tag_in
@@ -71,9 +71,7 @@ class Delivery:
             await asyncio.get_running_loop().run_in_executor(None, read)
         except Exception as exc:
             if is_outage(exc):
-                log.warning(
-                    "reply put off, the database is unavailable: %s", getattr(exc, "orig", exc)
-                )
+                log.warning("reply put off, the database is unavailable: %s", outage_reason(exc))
                 reply = "451 4.3.0 Try again later"
             else:
                 # Reading it again would fail again (a database error that is no outage too):
@@ -253,7 +251,7 @@ def fetch(
         except (OSError, imaplib.IMAP4.error, SQLAlchemyError) as exc:
             if once:
                 raise
-            log.warning("IMAP reading paused, waiting %.0fs: %s", poll, exc)
+            log.warning("IMAP reading paused, waiting %.0fs: %s", poll, outage_reason(exc))
         if should_stop():
             return handled
         _sleep(poll, should_stop)

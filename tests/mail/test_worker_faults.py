@@ -394,12 +394,15 @@ def test_the_worker_waits_the_pauses_it_logs(
     with app.app_context():
         worker.run(poll=1, should_stop=lambda: len(pauses) == 4)
         db.engine.dispose()
-    said = [
-        float(r.getMessage().split("waiting ")[1].split("s:")[0])
+    outages = [
+        r.getMessage()
         for r in caplog.records
         if r.getMessage().startswith("database unavailable, waiting")
     ]
+    said = [float(message.split("waiting ")[1].split("s:")[0]) for message in outages]
     assert said == pauses == [1, 2, 4, 8]
+    # One line each: libpq's hint on a line of its own ("Is the server running...") is left out.
+    assert all("\n" not in m and m.endswith("Connection refused") for m in outages), outages
 
 
 def test_one_pass_with_no_connection_free_ends_with_one_line(

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from email.message import EmailMessage
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,13 +17,15 @@ from flask.testing import FlaskCliRunner
 from imap_tools import BaseMailBox, MailboxMoveError, MailBoxUnencrypted
 from imap_tools.idle import IdleManager
 
+from service import create_app
 from service.models import Game, db
 from service.perspective import player_view
 from service.replies import servers
 
-from ..conftest import IN_CI
+from ..conftest import IN_CI, base_config
 from ..helpers import pick_action
 from ..imap import IMAPServer, dovecot
+from ..smtp import free_port
 from .conftest import REPLY_ADDRESS
 from .helpers import reply_message
 
@@ -223,6 +226,34 @@ def test_without_a_server_one_pass_fails_with_one_line(app: Flask, runner, imap_
     result = runner.invoke(args=["mail", "fetch", "--once"])
     assert result.exit_code == 1
     assert "the IMAP server is unavailable" in result.output
+
+
+def test_reading_paused_by_a_database_outage_is_one_line_in_the_log(
+    app_config: dict[str, Any],
+    imap_server: IMAPServer,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    nowhere = f"postgresql://root@127.0.0.1:{free_port()}/splitmind"
+    app = create_app({**app_config, **base_config(nowhere, tmp_path)})
+    reply = EmailMessage()
+    reply["From"] = "kim@example.com"
+    local, _, domain = REPLY_ADDRESS.partition("@")
+    reply["To"] = reply["Delivered-To"] = f"{local}+1.0.{'a' * 26}@{domain}"  # read from the db
+    reply.set_content("5H")
+    with mailbox(imap_server) as box:
+        box.append(reply.as_bytes(policy=reply.policy.clone(linesep="\r\n")), "INBOX")
+    end = time.monotonic() + 30
+
+    def warned() -> bool:
+        return time.monotonic() > end or any(r.name == servers.__name__ for r in caplog.records)
+
+    servers.fetch(app, once=False, poll=0, should_stop=warned)
+    with app.app_context():
+        db.engine.dispose()
+    (paused,) = [r.getMessage() for r in caplog.records if r.name == servers.__name__]
+    assert paused.startswith("IMAP reading paused, waiting 0s: ")
+    assert "\n" not in paused and paused.endswith("Connection refused")
 
 
 def test_a_strangers_message_to_a_tag_no_player_can_have_holds_up_no_reply(

@@ -115,8 +115,11 @@ def refusal_of_a_reply(port: int) -> int:
     return refused.value.smtp_code
 
 
-def test_a_reply_is_put_off_while_the_database_is_down(tmp_path) -> None:
-    """A temporary refusal (451): the mail server keeps the reply and tries again later."""
+def test_a_reply_is_put_off_while_the_database_is_down(
+    tmp_path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A temporary refusal (451): the mail server keeps the reply and tries again later. The
+    log says why in one line."""
     config = {
         **base_config("postgresql://root@127.0.0.1:1/nowhere", tmp_path / "instance"),
         "REPLY_ADDRESS": REPLY_ADDRESS,
@@ -131,6 +134,9 @@ def test_a_reply_is_put_off_while_the_database_is_down(tmp_path) -> None:
     finally:
         STARTED_SMTP.discard(("127.0.0.1", port))
         controller.stop()
+    (put_off,) = [r.getMessage() for r in caplog.records if r.name == servers.__name__]
+    assert put_off.startswith("reply put off, the database is unavailable: ")
+    assert "\n" not in put_off and put_off.endswith("Connection refused")
 
 
 def test_a_reply_the_database_refuses_is_refused_for_good(
