@@ -14,9 +14,11 @@ from typing import Any
 import click
 from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
+from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.serving import run_simple
 
 from . import bots, computer, deadlines, games
+from .errors import is_outage, outage_reason
 from .links import player_url
 from .mail import worker
 from .models import MAX_ID, Game, db
@@ -41,7 +43,31 @@ class Seconds(click.FloatRange):
         return seconds
 
 
-games_cli = AppGroup("games", help="Create, inspect and correct games.")
+class ServiceCommand(click.Command):
+    """A command that ends on a database outage with one line, ``Error: the database is
+    unavailable: <the driver's reason>``, and exit status 1, rather than a traceback.
+
+    Any other error goes on to be the traceback it is: a fault to look into.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command, an outage of the database said as a :class:`click.ClickException`."""
+        try:
+            return super().invoke(ctx)
+        except SQLAlchemyError as exc:
+            if not is_outage(exc):
+                raise
+            raise click.ClickException(
+                f"the database is unavailable: {outage_reason(exc)}"
+            ) from None
+
+
+class ServiceGroup(ServiceCommand, AppGroup):
+    """Flask's command group (each command runs in the app context), which says a database
+    outage in any of its commands in one line, as a :class:`ServiceCommand`."""
+
+
+games_cli = ServiceGroup("games", help="Create, inspect and correct games.")
 
 
 @games_cli.command("create")
@@ -182,7 +208,7 @@ def correct_address(game_id: int, seat: Seat, address: str, admin: str) -> None:
     click.echo(f"The {seat} of game {game_id} is now {email}; a new link is on its way.")
 
 
-mail_cli = AppGroup("mail", help="Deliver queued email; read replies.")
+mail_cli = ServiceGroup("mail", help="Deliver queued email; read replies.")
 
 
 @mail_cli.command("worker")
@@ -212,11 +238,10 @@ def mail_worker(once: bool, poll: float) -> None:
         return
     try:
         handled = worker.run(once=True, moves=moves)
-    except worker.DATABASE_ERRORS as exc:
-        reason = getattr(exc, "orig", None) or exc
-        raise click.ClickException(f"the database is unavailable: {reason}") from None
     except (smtplib.SMTPException, OSError) as exc:
-        raise click.ClickException(f"the SMTP server is unavailable: {exc}") from None
+        raise click.ClickException(
+            f"the SMTP server is unavailable: {outage_reason(exc)}"
+        ) from None
     if moves.made:
         click.echo(f"made {moves.made} computer move(s)")
     click.echo(f"handled {handled} message(s)")
@@ -271,7 +296,7 @@ def mail_fetch(once: bool, poll: float) -> None:
     servers.fetch(app, once=False, poll=poll, should_stop=stop.is_set)
 
 
-@click.command("tick")
+@click.command("tick", cls=ServiceCommand)
 @with_appcontext
 def tick() -> None:
     """Run the deadline sweep once (reminders, timeouts, digests) and make the computer's
@@ -281,7 +306,7 @@ def tick() -> None:
     click.echo(f"made {computer.ComputerMoves()()} computer move(s)")
 
 
-@click.command("serve")
+@click.command("serve", cls=ServiceCommand)
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=5000, show_default=True, type=PORT)
 @with_appcontext

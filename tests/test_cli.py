@@ -6,16 +6,20 @@ import json
 import random
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 from flask import Flask
 
+from service import create_app
+from service.cli import ServiceCommand
 from service.links import player_for
 from service.models import Game, db
 from service.rules import Variant, run, summary
 
-from .conftest import BASE_URL
+from .conftest import BASE_URL, base_config
 from .helpers import pick_action, redeal
+from .smtp import free_port
 
 pytestmark = pytest.mark.both_backends
 
@@ -148,3 +152,43 @@ def test_show_names_a_variant(app: Flask, runner, make_game) -> None:
     assert result.exit_code == 0
     assert "round 1, play, trick 1; tricks 0-0; track 0/12" in result.output
     assert "  variant: exchange_sizes=0,2,3 track_length=12\n" in result.output
+
+
+@pytest.fixture(scope="module")
+def down(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
+    """An app whose PostgreSQL is not there: nothing listens on its port."""
+    nowhere = f"postgresql://root@127.0.0.1:{free_port()}/splitmind"
+    app = create_app(base_config(nowhere, tmp_path_factory.mktemp("down")))
+    yield app
+    with app.app_context():
+        db.engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["games", "show", "1"],
+        ["games", "export", "1"],
+        ["games", "create", "--keeper", "a@example.com", "--shadow", "b@example.com"],
+        ["games", "correct-address", "1", "keeper", "c@example.com", "--by", "ada"],
+        ["mail", "worker", "--once"],
+        ["tick"],
+        ["admin", "list"],
+    ],
+    ids=" ".join,
+)
+def test_a_database_outage_ends_a_command_with_one_line(down: Flask, args: list[str]) -> None:
+    result = down.test_cli_runner().invoke(args=args)
+    assert result.exit_code == 1, result.exception
+    assert "Traceback" not in result.output
+    said = result.output.splitlines()[-1]  # after the worker's log lines, if any
+    assert said.startswith("Error: the database is unavailable: connection failed: ")
+    assert said.endswith("Connection refused"), result.output
+
+
+def test_every_command_of_the_service_says_an_outage_in_one_line(app: Flask) -> None:
+    """Each is a ServiceCommand, or in a ServiceGroup: a new one as the others."""
+    others = {"db", "playtest"}  # Flask-Migrate's; the simulator's
+    ours = {name: command for name, command in app.cli.commands.items() if name not in others}
+    assert {"games", "mail", "tick", "serve", "admin"} <= set(ours)
+    assert all(isinstance(command, ServiceCommand) for command in ours.values())

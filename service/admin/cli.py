@@ -7,14 +7,14 @@ import os
 from collections.abc import Callable
 
 import click
-from flask.cli import AppGroup
 
+from ..cli import ServiceGroup
 from ..unit_of_work import transaction
 from . import auth, stats
 
 PASSWORD_VARIABLE = "SPLITMIND_ADMIN_PASSWORD"
 
-admin_cli = AppGroup("admin", help="Admin accounts and the dashboard's statistics.")
+admin_cli = ServiceGroup("admin", help="Admin accounts and the dashboard's statistics.")
 
 
 def _password() -> str:
