@@ -13,12 +13,12 @@ from typing import Any
 
 import click
 from flask import Flask, current_app
-from flask.cli import AppGroup, with_appcontext
-from sqlalchemy.exc import SQLAlchemyError
+from flask.cli import with_appcontext
 from werkzeug.serving import run_simple
 
 from . import bots, computer, deadlines, games
-from .errors import is_outage, outage_reason
+from .commands import ServiceCommand, ServiceGroup
+from .errors import outage_reason
 from .links import player_url
 from .mail import worker
 from .models import MAX_ID, Game, db
@@ -41,30 +41,6 @@ class Seconds(click.FloatRange):
         if math.isnan(seconds):
             self.fail(f"{value!r} is not a number of seconds.", param, ctx)
         return seconds
-
-
-class ServiceCommand(click.Command):
-    """A command that ends on a database outage with one line, ``Error: the database is
-    unavailable: <the driver's reason>``, and exit status 1, rather than a traceback.
-
-    Any other error goes on to be the traceback it is: a fault to look into.
-    """
-
-    def invoke(self, ctx: click.Context) -> Any:
-        """Run the command, an outage of the database said as a :class:`click.ClickException`."""
-        try:
-            return super().invoke(ctx)
-        except SQLAlchemyError as exc:
-            if not is_outage(exc):
-                raise
-            raise click.ClickException(
-                f"the database is unavailable: {outage_reason(exc)}"
-            ) from None
-
-
-class ServiceGroup(ServiceCommand, AppGroup):
-    """Flask's command group (each command runs in the app context), which says a database
-    outage in any of its commands in one line, as a :class:`ServiceCommand`."""
 
 
 games_cli = ServiceGroup("games", help="Create, inspect and correct games.")

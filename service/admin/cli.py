@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import click
 
-from ..cli import ServiceGroup
+from ..commands import ServiceGroup
 from ..unit_of_work import transaction
 from . import auth, stats
 

@@ -6,16 +6,16 @@ import json
 import sys
 
 import click
-from flask.cli import AppGroup
 
 from ..bots import LEVELS
+from ..commands import ServiceGroup
 from ..rules import Variant, VariantError
 from ..unit_of_work import transaction
 from .report import describe
 from .runs import save_run
 from .simulate import MOST_GAMES, Settings, figures, simulate
 
-playtest_cli = AppGroup("playtest", help="Computer players on variants of the rules.")
+playtest_cli = ServiceGroup("playtest", help="Computer players on variants of the rules.")
 
 
 def _variant(

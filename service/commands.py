@@ -1,0 +1,35 @@
+"""The service's command classes: a database outage ends any command with one line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from flask.cli import AppGroup
+from sqlalchemy.exc import SQLAlchemyError
+
+from .errors import is_outage, outage_reason
+
+
+class ServiceCommand(click.Command):
+    """A command that ends on a database outage with one line, ``Error: the database is
+    unavailable: <the driver's reason>``, and exit status 1, rather than a traceback.
+
+    Any other error goes on to be the traceback it is: a fault to look into.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command, an outage of the database said as a :class:`click.ClickException`."""
+        try:
+            return super().invoke(ctx)
+        except SQLAlchemyError as exc:
+            if not is_outage(exc):
+                raise
+            raise click.ClickException(
+                f"the database is unavailable: {outage_reason(exc)}"
+            ) from None
+
+
+class ServiceGroup(ServiceCommand, AppGroup):
+    """Flask's command group (each command runs in the app context), which says a database
+    outage in any of its commands in one line, as a :class:`ServiceCommand`."""
