@@ -125,9 +125,9 @@ def test_a_whole_game_on_two_phones(new_game: Callable[..., dict], phone: Callab
     assert "Round 1 is over: 10 tricks for you, 0 for Kim; the track moves 10." in news
     # A finished game keeps every round, trick by trick, folded until opened.
     rounds = pages["shadow"].locator(".history.earlier")
-    assert "Steal: Sam took a trick from Kim" not in rounds.inner_text()
+    assert "Steal: you took a trick from Kim" not in rounds.inner_text()
     rounds.locator("summary").first.click()
-    assert "Steal: Sam took a trick from Kim" in rounds.inner_text()
+    assert "Steal: you took a trick from Kim" in rounds.inner_text()
     assert pages["shadow"].get_by_role("button", name="Ask Kim for a rematch").is_visible()
     screenshot(pages["shadow"], "05-game-over")
     assert api_view(game["api"]["keeper"])["winner"] == "shadow"
