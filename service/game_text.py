@@ -272,6 +272,43 @@ def deadline_text(moment: str, zone: str | None = None) -> str:
     return format_datetime(local, "medium", rebase=False) + f" {zone}"
 
 
+def _owing(view: Mapping[str, Any]) -> str:
+    """Who owes the next move, as the reader sees it: ``you``, ``them`` or ``both``."""
+    acting = view["to_act"]
+    if len(acting) > 1:
+        return "both"
+    return "you" if view["seat"] in acting else "them"
+
+
+def move_due(view: Mapping[str, Any], left: str, *, late: bool = False) -> str:
+    """Whose move is due and how soon, before the date on the move page:
+    ``Sam's move is due in 3 days:``, ``Your move was due 2 hours ago:``, or both
+    players' when both owe a choice (an exchange or swap)."""
+    owing, name = _owing(view), view["opponent"]
+    if owing == "both":
+        if late:
+            return gettext("Your move and %(name)s's were due %(left)s:", name=name, left=left)
+        return gettext("Your move and %(name)s's are due %(left)s:", name=name, left=left)
+    if owing == "you":
+        if late:
+            return gettext("Your move was due %(left)s:", left=left)
+        return gettext("Your move is due %(left)s:", left=left)
+    if late:
+        return upfirst(gettext("%(name)s's move was due %(left)s:", name=name, left=left))
+    return upfirst(gettext("%(name)s's move is due %(left)s:", name=name, left=left))
+
+
+def move_due_on(view: Mapping[str, Any]) -> str:
+    """Whose move is due and by when, as the home page lists a game:
+    ``Sam's move is due Dec 9, 2025, 9:30:00 AM UTC.``"""
+    owing, name, when = _owing(view), view["opponent"], deadline_text(view["deadline"])
+    if owing == "both":
+        return gettext("Your move and %(name)s's are due %(when)s.", name=name, when=when)
+    if owing == "you":
+        return gettext("Your move is due %(when)s.", when=when)
+    return upfirst(gettext("%(name)s's move is due %(when)s.", name=name, when=when))
+
+
 def rules_summary(look: str = "standard") -> list[str]:
     """The rules in six lines, for the move page, the front page and the invitation email."""
     keeper, shadow = the_seat("keeper", look), the_seat("shadow", look)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -12,6 +13,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from bench.random_play import pick_action
 from service import deadlines, games, homes, invitations
 from service.links import address_for, home_token, home_url
 from service.logs import redact
@@ -137,7 +139,7 @@ def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_gam
     assert f"/play/{live['keeper']}" in page and f"/play/{finished['keeper']}" in page
     assert "Your move." in page if live_view["your_turn"] else "Waiting for Sam." in page
     assert f"Round 1 of 3, track {live_view['track']} of 10." in page
-    assert "Next move due" in page
+    assert "Your move and Sam&#39;s are due" in page  # the opening exchange: both owe it
     assert f"Game {finished['id']} against Sam" in page
     assert "won: the" in page or "You won" in page
     assert f"/rematch/{finished['keeper']}" in page  # the rematch button
@@ -145,6 +147,18 @@ def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_gam
     assert f"Cat invites you to game {waiting_game}." in page
     assert "Ann invites" not in page  # Ann has not confirmed her address yet
     assert f'href="/new?email={KIM}&amp;name=Kim"' in page
+
+
+def test_the_deadline_says_whose_move_is_due(app: Flask, client, make_game) -> None:
+    game = make_game(days_per_move=3, shadow_name="Léa")
+    keeper = client.get(f"/api/play/{game['keeper']}").get_json()
+    choice = {"version": 0, **pick_action(keeper, random.Random(3))}
+    assert client.post(f"/api/play/{game['keeper']}", json=choice).status_code == 200
+    page = client.get(home_of(app) + "?lang=fr").get_data(as_text=True)
+    assert "En attente de Léa." in page and "Coup de Léa attendu le" in page
+    assert "Votre coup" not in page
+    page = client.get(home_of(app, "sam@example.com") + "?lang=fr").get_data(as_text=True)
+    assert "Votre coup est attendu le" in page
 
 
 @pytest.mark.parametrize("seed", [3, 4])  # the Shadow wins one, the Keeper the other

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as html_text
 import random
 import re
 
@@ -286,6 +287,26 @@ def test_waiting_player_sees_what_the_opponent_owes(client, make_game) -> None:
     html = page(client, game["keeper"])
     assert "Waiting for Sam to" in html and "choose the cards to give you" in html
     assert "You are giving" in html
+
+
+def deadline_line(html: str) -> str:
+    found = re.search(r'<p class="deadline">(.*?) <time', html)
+    assert found, "the page shows a deadline"
+    return html_text.unescape(found.group(1))
+
+
+def test_the_deadline_says_whose_move_is_due(client, make_game) -> None:
+    game = make_game(days_per_move=3)
+    # The game opens on an exchange: both players owe their choice.
+    assert deadline_line(page(client, game["keeper"])) == "Your move and Sam's are due in 3 days:"
+    keeper = api_view(client, game["keeper"])
+    client.post(
+        f"/api/play/{game['keeper']}", json={"version": 0, **pick_action(keeper, random.Random(3))}
+    )
+    assert deadline_line(page(client, game["keeper"])) == "Sam's move is due in 3 days:"
+    assert deadline_line(page(client, game["shadow"])) == "Your move is due in 3 days:"
+    french = page(client, game["keeper"] + "?lang=fr")
+    assert deadline_line(french).startswith("Coup de Sam attendu dans 3")
 
 
 def test_page_is_phone_ready_and_uncached(client, make_game) -> None:

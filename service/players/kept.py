@@ -6,7 +6,8 @@ reads, in one statement by primary key (:func:`kept_page`), what makes its
 game's version, status, deadline, look, the player's mark in the history,
 both names, the language), the player's home link, the opponent's vacation,
 whether the opponent's notes are shown, the deadline in words (which changes
-with the time) and the token the page links with. A page rendered from the
+with the time; whose move is due changes with the version, and the names are
+in the tag) and the token the page links with. A page rendered from the
 same key is the same page: the engine's state and the notes change only with
 the game's version. The key holds nothing a player may not see; a page is kept
 under its player's own token, for an open game only (a closed game's page

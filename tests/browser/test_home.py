@@ -35,7 +35,8 @@ def test_the_home_page(
     assert page.locator("h1").inner_text() == "Your games"
     live_card = page.locator(f"#game-{live['id']}")
     assert "Game 1 against Sam" in live_card.inner_text()
-    assert "Round 1 of 3" in live_card.inner_text() and "Next move due" in live_card.inner_text()
+    assert "Round 1 of 3" in live_card.inner_text()
+    assert "Your move and Sam's are due" in live_card.inner_text()
     done = page.locator(f"#game-{finished['id']}")
     assert "You won" in done.inner_text()
     assert done.get_by_role("button", name="Ask Sam for a rematch").is_visible()
