@@ -90,14 +90,16 @@ def test_a_variant_game_through_the_pages(app: Flask, client: FlaskClient, make_
             form = MoveForm(page(client, game[seat]))
             response = client.post(f"/play/{game[seat]}", data=form_data(form, action))
             assert response.status_code == 303, error_text(response.get_data(as_text=True))
-            said.append(outcome(page(client, game[seat])))
+            html = page(client, game[seat])
+            said.append(outcome(html))
         state = after
     assert load_game(app, game["id"]).state == state
     assert state["track"] <= 14
-    # The move that ended each round, and the one that ended the game, said so.
-    for number in range(1, len(state["rounds"])):
+    # The move that ended each round said so, the last one too; the page says once that the
+    # game is over.
+    for number in range(1, len(state["rounds"]) + 1):
         assert any(line.startswith(f"Round {number} over: ") for line in said), number
-    assert [line for line in said if line][-1].startswith("Game over: ")
+    assert html.count("Game over") == 1
     write_queued(app)
     with app.app_context():
         endings = db.session.scalars(
@@ -436,8 +438,10 @@ def test_the_move_that_ends_the_game_says_so(client, make_game) -> None:
     play_seed_5(client, game, 0, len(SEED_5_GAME))
     html = post_play(client, game["keeper"], "4H")
     assert outcome(html).startswith(
-        "Game over: the Shadow wins, 10 of 10 track cards turned. Sam led 6♣; you played 4♥"
+        "Round 1 over: 0–10, the track moves 10 to 10 of 10. Sam led 6♣; you played 4♥"
     )
+    assert html.count("Game over") == 1, "the page says the game is over once"
+    assert "Game over: the Shadow wins." in html
     assert "All 10 track cards are face up after round 1" in html
     assert f'action="/rematch/{game["keeper"]}"' in html
     assert 'href="/new?email=kim@example.com&amp;name=Kim"' in html

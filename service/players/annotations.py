@@ -17,7 +17,7 @@ from ..game_text import deadline_text, exchange_elixir_reason, follow_reason
 from ..language import ngettext
 from ..models import utcnow
 from ..perspective import PlayerView, since_last_move
-from ..rules import OVER, PLAY, is_elixir
+from ..rules import PLAY, is_elixir
 
 
 def last_move(view: PlayerView) -> dict[str, Any] | None:
@@ -25,9 +25,9 @@ def last_move(view: PlayerView) -> dict[str, Any] | None:
 
     Read from the history and the player's history mark, so the page after the move's
     redirect says it without the GET changing anything: ``trick`` is the history entry,
-    ``round`` the ``(number, result)`` of a round it ended, ``over`` whether it ended the
-    game. ``None`` when the last move only led a card or chose cards, or when the player
-    has moved since.
+    ``round`` the ``(number, result)`` of a round it ended (the page's status line says
+    whether that ended the game). ``None`` when the last move only led a card or chose
+    cards, or when the player has moved since.
     """
     history = view["history"]
     mark = len(history) - len(view["since"])
@@ -48,11 +48,7 @@ def last_move(view: PlayerView) -> dict[str, Any] | None:
         trick["trick"] == view["tricks_per_round"] and len(view["rounds"]) >= trick["round"]
     )
     result = (trick["round"], view["rounds"][trick["round"] - 1]) if ended_round else None
-    return {
-        "trick": trick,
-        "round": result,
-        "over": ended_round and mark == len(history) and view["phase"] == OVER,
-    }
+    return {"trick": trick, "round": result}
 
 
 def deadline(due: str | None, now: datetime | None = None) -> dict[str, Any] | None:
