@@ -17,7 +17,7 @@ from typing import Any, TypeGuard
 from flask import current_app
 from itsdangerous import BadSignature
 
-from ..game_text import card_name, suit_name, the_seat, trick_effect, upfirst
+from ..game_text import card_name, suit_name, the_seat, track_moved, trick_effect, upfirst
 from ..language import gettext, ngettext, recipient_locale
 from ..links import serializer
 from ..models import Player, is_row_id
@@ -350,7 +350,7 @@ def round_over(number: int, result: Mapping[str, Any], view: Mapping[str, Any]) 
         number=number,
         theirs=theirs,
         name=view["opponent"],
-        moved=result["moved"],
+        moved=track_moved(view, number),
     )
 
 
