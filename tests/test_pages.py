@@ -448,6 +448,20 @@ def test_the_move_that_ends_the_game_says_so(client, make_game) -> None:
     assert "<details>" in html and "Round 1: you 0, Sam 10; the track moved 10." in html
 
 
+def history_numbers(html: str, section: str) -> list[int]:
+    """The trick numbers of a history section of the page, in the order it lists them."""
+    found = re.search(rf'<section class="{section}".*?</section>', html, re.S)
+    assert found, section
+    return [int(number) for number in re.findall(r'<li value="(\d+)">', found.group())]
+
+
+def test_both_histories_list_the_tricks_in_the_order_played(client, make_game) -> None:
+    game = make_game(seed=5)
+    play_seed_5(client, game, 0, 9)  # three tricks of round 1, and a lead
+    # Oldest first, as the earlier rounds and the review list them.
+    assert history_numbers(page(client, game["keeper"]), "history") == [1, 2, 3]
+
+
 def test_the_page_speaks_french_after_a_trick(client, make_game) -> None:
     game = make_game(seed=5, shadow_language="fr")
     play_seed_5(client, game, 0, 3)
