@@ -19,6 +19,7 @@ from werkzeug.serving import run_simple
 from . import bots, computer, deadlines, games
 from .commands import ServiceCommand, ServiceGroup
 from .errors import outage_reason
+from .game_text import track_moved
 from .links import player_url
 from .mail import worker
 from .models import MAX_ID, Game, db
@@ -160,10 +161,11 @@ def show(game_id: int) -> None:
         click.echo(f"  to act: {game.to_act}; deadline {deadline}")
     if game.winner:
         click.echo(f"  winner: {game.winner}")
+    track = {"track_length": variant.track_length, "rounds": state["rounds"]}
     for number, result in enumerate(state["rounds"], start=1):
         click.echo(
             f"  round {number}: keeper {result['keeper']}, shadow {result['shadow']}, "
-            f"track +{result['moved']}"
+            f"track +{track_moved(track, number)}"
         )
 
 

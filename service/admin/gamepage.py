@@ -13,9 +13,9 @@ from itertools import groupby
 from typing import Any
 
 from ..addresses import vacation_end
-from ..game_text import card_name, seat_name, suit_name
+from ..game_text import card_name, seat_name, suit_name, track_moved
 from ..models import OPEN_STATUSES, Event, Game, utcnow
-from ..rules import CHOICE_PHASES, State
+from ..rules import CHOICE_PHASES, State, variant_of
 from ..rules.engine import RoundResult, Trick
 
 
@@ -65,21 +65,25 @@ def log_lines(game: Game, events: list[Event]) -> list[LogLine]:
 
 @dataclass(frozen=True)
 class RoundHistory:
-    """The tricks of one round, and its result once it is over."""
+    """The tricks of one round, and its result once it is over (with how far it really moved
+    the track: no further than its end)."""
 
     number: int
     tricks: list[Trick]
     result: RoundResult | None
+    moved: int | None
 
 
 def history(state: State) -> list[RoundHistory]:
     """The public history, trick by trick, round by round."""
     results = state["rounds"]
+    track = {"track_length": variant_of(state).track_length, "rounds": results}
     return [
         RoundHistory(
             number=number,
             tricks=list(tricks),
             result=results[number - 1] if number <= len(results) else None,
+            moved=track_moved(track, number) if number <= len(results) else None,
         )
         for number, tricks in groupby(state["history"], key=lambda entry: entry["round"])
     ]

@@ -19,6 +19,7 @@ from service.models import Game, OutboxMessage, db, utcnow
 from service.rules import Variant, run, summary, to_act
 from service.unit_of_work import transaction
 
+from ..factories import written
 from ..helpers import csrf_token, pick_action, redeal, write_queued
 from ..secrecy import leaks
 from .conftest import play
@@ -349,3 +350,20 @@ def test_the_computer_has_no_link_to_resend_or_rotate(app, admin) -> None:
             follow_redirects=True,
         )
         assert "the computer plays the shadow: it has no link" in response.get_data(as_text=True)
+
+
+def test_the_round_that_ends_the_track_moved_it_as_far_as_was_left(
+    app: Flask, admin, make_game, runner
+) -> None:
+    """Seed 3's rounds differ by 2, 4 and 6 tricks: the last moves the track the 4 left."""
+    game = make_game(seed=3)
+    written(app, game["id"], seed=3)
+    html = admin.get(f"/admin/games/{game['id']}").get_data(as_text=True)
+    assert "the track moved by 6" not in html
+    assert html.count("the track moved by 4") == 2
+    shown = runner.invoke(args=["games", "show", str(game["id"])]).output
+    assert [line.rpartition("track +")[2] for line in shown.splitlines() if "track +" in line] == [
+        "2",
+        "4",
+        "4",
+    ]
