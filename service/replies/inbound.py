@@ -35,7 +35,7 @@ from ..storable import storable
 from ..unit_of_work import transaction
 from . import answers
 from .headers import plain_message_id
-from .reading import Understood, automatic, body_text, note_lines, own_text, read_move
+from .reading import Understood, automatic, body_text, move_text, note_lines, own_text, read_move
 from .tags import read_tag, tag_in
 
 log = logging.getLogger(__name__)
@@ -197,7 +197,7 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     if not written.strip():
         log.info("reply for player %d dropped: no text", player.id)
         return _close(row, "dropped", "no text")
-    understood = read_move(written)
+    understood = read_move(move_text(body))
     game = games.lock_game(player.game_id)
     if game.status == "active" and version != game.version and game.state["phase"] == PLAY:
         # Only the second half of an exchange or swap may answer an older version.

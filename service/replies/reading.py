@@ -151,78 +151,174 @@ def _content(part: Message) -> str:
     return storable(content) if isinstance(content, str) else ""
 
 
-# Where the rest of a reply is no longer the person's: a signature, or a client's copy of the
-# email answered under a header block or a rule (Outlook, Apple Mail), or a phone's signature.
+# Where the rest of a reply is no longer the person's: a signature, a rule or a divider above a
+# client's copy of the email answered (Outlook, Apple Mail, Gmail's forward), or a phone's or
+# client's signature, in the common client languages (English, French, German, Italian, Dutch,
+# Spanish).
 REST = re.compile(
-    r"^\s*(--\s*$|__{4,}|-{3,}\s*(original message|message d.origine|forwarded message)"
-    r"|(from|de|sent|envoy[ée]|to|à)\s*:.*@|sent from my\b|envoy[ée] de mon\b)",
+    r"^\s*(--\s*$|__{4,}|-{3,}\s*(original message|message d.origine|forwarded message"
+    r"|message transf[ée]r[ée]|urspr[üu]ngliche nachricht|weitergeleitete nachricht"
+    r"|messaggio originale|messaggio inoltrato|oorspronkelijk bericht|doorgestuurd bericht"
+    r"|mensaje original|mensaje reenviado)"
+    r"|(from|de|sent|envoy[ée]|to|à)\s*:.*@"
+    r"|sent from my\b|envoy[ée] (de|depuis) mon\b|von meinem\b.*\bgesendet\b|get outlook for\b"
+    r"|inviato da\w*\s|verstuurd vanaf\b|enviado desde\b)",
     re.IGNORECASE,
 )
-# "On Tue, 1 Dec 2026, Split Mind <x@y> wrote:", often wrapped over two lines.
-ATTRIBUTION = re.compile(r"^\s*(on|le)\b.*\b(wrote|a [ée]crit)\s*:\s*$", re.IGNORECASE)
-WRAPPED_ATTRIBUTION = re.compile(r"^\s*(on|le)\b.*$", re.IGNORECASE)
-WRAPPED_END = re.compile(r"^.*\b(wrote|a [ée]crit)\s*:\s*$", re.IGNORECASE)
+# A line of a client's header block above its copy of the email answered: "Von: …",
+# "Oggetto: …". Such a line ends the person's text only as part of a block (see
+# :func:`_header_block`), so that a sentence of theirs starting "Da:" or "A:" is read.
+HEADER = re.compile(
+    r"^\s*\*?(from|de|von|da|van|sent|envoy[ée]|gesendet|inviato|verzonden|enviado|date|datum"
+    r"|data|fecha|to|à|a|an|aan|para|cc|subject|objet|betreff|oggetto|onderwerp|asunto)"
+    r"\s*\*?\s*:",
+    re.IGNORECASE,
+)
+FROM = re.compile(r"^\s*\*?(from|de|von|da|van)\s*\*?\s*:", re.IGNORECASE)
+ADDRESS = re.compile(r"<[^<>\s]+@[^<>\s]+>")
+# "On Tue, 1 Dec 2026, Split Mind <x@y> wrote:", "Am … schrieb Split Mind <x@y>:",
+# "Il giorno … ha scritto:", "Op … schreef …:", "El … escribió:", often wrapped over two lines.
+ATTRIBUTION = re.compile(
+    r"^\s*(on|le|am|il|op|el)\b.*\b(wrote|a\s+[ée]crit|schrieb|ha\s+scritto|schreef|escribi[óo])"
+    r"\b.*:\s*$",
+    re.IGNORECASE,
+)
+WRAPPED_ATTRIBUTION = re.compile(r"^\s*(on|le|am|il|op|el)\b", re.IGNORECASE)
+
+
+def _header_block(lines: list[str], index: int) -> bool:
+    """Whether ``lines[index]`` starts a client's header block: a header line holding an
+    address in ``<…>``, or a "From:" line with another header line within the next two."""
+    line = lines[index]
+    if not HEADER.match(line):
+        return False
+    if ADDRESS.search(line):
+        return True
+    return bool(FROM.match(line)) and any(
+        HEADER.match(next_) for next_ in lines[index + 1 : index + 3]
+    )
+
+
+def _intro(lines: list[str], index: int) -> int:
+    """How many lines, from ``lines[index]``, introduce a quote ("On … wrote:"): 0, 1 or 2."""
+    line = lines[index]
+    if ATTRIBUTION.match(line):
+        return 1
+    following = lines[index + 1] if index + 1 < len(lines) else ""
+    if (
+        WRAPPED_ATTRIBUTION.match(line)
+        and not ATTRIBUTION.match(following)
+        and ATTRIBUTION.match(f"{line} {following.strip()}")
+    ):
+        return 2
+    return 0
+
+
+def _quoted_below(lines: list[str], index: int) -> bool:
+    """Whether the first line from ``lines[index]`` that is not empty is quoted with ``>``."""
+    for line in lines[index:]:
+        if line.strip():
+            return line.lstrip().startswith(">")
+    return False
+
+
+def _own_lines(text: str) -> list[str | None]:
+    """The lines the person wrote, each stripped, in order; an empty line between paragraphs,
+    and ``None`` where a quote (``>`` lines, their intro) stood.
+
+    Reading stops at a signature, a client's header block or divider above its copy of the
+    email answered, and at a quote intro with no ``>`` quote under it (that copy, unmarked);
+    at most :data:`MOVE_LINES` lines that are not empty are read.
+    """
+    lines = text.replace("\r\n", "\n").split("\n")
+    kept: list[str | None] = []
+    written = 0
+    index = 0
+    while index < len(lines) and written < MOVE_LINES:
+        line = lines[index]
+        if REST.match(line) or _header_block(lines, index):
+            break
+        intro = _intro(lines, index)
+        if intro:
+            if not _quoted_below(lines, index + intro):
+                break
+            kept.append(None)
+            index += intro
+            continue
+        if line.lstrip().startswith(">"):
+            if not kept or kept[-1] is not None:
+                kept.append(None)
+        elif line.strip():
+            kept.append(line.strip())
+            written += 1
+        else:
+            kept.append("")
+        index += 1
+    return kept
 
 
 def own_text(text: str) -> str:
     """The lines the person wrote: not the quoted lines (``>``) nor the line introducing them,
-    and nothing from their signature or a copy of the email answered on.
+    and nothing from their signature or a copy of the email answered on (see :func:`_own_lines`).
 
     Text above the quote (top posting) and below it (bottom posting) is read
     alike; at most :data:`MOVE_LINES` lines.
     """
-    lines = text.replace("\r\n", "\n").split("\n")
-    kept: list[str] = []
-    skip_next = False
-    for index, line in enumerate(lines):
-        if skip_next:
-            skip_next = False
-            continue
-        if REST.match(line):
-            break
-        following = lines[index + 1] if index + 1 < len(lines) else ""
-        if line.lstrip().startswith(">") or ATTRIBUTION.match(line):
-            continue
-        if WRAPPED_ATTRIBUTION.match(line) and WRAPPED_END.match(following):
-            skip_next = True
-            continue
-        if line.strip():
-            kept.append(line.rstrip())
-    return "\n".join(kept[:MOVE_LINES])
+    return "\n".join(line for line in _own_lines(text) if line)
+
+
+def _continues_move(line: str) -> bool:
+    """Whether a line under a move's line is more of the move: only cards and suits ("5C",
+    "and 3H", "hearts"), no other word."""
+    rest = TOKEN.sub(" ", normalise(line))
+    return not re.sub(r"\b(and|et|&)\b|[\s,;:.!+&/-]", "", rest)
+
+
+def _move_span(lines: list[str | None]) -> tuple[int, int] | None:
+    """Where the move is in :func:`_own_lines`: from the first line naming a card, through
+    the lines right under it holding only cards; ``None`` when no line names one."""
+    for first, line in enumerate(lines):
+        if line and read_move(line).cards:
+            end = first + 1
+            while end < len(lines) and (line_ := lines[end]) and _continues_move(line_):
+                end += 1
+            return first, end
+    return None
+
+
+def move_text(text: str) -> str:
+    """The lines of a reply that are its move (:func:`_move_span`), for :func:`read_move`:
+    empty when the person wrote no card above a signature or a copy of the email answered."""
+    lines = _own_lines(text)
+    span = _move_span(lines)
+    return "" if span is None else "\n".join(line or "" for line in lines[span[0] : span[1]])
 
 
 def note_lines(text: str) -> list[str]:
-    """The lines of a reply that speak to the opponent: in the paragraph of the move, above any
-    quote, the lines that name no card.
+    """The lines of a reply that speak to the opponent: the other lines of the move's
+    paragraph, when it is above any quote.
 
-    Only what the person wrote above the quoted email is read, and of that only
-    the first paragraph (lines with no empty line between them) with a line that
-    names a card: a greeting or a sign-off set apart by an empty line,
-    a signature, text below the quote and the move's own line are left out.
-    Empty when no line above the quote names a card.
+    Of what :func:`_own_lines` reads, only the paragraph of the move (lines with
+    no empty line between them): a greeting or a sign-off set apart by an empty
+    line, a signature, text below the quote or a copy of the email, and the
+    move's own lines are left out; a line under the move naming a card in a
+    sentence ("nice 5H!") is the note's, not the move's. Empty when there is no
+    move, or it is below the quote.
     """
-    lines = text.replace("\r\n", "\n").split("\n")
-    paragraph: list[str] = []
-    has_move = False
-    for index, line in enumerate(lines):
-        following = lines[index + 1] if index + 1 < len(lines) else ""
-        if (
-            REST.match(line)
-            or line.lstrip().startswith(">")
-            or ATTRIBUTION.match(line)
-            or (WRAPPED_ATTRIBUTION.match(line) and WRAPPED_END.match(following))
-        ):
-            break
-        if not line.strip():
-            if has_move:
-                break
-            paragraph = []
-            continue
-        if read_move(line).cards:
-            has_move = True
-        else:
-            paragraph.append(line.strip())
-    return paragraph if has_move else []
+    lines = _own_lines(text)
+    span = _move_span(lines)
+    if span is None or None in lines[: span[0]]:
+        return []
+    first, end = span
+    while first > 0 and lines[first - 1]:
+        first -= 1
+    while end < len(lines) and lines[end]:
+        end += 1
+    return [
+        line
+        for i, line in enumerate(lines[first:end], first)
+        if line and not span[0] <= i < span[1]
+    ]
 
 
 # --- the move in it ----------------------------------------------------------------

@@ -13,6 +13,7 @@ from service.replies.reading import (
     automatic,
     body_text,
     html_to_text,
+    move_text,
     note_lines,
     own_text,
     read_move,
@@ -208,3 +209,81 @@ def test_a_reply_s_note_is_one_line_of_visible_text_at_most_the_longest_note() -
     assert from_reply(note_lines(hidden)) == "Nice lead, Kim."
     long = from_reply(note_lines("7D\n" + "word " * 100 + "\n" + QUOTE))
     assert long is not None and len(long) == MAX_LENGTH and long.endswith("…")
+
+
+TURN = "Hello Kim,\n\nYour hand: 3♣, 5♥.\nYour legal moves:\n- 3♣\n- 5♥\n"
+DE_HEADERS = (
+    "Von: Split Mind <games@splitmind.test>\nGesendet: Dienstag, 1. Dezember 2026 10:00\n"
+    "An: Kim <kim@example.com>\nBetreff: Your lead (Split Mind, game 1)\n"
+)
+IT_HEADERS = (
+    "Da: Split Mind <games@splitmind.test>\nInviato: martedì 1 dicembre 2026 10:00\n"
+    "A: Kim <kim@example.com>\nOggetto: Your lead\n"
+)
+NL_HEADERS = "Van: Split Mind\nVerzonden: dinsdag 1 december 2026 10:00\nAan: Kim\nOnderwerp: x\n"
+ES_HEADERS = "De: Split Mind\nEnviado: martes, 1 de diciembre de 2026 10:00\nPara: Kim\nAsunto: x\n"
+
+
+@pytest.mark.parametrize("headers", [DE_HEADERS, IT_HEADERS, NL_HEADERS, ES_HEADERS])
+def test_no_move_is_read_from_a_copy_of_the_email_under_a_header_block(headers: str) -> None:
+    text = f"ok, weiter\n\n{headers}\n{TURN}"
+    assert read_move(move_text(text)).cards == []
+    assert note_lines(text) == []
+
+
+@pytest.mark.parametrize("headers", [DE_HEADERS, IT_HEADERS, NL_HEADERS, ES_HEADERS])
+def test_a_header_block_right_under_the_text_is_no_note(headers: str) -> None:
+    text = f"3D\nschöner Zug\nKim\n{headers}\n{TURN}"
+    assert read_move(move_text(text)).cards == ["3D"]
+    assert from_reply(note_lines(text)) == "schöner Zug Kim"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Da: domani gioco meglio", "A: te la mossa", "Von: mir aus"],
+)
+def test_a_sentence_starting_like_a_header_is_read(line: str) -> None:
+    assert from_reply(note_lines(f"3D\n{line}\n\n{QUOTE}")) == line
+
+
+@pytest.mark.parametrize(
+    "rest",
+    [
+        "Von meinem iPhone gesendet\n",
+        "Get Outlook for iOS<https://aka.ms/o0ukef>\n",
+        "Inviato da iPhone\n",
+        "Verstuurd vanaf mijn iPhone\n",
+        "Enviado desde mi iPhone\n",
+        "Am Di., 1. Dez. 2026 um 10:00 Uhr schrieb Split Mind <games@splitmind.test>:\n",
+        "Am Di., 1. Dez. 2026 um 10:00 Uhr schrieb Split Mind <\ngames@splitmind.test>:\n",
+        "Le mar. 1 déc. 2026 à 10:00, Split Mind <games@splitmind.test> a\nécrit :\n",
+        "Il giorno mar 1 dic 2026 alle ore 10:00 Split Mind <g@s.test> ha scritto:\n",
+        "Op di 1 dec. 2026 om 10:00 schreef Split Mind <g@s.test>:\n",
+        "El mar, 1 dic 2026 a las 10:00, Split Mind (<g@s.test>) escribió:\n",
+        "---------- Weitergeleitete Nachricht ---------\n",
+        "-----Ursprüngliche Nachricht-----\n",
+    ],
+)
+def test_a_signature_or_quote_intro_right_under_the_move_is_no_note(rest: str) -> None:
+    text = f"3D\n{rest}> Your hand: 3♣, 5♥.\n"
+    assert read_move(move_text(text)).cards == ["3D"]
+    assert note_lines(text) == []
+
+
+def test_a_quote_intro_over_an_unmarked_copy_ends_the_reply() -> None:
+    text = f"ok\nAm 01.12.2026 schrieb Split Mind <games@splitmind.test>:\n{TURN}"
+    assert read_move(move_text(text)).cards == []
+
+
+@pytest.mark.parametrize(
+    ("text", "note"),
+    [("3D\nnice 5H!", "nice 5H!"), ("3D\nI'm as red as a tomato", "I'm as red as a tomato")],
+)
+def test_a_card_named_in_a_sentence_under_the_move_is_the_note_s(text: str, note: str) -> None:
+    assert read_move(move_text(f"{text}\n\n{QUOTE}")).cards == ["3D"]
+    assert from_reply(note_lines(f"{text}\n\n{QUOTE}")) == note
+
+
+def test_a_move_over_several_lines_of_cards_is_read_whole() -> None:
+    assert read_move(move_text(f"give 3H\nand 5C\n\n{QUOTE}")).cards == ["3H", "5C"]
+    assert read_move(move_text(f"4S\nhearts\n{QUOTE}")) == Understood(["4S"], "H")

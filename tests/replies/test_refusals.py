@@ -472,6 +472,26 @@ def test_a_move_below_the_quote(app, started, smtp_server, deliver, inbound) -> 
     assert "You gave" in answer.text
 
 
+def test_a_copy_of_the_email_under_a_german_outlook_header_is_not_read(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """Outlook in German quotes the email answered without ">", under "Von:", "Gesendet:":
+    neither the hand nor the legal moves in that copy are the player's move or note."""
+    game_id = started()
+    invitation = newest(smtp_server, "keeper")
+    message = reply_message(invitation, "")
+    message.set_content(
+        "ok, weiter\n\nVon: Split Mind <games@splitmind.test>\nGesendet: Dienstag, 1. Dezember"
+        " 2026 10:00\nAn: Kim <kim@example.com>\nBetreff: Split Mind\n\n" + invitation.text
+    )
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert "No card could be read in your reply." in answer.text
+    with app.app_context():
+        shadow = db.session.get_one(Game, game_id).player("shadow")
+        assert notes.from_opponent(shadow) == []
+
+
 def test_a_tag_no_player_can_have_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
     """A player number past the database's integers: dropped as any unknown tag, accepted by
     the LMTP server rather than put off again and again."""
