@@ -28,7 +28,7 @@ from flask import current_app
 from sqlalchemy import func, select
 
 from .. import games, notes, notify
-from ..models import InboundReply, Player, db, insert_new, utcnow
+from ..models import InboundReply, OutboxMessage, Player, db, insert_new, utcnow
 from ..rules import EXCHANGE, PLAY, SWAP
 from ..rules.cards import DECK_SET
 from ..storable import storable
@@ -192,7 +192,7 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     if len(CONTENT_TYPE_LINE.findall(raw)) > MAX_MIME_PARTS:
         log.warning("reply for player %d dropped: over %d MIME parts", player.id, MAX_MIME_PARTS)
         return _close(row, "dropped", "too many parts")
-    body = body_text(_parse(raw))
+    body = _without_our_lines(body_text(_parse(raw)), player)
     written = own_text(body)
     if not written.strip():
         log.info("reply for player %d dropped: no text", player.id)
@@ -215,6 +215,26 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     )
     log.info("reply for player %d applied as a move", player.id)
     return _close(row, "applied", "", answered)
+
+
+def _without_our_lines(body: str, player: Player) -> str:
+    """The reply without the lines of the emails this service wrote the player about the
+    game, however quoted (``>`` or none): a quote a mail client marked in no way the reader
+    knows is neither read as the move (the hand listed in a turn email) nor passed on to
+    the opponent as a note (the legal moves, which tell of the hand)."""
+    sent = db.session.scalars(
+        select(OutboxMessage.text_body).where(
+            OutboxMessage.player_id == player.id, OutboxMessage.text_body.is_not(None)
+        )
+    )
+    ours = {_line_key(line) for text in sent for line in (text or "").splitlines()}
+    ours.discard("")
+    return "\n".join(line for line in body.splitlines() if _line_key(line) not in ours)
+
+
+def _line_key(line: str) -> str:
+    """A line as a quote may write it: without the quote marks, spaces made one."""
+    return " ".join(line.lstrip("> \t").split()).casefold()
 
 
 def _sent_by(player: Player, sender: str) -> bool:

@@ -492,6 +492,23 @@ def test_a_copy_of_the_email_under_a_german_outlook_header_is_not_read(
         assert notes.from_opponent(shadow) == []
 
 
+def test_a_copy_of_the_email_marked_in_no_way_is_not_read(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """A client that pastes the email answered with no ">" and no header above it: its lines
+    are the service's own, neither the player's move nor a note to the opponent."""
+    game_id = started()
+    invitation = newest(smtp_server, "keeper")
+    message = reply_message(invitation, "")
+    message.set_content("ok\n" + invitation.text)
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert "No card could be read in your reply." in answer.text
+    with app.app_context():
+        shadow = db.session.get_one(Game, game_id).player("shadow")
+        assert notes.from_opponent(shadow) == []
+
+
 def test_a_tag_no_player_can_have_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
     """A player number past the database's integers: dropped as any unknown tag, accepted by
     the LMTP server rather than put off again and again."""
