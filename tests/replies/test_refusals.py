@@ -472,35 +472,25 @@ def test_a_move_below_the_quote(app, started, smtp_server, deliver, inbound) -> 
     assert "You gave" in answer.text
 
 
-def test_a_copy_of_the_email_under_a_german_outlook_header_is_not_read(
-    app, started, smtp_server, deliver, inbound
+GERMAN_OUTLOOK = (
+    "ok, weiter\n\nVon: Split Mind <games@splitmind.test>\nGesendet: Dienstag, 1. Dezember"
+    " 2026 10:00\nAn: Kim <kim@example.com>\nBetreff: Split Mind\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    "above", [GERMAN_OUTLOOK, "ok\n"], ids=["under a German Outlook header", "marked in no way"]
+)
+def test_a_copy_of_the_email_answered_is_not_read(
+    app, started, smtp_server, deliver, inbound, above: str
 ) -> None:
-    """Outlook in German quotes the email answered without ">", under "Von:", "Gesendet:":
-    neither the hand nor the legal moves in that copy are the player's move or note."""
+    """A client's copy of the email answered, without ">": under Outlook's "Von:",
+    "Gesendet:" in German, or pasted with no header at all. Neither the hand nor the legal
+    moves in that copy are the player's move or note."""
     game_id = started()
     invitation = newest(smtp_server, "keeper")
     message = reply_message(invitation, "")
-    message.set_content(
-        "ok, weiter\n\nVon: Split Mind <games@splitmind.test>\nGesendet: Dienstag, 1. Dezember"
-        " 2026 10:00\nAn: Kim <kim@example.com>\nBetreff: Split Mind\n\n" + invitation.text
-    )
-    send(inbound, message)
-    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
-    assert "No card could be read in your reply." in answer.text
-    with app.app_context():
-        shadow = db.session.get_one(Game, game_id).player("shadow")
-        assert notes.from_opponent(shadow) == []
-
-
-def test_a_copy_of_the_email_marked_in_no_way_is_not_read(
-    app, started, smtp_server, deliver, inbound
-) -> None:
-    """A client that pastes the email answered with no ">" and no header above it: its lines
-    are the service's own, neither the player's move nor a note to the opponent."""
-    game_id = started()
-    invitation = newest(smtp_server, "keeper")
-    message = reply_message(invitation, "")
-    message.set_content("ok\n" + invitation.text)
+    message.set_content(above + invitation.text)
     send(inbound, message)
     answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
     assert "No card could be read in your reply." in answer.text
