@@ -338,7 +338,9 @@ def respond(
 def adopt_language(game: Game, email: str, language: str | None) -> None:
     """The language a person answered an invitation in, its page's, is theirs from then on:
     their seat's in ``game``, which its emails are written in, and their address's if it has
-    none stored yet (then also that of their other seats without one).
+    none stored yet, which the seats of their later games take (:func:`games.create_game`).
+    Their seats in other games are left as they are: writing them would lock rows that an
+    unsubscribe from one of those games locks in the other order.
 
     Only an answer through the link emailed to the address says so: the address
     is the person's, which a request typed on the public page does not show. A
@@ -354,11 +356,6 @@ def adopt_language(game: Game, email: str, language: str | None) -> None:
     settings = settings_row(email)
     if settings.language is None:
         settings.language = chosen
-        db.session.execute(
-            update(Player)
-            .where(Player.email == email, Player.language.is_(None))
-            .values(language=chosen)
-        )
     log.info("game %d: a player answered in %s", game.id, chosen)
 
 
