@@ -123,6 +123,7 @@ def test_gunicorn_logs_the_app_error_without_the_token(tmp_path: Path) -> None:
     env = gunicorn_env(tmp_path, DATABASE_URL=f"sqlite:///{tmp_path / 'empty.sqlite'}")
     with run_gunicorn("service:create_app()", env, tmp_path) as server:
         assert http_get(server.port, f"/api/play/{token}").status == 500
+        (access,) = server.stdout_lines(1)
     err = server.stderr()
     assert token not in err + server.stdout()
     assert f"Exception on /api/play/{REDACTED} [GET]" in err
@@ -130,7 +131,6 @@ def test_gunicorn_logs_the_app_error_without_the_token(tmp_path: Path) -> None:
     for line in err.splitlines():
         if " gunicorn.error: " in line:
             assert TEXT_LINE.match(line), line  # gunicorn's own lines share the format
-    (access,) = server.stdout().splitlines()
     match = TEXT_LINE.match(access)
     assert match and match["logger"] == "gunicorn.access", access
     assert '"GET" 500 ' in match["message"]
