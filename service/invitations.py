@@ -49,7 +49,7 @@ from .models import (
     db,
     utcnow,
 )
-from .rules import OVER, SEATS, Seat, other
+from .rules import SEATS, Seat, other
 from .rules.names import is_seat
 
 log = logging.getLogger(__name__)
@@ -476,9 +476,7 @@ def _refusal(player: Player, is_blocked: Callable[[str], bool]) -> str | None:
         return gettext("Game %(id)s has not started yet.", id=game.id)
     if game.status == "active":
         return gettext("Game %(id)s is still in play: finish it first.", id=game.id)
-    # The first game of a return match that ended by play is followed by the second, dealt
-    # as it ended, not by a rematch; one cut short (a timeout, a forfeit) ended the match.
-    if game.match_game == 1 and game.state["phase"] == OVER:
+    if game.second_game_follows:
         return gettext(
             "Game %(id)s is the first game of a return match: the second game follows it.",
             id=game.id,

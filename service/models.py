@@ -26,7 +26,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, WriteOnlyMapped, mapped_column, relationship
 
-from .rules import Seat, State
+from .rules import OVER, Seat, State
 
 
 def utcnow() -> datetime:
@@ -172,6 +172,13 @@ class Game(Base):
     def player(self, seat: Seat) -> Player:
         """The player in ``seat``."""
         return next(player for player in self.players if player.seat == seat)
+
+    @property
+    def second_game_follows(self) -> bool:
+        """Whether this is the first game of a return match that ended by play, which deals
+        the second: no rematch follows it. One cut short (a timeout, a forfeit) ended the
+        match."""
+        return self.match_game == 1 and self.state["phase"] == OVER
 
     def has_moved(self, seat: Seat) -> bool:
         """Whether ``seat`` has made a move in this game (one statement)."""

@@ -195,8 +195,7 @@ def _rematch(player: Player, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rematch_url(game: Game, player: Player) -> str | None:
-    # The first game of a return match is followed by the second, not by a rematch.
-    if game.match_game == 1 or game.status == "cancelled" or not player.link_key:
+    if game.second_game_follows or game.status == "cancelled" or not player.link_key:
         return None
     return f"{current_app.config['BASE_URL']}/rematch/{token_for(player)}"
 
