@@ -174,6 +174,11 @@ def card_name(card: str, look: str = "standard") -> str:
     return gettext("%(colour)s %(rank)s", colour=suit_name(suit, look), rank=rank)
 
 
+def card_list(cards: list[str], look: str) -> str:
+    """Cards as the player reads them, one after the other: ``3♥, 5♥, ♠4½``."""
+    return ", ".join(card_name(card, look) for card in cards)
+
+
 def card_words(card: str, look: str = "standard") -> str:
     """A card in words, for screen readers: ``7 of hearts``, ``ace of hearts``, ``elixir 4½``.
 

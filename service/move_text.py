@@ -13,16 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .game_text import card_name, exchange_elixir_reason, suit_name
+from .game_text import card_list, card_name, exchange_elixir_reason, suit_name
 from .language import gettext, ngettext
 from .rules import PLAY, is_elixir
 
 View = Mapping[str, Any]
-
-
-def card_list(cards: list[str], look: str) -> str:
-    """Cards as the player reads them, one after the other: ``3♥, 5♥, ♠4``."""
-    return ", ".join(card_name(card, look) for card in cards)
 
 
 def hand_text(view: View) -> str:

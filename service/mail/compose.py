@@ -17,7 +17,15 @@ from typing import Any, TypeGuard
 from flask import current_app
 from itsdangerous import BadSignature
 
-from ..game_text import card_name, suit_name, the_seat, track_moved, trick_effect, upfirst
+from ..game_text import (
+    card_list,
+    card_name,
+    suit_name,
+    the_seat,
+    track_moved,
+    trick_effect,
+    upfirst,
+)
 from ..language import gettext, ngettext, recipient_locale
 from ..links import serializer
 from ..models import Player, is_row_id
@@ -302,10 +310,6 @@ def round_headline(view: Mapping[str, Any], number: int, track: int) -> str:
     )
 
 
-def _card_list(cards: list[str], look: str) -> str:
-    return ", ".join(card_name(card, look) for card in cards)
-
-
 def news(view: Mapping[str, Any], rounds: bool = True) -> list[str]:
     """What happened since the player's last move, one sentence each, oldest first.
 
@@ -330,8 +334,8 @@ def news(view: Mapping[str, Any], rounds: bool = True) -> list[str]:
 def transfer_done(transfer: Mapping[str, Any], look: str) -> str:
     """An exchange or swap settled, as the seat saw it: ``Exchange done: you gave … received …``."""
     words = {
-        "gave": _card_list(transfer["gave"], look),
-        "received": _card_list(transfer["received"], look),
+        "gave": card_list(transfer["gave"], look),
+        "received": card_list(transfer["received"], look),
     }
     if transfer["kind"] == EXCHANGE:
         return gettext("Exchange done: you gave %(gave)s and received %(received)s.", **words)

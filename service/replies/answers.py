@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..game_text import card_name, rule_message_in, suit_name
+from ..game_text import card_list, card_name, rule_message_in, suit_name
 from ..games import IllegalMove, MoveError
 from ..language import gettext
 from ..mail.compose import result, round_over, transfer_done, trick
-from ..move_text import card_list
 from ..rules import PLAY
 from .reading import Understood, quoted
 
