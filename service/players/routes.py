@@ -20,7 +20,15 @@ from ..language import lazy_gettext as _l
 from ..links import home_token, player_for
 from ..models import OPEN_STATUSES, Event, Player, db
 from ..notify import opponent_away_until
-from ..perspective import PlayerView, player_view, seat_facts, set_language, tag_of
+from ..perspective import (
+    PlayerView,
+    match_summary,
+    player_view,
+    seat_facts,
+    set_language,
+    tag_of,
+    view_of,
+)
 from ..rules import other
 from ..unit_of_work import reading, transaction
 from . import bp
@@ -167,7 +175,8 @@ def _page(
     player: Player, token: str, error: str | games.MoveError = "", status: int = 200
 ) -> tuple[str, int]:
     """The move page, with the refusal of the last submission if there was one."""
-    view = player_view(player)
+    facts = seat_facts(player)
+    view = view_of(facts, match_summary(player))
     if isinstance(error, games.MoveError):
         error = _move_error(view, error)
     context = page_context(view)
@@ -189,7 +198,7 @@ def _page(
     if status == 200 and not error:
         key = page_key(
             token,
-            tag_of(seat_facts(player), view["match"]),
+            tag_of(facts, view["match"]),
             home_token=home,
             away_until=away_until,
             notes_shown=their_notes is not None,
