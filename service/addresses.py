@@ -85,6 +85,12 @@ def addresses_away(emails: Iterable[str | None], now: datetime) -> set[str]:
     )
 
 
+def language(email: str | None) -> str | None:
+    """The language the address chose on its home page, or ``None`` while it chose none."""
+    settings = settings_for(email) if email else None
+    return settings.language if settings is not None else None
+
+
 def time_zone(email: str | None) -> str | None:
     """The address's time zone (an IANA name), or ``None`` while it is unknown."""
     settings = settings_for(email) if email else None

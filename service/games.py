@@ -22,7 +22,8 @@ from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.exc import StaleDataError
 
 from . import audit, bots, figures, metrics, notes, notify
-from .addresses import settings_for, vacation_end
+from .addresses import language as address_language
+from .addresses import vacation_end
 from .game_text import LOOKS, poses_as_computer, seat_name
 from .links import new_link_key
 from .models import OPEN_STATUSES, Event, Game, Match, Player, db, utcnow
@@ -207,7 +208,7 @@ def create_game(
         raise InvalidGame("days per move cannot be negative")
     # Read before the game is made: a read would flush it half built.
     languages = {
-        seat: seating.language or _chosen_language(emails.get(seat))
+        seat: seating.language or address_language(emails.get(seat))
         for seat, seating in seats.items()
     }
     state = new_game(seed=secrets.randbits(63) if seed is None else seed)
@@ -240,13 +241,6 @@ def create_game(
     db.session.flush()
     log.info("game %d dealt: %s", game.id, "waiting for its players" if waiting else "started")
     return game
-
-
-def _chosen_language(email: str | None) -> str | None:
-    """The language an address chose on its home page, for a seat made without one (from
-    the command line, say): its emails and pages are in it, as the home page says."""
-    settings = settings_for(email) if email else None
-    return settings.language if settings is not None else None
 
 
 def _start(game: Game) -> None:

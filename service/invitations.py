@@ -284,9 +284,10 @@ def confirm(invitation: Invitation, language: str | None = None) -> bool:
         # creator sees tells the address's choice.
         invitation.status = "invited"
         address_row(invitation.creator_email).confirmed_at = utcnow()
-        adopt_language(game, invitation.creator_email, language)
         # The opponent's invitation is written in the creator's language, the one they confirmed in.
-        invitation.language = language_code(language) or invitation.language
+        invitation.language = (
+            adopt_language(game, invitation.creator_email, language) or invitation.language
+        )
         _email(invitation, "invite_opponent", invitation.opponent_email, "respond")
     db.session.flush()
     log.info("invitation %d confirmed: %s", invitation.id, invitation.status)
@@ -335,7 +336,7 @@ def respond(
     return started
 
 
-def adopt_language(game: Game, email: str, language: str | None) -> None:
+def adopt_language(game: Game, email: str, language: str | None) -> str | None:
     """The language a person answered an invitation in, its page's, is theirs from then on:
     their seat's in ``game``, which its emails are written in, and their address's if it has
     none stored yet, which the seats of their later games take (:func:`games.create_game`).
@@ -345,11 +346,11 @@ def adopt_language(game: Game, email: str, language: str | None) -> None:
     Only an answer through the link emailed to the address says so: the address
     is the person's, which a request typed on the public page does not show. A
     language chosen on the home page stays the address's. ``None``, or a code the
-    service does not speak, changes nothing.
+    service does not speak, changes nothing. Returns the language taken, if any.
     """
     chosen = language_code(language)
     if chosen is None:
-        return
+        return None
     for player in game.players:
         if player.email == email:
             player.language = chosen
@@ -357,6 +358,7 @@ def adopt_language(game: Game, email: str, language: str | None) -> None:
     if settings.language is None:
         settings.language = chosen
     log.info("game %d: a player answered in %s", game.id, chosen)
+    return chosen
 
 
 def _lock(invitation: Invitation) -> tuple[Invitation, Game]:

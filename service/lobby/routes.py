@@ -18,8 +18,7 @@ from flask import abort, g, redirect, render_template, request
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import TooManyRequests
 
-from .. import games, invitations
-from ..addresses import settings_for
+from .. import addresses, games, invitations
 from ..extensions import csrf, limiter
 from ..health import check_database
 from ..language import current_language, gettext
@@ -129,8 +128,7 @@ def invitation(token: str) -> ResponseReturnValue:
     if stage == "confirm":
         g.player_language = invite.language
     else:
-        settings = settings_for(invite.opponent_email)
-        g.player_language = settings.language if settings is not None else None
+        g.player_language = addresses.language(invite.opponent_email)
     status, error = 200, None
     if request.method == "POST" and stage == "confirm":
         error = _confirm(invite)
