@@ -180,9 +180,12 @@ class Game(Base):
         match."""
         return self.match_game == 1 and self.state["phase"] == OVER
 
-    def has_moved(self, seat: Seat) -> bool:
-        """Whether ``seat`` has made a move in this game (one statement)."""
+    def has_moved(self, seat: Seat, since: int | None = None) -> bool:
+        """Whether ``seat`` has made a move in this game, or since its version ``since``
+        (one statement)."""
         moved = exists().where(Event.game_id == self.id, Event.kind == "move", Event.seat == seat)
+        if since is not None:
+            moved = moved.where(Event.version > since)
         return bool(db.session.scalar(select(moved)))
 
 

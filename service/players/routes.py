@@ -10,7 +10,6 @@ from typing import Any
 
 from flask import abort, g, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
-from sqlalchemy import select
 
 from .. import addresses, games, homes, invitations, notes
 from ..game_text import LOOKS, rule_message_in
@@ -18,7 +17,7 @@ from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
 from ..links import home_token, player_for
-from ..models import OPEN_STATUSES, Event, Player, db
+from ..models import OPEN_STATUSES, Game, Player
 from ..notify import opponent_away_until
 from ..perspective import (
     PlayerView,
@@ -178,7 +177,7 @@ def _page(
     facts = seat_facts(player)
     view = view_of(facts, match_summary(player))
     if isinstance(error, games.MoveError):
-        error = _move_error(view, error)
+        error = _move_error(view, error, player.game)
     context = page_context(view)
     home = home_token(player.email) if player.email else None
     away_until = opponent_away_until(player)
@@ -226,12 +225,12 @@ def _after_game(player: Player) -> dict[str, Any]:
     }
 
 
-def _move_error(view: PlayerView, exc: games.MoveError) -> str:
+def _move_error(view: PlayerView, exc: games.MoveError, game: Game) -> str:
     """A refused move's message in the page's language and the game's look."""
     if isinstance(exc, games.IllegalMove):
         return rule_message_in(view, exc.rule, exc.params, exc.message)
     if isinstance(exc, games.StaleVersion):
-        if _moved_since_loaded(view):
+        if _moved_since_loaded(view, game):
             # A second tap, the back button or another tab: the player's own move came first,
             # whoever moves now (winning a trick, or completing an exchange, they move again).
             return gettext(
@@ -248,19 +247,13 @@ def _move_error(view: PlayerView, exc: games.MoveError) -> str:
     return gettext("The move could not be read: choose your cards again.")
 
 
-def _moved_since_loaded(view: PlayerView) -> bool:
+def _moved_since_loaded(view: PlayerView, game: Game) -> bool:
     """Whether the player has moved since the version their refused form was loaded at (one
     statement, on a refusal's path only)."""
     loaded = request.form.get("version", type=int)
     if loaded is None:
         return not view["your_turn"]
-    own_move = select(Event.id).where(
-        Event.game_id == view["game"],
-        Event.kind == "move",
-        Event.seat == view["seat"],
-        Event.version > loaded,
-    )
-    return db.session.scalar(own_move.limit(1)) is not None
+    return game.has_moved(view["seat"], since=loaded)
 
 
 @bp.get("/")
