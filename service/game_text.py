@@ -298,6 +298,32 @@ def _owing(view: Mapping[str, Any]) -> str:
     return "you" if view["seat"] in acting else "them"
 
 
+def invitee_role(creator_role: str, look: str) -> str:
+    """What an invitation tells its invitee of the seat they would play, the one its creator
+    left (page and email)."""
+    seat = other(creator_role)  # type: ignore[arg-type]
+    if seat == "keeper":
+        return gettext(
+            "You would play %(seat)s: you want the tricks shared evenly, so that the track"
+            " does not reach its end in three rounds.",
+            seat=the_seat(seat, look),
+        )
+    return gettext(
+        "You would play %(seat)s: you want the tricks lopsided, either way, until the whole"
+        " track is face up.",
+        seat=the_seat(seat, look),
+    )
+
+
+def days_per_move_text(days: int | None) -> str:
+    """How long each move of a game may take, as an invitation says it."""
+    if days:
+        return ngettext(
+            "You have %(num)d day for each move.", "You have %(num)d days for each move.", days
+        )
+    return gettext("There is no deadline for moves.")
+
+
 def move_due(view: Mapping[str, Any], left: str, *, late: bool = False) -> str:
     """Whose move is due and how soon, before the date on the move page:
     ``Sam's move is due in 3 days:``, ``Your move was due 2 hours ago:``, or both

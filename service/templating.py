@@ -44,6 +44,8 @@ def init_app(app: Flask) -> None:
     app.add_template_global(game_text.elixir_word)
     app.add_template_global(game_text.rules_summary)
     app.add_template_global(game_text.move_due)
+    app.add_template_global(game_text.invitee_role)
+    app.add_template_global(game_text.days_per_move_text)
     app.add_template_global(game_text.move_due_on)
     app.add_template_global(game_text.track_moved)
     app.add_template_filter(suit_of, "suit_of")
