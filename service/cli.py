@@ -19,14 +19,13 @@ from werkzeug.serving import run_simple
 from . import bots, computer, deadlines, games
 from .commands import ServiceCommand, ServiceGroup
 from .errors import outage_reason
-from .game_text import track_moved
 from .links import player_url
 from .mail import worker
 from .models import MAX_ID, Game, db
 from .perspective import describe_status
 from .playtest.cli import playtest_cli
 from .replies import servers
-from .rules import PRINTED, SEATS, TRICKS_PER_ROUND, Seat, variant_of
+from .rules import PRINTED, SEATS, TRICKS_PER_ROUND, Seat, track_advances, variant_of
 from .unit_of_work import transaction
 
 # What the database and the network can take: a bad number is one line of usage, no traceback.
@@ -161,11 +160,11 @@ def show(game_id: int) -> None:
         click.echo(f"  to act: {game.to_act}; deadline {deadline}")
     if game.winner:
         click.echo(f"  winner: {game.winner}")
-    track = {"track_length": variant.track_length, "rounds": state["rounds"]}
-    for number, result in enumerate(state["rounds"], start=1):
+    advances = zip(state["rounds"], track_advances(state), strict=True)
+    for number, (result, advanced) in enumerate(advances, start=1):
         click.echo(
             f"  round {number}: keeper {result['keeper']}, shadow {result['shadow']}, "
-            f"track +{track_moved(track, number)}"
+            f"track +{advanced}"
         )
 
 

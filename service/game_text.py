@@ -277,19 +277,6 @@ def deadline_text(moment: str, zone: str | None = None) -> str:
     return format_datetime(local, "medium", rebase=False) + f" {zone}"
 
 
-def track_moved(view: Mapping[str, Any], number: int) -> int:
-    """How far round ``number`` (from 1) of the view's ``rounds`` moved the track.
-
-    The engine records each round's difference in tricks as ``moved``; the track
-    stops at its end, so the round that finishes it moves it only as far as was
-    left. Read from the rounds alone: the track starts at 0 and moves only at a
-    round's end.
-    """
-    length, rounds = view["track_length"], view["rounds"]
-    before = min(length, sum(result["moved"] for result in rounds[: number - 1]))
-    return min(length, before + rounds[number - 1]["moved"]) - before
-
-
 def _owing(view: Mapping[str, Any]) -> str:
     """Who owes the next move, as the reader sees it: ``you``, ``them`` or ``both``."""
     acting = view["to_act"]

@@ -42,7 +42,7 @@ from .mail.kinds import Kind
 from .models import Game, OutboxMessage, Player, db, utcnow
 from .perspective import player_view
 from .replies.headers import game_headers, reply_to, root_message_id
-from .rules import OVER, Seat, State, other, to_act, variant_of
+from .rules import OVER, Seat, State, other, to_act, track_advances
 
 
 def _context(player: Player) -> dict[str, Any]:
@@ -184,8 +184,7 @@ def _round_that_ended(player: Player, params: dict[str, Any]) -> dict[str, Any]:
     """The round a round's end email is about, and where it left the track, however far play
     went on before the email was written."""
     number, state = params["round"], player.game.state
-    moved = sum(result["moved"] for result in state["rounds"][:number])
-    track = min(variant_of(state).track_length, moved)
+    track = sum(track_advances(state)[:number])
     return {"round": number, "result": state["rounds"][number - 1], "track": track}
 
 

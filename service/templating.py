@@ -47,7 +47,6 @@ def init_app(app: Flask) -> None:
     app.add_template_global(game_text.invitee_role)
     app.add_template_global(game_text.days_per_move_text)
     app.add_template_global(game_text.move_due_on)
-    app.add_template_global(game_text.track_moved)
     app.add_template_filter(suit_of, "suit_of")
     app.add_template_test(is_elixir, "elixir")
     app.jinja_env.globals.update(EXCHANGE=EXCHANGE, PLAY=PLAY, SWAP=SWAP, OVER=OVER)

@@ -18,7 +18,6 @@ from service.game_text import (
     seat_name,
     suit_name,
     suit_symbol,
-    track_moved,
     trick_effect,
 )
 from service.rules import apply
@@ -204,10 +203,3 @@ def test_a_swap_gives_until_both_have_chosen_then_gave(french: None) -> None:
 
 def test_the_classic_colours_agree_with_cards_in_french(french: None) -> None:
     assert "des cartes rouges, vertes et violettes de 1 à 7" in rules_summary("classic")[0]
-
-
-def test_the_round_that_finishes_the_track_moves_it_only_as_far_as_was_left() -> None:
-    # The engine records each round's difference in tricks: 6, 2, then 4 with 2 cards left.
-    view = {"track_length": 10, "rounds": [{"moved": 6}, {"moved": 2}, {"moved": 4}]}
-    assert [track_moved(view, number) for number in (1, 2, 3)] == [6, 2, 2]
-    assert track_moved({"track_length": 10, "rounds": [{"moved": 10}]}, 1) == 10

@@ -13,9 +13,9 @@ from itertools import groupby
 from typing import Any
 
 from ..addresses import vacation_end
-from ..game_text import card_name, seat_name, suit_name, track_moved
+from ..game_text import card_name, seat_name, suit_name
 from ..models import OPEN_STATUSES, Event, Game, utcnow
-from ..rules import CHOICE_PHASES, State, variant_of
+from ..rules import CHOICE_PHASES, State, track_advances
 from ..rules.engine import RoundResult, Trick
 
 
@@ -76,14 +76,13 @@ class RoundHistory:
 
 def history(state: State) -> list[RoundHistory]:
     """The public history, trick by trick, round by round."""
-    results = state["rounds"]
-    track = {"track_length": variant_of(state).track_length, "rounds": results}
+    results, advances = state["rounds"], track_advances(state)
     return [
         RoundHistory(
             number=number,
             tricks=list(tricks),
             result=results[number - 1] if number <= len(results) else None,
-            moved=track_moved(track, number) if number <= len(results) else None,
+            moved=advances[number - 1] if number <= len(results) else None,
         )
         for number, tricks in groupby(state["history"], key=lambda entry: entry["round"])
     ]

@@ -444,7 +444,17 @@ def _schemas() -> dict[str, Any]:
                         "properties": {
                             "keeper": {"type": "integer"},
                             "shadow": {"type": "integer"},
-                            "moved": {"type": "integer"},
+                            "moved": {
+                                "type": "integer",
+                                "description": "The difference in tricks.",
+                            },
+                            "advanced": {
+                                "type": "integer",
+                                "description": (
+                                    "How far the round turned the track up: the "
+                                    "difference, as far as the track's end."
+                                ),
+                            },
                         },
                     },
                 },

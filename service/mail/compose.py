@@ -22,7 +22,6 @@ from ..game_text import (
     card_name,
     suit_name,
     the_seat,
-    track_moved,
     trick_effect,
     upfirst,
 )
@@ -354,7 +353,7 @@ def round_over(number: int, result: Mapping[str, Any], view: Mapping[str, Any]) 
         number=number,
         theirs=theirs,
         name=view["opponent"],
-        moved=track_moved(view, number),
+        moved=view["rounds"][number - 1]["advanced"],
     )
 
 

@@ -28,7 +28,18 @@ from pathlib import Path
 from typing import Any
 
 from ..bots import LEVELS, player
-from ..rules import OVER, PRINTED, SEATS, State, Variant, apply, new_game, seat_view, to_act
+from ..rules import (
+    OVER,
+    PRINTED,
+    SEATS,
+    State,
+    Variant,
+    apply,
+    new_game,
+    seat_view,
+    to_act,
+    track_advances,
+)
 
 Z95 = 1.959964
 EFFECTS = ("reset", "swap", "steal", "none")
@@ -128,7 +139,6 @@ class Tally:
 
     def add(self, state: State) -> None:
         """Count one finished game."""
-        variant = Variant.from_json(state["variant"]) if "variant" in state else PRINTED
         keeper_won = state["winner"] == "keeper"
         self.games += 1
         self.keeper_wins += keeper_won
@@ -144,14 +154,12 @@ class Tally:
                 self.stolen += trick["outcome"] == "took"
             if trick["trick"] == 1:
                 leaders[trick["round"]] = trick["leader"]
-        track, taken, given = 0, 0, 0
-        for number, result in enumerate(state["rounds"], start=1):
+        taken, given = 0, 0
+        advances = zip(state["rounds"], track_advances(state), strict=True)
+        for number, (result, moved) in enumerate(advances, start=1):
             difference = result["shadow"] - result["keeper"]
             self.differences[difference] += 1
             self.round_differences[number, difference] += 1
-            # The track stops at its end: only the cards actually turned up count.
-            moved = min(variant.track_length, track + result["moved"]) - track
-            track += moved
             if difference > 0:
                 taken += moved
             else:

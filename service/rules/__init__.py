@@ -20,6 +20,7 @@ from .engine import (
     parse_action,
     summary,
     to_act,
+    track_advances,
 )
 from .match import return_match, shadow_score
 from .names import (
@@ -84,5 +85,6 @@ __all__ = [
     "sort_cards",
     "summary",
     "to_act",
+    "track_advances",
     "variant_of",
 ]

@@ -83,7 +83,10 @@ class Transfer(TypedDict):
 
 
 class RoundResult(TypedDict):
-    """The tricks each seat took in a round and how far the track moved."""
+    """The tricks each seat took in a round and their difference, ``moved``.
+
+    The track moves by the difference, as far as its end: :func:`track_advances`.
+    """
 
     keeper: int
     shadow: int
@@ -590,6 +593,22 @@ def _resolve_trick(state: State) -> None:
         state["phase"] = SWAP
     elif state["trick"] > TRICKS_PER_ROUND:
         _end_round(state)
+
+
+def track_advances(state: State) -> list[int]:
+    """How far each finished round turned the track up, in order.
+
+    A round's ``moved`` is its difference in tricks (the replay format's
+    figure); the track stops at its end, so the round that finishes it turns
+    up only the cards that were left.
+    """
+    length = variant_of(state).track_length
+    track, advances = 0, []
+    for result in state["rounds"]:
+        step = min(length - track, result["moved"])
+        advances.append(step)
+        track += step
+    return advances
 
 
 def _end_round(state: State) -> None:

@@ -15,6 +15,7 @@ from .engine import (
     legal_actions,
     other,
     to_act,
+    track_advances,
 )
 from .names import CHOICE_PHASES
 from .variant import TRICKS_PER_ROUND, variant_of
@@ -28,6 +29,13 @@ class SeenTransfer(TypedDict):
     after_trick: int
     gave: list[str]
     received: list[str]
+
+
+class SeenRound(RoundResult):
+    """A finished round as the views show it: ``advanced`` is how far it turned the
+    track up, which is ``moved`` unless the track reached its end."""
+
+    advanced: int
 
 
 class SeatView(TypedDict):
@@ -53,7 +61,7 @@ class SeatView(TypedDict):
     tricks_per_round: int
     last_round: int
     swap_size: int
-    rounds: list[RoundResult]
+    rounds: list[SeenRound]
     history: list[Trick]
     transfers: list[SeenTransfer]
     winner: Seat | None
@@ -65,10 +73,12 @@ def seat_view(state: State, seat: Seat) -> SeatView:
 
     Holds the seat's own hand and pending choice, the opponent's card count and
     everything public. Never the opponent's hand or pending choice, the cards
-    set aside, the seed or the deals. Entries of ``table``, ``rounds``,
-    ``history`` and ``transfers`` are shared with the state: read them, do not
-    change them. Every card the opponent gave in an exchange or swap is a card
-    this seat received, so both sides of a transfer are the seat's to see.
+    set aside, the seed or the deals. Entries of ``table`` and ``history`` are
+    shared with the state: read them, do not change them. Every card the
+    opponent gave in an exchange or swap is a card this seat received, so both
+    sides of a transfer are the seat's to see. Each of ``rounds`` says how far
+    it turned the track up (``advanced``), which is its difference in tricks
+    (``moved``) unless the track reached its end.
 
     ``choosing`` says the seat owes a secret choice of cards (an exchange or
     swap) rather than a play; ``tricks_per_round``, ``track_length``,
@@ -101,7 +111,10 @@ def seat_view(state: State, seat: Seat) -> SeatView:
         "tricks_per_round": TRICKS_PER_ROUND,
         "last_round": variant.rounds,
         "swap_size": variant.swap_size,
-        "rounds": list(state["rounds"]),
+        "rounds": [
+            {**result, "advanced": advanced}
+            for result, advanced in zip(state["rounds"], track_advances(state), strict=True)
+        ],
         "history": list(state["history"]),
         "transfers": [
             {

@@ -22,7 +22,9 @@ from service.rules import (
     new_game,
     other,
     parse_action,
+    seat_view,
     to_act,
+    track_advances,
 )
 
 from .helpers import deal, finish_round, late_in_round, play, playing, random_action
@@ -375,6 +377,25 @@ def test_end_of_round_track_moves_by_the_difference(
         assert state["tricks"] == {"keeper": 0, "shadow": 0}
         assert state["suit_order"] == [] and state["table"] == []
         assert [len(state["hands"][seat]) for seat in SEATS] == [10, 10]
+
+
+def test_the_round_that_finishes_the_track_turns_up_only_what_was_left() -> None:
+    # Differences of 6, 2 and then 4 with 2 cards left: the last round advances 2.
+    state = new_game(seed=5)
+    state["rounds"] = [
+        {"keeper": 2, "shadow": 8, "moved": 6},
+        {"keeper": 6, "shadow": 4, "moved": 2},
+        {"keeper": 3, "shadow": 7, "moved": 4},
+    ]
+    assert track_advances(state) == [6, 2, 2]
+    view = seat_view(state, "shadow")
+    assert [(result["moved"], result["advanced"]) for result in view["rounds"]] == [
+        (6, 6),
+        (2, 2),
+        (4, 2),
+    ]
+    state["rounds"] = [{"keeper": 10, "shadow": 0, "moved": 10}]
+    assert track_advances(state) == [10]
 
 
 @pytest.mark.parametrize(("track", "keeper_tricks", "shadow_tricks"), [(6, 7, 3), (5, 10, 0)])

@@ -37,6 +37,7 @@ from service.rules import (
     shadow_score,
     summary,
     to_act,
+    track_advances,
     variant_of,
 )
 
@@ -320,6 +321,9 @@ def test_the_track_stops_at_its_end() -> None:
     variant = Variant(track_length=3, halfway=2)
     state = finish_round(reach_round(variant, 1), 10, 0, track=0)
     assert (state["track"], state["winner"], state["rounds"][-1]["moved"]) == (3, "shadow", 10)
+    # The round turned up only the three cards there were.
+    assert track_advances(state) == [3]
+    assert [result["advanced"] for result in seat_view(state, "keeper")["rounds"]] == [3]
 
 
 @pytest.mark.parametrize("rounds", [1, 2, 4])

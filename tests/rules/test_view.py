@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from service.rules import SEATS, Seat, State, apply, new_game, other, seat_view
+from service.rules import SEATS, Seat, State, apply, new_game, other, seat_view, track_advances
 
 from . import helpers
 from .helpers import deal, leaks, play, playing, random_game
@@ -93,7 +93,10 @@ def test_view_shows_own_cards_and_hides_the_opponents(
     assert view["pending"] == state["pending"][seat]
     assert view["opponent_cards"] == len(state["hands"][other(seat)])
     assert view["history"] == state["history"]
-    assert view["rounds"] == state["rounds"]
+    assert view["rounds"] == [
+        {**result, "advanced": advanced}
+        for result, advanced in zip(state["rounds"], track_advances(state), strict=True)
+    ]
     assert leaks(state, seat) == set()
     assert json.loads(json.dumps(view)) == view
 
