@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import Any, Literal, NamedTuple, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict, TypeGuard
 
 from sqlalchemy import Executable, Row, Select, bindparam, select
 from sqlalchemy.orm import aliased
@@ -248,9 +248,16 @@ def stored_seat_facts(player_id: int, key: str, *, with_state: bool = True) -> S
         .execute(_facts_query(with_state), {"player_id": player_id})
         .one_or_none()
     )
-    if row is None or not key_matches(row.link_key, key) or row.match_id is not None:
+    if not read_in_one(row, key):
         return None
     return facts_of(row, row.state if with_state else None)
+
+
+def read_in_one(row: Row[Any] | None, key: str) -> TypeGuard[Row[Any]]:
+    """Whether a row of :func:`facts_statement` read for a link signed with ``key`` is the
+    whole of what the link's page needs: the link is the player's (the key is the
+    player's current one) and the game is not part of a return match."""
+    return row is not None and key_matches(row.link_key, key) and row.match_id is None
 
 
 def facts_of(row: Row[Any], state: State | None) -> SeatFacts:

@@ -31,9 +31,17 @@ from flask import Flask, current_app, g, request
 from sqlalchemy import Executable, exists
 from sqlalchemy.orm import aliased
 
-from ..links import key_matches, signed_home, signed_link
+from ..links import signed_home, signed_link
 from ..models import AddressSettings, Event, Player, db, utcnow
-from ..perspective import OPPONENT, PlayerView, facts_of, facts_statement, iso, tag_of
+from ..perspective import (
+    OPPONENT,
+    PlayerView,
+    facts_of,
+    facts_statement,
+    iso,
+    read_in_one,
+    tag_of,
+)
 from .annotations import deadline
 
 # Pages each web process keeps: a page is some 20 to 40 kB.
@@ -98,9 +106,7 @@ def kept_page(token: str) -> str | None:
     if signed is None:
         return None
     row = db.session.connection().execute(_page_query(), {"player_id": signed[0]}).one_or_none()
-    if row is None or not key_matches(row.link_key, signed[1]) or row.match_id is not None:
-        return None
-    if row.status != "active":
+    if not read_in_one(row, signed[1]) or row.status != "active":
         return None
     g.player_language = row.language
     now = utcnow()
