@@ -6,7 +6,7 @@ to no valid tag, from another address than the player's, or with no text is
 dropped without an answer. Every other reply is answered once, in the game's
 thread: what was played and what happened, or why nothing was and which moves
 are legal. The lines written with the move are its note to the opponent
-(:func:`.reading.note_lines`). A reply is read once (its Message-ID is stored), and the answers a
+(:class:`.reading.Reply`). A reply is read once (its Message-ID is stored), and the answers a
 player gets are limited per hour (``REPLY_ANSWERS_PER_HOUR``), so that no mail
 loop can form.
 """
@@ -35,7 +35,7 @@ from ..storable import storable
 from ..unit_of_work import transaction
 from . import answers
 from .headers import plain_message_id
-from .reading import Understood, automatic, body_text, move_text, note_lines, own_text, read_move
+from .reading import Understood, automatic, body_text, read_move, read_reply
 from .tags import read_tag, tag_in
 
 log = logging.getLogger(__name__)
@@ -193,19 +193,20 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
         log.warning("reply for player %d dropped: over %d MIME parts", player.id, MAX_MIME_PARTS)
         return _close(row, "dropped", "too many parts")
     body = _without_our_lines(body_text(_parse(raw)), player)
-    written = own_text(body)
+    reply = read_reply(body)
+    written = reply.written
     if not written.strip():
         log.info("reply for player %d dropped: no text", player.id)
         return _close(row, "dropped", "no text")
-    understood = read_move(move_text(body))
+    understood = read_move(reply.move)
     game = games.lock_game(player.game_id)
     if game.status == "active" and version != game.version and game.state["phase"] == PLAY:
         # Only the second half of an exchange or swap may answer an older version.
         raise Refusal("stale", understood, written)
     action = _action(understood, player, written)
     # What the player wrote next to the move goes to the opponent as the move's note, as from
-    # the page (:func:`.reading.note_lines` says which lines).
-    note = notes.from_reply(note_lines(body))
+    # the page (:class:`.reading.Reply` says which lines).
+    note = notes.from_reply(reply.note)
     try:
         games.apply_move(player.id, version, action, note)
     except games.MoveError as exc:

@@ -257,16 +257,6 @@ def _own_lines(text: str) -> list[str | None]:
     return kept
 
 
-def own_text(text: str) -> str:
-    """The lines the person wrote: not the quoted lines (``>``) nor the line introducing them,
-    and nothing from their signature or a copy of the email answered on (see :func:`_own_lines`).
-
-    Text above the quote (top posting) and below it (bottom posting) is read
-    alike; at most :data:`MOVE_LINES` lines.
-    """
-    return "\n".join(line for line in _own_lines(text) if line)
-
-
 def _continues_move(line: str) -> bool:
     """Whether a line under a move's line is more of the move: only cards and suits ("5C",
     "and 3H", "hearts"), no other word."""
@@ -286,27 +276,43 @@ def _move_span(lines: list[str | None]) -> tuple[int, int] | None:
     return None
 
 
-def move_text(text: str) -> str:
-    """The lines of a reply that are its move (:func:`_move_span`), for :func:`read_move`:
-    empty when the person wrote no card above a signature or a copy of the email answered."""
+@dataclass(frozen=True)
+class Reply:
+    """A reply's text read for what the person wrote (:func:`read_reply`)."""
+
+    written: str
+    """The lines the person wrote: not the quoted lines (``>``) nor the line introducing
+    them, and nothing from their signature or a copy of the email answered on (see
+    :func:`_own_lines`). Text above the quote (top posting) and below it (bottom posting)
+    is read alike; at most :data:`MOVE_LINES` lines."""
+    move: str
+    """The lines that are its move (:func:`_move_span`), for :func:`read_move`: empty when
+    the person wrote no card above a signature or a copy of the email answered."""
+    note: list[str]
+    """The lines that speak to the opponent: the other lines of the move's paragraph, when
+    it is above any quote (:func:`_note_lines`)."""
+
+
+def read_reply(text: str) -> Reply:
+    """The parts of a reply's text: what the person wrote, their move, their note."""
     lines = _own_lines(text)
     span = _move_span(lines)
-    return "" if span is None else "\n".join(line or "" for line in lines[span[0] : span[1]])
+    return Reply(
+        written="\n".join(line for line in lines if line),
+        move="" if span is None else "\n".join(line or "" for line in lines[span[0] : span[1]]),
+        note=_note_lines(lines, span),
+    )
 
 
-def note_lines(text: str) -> list[str]:
-    """The lines of a reply that speak to the opponent: the other lines of the move's
-    paragraph, when it is above any quote.
+def _note_lines(lines: list[str | None], span: tuple[int, int] | None) -> list[str]:
+    """The note of :func:`_own_lines`' ``lines`` whose move is at ``span``.
 
-    Of what :func:`_own_lines` reads, only the paragraph of the move (lines with
-    no empty line between them): a greeting or a sign-off set apart by an empty
-    line, a signature, text below the quote or a copy of the email, and the
-    move's own lines are left out; a line under the move naming a card in a
-    sentence ("nice 5H!") is the note's, not the move's. Empty when there is no
-    move, or it is below the quote.
+    Only the paragraph of the move (lines with no empty line between them): a
+    greeting or a sign-off set apart by an empty line, a signature, text below
+    the quote or a copy of the email, and the move's own lines are left out; a
+    line under the move naming a card in a sentence ("nice 5H!") is the note's,
+    not the move's. Empty when there is no move, or it is below the quote.
     """
-    lines = _own_lines(text)
-    span = _move_span(lines)
     if span is None or None in lines[: span[0]]:
         return []
     first, end = span

@@ -13,10 +13,8 @@ from service.replies.reading import (
     automatic,
     body_text,
     html_to_text,
-    move_text,
-    note_lines,
-    own_text,
     read_move,
+    read_reply,
 )
 from service.rules.cards import HAND_SIZE
 
@@ -73,15 +71,15 @@ def test_the_move_is_read_around_the_quote_and_above_the_signature() -> None:
         "On Tue, 1 Dec 2026 at 07:00, Split Mind <splitmind@example.org> wrote:\n"
         "> Sam led 5♥: your answer\n> 5H\n"
     )
-    assert own_text(text) == "Hi!\n3C\nKim"  # the quote below the signature is not read
+    assert read_reply(text).written == "Hi!\n3C\nKim"  # the quote below the signature is not read
     wrapped = "5D\nOn Tue, 1 Dec 2026 at 07:00, Split Mind <\nsplitmind@example.org> wrote:\n> 3C"
-    assert read_move(own_text(wrapped)).cards == ["5D"]
+    assert read_move(read_reply(wrapped).written).cards == ["5D"]
     french = "7♣\n\nLe mar. 1 déc. 2026 à 07:00, Split Mind <s@example.org> a écrit :\n> 5♥"
-    assert read_move(own_text(french)).cards == ["7C"]
+    assert read_move(read_reply(french).written).cards == ["7C"]
     outlook = "2H\n\n________________________________\nFrom: Split Mind <s@example.org>\n5H"
-    assert read_move(own_text(outlook)).cards == ["2H"]
+    assert read_move(read_reply(outlook).written).cards == ["2H"]
     below = "On Tue, Split Mind wrote:\n> Your move\n> Kim led 5H\n\n6H\n"
-    assert read_move(own_text(below)).cards == ["6H"]  # bottom posting
+    assert read_move(read_reply(below).written).cards == ["6H"]  # bottom posting
 
 
 def test_html_is_read_without_its_quote() -> None:
@@ -92,7 +90,7 @@ def test_html_is_read_without_its_quote() -> None:
     )
     text = html_to_text(html)
     assert "5H" not in text and "color" not in text
-    assert read_move(own_text(text)).cards == ["6H"]
+    assert read_move(read_reply(text).written).cards == ["6H"]
 
 
 def test_html_from_outlook_is_read_up_to_its_copy_of_the_email() -> None:
@@ -100,7 +98,7 @@ def test_html_from_outlook_is_read_up_to_its_copy_of_the_email() -> None:
         '<div>5D</div><div id="appendonsend"></div><hr><div id="divRplyFwdMsg">'
         "<b>From:</b> Split Mind</div><div>Your legal moves: 5H, 6H</div>"
     )
-    assert read_move(own_text(html_to_text(html))).cards == ["5D"]
+    assert read_move(read_reply(html_to_text(html)).written).cards == ["5D"]
 
 
 def _message(**headers: str) -> EmailMessage:
@@ -172,7 +170,7 @@ def test_a_megabyte_of_html_elements_left_open_is_read() -> None:
     """Were the open elements searched at each tag, this would take hours."""
     text = body_text(_html_only("<div>5H" * (1_000_000 // len("<div>5H"))))
     assert text.split() == ["5H"] * (READ_CHARS // len("<div>5H"))
-    assert read_move(own_text(text)).cards == ["5H"]
+    assert read_move(read_reply(text).written).cards == ["5H"]
     quoted = html_to_text("<blockquote>5H" * 20_000 + "</blockquote>" * 20_000 + "6D</p>")
     assert quoted == "6D"
 
@@ -201,13 +199,13 @@ QUOTE = "On Tue, 1 Dec 2026, Split Mind <play@example.org> wrote:\n> Your move.\
 def test_a_note_is_the_rest_of_the_moves_paragraph_above_the_quote(
     text: str, note: str | None
 ) -> None:
-    assert from_reply(note_lines(text)) == note
+    assert from_reply(read_reply(text).note) == note
 
 
 def test_a_reply_s_note_is_one_line_of_visible_text_at_most_the_longest_note() -> None:
     hidden = "7D\nNice\u202e lead\u200b,\tKim\x07.\n" + QUOTE
-    assert from_reply(note_lines(hidden)) == "Nice lead, Kim."
-    long = from_reply(note_lines("7D\n" + "word " * 100 + "\n" + QUOTE))
+    assert from_reply(read_reply(hidden).note) == "Nice lead, Kim."
+    long = from_reply(read_reply("7D\n" + "word " * 100 + "\n" + QUOTE).note)
     assert long is not None and len(long) == MAX_LENGTH and long.endswith("…")
 
 
@@ -227,15 +225,15 @@ ES_HEADERS = "De: Split Mind\nEnviado: martes, 1 de diciembre de 2026 10:00\nPar
 @pytest.mark.parametrize("headers", [DE_HEADERS, IT_HEADERS, NL_HEADERS, ES_HEADERS])
 def test_no_move_is_read_from_a_copy_of_the_email_under_a_header_block(headers: str) -> None:
     text = f"ok, weiter\n\n{headers}\n{TURN}"
-    assert read_move(move_text(text)).cards == []
-    assert note_lines(text) == []
+    assert read_move(read_reply(text).move).cards == []
+    assert read_reply(text).note == []
 
 
 @pytest.mark.parametrize("headers", [DE_HEADERS, IT_HEADERS, NL_HEADERS, ES_HEADERS])
 def test_a_header_block_right_under_the_text_is_no_note(headers: str) -> None:
     text = f"3D\nschöner Zug\nKim\n{headers}\n{TURN}"
-    assert read_move(move_text(text)).cards == ["3D"]
-    assert from_reply(note_lines(text)) == "schöner Zug Kim"
+    assert read_move(read_reply(text).move).cards == ["3D"]
+    assert from_reply(read_reply(text).note) == "schöner Zug Kim"
 
 
 @pytest.mark.parametrize(
@@ -243,7 +241,7 @@ def test_a_header_block_right_under_the_text_is_no_note(headers: str) -> None:
     ["Da: domani gioco meglio", "A: te la mossa", "Von: mir aus"],
 )
 def test_a_sentence_starting_like_a_header_is_read(line: str) -> None:
-    assert from_reply(note_lines(f"3D\n{line}\n\n{QUOTE}")) == line
+    assert from_reply(read_reply(f"3D\n{line}\n\n{QUOTE}").note) == line
 
 
 @pytest.mark.parametrize(
@@ -266,13 +264,13 @@ def test_a_sentence_starting_like_a_header_is_read(line: str) -> None:
 )
 def test_a_signature_or_quote_intro_right_under_the_move_is_no_note(rest: str) -> None:
     text = f"3D\n{rest}> Your hand: 3♣, 5♥.\n"
-    assert read_move(move_text(text)).cards == ["3D"]
-    assert note_lines(text) == []
+    assert read_move(read_reply(text).move).cards == ["3D"]
+    assert read_reply(text).note == []
 
 
 def test_a_quote_intro_over_an_unmarked_copy_ends_the_reply() -> None:
     text = f"ok\nAm 01.12.2026 schrieb Split Mind <games@splitmind.test>:\n{TURN}"
-    assert read_move(move_text(text)).cards == []
+    assert read_move(read_reply(text).move).cards == []
 
 
 @pytest.mark.parametrize(
@@ -280,10 +278,10 @@ def test_a_quote_intro_over_an_unmarked_copy_ends_the_reply() -> None:
     [("3D\nnice 5H!", "nice 5H!"), ("3D\nI'm as red as a tomato", "I'm as red as a tomato")],
 )
 def test_a_card_named_in_a_sentence_under_the_move_is_the_note_s(text: str, note: str) -> None:
-    assert read_move(move_text(f"{text}\n\n{QUOTE}")).cards == ["3D"]
-    assert from_reply(note_lines(f"{text}\n\n{QUOTE}")) == note
+    assert read_move(read_reply(f"{text}\n\n{QUOTE}").move).cards == ["3D"]
+    assert from_reply(read_reply(f"{text}\n\n{QUOTE}").note) == note
 
 
 def test_a_move_over_several_lines_of_cards_is_read_whole() -> None:
-    assert read_move(move_text(f"give 3H\nand 5C\n\n{QUOTE}")).cards == ["3H", "5C"]
-    assert read_move(move_text(f"4S\nhearts\n{QUOTE}")) == Understood(["4S"], "H")
+    assert read_move(read_reply(f"give 3H\nand 5C\n\n{QUOTE}").move).cards == ["3H", "5C"]
+    assert read_move(read_reply(f"4S\nhearts\n{QUOTE}").move) == Understood(["4S"], "H")
