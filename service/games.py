@@ -24,8 +24,9 @@ from sqlalchemy.orm.exc import StaleDataError
 from . import audit, bots, figures, metrics, notes, notify
 from .addresses import language as address_language
 from .addresses import vacation_end
+from .errors import NOT_FOUND
 from .game_text import LOOKS, poses_as_computer, seat_name
-from .links import new_link_key
+from .links import key_matches, new_link_key
 from .models import OPEN_STATUSES, Event, Game, Match, Player, db, utcnow
 from .perspective import describe_status
 from .perspective import player_view as player_view  # the view pages and emails render
@@ -80,6 +81,13 @@ class GameClosed(MoveError):
 
     status = 409
     code = "closed"
+
+
+class UnknownLink(MoveError):
+    """The link is not the player's (revoked or replaced), or names no player."""
+
+    status = 404
+    code = "not_found"
 
 
 class IllegalMove(MoveError):
@@ -280,14 +288,23 @@ def create_match(keeper: Seating, shadow: Seating, **options: Any) -> Game:
     return create_game(keeper, shadow, match=match, match_game=1, **options)
 
 
-def apply_move(player_id: int, version: object, action: object, note: object = None) -> Game:
+def apply_move(
+    player_id: int,
+    version: object,
+    action: object,
+    note: object = None,
+    *,
+    link_key: str | None = None,
+) -> Game:
     """Apply one player's move under a row lock on its game, with its event row.
 
     ``version`` is the game version the player saw; ``action`` is in the replay
     notation without the seat; ``note`` is an optional note to the opponent
     (:mod:`service.notes`), dropped while the game's notes are off. Raises a
     :class:`MoveError` and changes nothing when the move is malformed, stale,
-    illegal or the game is closed.
+    illegal or the game is closed. With ``link_key``, the key a link signs, the
+    move is refused (:class:`UnknownLink`) unless the link is the player's: a
+    caller that has not read the player checks the link under the same lock.
     """
     if not isinstance(version, int) or isinstance(version, bool):
         raise BadMove('"version" must be the integer version of the game you saw')
@@ -297,6 +314,8 @@ def apply_move(player_id: int, version: object, action: object, note: object = N
         raise BadMove(str(exc)) from None
     try:
         game, player = _lock(player_id)
+        if link_key is not None and not key_matches(player.link_key, link_key):
+            raise UnknownLink(NOT_FOUND)
         if game.status != "active":
             raise GameClosed(
                 f"This game is {describe_status(game.status)}: it takes no more moves."
@@ -333,7 +352,7 @@ def _lock(player_id: int) -> tuple[Game, Player]:
         Game.id == select(Player.game_id).where(Player.id == player_id).scalar_subquery()
     )
     if game is None:
-        raise BadMove("no such player")
+        raise UnknownLink(NOT_FOUND)
     return game, next(player for player in game.players if player.id == player_id)
 
 

@@ -97,21 +97,16 @@ def key_matches(stored: str | None, signed: str) -> bool:
     return stored is not None and hmac.compare_digest(stored.encode(), signed.encode())
 
 
-def player_for(token: str, *, with_game: bool = True) -> Player | None:
-    """The player a token belongs to, or ``None`` for a tampered, unknown or revoked link.
-
-    ``with_game=False`` reads the player alone, for a move, which reads its game
-    again under a row lock (:func:`service.games.apply_move`).
-    """
+def player_for(token: str) -> Player | None:
+    """The player a token belongs to, or ``None`` for a tampered, unknown or revoked link."""
     signed = signed_link(token)
-    return None if signed is None else linked_player(signed, with_game=with_game)
+    return None if signed is None else linked_player(signed)
 
 
-def linked_player(signed: tuple[int, str], *, with_game: bool = True) -> Player | None:
+def linked_player(signed: tuple[int, str]) -> Player | None:
     """The player of a :func:`signed_link`, or ``None`` for an unknown or revoked link."""
     # The player, their game and both seats in one query: every page and API answer needs them.
-    options = _with_game_and_seats() if with_game else ()
-    player = db.session.get(Player, signed[0], options=options)
+    player = db.session.get(Player, signed[0], options=_with_game_and_seats())
     if player is None or not key_matches(player.link_key, signed[1]):
         return None
     return player

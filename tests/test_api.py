@@ -168,7 +168,7 @@ def test_malformed_bodies_get_400(app, client, make_game, body: Any) -> None:
 
 
 ONE_KIND = 'an action has exactly one of "exchange", "play" or "swap"'
-SEAT_KEY = "unexpected key 'seat': this link plays for the keeper"
+SEAT_KEY = "unexpected key 'seat': the link says whose move it is"
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from .. import games, notes
 from ..errors import NOT_FOUND, error_response
 from ..game_text import effect_text
 from ..language import DEFAULT_LANGUAGE
-from ..links import linked_player, player_for, signed_link
+from ..links import linked_player, signed_link
 from ..models import Player
 from ..perspective import (
     PlayerView,
@@ -74,17 +74,19 @@ def not_modified(tag: str) -> Response:
 @bp.post("/play/<token>")
 def move(token: str) -> ResponseReturnValue:
     """Apply ``{"version": V, <action>, "note": N?}``; answer with the new view."""
-    player = player_for(token, with_game=False)
-    if player is None:
+    signed = signed_link(token)
+    if signed is None:
         return error_response(404, "not_found", NOT_FOUND)
+    player_id, key = signed
     try:
-        version, action, note = _read_move(request.get_json(silent=True), player.seat)
+        version, action, note = _read_move(request.get_json(silent=True))
         with transaction():
-            game = games.apply_move(player.id, version, action, note)
+            # The link is checked against the player read with the game, under its lock.
+            game = games.apply_move(player_id, version, action, note, link_key=key)
             # The view of what was just written, before the commit lets the ORM forget it,
             # from the game as applied: the session keeps a flushed game only while something
             # refers to it, and the player alone would read it all again.
-            answer = api_view(game.player(player.seat))
+            answer = api_view(next(seat for seat in game.players if seat.id == player_id))
     except games.IllegalMove as exc:  # the rule's name lets a client explain it in its own words
         return error_response(exc.status, exc.code, exc.message, rule=exc.rule)
     except games.MoveError as exc:
@@ -110,7 +112,7 @@ def with_texts(seen: PlayerView) -> dict[str, Any]:
     return view
 
 
-def _read_move(body: object, seat: str) -> tuple[object, dict[str, Any], str | None]:
+def _read_move(body: object) -> tuple[object, dict[str, Any], str | None]:
     """The version, the action and the note of a posted body, or :class:`games.BadMove`.
 
     The shape is checked before the game is read, so a malformed body is a 400
@@ -121,7 +123,7 @@ def _read_move(body: object, seat: str) -> tuple[object, dict[str, Any], str | N
         raise games.BadMove('Send a JSON object: {"version": V, ...move}.')
     action = {key: value for key, value in body.items() if key not in ("version", "note")}
     if "seat" in action:
-        raise games.BadMove(f"unexpected key 'seat': this link plays for the {seat}")
+        raise games.BadMove("unexpected key 'seat': the link says whose move it is")
     try:
         parse_action(action)
         note = notes.clean(body.get("note"))
