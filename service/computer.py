@@ -22,6 +22,7 @@ behind them; the moves still due are made on the next passes.
 
 from __future__ import annotations
 
+import hmac
 import logging
 import random
 import time
@@ -83,9 +84,18 @@ def due(now: datetime, delay: float, after: Due | None = None) -> list[Due]:
     return [Due(*row) for row in db.session.execute(query)]
 
 
-def rng_for(game: Game) -> random.Random:
-    """The computer's random source for its move at the game's current version."""
-    return random.Random(f"{game.id}:{game.version}")
+def rng_for(game_id: int, version: int) -> random.Random:
+    """The computer's random source for its move at a version of a game.
+
+    The same at each try (a pass that failed chooses the same move again), and
+    keyed with the service's secret key: a player knows the game's id and
+    version (both are in their view) and may read the computer's code, and
+    replaying its random choices against every hand it could hold would tell
+    them its hand.
+    """
+    secret = current_app.config["SECRET_KEY"]
+    key = secret.encode() if isinstance(secret, str) else secret
+    return random.Random(hmac.digest(key, f"computer:{game_id}:{version}".encode(), "sha256"))
 
 
 def play(player_id: int) -> bool:
@@ -104,7 +114,7 @@ def play(player_id: int) -> bool:
             if game is None or game.status != "active" or player.seat not in to_act(game.state):
                 return False
             view = seat_view(game.state, player.seat)
-            action = bots.choose(player.computer_level, view, rng_for(game))
+            action = bots.choose(player.computer_level, view, rng_for(game.id, game.version))
             games.apply_move(player.id, game.version, action)
             log.info("game %d: the computer (%s) made its move", game.id, player.computer_level)
     except games.StaleVersion:

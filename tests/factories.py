@@ -26,6 +26,7 @@ from flask import Flask
 
 from bench.random_play import pick_action
 from service import bots, games
+from service.computer import rng_for
 from service.models import Event, Game, db
 from service.rules import SEATS, Seat, State, apply, seat_view, to_act
 from service.rules.seat_view import SeatView
@@ -91,7 +92,8 @@ def played_against_computer(
         seat = next((s for s in acting if s not in levels), acting[0])
         view = seat_view(state, seat)
         if seat in levels:
-            computer_rng = random.Random(f"{game_id}:{version + len(moves)}")
+            with app.app_context():
+                computer_rng = rng_for(game_id, version + len(moves))
             action = dict(bots.choose(levels[seat], view, computer_rng))
         else:
             action = pick_action(dict(view), rng)

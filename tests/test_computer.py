@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 
 from service import bots, computer, deadlines, games
 from service.admin import stats
-from service.computer import ComputerMoves
+from service.computer import ComputerMoves, rng_for
 from service.games import Seating
 from service.links import player_for, token_for
 from service.mail import worker
@@ -230,9 +230,8 @@ def test_the_form_still_needs_an_opponent_against_a_person(client: FlaskClient) 
 def test_the_computer_chooses_its_exchange_as_soon_as_it_is_due(app: Flask, against_computer):
     game = against_computer(level="medium")
     before = load(app, game["id"])
-    expected = bots.choose(
-        "medium", seat_view(before.state, "shadow"), random.Random(f"{game['id']}:0")
-    )
+    with app.app_context():
+        expected = bots.choose("medium", seat_view(before.state, "shadow"), rng_for(game["id"], 0))
     assert computer_moves(app) == 1
     with app.app_context():
         (move,) = db.session.scalars(select(Event).where(Event.kind == "move")).all()
@@ -295,6 +294,21 @@ def test_a_game_that_ends_while_the_computer_chooses_is_no_failure(
         assert computer_moves(app) == 0
     assert [r for r in caplog.records if r.name == "service.computer"] == []
     assert load(app, game["id"]).status == "cancelled"
+
+
+def test_the_computers_random_choices_are_keyed_with_the_secret_key(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A player sees the game's id and version, and may read the computer's code: were its
+    random source made of those alone, replaying its choices against each hand it could
+    hold would tell them its hand."""
+    with app.app_context():
+        draws = [rng_for(7, 3).random() for _ in range(2)]
+        monkeypatch.setitem(app.config, "SECRET_KEY", "another secret key, " + "x" * 20)
+        other_key = rng_for(7, 3).random()
+    assert draws[0] == draws[1]  # a pass that failed chooses the same move again
+    assert other_key != draws[0]
+    assert random.Random("7:3").random() not in (draws[0], other_key)
 
 
 def test_the_computer_waits_for_the_delay(app: Flask, client, against_computer) -> None:
