@@ -35,7 +35,15 @@ from ..storable import storable
 from ..unit_of_work import transaction
 from . import answers
 from .headers import plain_message_id
-from .reading import Understood, automatic, body_text, read_move, read_reply
+from .reading import (
+    Understood,
+    automatic,
+    body_text,
+    html_to_text,
+    only_cards,
+    read_move,
+    read_reply,
+)
 from .tags import read_tag, tag_in
 
 log = logging.getLogger(__name__)
@@ -192,8 +200,8 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     if len(CONTENT_TYPE_LINE.findall(raw)) > MAX_MIME_PARTS:
         log.warning("reply for player %d dropped: over %d MIME parts", player.id, MAX_MIME_PARTS)
         return _close(row, "dropped", "too many parts")
-    body = _without_our_lines(body_text(_parse(raw)), player)
-    reply = read_reply(body)
+    ours = OurText.sent_to(player)
+    reply = read_reply(ours.without_our_lines(body_text(_parse(raw))))
     written = reply.written
     if not written.strip():
         log.info("reply for player %d dropped: no text", player.id)
@@ -206,7 +214,7 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     action = _action(understood, player, written)
     # What the player wrote next to the move goes to the opponent as the move's note, as from
     # the page (:class:`.reading.Reply` says which lines).
-    note = notes.from_reply(reply.note)
+    note = notes.from_reply([line for line in reply.note if not ours.holds(line)])
     try:
         games.apply_move(player.id, version, action, note)
     except games.MoveError as exc:
@@ -218,24 +226,62 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     return _close(row, "applied", "", answered)
 
 
-def _without_our_lines(body: str, player: Player) -> str:
-    """The reply without the lines of the emails this service wrote the player about the
-    game, however quoted (``>`` or none): a quote a mail client marked in no way the reader
-    knows is neither read as the move (the hand listed in a turn email) nor passed on to
-    the opponent as a note (the legal moves, which tell of the hand)."""
-    sent = db.session.scalars(
-        select(OutboxMessage.text_body).where(
-            OutboxMessage.player_id == player.id, OutboxMessage.text_body.is_not(None)
-        )
-    )
-    ours = {_line_key(line) for text in sent for line in (text or "").splitlines()}
-    ours.discard("")
-    return "\n".join(line for line in body.splitlines() if _line_key(line) not in ours)
+# A reply's line this long or longer found anywhere in the text of an email sent is a piece
+# of a copy of it (a line a client wrapped again): too long to be the player's by chance.
+COPIED_PIECE = 12
+
+
+class OurText:
+    """The text of the emails this service wrote a player about their game, both parts, for
+    telling a copy of one in a reply, however a mail client marked it (``>`` or nothing)."""
+
+    def __init__(self, texts: list[str], htmls: list[str]) -> None:
+        self._lines = {_line_key(line) for text in texts for line in text.splitlines()}
+        self._lines.discard("")
+        rendered = [*texts, *(html_to_text(html) for html in htmls)]
+        listed = {_listed_key(line) for text in rendered for line in text.splitlines()}
+        listed.discard("")
+        self._listed = listed
+        self._all = "\n".join(sorted(listed))
+
+    @classmethod
+    def sent_to(cls, player: Player) -> OurText:
+        rows = db.session.execute(
+            select(OutboxMessage.text_body, OutboxMessage.html_body).where(
+                OutboxMessage.player_id == player.id
+            )
+        ).all()
+        return cls([text for text, _ in rows if text], [html for _, html in rows if html])
+
+    def without_our_lines(self, body: str) -> str:
+        """``body`` without the lines of the text parts, as they are or quoted: neither read
+        as the move (the hand listed in a turn email) nor passed on as a note.
+
+        Only whole lines, with their list marks: a player's move line (``5H``) may be
+        one of the legal moves an email listed (``- 5H``)."""
+        return "\n".join(line for line in body.splitlines() if _line_key(line) not in self._lines)
+
+    def holds(self, line: str) -> bool:
+        """Whether a line of a note is a piece of an email sent: a line of either part with
+        any list mark (``• 5H`` pasted from the HTML part's list), or a piece of one (a copy
+        wrapped again) that is long or only cards. A note goes to the opponent: the hand and
+        the legal moves in a copy tell of the player's hand."""
+        key = _listed_key(line)
+        if not key:
+            return False
+        if key in self._listed:
+            return True
+        return (len(key) >= COPIED_PIECE or only_cards(line)) and key in self._all
 
 
 def _line_key(line: str) -> str:
     """A line as a quote may write it: without the quote marks, spaces made one."""
     return " ".join(line.lstrip("> \t").split()).casefold()
+
+
+def _listed_key(line: str) -> str:
+    """A line as any list may write it: :func:`_line_key` without a list item's mark."""
+    return _line_key(line).lstrip("-*•·◦▪–— ")
 
 
 def _sent_by(player: Player, sender: str) -> bool:

@@ -257,9 +257,9 @@ def _own_lines(text: str) -> list[str | None]:
     return kept
 
 
-def _continues_move(line: str) -> bool:
-    """Whether a line under a move's line is more of the move: only cards and suits ("5C",
-    "and 3H", "hearts"), no other word."""
+def only_cards(line: str) -> bool:
+    """Whether a line holds only cards and suits ("5C", "and 3H", "hearts"), no other word:
+    under a move's line, more of the move."""
     rest = TOKEN.sub(" ", normalise(line))
     return not re.sub(r"\b(and|et|&)\b|[\s,;:.!+&/-]", "", rest)
 
@@ -270,7 +270,7 @@ def _move_span(lines: list[str | None]) -> tuple[int, int] | None:
     for first, line in enumerate(lines):
         if line and read_move(line).cards:
             end = first + 1
-            while end < len(lines) and (line_ := lines[end]) and _continues_move(line_):
+            while end < len(lines) and (line_ := lines[end]) and only_cards(line_):
                 end += 1
             return first, end
     return None

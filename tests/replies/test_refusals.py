@@ -4,7 +4,10 @@ game does not change. And replies written in other ways that are applied all the
 from __future__ import annotations
 
 import random
+import re
 import smtplib
+import textwrap
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,6 +20,7 @@ from service.links import token_for
 from service.models import Game, InboundReply, OutboxMessage, db
 from service.perspective import player_view
 from service.replies.inbound import Outcome, receive
+from service.replies.reading import html_to_text
 from service.rules import SEATS, is_elixir
 from service.unit_of_work import transaction
 
@@ -497,6 +501,35 @@ def test_a_copy_of_the_email_answered_is_not_read(
     with app.app_context():
         shadow = db.session.get_one(Game, game_id).player("shadow")
         assert notes.from_opponent(shadow) == []
+
+
+def flattened(html: str) -> str:
+    """An HTML part as a client may paste it as text: a line per block, list items bulleted."""
+    return html_to_text(re.sub(r"<li\b[^>]*>", "<li>• ", html))
+
+
+def wrapped(text: str) -> str:
+    """A text part as a client may wrap it again, at 28 columns."""
+    return "\n".join(piece for line in text.splitlines() for piece in textwrap.wrap(line, 28))
+
+
+@pytest.mark.parametrize("copy", [flattened, wrapped], ids=["html part", "wrapped text part"])
+def test_a_copy_pasted_right_under_the_move_is_no_note(
+    app, started, smtp_server, deliver, inbound, copy: Callable[[str], str]
+) -> None:
+    """A client may paste the email answered right under the move, marked in no way: its HTML
+    part flattened (list items bulleted), or its text part wrapped again. The move is played;
+    none of the copy reaches the opponent, whose page would show the player's hand."""
+    game_id = started()
+    cards = keepers_exchange(app, game_id)
+    asking = newest(smtp_server, "keeper")
+    pasted = copy(asking.html if copy is flattened else asking.text)
+    message = reply_message(asking, f"{' '.join(cards)}\n{pasted}")
+    send(inbound, message)
+    applied(app, game_id, smtp_server, deliver, message)
+    with app.app_context():
+        game = db.session.get_one(Game, game_id)
+        assert notes.from_opponent(game.player("shadow")) == []
 
 
 def test_a_tag_no_player_can_have_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
