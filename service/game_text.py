@@ -255,13 +255,18 @@ def effect_text(
 def trick_effect(entry: Mapping[str, Any], view: Mapping[str, Any]) -> str:
     """:func:`effect_text` of a trick for the reader of a seat view (page or email): the
     reader is "you", and the Swap of the view's last trick "gives" until both have chosen."""
+    pending = swap_pending(entry, view)
+    return effect_text(entry, view["names"], view["look"], view["seat"], pending=pending)
+
+
+def swap_pending(entry: Mapping[str, Any], view: Mapping[str, Any]) -> bool:
+    """Whether ``entry`` is the trick of the Swap that a seat view's players are choosing."""
     last = view["history"][-1] if view["history"] else None
-    pending = (
+    return (
         view["phase"] == SWAP
         and last is not None
         and (last["round"], last["trick"]) == (entry["round"], entry["trick"])
     )
-    return effect_text(entry, view["names"], view["look"], view["seat"], pending=pending)
 
 
 def deadline_text(moment: str, zone: str | None = None) -> str:

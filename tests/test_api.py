@@ -250,6 +250,26 @@ def test_moves_after_the_game_ended_are_refused(app, client, make_game) -> None:
     assert response.get_json()["error"]["code"] == "closed"
 
 
+def test_a_swap_gives_in_the_api_until_both_have_chosen(app, client, make_game) -> None:
+    """The words of the trick that brought a Swap, as on the page: it is to come while the
+    players choose, and done once both have."""
+    game = make_game(seed=1)  # its random play reaches a Swap in round 1
+    version = written(app, game["id"], 1, until=lambda v: v["phase"] == "swap")["version"]
+    texts = {seat: view(client, game[seat])["history"][-1]["text"] for seat in SEATS}
+    assert texts == {seat: "Swap: each gives 2 cards" for seat in SEATS}
+    rng = random.Random(1)
+    for seat in SEATS:
+        seen = view(client, game[seat])
+        assert (
+            post(client, game[seat], {"version": version, **pick_action(seen, rng)}).status_code
+            == 200
+        )
+    last = view(client, game["keeper"])["history"]
+    assert [entry["text"] for entry in last if entry["effect"] == "swap"][-1] == (
+        "Swap: each gave 2 cards"
+    )
+
+
 def test_openapi_document_describes_the_api(client) -> None:
     doc = client.get("/api/openapi.json").get_json()
     assert doc["openapi"].startswith("3.")

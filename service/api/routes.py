@@ -10,7 +10,7 @@ from flask_babel import force_locale
 
 from .. import games, notes
 from ..errors import NOT_FOUND, error_response
-from ..game_text import effect_text
+from ..game_text import effect_text, swap_pending
 from ..language import DEFAULT_LANGUAGE
 from ..links import linked_player, signed_link
 from ..models import Player
@@ -100,7 +100,8 @@ def api_view(player: Player) -> dict[str, Any]:
 
 
 def with_texts(seen: PlayerView) -> dict[str, Any]:
-    """A seat's view, each trick of its history with ``text``: what its elixir did, in English.
+    """A seat's view, each trick of its history with ``text``: what its elixir did, in English
+    (the Swap being chosen "gives" until both have chosen, as on the page).
 
     The words are made here from the trick's facts, like the API's other English
     (its error messages); the seats go by their own names, Keeper and Shadow.
@@ -108,7 +109,10 @@ def with_texts(seen: PlayerView) -> dict[str, Any]:
     view: dict[str, Any] = {**seen}
     with force_locale(DEFAULT_LANGUAGE):
         for key in ("history", "since"):
-            view[key] = [{**entry, "text": effect_text(entry)} for entry in view[key]]
+            view[key] = [
+                {**entry, "text": effect_text(entry, pending=swap_pending(entry, seen))}
+                for entry in view[key]
+            ]
     return view
 
 
