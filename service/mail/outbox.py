@@ -190,8 +190,13 @@ def requeue(message_id: int) -> OutboxMessage:
     Raises ``LookupError`` for no such message, ``ValueError`` for one that did
     not fail, or for one that a newer email of its kind to its player replaces
     (a turn email: the newer says more, and a player never has two waiting).
+    The row is locked as it is read: of two requeues at once (a double click, two
+    admins), the second sees the first's and is refused, rather than putting back a
+    message the worker has sent since.
     """
-    message = db.session.get(OutboxMessage, message_id)
+    message = db.session.get(
+        OutboxMessage, message_id, with_for_update=True, populate_existing=True
+    )
     if message is None:
         raise LookupError(f"no message {message_id}")
     if message.status != "failed":

@@ -104,6 +104,45 @@ def test_permanent_failure_is_marked_failed_and_can_be_requeued(
     assert len(smtp_server.received) == 2
 
 
+@pytest.mark.parametrize("app", ["postgres"], indirect=True)
+def test_of_two_requeues_at_once_the_second_is_refused(
+    app: Flask, smtp_server: SMTPServer, postgres_database: str
+) -> None:
+    """A double click, or two admins: the second requeue waits for the first and sees it,
+    rather than putting back a message the worker may have sent meanwhile."""
+    smtp_server.handler.replies = ["550 5.1.1 No such user"]
+    queue_games(app, 1)
+    with app.app_context():
+        drain()
+    (failed,) = [m.id for m in outbox(app) if m.status == "failed"]
+    locked, seen_waiting = threading.Event(), threading.Event()
+    second_waits = waits_on_a_lock(postgres_database)
+
+    def first() -> None:
+        with app.app_context(), transaction():
+            requeue(failed)
+            locked.set()
+            for _ in range(300):  # until the second requeue waits on the row
+                if second_waits():
+                    seen_waiting.set()
+                    break
+                time.sleep(0.05)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert locked.wait(30)
+    with app.app_context():
+        try:
+            with transaction():
+                requeue(failed)
+            answer = "queued again"
+        except ValueError as refused:
+            answer = str(refused)
+    thread.join(30)
+    assert seen_waiting.is_set()
+    assert answer == f"message {failed} is queued, not failed"
+
+
 def test_too_many_temporary_failures_end_as_failed(app: Flask, smtp_server: SMTPServer) -> None:
     smtp_server.handler.replies = ["451 busy"] * (2 * MAX_ATTEMPTS)
     with app.app_context():
