@@ -649,11 +649,23 @@ def _person(player_id: int) -> Player:
 LINKS_KEPT = ": its links are neither resent nor replaced (its players find it on their home page)"
 
 
+def _game_for_links(player: Player) -> Game:
+    """The player's game, locked, if it is in play: no link goes out before it starts (the
+    invitee has not accepted, the creator may not have confirmed their address) or after
+    it ends (:data:`LINKS_KEPT`); else :class:`GameClosed`."""
+    game = lock_game(player.game_id)
+    if game.status == "waiting":
+        raise GameClosed("This game is waiting for its players: its links go out when it starts.")
+    if game.status != "active":
+        raise GameClosed(f"This game is {describe_status(game.status)}{LINKS_KEPT}.")
+    return game
+
+
 def rotate_link(player_id: int, actor: str, send: bool = False) -> Player:
-    """Give the player of a game still open a new link; the old one stops working at once.
+    """Give the player of a game in play a new link; the old one stops working at once.
     With ``send``, the new link is emailed to them in the same step."""
     player = _person(player_id)
-    game = _open_game(player.game_id, OPEN_STATUSES, LINKS_KEPT)
+    game = _game_for_links(player)
     player.link_key = new_link_key()
     db.session.flush()
     note = f"rotated {_named(player.seat, game)}'s link"
@@ -666,9 +678,9 @@ def rotate_link(player_id: int, actor: str, send: bool = False) -> Player:
 
 
 def resend_link(player_id: int, actor: str) -> Player:
-    """Email the player of a game still open their link again."""
+    """Email the player of a game in play their link again."""
     player = _person(player_id)
-    game = _open_game(player.game_id, OPEN_STATUSES, LINKS_KEPT)
+    game = _game_for_links(player)
     notify.link(player)
     _by_admin(game, actor, "resend", f"resent {_named(player.seat, game)}'s link")
     db.session.flush()
