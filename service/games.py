@@ -264,6 +264,8 @@ def start_waiting_game(game_id: int) -> Game:
     game = lock_game(game_id)
     if game.status != "waiting":
         raise GameClosed(f"This game is {describe_status(game.status)}.")
+    # Starting is a change: a page shown while the game waited (an admin's) is stale after it.
+    game.version += 1
     _start(game)
     game.events.add(Event(kind="started", version=game.version))
     db.session.flush()

@@ -12,7 +12,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from service import games
 from service.models import Event, Game, OutboxMessage, db
+from service.unit_of_work import transaction
 
 from ..helpers import write_queued
 from ..smtp import SMTPServer
@@ -140,6 +142,33 @@ def test_a_waiting_game_can_be_cancelled_and_a_closed_one_offers_no_link_actions
     assert emails(app, "game_ended") == []
     for gone in ("Resend link", "Rotate link", "Correct address", "Cancel the game", "Phase"):
         assert gone not in html, gone
+
+
+def test_a_waiting_game_sends_no_link_and_its_page_is_stale_once_it_starts(
+    app: Flask, admin: FlaskClient, make_game: Any
+) -> None:
+    """No link goes out before the game starts: the invitee has not accepted and the creator
+    may not have confirmed. Starting is a change: a cancel from the page it waited on is
+    refused."""
+    game = make_game(waiting=True)
+    page = f"/admin/games/{game['id']}"
+    html = text(admin, page)
+    assert "Resend link" not in html and "Rotate link" not in html
+    keeper = player_id(app, game["id"], "keeper")
+    for action, form in (("resend", {}), ("rotate", {"confirm": "y", "send": "y"})):
+        refused = submit(admin, page, f"{page}/players/{keeper}/{action}", **form)  # no page's
+        assert refused.status_code == 409
+        assert "its links go out when it starts" in refused.get_data(as_text=True)
+    assert emails(app, "link") == []
+    seen = shown_version(admin, game["id"])
+    with app.app_context(), transaction():
+        games.start_waiting_game(game["id"])
+    refused = submit(admin, page, f"{page}/cancel", confirm="y", version=seen)
+    assert refused.status_code == 409
+    assert "The game has moved on" in unescape(refused.get_data(as_text=True))
+    with app.app_context():
+        assert db.session.get_one(Game, game["id"]).status == "active"
+    assert emails(app, "game_ended") == []
 
 
 def test_seat_names_follow_the_games_look(app: Flask, admin: FlaskClient, make_game: Any) -> None:
