@@ -17,7 +17,7 @@ from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
 from flask import current_app
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.exc import StaleDataError
 
@@ -27,7 +27,17 @@ from .addresses import vacation_end
 from .errors import NOT_FOUND
 from .game_text import LOOKS, poses_as_computer, seat_name
 from .links import key_matches, new_link_key
-from .models import OPEN_STATUSES, Event, Game, Match, Player, db, utcnow
+from .models import (
+    OPEN_INVITATIONS,
+    OPEN_STATUSES,
+    Event,
+    Game,
+    Invitation,
+    Match,
+    Player,
+    db,
+    utcnow,
+)
 from .perspective import describe_status
 from .perspective import player_view as player_view  # the view pages and emails render
 from .rules import (
@@ -575,6 +585,12 @@ def cancel_game(game_id: int, actor: str, reason: str = "", seen: int | None = N
     started = game.status == "active"
     reason = clean_reason(reason)
     _close(game, "cancelled", None)
+    if not started:  # its invitation is answered no more: its pages and home pages say so
+        db.session.execute(
+            update(Invitation)
+            .where(Invitation.game_id == game.id, Invitation.status.in_(OPEN_INVITATIONS))
+            .values(status="closed")
+        )
     _by_admin(game, actor, "cancel", _with_reason("cancelled the game", reason))
     if started:
         notify.ended(game, reason=reason)

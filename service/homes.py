@@ -34,6 +34,7 @@ from .language import LANGUAGES
 from .links import new_link_key
 from .models import (
     EMAIL_POLICIES,
+    OPEN_INVITATIONS,
     Address,
     AddressSettings,
     Event,
@@ -49,7 +50,6 @@ from .rules import Seat, other, to_act
 
 log = logging.getLogger(__name__)
 
-OPEN_INVITATIONS = ("unconfirmed", "invited")
 FINISHED = ("finished", "timed_out", "abandoned", "cancelled")
 
 

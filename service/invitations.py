@@ -394,7 +394,10 @@ def rematch_of(game: Game) -> Invitation | None:
 
 def rematches_of(finished: Collection[Game]) -> dict[int, Invitation]:
     """The rematch already proposed after each of the ``finished`` games that has one, by the
-    game's id: two statements for all of them (none for no game)."""
+    game's id: two statements for all of them (none for no game).
+
+    A rematch whose game an admin cancelled (its invitation closed) is none: another
+    may be asked for."""
     if not finished:
         return {}
     followed = _rematch_game_ids([game.id for game in finished])
@@ -403,7 +406,9 @@ def rematches_of(finished: Collection[Game]) -> dict[int, Invitation]:
     proposed = {
         invitation.game_id: invitation
         for invitation in db.session.scalars(
-            select(Invitation).where(Invitation.game_id.in_(followed.values()))
+            select(Invitation).where(
+                Invitation.game_id.in_(followed.values()), Invitation.status != "closed"
+            )
         )
     }
     return {game_id: proposed[new] for game_id, new in followed.items() if new in proposed}

@@ -99,6 +99,8 @@ def is_row_id(value: int) -> bool:
 
 GAME_STATUSES = ("waiting", "active", "finished", "timed_out", "abandoned", "cancelled")
 OPEN_STATUSES = ("waiting", "active")
+# An invitation still to be answered: by its creator's confirmation, then by the opponent.
+OPEN_INVITATIONS = ("unconfirmed", "invited")
 # The characters of a stored playtest run's variant label.
 RUN_VARIANT_LABEL = 200
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import func, select
 from werkzeug.test import TestResponse
 
 from service import invitations
@@ -615,6 +615,43 @@ def test_an_invitation_closes_when_an_admin_cancels_its_game(
         assert db.session.scalars(select(Game)).one().status == "cancelled"
     deliver()
     assert len(smtp_server.handler.to("bob@example.com")) == 1  # only the invitation
+
+
+def test_a_rematch_an_admin_cancelled_is_closed_at_once_and_may_be_asked_again(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    """Cancelled before Sam answered: Sam's pages no longer offer it, Kim's rematch page no
+    longer says Sam is invited, and either may ask for a rematch again."""
+    from service import games
+
+    from ..factories import played
+
+    game = make_game(seed=30)
+    played(app, game["id"], 30, emails=False)
+    deliver()
+    (rematch,) = smtp_server.handler.to("kim@example.com")[-1].links("/rematch/")
+    client.post(path_of(rematch))
+    deliver()
+    invitation = smtp_server.handler.to("sam@example.com")[-1]
+    (answer,) = invitation.links("/invitations/")
+    (home,) = invitation.links("/me/")
+    with app.app_context(), transaction():
+        cancelled = db.session.scalars(select(Game).order_by(Game.id.desc())).first()
+        assert cancelled is not None and cancelled.status == "waiting"
+        cancelled_id = cancelled.id
+        games.cancel_game(cancelled_id, "alice")
+    with app.app_context():
+        assert db.session.scalars(select(Invitation)).one().status == "closed"
+    assert "Accept" not in client.get(path_of(answer)).get_data(as_text=True)
+    assert f"invites you to game {cancelled_id}" not in client.get(path_of(home)).get_data(
+        as_text=True
+    )
+    page = client.get(path_of(rematch)).get_data(as_text=True)
+    assert "Sam is invited" not in page and "Invite Sam to a new game" in page
+    again = client.post(path_of(rematch))
+    assert "Sam is invited. The game starts when they accept." in again.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Game)) == 3
 
 
 def test_confirming_after_an_admin_cancelled_the_game_closes_the_invitation(
