@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import Executable, Select, bindparam, select, update
 
+from .logs import redact
 from .models import Address, AddressSettings, db, insert_new, utcnow
 
 
@@ -159,7 +160,7 @@ def record_bounce(email: str, code: int, reply: str) -> None:
     """Remember that the address's mail was refused for good (an SMTP 5xx reply), and when."""
     address = address_row(email)
     address.bounce_code = code
-    address.bounce_reply = reply[:500]
+    address.bounce_reply = redact(reply)[:500]  # shown on the dashboard: no link in it
     address.bounced_at = utcnow()
     db.session.flush()
 

@@ -47,6 +47,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from .. import addresses, metrics
 from ..errors import is_outage, outage_reason
+from ..logs import redact
 from ..models import OutboxMessage, WorkerHeartbeat, db, insert_new, utcnow
 from ..storable import storable
 from ..unit_of_work import after_commit, transaction
@@ -365,7 +366,7 @@ def _set_aside(message_id: int, exc: DBAPIError) -> str:
         message.attempts += 1
         message.status = "failed"
         message.failed_at = utcnow()
-        message.last_error = storable(f"the database refused it: {exc.orig}")[:1000]
+        message.last_error = redact(storable(f"the database refused it: {exc.orig}"))[:1000]
         after_commit(partial(metrics.count_mail, message.status))
     return "failed"
 
@@ -482,7 +483,7 @@ def _failed(message: OutboxMessage, exc: Exception) -> str:
     message.attempts += 1
     message.status = "failed"
     message.failed_at = utcnow()
-    message.last_error = storable(f"{type(exc).__name__}: {exc}")[:1000]
+    message.last_error = redact(storable(f"{type(exc).__name__}: {exc}"))[:1000]
     return "failed"
 
 
@@ -508,7 +509,8 @@ def _connection_lost(exc: Exception) -> bool:
 def _failed_attempt(message: OutboxMessage, error: str, temporary: bool) -> str:
     """Count a failed attempt: tried again later if ``temporary`` and attempts are left."""
     message.attempts += 1
-    message.last_error = error[:1000]
+    # A refusal may quote the email's link (a URL filter's): it is shown on the dashboard.
+    message.last_error = redact(error)[:1000]
     log.warning("mail %s to %s: %s", message.id, message.recipient, error)
     if temporary and message.attempts < MAX_ATTEMPTS:
         message.next_attempt_at = utcnow() + timedelta(seconds=retry_delay(message.attempts))

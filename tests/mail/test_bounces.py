@@ -7,9 +7,10 @@ from flask import Flask
 
 from service.addresses import bounces
 from service.games import Seating, create_game
+from service.links import token_for
 from service.mail import requeue
 from service.mail.worker import drain
-from service.models import OutboxMessage, db
+from service.models import OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
 from ..smtp import SMTPServer
@@ -46,6 +47,22 @@ def test_a_refused_recipient_marks_the_address_as_bouncing(
         assert refused.status == "failed" and refused.last_error == "550 5.1.1 User unknown"
         row = bounces([DEAD])[DEAD]
         assert row.bounced_at is not None
+
+
+def test_a_refusal_quoting_a_link_keeps_no_token(app: Flask, smtp_server: SMTPServer) -> None:
+    """A URL filter's refusal may quote the link it found: the refusal is shown on the
+    dashboard and in its CSV, which must not hand out a player's link."""
+    invite(app)
+    with app.app_context():
+        token = token_for(db.session.scalars(db.select(Player).where(Player.email == DEAD)).one())
+    smtp_server.handler.refuse[DEAD] = f"550 5.7.1 URL http://splitmind.test/play/{token} listed"
+    with app.app_context():
+        drain()
+        refused = db.session.scalars(
+            db.select(OutboxMessage).where(OutboxMessage.recipient == DEAD)
+        ).one()
+        assert refused.last_error == "550 5.7.1 URL http://splitmind.test/play/[redacted] listed"
+    assert bouncing(app) == {DEAD: (550, "5.7.1 URL http://splitmind.test/play/[redacted] listed")}
 
 
 def test_a_temporary_refusal_is_no_bounce(app: Flask, smtp_server: SMTPServer) -> None:
