@@ -21,7 +21,7 @@ from .commands import ServiceCommand, ServiceGroup
 from .errors import outage_reason
 from .links import player_url
 from .mail import worker
-from .models import MAX_ID, Game, db
+from .models import ADMIN_NAME_LENGTH, MAX_ID, Game, db
 from .perspective import describe_status
 from .playtest.cli import playtest_cli
 from .replies import servers
@@ -31,6 +31,19 @@ from .unit_of_work import transaction
 # What the database and the network can take: a bad number is one line of usage, no traceback.
 GAME_ID = click.IntRange(1, MAX_ID)
 PORT = click.IntRange(1, 65535)
+
+
+class AdminName(click.ParamType):
+    """An admin's name for the audit trail: 1 to :data:`ADMIN_NAME_LENGTH` characters once
+    stripped, as the dashboard's admin names are."""
+
+    name = "name"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        name = str(value).strip()
+        if not 1 <= len(name) <= ADMIN_NAME_LENGTH:
+            self.fail(f"an admin's name has 1 to {ADMIN_NAME_LENGTH} characters", param, ctx)
+        return name
 
 
 class Seconds(click.FloatRange):
@@ -172,7 +185,9 @@ def show(game_id: int) -> None:
 @click.argument("game_id", metavar="ID", type=GAME_ID)
 @click.argument("seat", type=click.Choice(SEATS))
 @click.argument("address")
-@click.option("--by", "admin", required=True, help="The admin's name, for the audit trail.")
+@click.option(
+    "--by", "admin", required=True, type=AdminName(), help="The admin's name, for the audit trail."
+)
 def correct_address(game_id: int, seat: Seat, address: str, admin: str) -> None:
     """Put a corrected ADDRESS in a SEAT of a game in play: it gets a fresh link by email,
     and the old link stops working."""

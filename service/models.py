@@ -99,6 +99,8 @@ def is_row_id(value: int) -> bool:
 
 GAME_STATUSES = ("waiting", "active", "finished", "timed_out", "abandoned", "cancelled")
 OPEN_STATUSES = ("waiting", "active")
+# The characters of the name the game log and the audit trail give an admin (or a CLI user).
+ADMIN_NAME_LENGTH = 80
 # An invitation still to be answered: by its creator's confirmation, then by the opponent.
 OPEN_INVITATIONS = ("unconfirmed", "invited")
 # The characters of a stored playtest run's variant label.
@@ -260,7 +262,7 @@ class Event(Base):
     seat: Mapped[Seat | None] = mapped_column(String(8))
     action: Mapped[dict[str, Any] | None] = mapped_column(JSONDocument)
     version: Mapped[int]
-    actor: Mapped[str | None] = mapped_column(String(80))
+    actor: Mapped[str | None] = mapped_column(String(ADMIN_NAME_LENGTH))
     note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
@@ -532,7 +534,7 @@ class AdminAction(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-    admin: Mapped[str] = mapped_column(String(80))
+    admin: Mapped[str] = mapped_column(String(ADMIN_NAME_LENGTH))
     # What was done, in one word: ``cancel``, ``forfeit``, ``requeue``, ``correct_address``...
     action: Mapped[str] = mapped_column(String(24))
     game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"))

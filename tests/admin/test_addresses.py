@@ -106,3 +106,17 @@ def test_the_command_line_corrects_an_address(
     assert trail(app)[0][:3] == ("bob", "correct_address", game["id"])
     refused = runner.invoke(args=["games", "correct-address", "999", "keeper", FIXED, "--by", "b"])
     assert refused.exit_code != 0 and "no game 999" in refused.output
+
+
+@pytest.mark.parametrize("name", ["", "  ", "x" * 81])
+def test_the_command_line_needs_a_name_the_audit_trail_holds(
+    app: Flask, runner: FlaskCliRunner, make_game: Any, name: str
+) -> None:
+    game = make_game()
+    args = ["games", "correct-address", str(game["id"]), "keeper", TYPO, "--by", name]
+    refused = runner.invoke(args=args)
+    assert refused.exit_code == 2
+    assert "an admin's name has 1 to 80 characters" in refused.output
+    assert refused.exception is None or isinstance(refused.exception, SystemExit)
+    assert seat_of(app, game["id"], "keeper")[1] != TYPO
+    assert trail(app) == []
