@@ -181,6 +181,9 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=env["BASE_URL"].startswith("https://"),
         PERMANENT_SESSION_LIFETIME=ADMIN_SESSION_LIFETIME,
+        # A form (the dashboard's, the new game's) is good for as long as a sign-in lasts: a
+        # page left open for hours still sends what was typed in it.
+        WTF_CSRF_TIME_LIMIT=int(ADMIN_SESSION_LIFETIME.total_seconds()),
         REMEMBER_COOKIE_SECURE=env["BASE_URL"].startswith("https://"),
         REMEMBER_COOKIE_HTTPONLY=True,
     )

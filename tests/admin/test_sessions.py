@@ -113,6 +113,18 @@ def test_a_sign_in_lasts_twelve_hours_at_most(app, client, admin_account) -> Non
         assert signed_out(client)
 
 
+def test_a_form_loaded_hours_ago_is_still_taken_while_signed_in(
+    app, client, admin_account
+) -> None:
+    """A page left open over lunch: its form is as good as the sign-in it was made in."""
+    with time_machine.travel("2030-01-01 09:00Z", tick=False) as clock:
+        assert sign_in(client).status_code == 303
+        token = csrf_token(client.get("/admin/").text)
+        clock.shift(timedelta(hours=11, minutes=50))
+        assert client.post("/admin/logout", data={"csrf_token": token}).status_code == 303
+        assert signed_out(client)
+
+
 def test_a_busy_sign_in_still_ends_twelve_hours_after_it_began(app, client, admin_account) -> None:
     """A flashed message rewrites the cookie, which does not make the sign-in last longer."""
     with time_machine.travel("2030-01-01 09:00Z", tick=False) as clock:
