@@ -283,10 +283,11 @@ def deadline_text(moment: str, zone: str | None = None) -> str:
 
 
 def _owing(view: Mapping[str, Any]) -> str:
-    """Who owes the next move, as the reader sees it: ``you``, ``them`` or ``both``."""
+    """Who owes the next move by its deadline, as the reader sees it: ``you``, ``them`` or
+    ``both``. The computer has no deadline: its half of a choice is never due."""
     acting = view["to_act"]
     if len(acting) > 1:
-        return "both"
+        return "you" if view["opponent_computer"] else "both"
     return "you" if view["seat"] in acting else "them"
 
 

@@ -63,6 +63,7 @@ class PlayerView(SeatView):
     look: str
     you: str
     opponent: str
+    opponent_computer: bool
     names: dict[Seat, str]
     deadline: str | None
     since: list[Trick]
@@ -183,6 +184,7 @@ def view_of(facts: SeatFacts, match: MatchScore | None) -> PlayerView:
         "look": facts.look,
         "you": player_name(facts.names[facts.seat]),
         "opponent": player_name(facts.names[other(facts.seat)]),
+        "opponent_computer": facts.names[other(facts.seat)].computer_level is not None,
         "names": {seat: player_name(named) for seat, named in facts.names.items()},
         "deadline": iso(facts.deadline) if open_game else None,
         "since": facts.state["history"][facts.history_mark :],

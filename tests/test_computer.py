@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
@@ -371,6 +372,20 @@ def test_deadlines_are_for_the_person_alone(app: Flask, client, against_computer
     computer_moves(app)
     with app.app_context():
         assert db.session.get(Game, game["id"]).deadline is not None  # Kim's turn again
+
+
+def test_pages_say_only_the_persons_half_of_a_choice_is_due(
+    app: Flask, client, against_computer
+) -> None:
+    """Both owe the exchange, but only Kim's half has a deadline: the computer's is never due."""
+    game = against_computer(days_per_move=2)
+    view = client.get(f"/api/play/{game['token']}").get_json()
+    assert view["to_act"] == ["keeper", "shadow"] and view["opponent_computer"] is True
+    page = client.get(f"/play/{game['token']}").get_data(as_text=True)
+    assert "Your move is due in 2 days:" in page
+    assert "and the computer" not in page
+    (home,) = re.findall(r'href="(/me/[^"]+)"', page)
+    assert "Your move is due " in client.get(home).get_data(as_text=True)
 
 
 def test_a_late_person_loses_to_the_computer_that_owes_too(app: Flask, against_computer):

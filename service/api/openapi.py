@@ -484,6 +484,10 @@ def _schemas() -> dict[str, Any]:
                     },
                 },
                 "winner": {"oneOf": [SEAT, {"type": "null"}]},
+                "opponent_computer": {
+                    "type": "boolean",
+                    "description": "Whether the computer plays the other seat: it has no deadline.",
+                },
                 "deadline": {
                     "oneOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]
                 },

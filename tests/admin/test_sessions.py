@@ -113,9 +113,7 @@ def test_a_sign_in_lasts_twelve_hours_at_most(app, client, admin_account) -> Non
         assert signed_out(client)
 
 
-def test_a_form_loaded_hours_ago_is_still_taken_while_signed_in(
-    app, client, admin_account
-) -> None:
+def test_a_form_loaded_hours_ago_is_still_taken_while_signed_in(app, client, admin_account) -> None:
     """A page left open over lunch: its form is as good as the sign-in it was made in."""
     with time_machine.travel("2030-01-01 09:00Z", tick=False) as clock:
         assert sign_in(client).status_code == 303
