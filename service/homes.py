@@ -308,7 +308,10 @@ def end_vacation(email: str, now: datetime | None = None) -> None:
             others = [owing for owing in to_act(game.state) if owing != seat]
             floor = games.deadline_after_vacations(game, others, now) or now
             # Earlier by the unused pause, but not past the opponent's: never later either.
-            game.deadline = min(game.deadline, max(game.deadline - unused, floor))
+            earlier = min(game.deadline, max(game.deadline - unused, floor))
+            if earlier != game.deadline:
+                # A reminder sent during the vacation gave the later deadline: another is due.
+                game.deadline, game.reminded = earlier, False
         game.events.add(
             Event(kind="vacation", version=game.version, seat=seat, note="back from vacation")
         )

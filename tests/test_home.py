@@ -461,12 +461,17 @@ def test_coming_back_early(app: Flask, client, make_game) -> None:
         home = home_of(app)
         assert post(client, home, "vacation", days="10").status_code == 303
         assert "Come back now" in client.get(home).get_data(as_text=True)
+    with app.app_context():
+        reminded = deadlines.sweep(NOW + timedelta(days=11, hours=1)).reminded  # before the end
+        assert reminded == [game["id"]]
     with time_machine.travel(NOW + timedelta(days=3, hours=5), tick=False):
         assert post(client, home, "vacation/end").status_code == 303
         with app.app_context():
             paused = db.session.get_one(Game, game["id"])
             # Paused for the time away, no more.
             assert paused.deadline == before + timedelta(days=3, hours=5)  # type: ignore[operator]
+            # The reminder gave the later deadline: the earlier one is reminded of again.
+            assert not paused.reminded
             settings = db.session.get_one(AddressSettings, KIM)
             assert homes.vacation_left(settings, NOW) == 26  # 6 whole days unused came back
         page = client.get(home).get_data(as_text=True)
