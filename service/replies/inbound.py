@@ -21,7 +21,6 @@ from datetime import timedelta
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.policy import EmailPolicy
-from email.utils import getaddresses, parseaddr
 from typing import Any
 
 from flask import current_app
@@ -37,12 +36,14 @@ from . import answers
 from .headers import plain_message_id
 from .reading import (
     Understood,
+    addresses_in,
     automatic,
     body_text,
     html_to_text,
     only_cards,
     read_move,
     read_reply,
+    sender_of,
 )
 from .tags import read_tag, tag_in
 
@@ -80,7 +81,13 @@ MAX_MESSAGE_BYTES = 1024 * 1024
 # Content-Type. Parsing slows with the square of the parts' nesting, so a message with more
 # parts than this is not parsed: a stranger's small message could hold the server for minutes.
 MAX_MIME_PARTS = 20
-CONTENT_TYPE_LINE = re.compile(rb"^content-type[ \t]*:", re.IGNORECASE | re.MULTILINE)
+# The parser takes a lone CR for a line's end too.
+CONTENT_TYPE_LINE = re.compile(rb"(?:^|\r)content-type[ \t]*:", re.IGNORECASE | re.MULTILINE)
+# The headers read with the standard library's structured parsers, whose time grows faster
+# than the square of a header's length, and the most of each read: a message with a longer
+# one is dropped before any is parsed. A reply's own are a few addresses long.
+PARSED_HEADERS = ("From", *ADDRESS_HEADERS, "Content-Type", "Message-ID", "Auto-Submitted")
+MAX_HEADER_CHARS = 2_000
 
 
 @dataclass(frozen=True)
@@ -116,6 +123,10 @@ def receive(
         log.warning("reply dropped: over %d bytes", MAX_MESSAGE_BYTES)
         return Outcome("dropped", "too large")
     head = _parse(raw, headers_only=True)
+    overlong = _overlong_header(head)
+    if overlong is not None:
+        log.warning("reply dropped: a %s header over %d characters", overlong, MAX_HEADER_CHARS)
+        return Outcome("dropped", "header too long")
     why = automatic(head, envelope_from)
     if why is not None:
         log.info("reply dropped: %s", why)
@@ -137,6 +148,15 @@ def _parse(raw: bytes, *, headers_only: bool = False) -> EmailMessage:
     return message
 
 
+def _overlong_header(message: EmailMessage) -> str | None:
+    """The name of a header that is read parsed and is too long to be (read unparsed)."""
+    parsed = {name.lower() for name in PARSED_HEADERS}
+    for name, value in message.raw_items():
+        if name.lower() in parsed and len(value) > MAX_HEADER_CHARS:
+            return name
+    return None
+
+
 def _message_id(message: EmailMessage, raw: bytes) -> str:
     """The message's Message-ID if it is of plain shape, else a digest of the message: the same
     message is known again either way, and the answer's headers hold no text of the sender's."""
@@ -145,14 +165,17 @@ def _message_id(message: EmailMessage, raw: bytes) -> str:
 
 
 def _tag(message: EmailMessage, recipients: tuple[str, ...]) -> str | None:
-    """The first reply tag among the envelope's recipients, else among the address headers."""
-    addresses = list(recipients)
-    for header in ADDRESS_HEADERS:
-        addresses += [address for _, address in getaddresses(message.get_all(header, []))]
-    for address in addresses:
-        tag = tag_in(address)
+    """The first reply tag among the envelope's recipients, else among the address headers
+    (read only when the envelope has none)."""
+    for recipient in recipients:
+        tag = tag_in(recipient)
         if tag is not None:
             return tag
+    for header in ADDRESS_HEADERS:
+        for _, address in addresses_in(message.get_all(header, [])):
+            tag = tag_in(address)
+            if tag is not None:
+                return tag
     return None
 
 
@@ -194,14 +217,19 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     row = _first_reading(message_id, player)
     if row is None:
         return Outcome("duplicate", "read before")
-    if not _sent_by(player, parseaddr(str(head.get("From", "")))[1]):
+    if not _sent_by(player, sender_of(head)):
         log.warning("reply for player %d dropped: sent from another address", player.id)
         return _close(row, "dropped", "sent from another address")
     if len(CONTENT_TYPE_LINE.findall(raw)) > MAX_MIME_PARTS:
         log.warning("reply for player %d dropped: over %d MIME parts", player.id, MAX_MIME_PARTS)
         return _close(row, "dropped", "too many parts")
+    try:
+        message = _parse(raw)
+    except RecursionError:  # parts nested deeper than the parser goes
+        log.warning("reply for player %d dropped: parts nested too deep", player.id)
+        return _close(row, "dropped", "too many parts")
     ours = OurText.sent_to(player)
-    reply = read_reply(ours.without_our_lines(body_text(_parse(raw))))
+    reply = read_reply(ours.without_our_lines(body_text(message)))
     written = reply.written
     if not written.strip():
         log.info("reply for player %d dropped: no text", player.id)

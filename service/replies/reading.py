@@ -11,8 +11,9 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from email.message import EmailMessage, Message
-from email.utils import parseaddr
+from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
+from typing import Any
 
 from ..rules.cards import HAND_SIZE
 from ..storable import storable
@@ -39,6 +40,24 @@ AUTO_SUBJECT = re.compile(
 DAEMONS = ("mailer-daemon", "postmaster", "noreply", "no-reply")
 
 
+def sender_of(message: Message) -> str:
+    """The address in the message's From header; empty if it holds none the parser can read
+    (comments nested past its depth, say)."""
+    try:
+        return parseaddr(str(message.get("From", "")))[1]
+    except RecursionError:
+        return ""
+
+
+def addresses_in(values: list[Any]) -> list[tuple[str, str]]:
+    """The names and addresses in these header values (:func:`email.utils.getaddresses`);
+    none from a value nested past the parser's depth."""
+    try:
+        return getaddresses([str(value) for value in values])
+    except RecursionError:
+        return []
+
+
 def automatic(message: Message, envelope_from: str | None = None) -> str | None:
     """Why a message is no person's reply (an auto-reply, a bounce), or ``None`` if it may be.
 
@@ -48,7 +67,7 @@ def automatic(message: Message, envelope_from: str | None = None) -> str | None:
         return "bounce: null sender"
     if message.get_content_type() == "multipart/report":
         return "bounce: delivery report"
-    sender = parseaddr(str(message.get("From", "")))[1].lower()
+    sender = sender_of(message).lower()
     if sender.partition("@")[0] in DAEMONS or not sender:
         return f"bounce: from {sender or 'nobody'}"
     submitted = str(message.get("Auto-Submitted", "no")).strip().lower()
@@ -123,10 +142,16 @@ class _Text(HTMLParser):
             self.parts.append(re.sub(r"[ \t\r\n]+", " ", data))
 
 
+# A "<" that another "<" follows before any ">" (or nothing does) opens no tag. The standard
+# library's parser looks for each such tag's end to the end of the text: a text of them costs
+# it the square of its length.
+UNCLOSED_TAG = re.compile(r"<(?=[^<>]*(?:<|$))")
+
+
 def html_to_text(html: str) -> str:
     """The text of an HTML email: quoted parts (``blockquote``, a client's quote) left out."""
     parser = _Text()
-    parser.feed(html)
+    parser.feed(UNCLOSED_TAG.sub("&lt;", html))
     parser.close()
     lines = (line.strip() for line in "".join(parser.parts).splitlines())
     return "\n".join(lines)
@@ -171,19 +196,31 @@ REST = re.compile(
 HEADER = re.compile(
     r"^\s*\*?(from|de|von|da|van|sent|envoy[ée]|gesendet|inviato|verzonden|enviado|date|datum"
     r"|data|fecha|to|à|a|an|aan|para|cc|subject|objet|betreff|oggetto|onderwerp|asunto)"
-    r"\s*\*?\s*:",
+    r"\s*(?:\*\s*)?:",
     re.IGNORECASE,
 )
-FROM = re.compile(r"^\s*\*?(from|de|von|da|van)\s*\*?\s*:", re.IGNORECASE)
+FROM = re.compile(r"^\s*\*?(from|de|von|da|van)\s*(?:\*\s*)?:", re.IGNORECASE)
 ADDRESS = re.compile(r"<[^<>\s]+@[^<>\s]+>")
 # "On Tue, 1 Dec 2026, Split Mind <x@y> wrote:", "Am … schrieb Split Mind <x@y>:",
 # "Il giorno … ha scritto:", "Op … schreef …:", "El … escribió:", often wrapped over two lines.
-ATTRIBUTION = re.compile(
-    r"^\s*(on|le|am|il|op|el)\b.*\b(wrote|a\s+[ée]crit|schrieb|ha\s+scritto|schreef|escribi[óo])"
-    r"\b.*:\s*$",
-    re.IGNORECASE,
+ATTRIBUTION_START = re.compile(r"^\s*(on|le|am|il|op|el)\b", re.IGNORECASE)
+ATTRIBUTION_VERB = re.compile(
+    r"\b(wrote|a\s+[ée]crit|schrieb|ha\s+scritto|schreef|escribi[óo])\b", re.IGNORECASE
 )
-WRAPPED_ATTRIBUTION = re.compile(r"^\s*(on|le|am|il|op|el)\b", re.IGNORECASE)
+# The characters of a line that are read: a person's line is shorter, and every pattern
+# above then costs little whatever a stranger sends.
+LINE_CHARS = 1_000
+
+
+def _attribution(line: str) -> bool:
+    """Whether a line introduces a quote: it starts as one, names the writing and ends in
+    ``:`` (tested in three steps, each in a time that grows with the line's length only)."""
+    start = ATTRIBUTION_START.match(line)
+    return (
+        start is not None
+        and line.rstrip().endswith(":")
+        and ATTRIBUTION_VERB.search(line, start.end()) is not None
+    )
 
 
 def _header_block(lines: list[str], index: int) -> bool:
@@ -202,13 +239,13 @@ def _header_block(lines: list[str], index: int) -> bool:
 def _intro(lines: list[str], index: int) -> int:
     """How many lines, from ``lines[index]``, introduce a quote ("On … wrote:"): 0, 1 or 2."""
     line = lines[index]
-    if ATTRIBUTION.match(line):
+    if _attribution(line):
         return 1
     following = lines[index + 1] if index + 1 < len(lines) else ""
     if (
-        WRAPPED_ATTRIBUTION.match(line)
-        and not ATTRIBUTION.match(following)
-        and ATTRIBUTION.match(f"{line} {following.strip()}")
+        ATTRIBUTION_START.match(line)
+        and not _attribution(following)
+        and _attribution(f"{line} {following.strip()}")
     ):
         return 2
     return 0
@@ -230,7 +267,7 @@ def _own_lines(text: str) -> list[str | None]:
     email answered, and at a quote intro with no ``>`` quote under it (that copy, unmarked);
     at most :data:`MOVE_LINES` lines that are not empty are read.
     """
-    lines = text.replace("\r\n", "\n").split("\n")
+    lines = [line[:LINE_CHARS] for line in text.replace("\r\n", "\n").split("\n")]
     kept: list[str | None] = []
     written = 0
     index = 0

@@ -373,13 +373,19 @@ def test_answers_stop_at_the_hourly_limit(app, started, smtp_server, deliver, in
         assert db.session.query(OutboxMessage).filter_by(kind="answer").count() == 2
 
 
-def nested_parts(depth: int, text: str) -> bytes:
-    """A MIME body of ``depth`` multipart parts, each in the one before, ``text`` in the last."""
+def nested_parts(depth: int, text: str, eol: bytes = b"\r\n") -> bytes:
+    """A MIME body of ``depth`` multipart parts, each in the one before, ``text`` in the last,
+    its lines ending in ``eol`` (the parser takes a lone CR for a line's end too)."""
     opening = b"".join(
-        b"Content-Type: multipart/mixed; boundary=b%d\r\n\r\n--b%d\r\n" % (level, level)
+        b"Content-Type: multipart/mixed; boundary=b%d%s%s--b%d%s" % (level, eol, eol, level, eol)
         for level in range(depth)
     )
-    return b"MIME-Version: 1.0\r\n" + opening + b"Content-Type: text/plain\r\n\r\n" + text.encode()
+    return (
+        b"MIME-Version: 1.0\r\n"
+        + opening
+        + b"Content-Type: text/plain%s%s" % (eol, eol)
+        + (text.encode())
+    )
 
 
 def test_a_strangers_message_is_dropped_on_its_headers(
@@ -398,19 +404,42 @@ def test_a_strangers_message_is_dropped_on_its_headers(
     assert len(smtp_server.received) == 2  # the invitations
 
 
+@pytest.mark.parametrize("eol", [b"\r\n", b"\r"], ids=["CRLF", "lone CR"])
 def test_a_reply_of_too_many_parts_is_dropped_unparsed(
-    app, started, smtp_server, deliver, inbound
+    app, started, smtp_server, deliver, inbound, eol: bytes
 ) -> None:
     """Parsing slows with the square of the parts' nesting: a reply has a few parts, and one
-    with more than twenty is dropped before its body is read, move or no move."""
+    with more than twenty is dropped before its body is read, move or no move, whatever
+    ends its lines."""
     game_id = started()
     message = exchange_reply(app, game_id, smtp_server)
     head = "".join(f"{name}: {message[name]}\r\n" for name in ("From", "To", "Message-ID"))
-    raw = head.encode() + nested_parts(25, message.get_content().replace("\n", "\r\n"))
-    send_bytes(inbound, raw, EMAILS["keeper"], message["To"])
+    raw = head.encode() + nested_parts(25, message.get_content().replace("\n", "\r\n"), eol)
+    with app.app_context():  # read as the IMAP reader reads: SMTP takes no line that long
+        receive(raw, envelope_from=EMAILS["keeper"], recipients=(message["To"],))
     assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
     with app.app_context():
         assert db.session.scalars(select(InboundReply.reason)).one() == "too many parts"
+
+
+@pytest.mark.parametrize(
+    ("sender", "outcome"),
+    [
+        (", " * 1500 + "<eve@example.net>", Outcome("dropped", "header too long")),
+        ("(" * 1500 + "eve@example.net", Outcome("dropped", "bounce: from nobody")),
+    ],
+    ids=["too long to parse", "nested past the parser's depth"],
+)
+def test_a_strangers_sender_the_parser_chokes_on_is_dropped(
+    app, started, sender: str, outcome: Outcome
+) -> None:
+    """The standard library's address parser takes more than the square of a header's
+    length, and recurses on nested comments: such a From is dropped, before any tag is
+    read and with no traceback."""
+    local, _, domain = REPLY_ADDRESS.partition("@")
+    raw = f"From: {sender}\r\nTo: {local}+hello@{domain}\r\nSubject: x\r\n\r\n5H\r\n"
+    with app.app_context():
+        assert receive(raw.encode(), recipients=(f"{local}+hello@{domain}",)) == outcome
 
 
 def test_a_message_over_a_megabyte_is_not_taken(app, started, smtp_server, inbound) -> None:
