@@ -11,7 +11,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from service import games
+from service.links import player_for
 from service.models import OutboxMessage, db
+from service.players import routes
 from service.rules import CHOICE_PHASES, SEATS, TRICKS_PER_ROUND, Variant, apply
 from service.unit_of_work import transaction
 
@@ -266,6 +269,29 @@ def test_malformed_form_gets_400(app, client, make_game) -> None:
         response = client.post(f"/play/{game['keeper']}", data=data)
         assert response.status_code == 400, data
         assert error_text(response.get_data(as_text=True))
+    assert load_game(app, game["id"]).version == 0
+
+
+def test_a_move_from_a_link_replaced_while_it_was_sent_is_not_found(
+    app, client, make_game, monkeypatch
+) -> None:
+    """The link is read, then rotated by an admin before the move takes the game's lock: the
+    move is refused as from any dead link, and the page is not shown."""
+    game = make_game()
+    form = MoveForm(page(client, game["keeper"]))
+    validate = routes.MoveForm.validate
+
+    def rotated_meanwhile(self, *args, **kwargs):
+        with app.app_context(), transaction():
+            games.rotate_link(player_for(game["keeper"]).id, "ada")
+        return validate(self, *args, **kwargs)
+
+    monkeypatch.setattr(routes.MoveForm, "validate", rotated_meanwhile)
+    elixirs = [card for card in form.checkboxes if card.endswith("S")]
+    cards = elixirs[:1] or form.checkboxes[:1]
+    response = client.post(f"/play/{game['keeper']}", data={**form.hidden, "cards": cards})
+    assert response.status_code == 404
+    assert "Kim" not in response.get_data(as_text=True)
     assert load_game(app, game["id"]).version == 0
 
 

@@ -62,6 +62,7 @@ def play(token: str) -> ResponseReturnValue:
 def move(token: str) -> ResponseReturnValue:
     """Apply the posted move, then show the page again (or say what was wrong)."""
     player = _player(token)
+    key = player.link_key  # the link's, as read: the move checks it again under the lock
     form = MoveForm()
     if not form.validate():
         return _page(player, token, form.first_error(), 400)
@@ -84,7 +85,9 @@ def move(token: str) -> ResponseReturnValue:
         return _page(player, token, message, 400)
     try:
         with transaction():
-            games.apply_move(player.id, form.version.data, action, note)
+            games.apply_move(player.id, form.version.data, action, note, link_key=key)
+    except games.UnknownLink:  # rotated or corrected since it was read
+        abort(404)
     except games.MoveError as exc:
         return _page(player, token, exc, exc.status)
     return redirect(url_for("players.play", token=token), code=303)

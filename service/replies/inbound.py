@@ -214,6 +214,7 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     if found is None:
         return Outcome("dropped", "no valid reply tag")
     player, version = found
+    key = player.link_key  # the tag's, as read: the move checks it again under the lock
     row = _first_reading(message_id, player)
     if row is None:
         return Outcome("duplicate", "read before")
@@ -244,7 +245,10 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     # the page (:class:`.reading.Reply` says which lines).
     note = notes.from_reply([line for line in reply.note if not ours.holds(line)])
     try:
-        games.apply_move(player.id, version, action, note)
+        games.apply_move(player.id, version, action, note, link_key=key)
+    except games.UnknownLink:  # rotated or corrected since the tag was read
+        log.warning("reply for player %d dropped: its link was replaced meanwhile", player.id)
+        return _close(row, "dropped", "no valid reply tag")
     except games.MoveError as exc:
         raise Refusal(exc.code, understood, written, exc) from None
     answered = _answer(

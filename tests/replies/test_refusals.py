@@ -19,6 +19,7 @@ from service.game_text import follow_reason
 from service.links import token_for
 from service.models import Game, InboundReply, OutboxMessage, db
 from service.perspective import player_view
+from service.replies import inbound as inbound_module
 from service.replies.inbound import Outcome, receive
 from service.replies.reading import html_to_text
 from service.rules import SEATS, is_elixir
@@ -103,6 +104,27 @@ def test_a_tampered_tag_is_dropped(app, started, smtp_server, deliver, inbound) 
     message = reply_message(invitation, " ".join(cards), to=tampered)
     send(inbound, message)
     assert_dropped(app, game_id, smtp_server, message, deliver)
+
+
+def test_a_reply_whose_link_is_rotated_while_it_is_read_is_dropped(
+    app, started, smtp_server, deliver, inbound, monkeypatch
+) -> None:
+    """The tag is read, then an admin rotates the link before the move takes the game's
+    lock: the move is refused as a reply to the old link would be."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    read = inbound_module.read_move
+
+    def rotated_meanwhile(text: str):
+        with app.app_context(), transaction():
+            games.rotate_link(db.session.get_one(Game, game_id).player("keeper").id, "admin")
+        return read(text)
+
+    monkeypatch.setattr(inbound_module, "read_move", rotated_meanwhile)
+    send(inbound, message)
+    assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
+    with app.app_context():
+        assert db.session.scalars(select(InboundReply.reason)).one() == "no valid reply tag"
 
 
 def test_a_reply_to_a_rotated_link_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
