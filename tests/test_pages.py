@@ -295,6 +295,18 @@ def test_a_move_from_a_link_replaced_while_it_was_sent_is_not_found(
     assert load_game(app, game["id"]).version == 0
 
 
+@pytest.mark.parametrize("version", [2**31, 2**63, 10**23, -(2**40)])
+def test_a_version_no_game_can_have_is_stale_not_an_error(
+    app, client, make_game, version: int
+) -> None:
+    game = make_game()
+    form = MoveForm(page(client, game["keeper"]))
+    data = {**form.hidden, "version": str(version), "cards": form.checkboxes[:1]}
+    response = client.post(f"/play/{game['keeper']}", data=data)
+    assert response.status_code == 409
+    assert load_game(app, game["id"]).version == 0
+
+
 def test_bad_links_get_a_plain_404(client, make_game) -> None:
     game = make_game()
     for bad in ("x", game["keeper"][:-3] + "abc", game["keeper"] + "."):

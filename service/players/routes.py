@@ -17,7 +17,7 @@ from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
 from ..links import home_token, player_for
-from ..models import OPEN_STATUSES, Game, Player
+from ..models import MAX_ID, OPEN_STATUSES, Game, Player
 from ..notify import opponent_away_until
 from ..perspective import (
     PlayerView,
@@ -254,7 +254,7 @@ def _moved_since_loaded(view: PlayerView, game: Game) -> bool:
     """Whether the player has moved since the version their refused form was loaded at (one
     statement, on a refusal's path only)."""
     loaded = request.form.get("version", type=int)
-    if loaded is None:
+    if loaded is None or not 0 <= loaded <= MAX_ID:  # no version the game ever had
         return not view["your_turn"]
     return game.has_moved(view["seat"], since=loaded)
 
