@@ -174,10 +174,18 @@ def greeting(player: Player) -> str | None:
     moves (the link reached whoever holds the address), the name could carry the
     asker's message to a stranger's mailbox, so it is left out.
     """
+    return None if _unvouched(player) else player.name
+
+
+def _unvouched(player: Player) -> bool:
+    """Whether nothing says the player's address is theirs: a game against the computer asked
+    for on the public page, in which the player has not moved. Such an address gets its
+    invitation and the emails of moves, and no reminder or ending besides: one request of a
+    stranger's sends it one email, as an invitation to play a person does."""
     game = player.game
     if game.request_key is None or not game.player(other(player.seat)).is_computer:
-        return player.name
-    return player.name if game.has_moved(player.seat) else None
+        return False
+    return not game.has_moved(player.seat)
 
 
 def _round_that_ended(player: Player, params: dict[str, Any]) -> dict[str, Any]:
@@ -236,13 +244,15 @@ def ended(game: Game, reason: str = "") -> None:
     """Tell both players a game ended other than by play: timeout, forfeit, cancel; with the
     admin's ``reason``, if one was given."""
     for player in game.players:
-        _send(player, "game_ended", reason=reason)
+        if not _unvouched(player):
+            _send(player, "game_ended", reason=reason)
 
 
 def reminder(game: Game) -> None:
     """Remind whoever owes a move that the deadline is near."""
     for seat in to_act(game.state):
-        _send(game.player(seat), "reminder")
+        if not _unvouched(game.player(seat)):
+            _send(game.player(seat), "reminder")
 
 
 def deadline_extended(game: Game) -> None:

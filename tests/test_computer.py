@@ -219,6 +219,23 @@ def test_the_form_starts_a_game_against_the_computer_at_once(
     assert client.get(link.removeprefix(BASE_URL)).status_code == 200
 
 
+def test_an_address_that_never_moved_gets_no_reminder_nor_ending(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """Anyone may type anyone's address on the public page: until its player moves, the game
+    sends that address its invitation alone, as an invitation to play a person would."""
+    ask_for_game(client, opponent="computer", opponent_name="", opponent_email="", days="1")
+    deliver()
+    with app.app_context():
+        deadlines.sweep(utcnow() + timedelta(hours=23))  # the reminder's time
+        deliver()
+        (game_id,) = deadlines.sweep(utcnow() + timedelta(days=2)).expired
+        assert db.session.get_one(Game, game_id).status == "timed_out"
+    deliver()
+    (invitation,) = smtp_server.handler.received
+    assert "you are the Keeper against the computer" in str(invitation.message["Subject"])
+
+
 def test_the_form_still_needs_an_opponent_against_a_person(client: FlaskClient) -> None:
     response = ask_for_game(client, opponent="person", opponent_name="", opponent_email="")
     assert response.status_code == 400

@@ -182,8 +182,9 @@ def test_an_unconfirmed_address_gets_no_word_the_requester_typed(
 def test_a_game_against_the_computer_greets_by_the_typed_name_once_its_player_moved(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
-    """Its reminder and its timeout, to an address that never used its link, carry no word
-    the requester typed; once the player has moved, the emails greet them by their name."""
+    """Its invitation, to an address that never used its link, carries no word the requester
+    typed (and no reminder or timeout follows it); once the player has moved, the emails
+    greet them by their name."""
     computer = {"opponent": "computer", "level": "easy", "name": HOSTILE["name"]}
     assert ask_for_game(client, email="prey@example.org", **computer).status_code == 200
     with app.app_context():
@@ -194,7 +195,7 @@ def test_a_game_against_the_computer_greets_by_the_typed_name_once_its_player_mo
         assert sweep(deadline + timedelta(seconds=1)).expired
     deliver()
     received = smtp_server.handler.to("prey@example.org")
-    assert len(received) == 3  # its start, the reminder, the timeout
+    assert len(received) == 1  # its start alone: the address never moved
     for email in received:
         assert "Hello," in email.text
         words = [email.text, email.html, *(str(value) for value in email.message.values())]
