@@ -60,7 +60,7 @@ def clean(note: object) -> str | None:
 
 
 def from_reply(lines: list[str]) -> str | None:
-    """The note a reply's lines make (:func:`service.replies.reading.note_lines`), as
+    """The note a reply's lines make (:attr:`service.replies.reading.Reply.note`), as
     :func:`clean` takes it; ``None`` for none.
 
     The lines are joined on one line, tabs and other spaces made one space;

@@ -32,6 +32,7 @@ from wtforms import SelectChoice
 
 from .. import addresses, audit, games, notes
 from ..game_text import the_seat, upfirst
+from ..logs import TOKEN_IN_PATH
 from ..mail.compose import with_headers
 from ..mail.kinds import written
 from ..mail.outbox import requeue
@@ -543,16 +544,12 @@ def requeue_messages() -> BaseResponse:
     return back
 
 
-# Links in emails are credentials (a seat, a home page, an invitation, a rematch, an
-# unsubscribe), and so are reply addresses' tags: an admin reading the mail sees where they
-# point, never the token or the tag itself.
-CREDENTIAL_LINK = re.compile(r"/(play|me|rematch|invitations|unsubscribe)/[A-Za-z0-9_.\-]+")
-
-
 def without_credentials(text: str) -> str:
-    """``text`` with the token of every credential link, and every reply address's tag,
-    replaced by a placeholder."""
-    return TAG_IN_ADDRESS.sub("+[tag hidden]@", CREDENTIAL_LINK.sub(r"/\1/[link hidden]", text))
+    """``text`` with the token of every credential link (a seat, a home page, an invitation,
+    a rematch, an unsubscribe: those the logs hide, :data:`~service.logs.TOKEN_IN_PATH`) and
+    every reply address's tag replaced by a placeholder: an admin reading the mail sees
+    where they point, never the token or the tag itself."""
+    return TAG_IN_ADDRESS.sub("+[tag hidden]@", TOKEN_IN_PATH.sub(r"\1[link hidden]", text))
 
 
 def _message(message_id: int) -> tuple[OutboxMessage, bool]:
