@@ -64,7 +64,7 @@ class GameLine:
     player: Player
     view: PlayerView
     away_until: str | None = None
-    rematch: Invitation | None = None
+    rematch: int | None = None  # the id of the game that follows it as its rematch
     rematch_refusal: str | None = None
 
 
@@ -112,7 +112,7 @@ def overview(email: str, now: datetime | None = None) -> Home:
     away = addresses_away(opponents, now)
     # Each finished game's rematch, or why it can have none: a few statements for all of them.
     finished = [player for player in players if player.game.status in FINISHED]
-    rematches = invitations.rematches_of([player.game for player in finished])
+    rematches = invitations.rematch_games_of([player.game for player in finished])
     refusals = invitations.rematch_refusals(
         [player for player in finished if player.game_id not in rematches]
     )
@@ -127,7 +127,7 @@ def overview(email: str, now: datetime | None = None) -> Home:
             if line.rematch is None:
                 line.rematch_refusal = refusals[player.id]
             home.finished.append(line)
-        if not player.notify:
+        if not player.notify and player.game.status == "active":  # a game over sends none
             home.stopped.append(player)
     home.invited = list(
         db.session.scalars(

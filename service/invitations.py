@@ -388,30 +388,39 @@ def _rematch_game_ids(game_ids: Collection[int]) -> dict[int, int]:
 
 
 def rematch_of(game: Game) -> Invitation | None:
-    """The rematch already proposed after ``game``, if any."""
-    return rematches_of([game]).get(game.id)
+    """The rematch already proposed after ``game``, against a person, if any."""
+    new = rematch_games_of([game]).get(game.id)
+    if new is None:
+        return None
+    return db.session.scalars(select(Invitation).where(Invitation.game_id == new)).first()
 
 
-def rematches_of(finished: Collection[Game]) -> dict[int, Invitation]:
-    """The rematch already proposed after each of the ``finished`` games that has one, by the
+def rematch_games_of(finished: Collection[Game]) -> dict[int, int]:
+    """The game that follows each of the ``finished`` games that has a rematch, by the
     game's id: two statements for all of them (none for no game).
 
-    A rematch whose game an admin cancelled (its invitation closed) is none: another
-    may be asked for."""
+    Against the computer, the game it started at once; against a person, the game of
+    the invitation sent, unless an admin cancelled it (its invitation closed): another
+    may then be asked for.
+    """
     if not finished:
         return {}
     followed = _rematch_game_ids([game.id for game in finished])
     if not followed:
         return {}
-    proposed = {
-        invitation.game_id: invitation
-        for invitation in db.session.scalars(
-            select(Invitation).where(
+    proposed = set(
+        db.session.scalars(
+            select(Invitation.game_id).where(
                 Invitation.game_id.in_(followed.values()), Invitation.status != "closed"
             )
         )
+    )
+    return {
+        game.id: followed[game.id]
+        for game in finished
+        if game.id in followed
+        and (followed[game.id] in proposed or any(p.is_computer for p in game.players))
     }
-    return {game_id: proposed[new] for game_id, new in followed.items() if new in proposed}
 
 
 def computer_rematch_of(player: Player) -> Player | None:

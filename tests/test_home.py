@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from bench.random_play import pick_action
 from service import deadlines, games, homes, invitations
-from service.links import address_for, home_token, home_url
+from service.links import address_for, home_token, home_url, token_for
 from service.logs import redact
 from service.mail import compose
 from service.models import Address, AddressSettings, Event, Game, OutboxMessage, Player, db
@@ -417,6 +417,29 @@ def test_a_move_owed_during_a_vacation_counts_from_its_end(app: Flask, client, m
                     assert current.deadline == until + timedelta(days=2)
                 else:  # or the deadline both seats were given, kept for the second half
                     assert current.deadline in (NOW + timedelta(days=2), until + timedelta(days=2))
+
+
+def test_a_finished_game_against_the_computer_shows_its_rematch(
+    app: Flask, client, make_game
+) -> None:
+    """As the game's page does: once the rematch has started, the home page names it and
+    offers no other; a game over is no longer listed among those whose emails are stopped."""
+    with app.app_context(), transaction():
+        game = games.create_game(
+            games.Seating(KIM, "Kim"), games.Seating.the_computer("easy"), seed=3
+        )
+        game_id, kim = game.id, game.player("keeper")
+        token = token_for(kim)
+        homes.stop_game_emails(KIM, game_id)
+    written(app, game_id, 3)
+    home = home_of(app)
+    page = client.get(home).get_data(as_text=True)
+    assert "Ask the computer, easy for a rematch" in page
+    assert "Games whose emails you stopped" not in page
+    assert client.post(f"/rematch/{token}").status_code == 303
+    page = client.get(home).get_data(as_text=True)
+    assert f"Rematch: game {game_id + 1}." in page
+    assert "Ask the computer, easy for a rematch" not in page
 
 
 def test_the_vacation_allowance(app: Flask, client, make_game) -> None:
