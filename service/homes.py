@@ -28,7 +28,7 @@ from flask import current_app
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import contains_eager
 
-from . import games, invitations, notify
+from . import games, invitations, notify, rematch_rules
 from .addresses import addresses_away, settings_for, settings_row
 from .language import LANGUAGES
 from .links import new_link_key
@@ -113,7 +113,7 @@ def overview(email: str, now: datetime | None = None) -> Home:
     # Each finished game's rematch, or why it can have none: a few statements for all of them.
     finished = [player for player in players if player.game.status in FINISHED]
     rematches = invitations.rematch_games_of([player.game for player in finished])
-    refusals = invitations.rematch_refusals(
+    refusals = rematch_rules.rematch_refusals(
         [player for player in finished if player.game_id not in rematches]
     )
     for player in players:

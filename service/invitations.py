@@ -22,18 +22,17 @@ import hashlib
 import json
 import logging
 import secrets
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from flask import current_app
 from itsdangerous import BadSignature
-from sqlalchemy import exists, or_, select, update
+from sqlalchemy import exists, select, update
 
 from . import games, links, notify
 from .addresses import address_row, lock_address, settings_row
-from .game_text import poses_as_computer
 from .language import gettext, language_code
 from .mail import compose, kinds, queue
 from .mail.compose import Email
@@ -49,6 +48,7 @@ from .models import (
     db,
     utcnow,
 )
+from .rematch_rules import blocked, rematch_refusal
 from .rules import SEATS, Seat, other
 from .rules.names import is_seat
 
@@ -108,26 +108,6 @@ def from_token(value: str) -> tuple[Invitation, str] | None:
     if invitation is None or not secrets.compare_digest(invitation.key, str(payload[1])):
         return None
     return invitation, payload[2]
-
-
-def blocked(email: str) -> bool:
-    """Whether an address declined an invitation or stopped notifications before."""
-    address = db.session.get(Address, email)
-    return address is not None and (address.declined_at or address.unsubscribed_at) is not None
-
-
-def _blocked_among(emails: Collection[str]) -> set[str]:
-    """Which of ``emails`` are :func:`blocked`, in one statement."""
-    if not emails:
-        return set()
-    return set(
-        db.session.scalars(
-            select(Address.email).where(
-                Address.email.in_(emails),
-                or_(Address.declined_at.is_not(None), Address.unsubscribed_at.is_not(None)),
-            )
-        )
-    )
 
 
 def take_request(request: Request) -> bool:
@@ -470,50 +450,6 @@ def _rematch(game: Game, player: Player, *, waiting: bool) -> Game:
     )
     game.events.add(Event(kind="rematch", version=game.version, seat=player.seat, note=str(new.id)))
     return new
-
-
-def rematch_refusal(player: Player) -> str | None:
-    """Why no rematch can follow the player's game, in the page's language; ``None`` if one can."""
-    return _refusal(player, blocked)
-
-
-def rematch_refusals(players: Collection[Player]) -> dict[int, str | None]:
-    """:func:`rematch_refusal` for each of ``players``, by player id: one statement for all."""
-    opponents = {player.game.player(other(player.seat)).email for player in players}
-    refused = _blocked_among({email for email in opponents if email is not None})
-    return {player.id: _refusal(player, refused.__contains__) for player in players}
-
-
-def _refusal(player: Player, is_blocked: Callable[[str], bool]) -> str | None:
-    """Why no rematch can follow the player's game; ``is_blocked`` says which addresses take
-    no invitation."""
-    game = player.game
-    if game.status == "waiting":
-        return gettext("Game %(id)s has not started yet.", id=game.id)
-    if game.status == "active":
-        return gettext("Game %(id)s is still in play: finish it first.", id=game.id)
-    if game.second_game_follows:
-        return gettext(
-            "Game %(id)s is the first game of a return match: the second game follows it.",
-            id=game.id,
-        )
-    if game.status == "cancelled":
-        return gettext("Game %(id)s was cancelled: it has no rematch.", id=game.id)
-    opponent = game.player(other(player.seat))
-    if opponent.email is not None and is_blocked(opponent.email):
-        return gettext(
-            "%(name)s has asked not to receive invitations from this service.",
-            name=opponent.name,
-        )
-    # A name given before names that read as the computer's were refused: a rematch would copy it.
-    for person in game.players:
-        if not person.is_computer and poses_as_computer(person.name):
-            return gettext(
-                "“%(name)s” is how this service names the computer, so no rematch copies it: "
-                "start a new game under another name.",
-                name=person.name,
-            )
-    return None
 
 
 def propose_rematch(player: Player) -> Invitation:

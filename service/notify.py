@@ -41,6 +41,7 @@ from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import Game, OutboxMessage, Player, db, utcnow
 from .perspective import player_view
+from .rematch_rules import rematch_refusal
 from .replies.headers import game_headers, reply_to, root_message_id
 from .rules import OVER, Seat, State, other, to_act, track_advances
 
@@ -197,14 +198,11 @@ def _round_that_ended(player: Player, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rematch(player: Player, params: dict[str, Any]) -> dict[str, Any]:
-    """A game's end email offers a rematch link, if one may follow."""
-    return {"rematch": _rematch_url(player.game, player)}
-
-
-def _rematch_url(game: Game, player: Player) -> str | None:
-    if game.second_game_follows or game.status == "cancelled" or not player.link_key:
-        return None
-    return f"{current_app.config['BASE_URL']}/rematch/{token_for(player)}"
+    """A game's end email offers a rematch link, if one may follow
+    (:func:`service.rematch_rules.rematch_refusal`): never a link that would only say no."""
+    if not player.link_key or rematch_refusal(player) is not None:
+        return {"rematch": None}
+    return {"rematch": f"{current_app.config['BASE_URL']}/rematch/{token_for(player)}"}
 
 
 def game_started(game: Game) -> None:

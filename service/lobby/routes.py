@@ -18,7 +18,7 @@ from flask import abort, g, redirect, render_template, request
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import TooManyRequests
 
-from .. import addresses, games, invitations
+from .. import addresses, games, invitations, rematch_rules
 from ..extensions import csrf, limiter
 from ..health import check_database
 from ..language import current_language, gettext
@@ -243,7 +243,7 @@ def rematch(token: str) -> ResponseReturnValue:
             proposal, refusal = None, str(exc)
     else:
         proposal = invitations.rematch_of(player.game)
-        refusal = None if proposal is not None else invitations.rematch_refusal(player)
+        refusal = None if proposal is not None else rematch_rules.rematch_refusal(player)
     page = render_template(
         "lobby/rematch.html", player=player, invitation=proposal, refusal=refusal
     )
@@ -263,7 +263,7 @@ def _rematch_computer(player: Player) -> ResponseReturnValue:
             return redirect(f"/play/{token_for(seat)}", code=303)
     started = invitations.computer_rematch_of(player)
     if started is None and refusal is None:
-        refusal = invitations.rematch_refusal(player)
+        refusal = rematch_rules.rematch_refusal(player)
     page = render_template(
         "lobby/rematch.html",
         player=player,

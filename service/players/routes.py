@@ -11,7 +11,7 @@ from typing import Any
 from flask import abort, g, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
-from .. import addresses, games, homes, invitations, notes
+from .. import addresses, games, homes, invitations, notes, rematch_rules
 from ..game_text import LOOKS, rule_message_in
 from ..health import check_database
 from ..language import current_language, gettext, remember_language
@@ -221,7 +221,7 @@ def _after_game(player: Player) -> dict[str, Any]:
         asked = invitations.rematch_of(game) is not None
     return {
         "rematch_asked": asked,
-        "rematch_refusal": None if asked else invitations.rematch_refusal(player),
+        "rematch_refusal": None if asked else rematch_rules.rematch_refusal(player),
         "new_game": url_for("lobby.new_game", email=player.email, name=player.name)
         if player.email
         else url_for("lobby.new_game"),

@@ -369,3 +369,20 @@ def test_a_stop_link_from_before_links_signed_the_key_still_works(
     assert client.post(f"/unsubscribe/{token}").status_code == 200
     with app.app_context():
         assert not db.session.get_one(Game, game["id"]).player("keeper").notify
+
+
+def test_a_game_over_offers_no_rematch_the_opponent_turned_away(
+    app: Flask, make_game, smtp_server: SMTPServer, deliver: Callable[[], int]
+) -> None:
+    """Sam stopped the game's emails, which turns invitations away: Kim's game-over email
+    offers no rematch link that would only say so."""
+    from ..factories import played
+
+    game = make_game(seed=30)
+    with app.app_context(), transaction():
+        invitations.stop_emails(db.session.get_one(Game, game["id"]).player("shadow"))
+    played(app, game["id"], 30, emails=False)
+    deliver()
+    (kim_over,) = smtp_server.handler.to("kim@example.com")
+    assert "The whole game, trick by trick:" in kim_over.text
+    assert kim_over.links("/rematch/") == []

@@ -1,0 +1,82 @@
+"""Whether a rematch may follow a game, and why not: one rule for the game's page, the home
+page, the rematch page and the emails that end a game, which offer the rematch's link only
+when one may follow.
+
+An address takes no invitation once it declined one or stopped the emails of a game
+(:mod:`service.invitations`), and a rematch is an invitation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+from sqlalchemy import or_, select
+
+from .game_text import poses_as_computer
+from .language import gettext
+from .models import Address, Player, db
+from .rules import other
+
+
+def blocked(email: str) -> bool:
+    """Whether an address declined an invitation or stopped notifications before."""
+    address = db.session.get(Address, email)
+    return address is not None and (address.declined_at or address.unsubscribed_at) is not None
+
+
+def blocked_among(emails: Collection[str]) -> set[str]:
+    """Which of ``emails`` are :func:`blocked`, in one statement."""
+    if not emails:
+        return set()
+    return set(
+        db.session.scalars(
+            select(Address.email).where(
+                Address.email.in_(emails),
+                or_(Address.declined_at.is_not(None), Address.unsubscribed_at.is_not(None)),
+            )
+        )
+    )
+
+
+def rematch_refusal(player: Player) -> str | None:
+    """Why no rematch can follow the player's game, in the page's language; ``None`` if one can."""
+    return _refusal(player, blocked)
+
+
+def rematch_refusals(players: Collection[Player]) -> dict[int, str | None]:
+    """:func:`rematch_refusal` for each of ``players``, by player id: one statement for all."""
+    opponents = {player.game.player(other(player.seat)).email for player in players}
+    refused = blocked_among({email for email in opponents if email is not None})
+    return {player.id: _refusal(player, refused.__contains__) for player in players}
+
+
+def _refusal(player: Player, is_blocked: Callable[[str], bool]) -> str | None:
+    """Why no rematch can follow the player's game; ``is_blocked`` says which addresses take
+    no invitation."""
+    game = player.game
+    if game.status == "waiting":
+        return gettext("Game %(id)s has not started yet.", id=game.id)
+    if game.status == "active":
+        return gettext("Game %(id)s is still in play: finish it first.", id=game.id)
+    if game.second_game_follows:
+        return gettext(
+            "Game %(id)s is the first game of a return match: the second game follows it.",
+            id=game.id,
+        )
+    if game.status == "cancelled":
+        return gettext("Game %(id)s was cancelled: it has no rematch.", id=game.id)
+    opponent = game.player(other(player.seat))
+    if opponent.email is not None and is_blocked(opponent.email):
+        return gettext(
+            "%(name)s has asked not to receive invitations from this service.",
+            name=opponent.name,
+        )
+    # A name given before names that read as the computer's were refused: a rematch would copy it.
+    for person in game.players:
+        if not person.is_computer and poses_as_computer(person.name):
+            return gettext(
+                "“%(name)s” is how this service names the computer, so no rematch copies it: "
+                "start a new game under another name.",
+                name=person.name,
+            )
+    return None
