@@ -100,6 +100,22 @@ def test_invitation_emails_are_in_the_creators_language(
     assert started["bob@example.com"].text_body.startswith("Hello Bob,")
 
 
+def test_an_invitation_speaks_the_language_its_opponents_address_chose(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """Bob chose English on his home page: Ann's French invitation reaches him in English,
+    while her own emails stay in the French she asked in."""
+    with app.app_context(), transaction():
+        db.session.add(AddressSettings(email="bob@example.com", language="en"))
+    invite(app, "fr")
+    deliver()
+    client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
+    deliver()
+    confirm, opponent = outbox(app, "confirm_address"), outbox(app, "invite_opponent")
+    assert confirm["ann@example.com"].subject.startswith("Split Mind\u00a0: confirmez")
+    assert opponent["bob@example.com"].subject == "Ann invites you to play Split Mind"
+
+
 def received(smtp_server: SMTPServer, address: str) -> list[tuple[str, str]]:
     """The subject and text of every email the SMTP server received for ``address``."""
     return [(str(m.message["Subject"]), m.text) for m in smtp_server.handler.to(address)]
@@ -179,7 +195,8 @@ def test_the_language_a_creator_confirms_in_is_theirs(
     assert "You would play" in bob.get(respond, headers=french).get_data(as_text=True)
     assert bob.post(respond, data={"answer": "accept"}, headers=french).status_code == 303
     deliver()
-    assert received(smtp_server, "bob@example.com")[0][0] == "Ann vous invite à jouer à Split Mind"
+    # His invitation, too, speaks the language his address chose.
+    assert received(smtp_server, "bob@example.com")[0][0] == "Ann invites you to play Split Mind"
     assert smtp_server.handler.to("ann@example.com")[-1].text.startswith("Bonjour Ann,")
     assert smtp_server.handler.to("bob@example.com")[-1].text.startswith("Hello Bob,")
     with app.app_context():
