@@ -335,10 +335,11 @@ def move_due(view: Mapping[str, Any], left: str, *, late: bool = False) -> str:
     return upfirst(gettext("%(name)s's move is due %(left)s:", name=name, left=left))
 
 
-def move_due_on(view: Mapping[str, Any]) -> str:
+def move_due_on(view: Mapping[str, Any], zone: str | None = None) -> str:
     """Whose move is due and by when, as the home page lists a game:
-    ``Sam's move is due Dec 9, 2025, 9:30:00 AM UTC.``"""
-    owing, name, when = _owing(view), view["opponent"], deadline_text(view["deadline"])
+    ``Sam's move is due Dec 9, 2025, 9:30:00 AM UTC.`` (in ``zone``, if known)."""
+    owing, name = _owing(view), view["opponent"]
+    when = deadline_text(view["deadline"], zone)
     if owing == "both":
         return gettext("Your move and %(name)s's are due %(when)s.", name=name, when=when)
     if owing == "you":

@@ -84,6 +84,11 @@ class Home:
     on_vacation_until: datetime | None = None
 
     @property
+    def time_zone(self) -> str | None:
+        """The address's time zone, once a move page has told it: the page's times are in it."""
+        return self.settings.time_zone if self.settings is not None else None
+
+    @property
     def policy(self) -> str:
         """The address's turn-email policy (the default for an address that chose none)."""
         return self.settings.email_policy if self.settings is not None else "every_move"

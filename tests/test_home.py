@@ -6,6 +6,7 @@ import itertools
 import random
 import re
 from datetime import UTC, datetime, timedelta
+from html import unescape
 
 import pytest
 import time_machine
@@ -440,6 +441,23 @@ def test_a_finished_game_against_the_computer_shows_its_rematch(
     page = client.get(home).get_data(as_text=True)
     assert f"Rematch: game {game_id + 1}." in page
     assert "Ask the computer, easy for a rematch" not in page
+
+
+def test_the_home_page_gives_times_in_the_addresss_time_zone(app: Flask, client, make_game) -> None:
+    """Once a move page has told the address's time zone, the emails use it, and so does
+    the home page: deadlines and vacations alike. The move page marks the opponent's
+    return as a time, which its script shows in the reader's zone."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=1, days_per_move=2)
+        with app.app_context(), transaction():
+            db.session.add(AddressSettings(email=KIM, time_zone="Europe/Paris"))
+            homes.take_vacation("sam@example.com", 3)
+        page = unescape(client.get(home_of(app)).get_data(as_text=True))
+        move_page = client.get(f"/play/{game['keeper']}").get_data(as_text=True)
+    assert 'Sam is on vacation until <time datetime="2026-06-04T12:00:00+00:00">' in move_page
+    assert "Your move and Sam's are due Jun 6, 2026, 2:00:00\u202fPM Europe/Paris." in page
+    assert "Sam is on vacation until Jun 4, 2026, 2:00:00\u202fPM Europe/Paris." in page
+    assert "PM UTC" not in page
 
 
 def test_the_vacation_allowance(app: Flask, client, make_game) -> None:
