@@ -33,7 +33,6 @@ GAME_WORDS = (
     game_text.trick_effect,
     game_text.deadline_text,
     game_text.player_name,
-    game_text.level_name,
 )
 
 

@@ -26,7 +26,6 @@ SUIT_LETTERS = (*SUITS, ELIXIR)
 CARD_INDEX = {card: index for index, card in enumerate(DECK)}
 SUIT = tuple(SUIT_LETTERS.index(card[1]) for card in DECK)
 POWER = tuple(strength(card) for card in DECK)
-ELIXIR_CARDS = tuple(index for index, suit in enumerate(SUIT) if suit == ELIXIR_SUIT)
 
 # What an elixir does against a colour card of each suit.
 RESET, SWAP_EFFECT, STEAL = 0, 1, 2

@@ -297,13 +297,6 @@ def must_give_elixir(state: State, seat: Seat) -> bool:
     return sum(1 for card in held if is_elixir(card)) >= 2
 
 
-def legal_plays(state: State, seat: Seat) -> list[Action]:
-    """Every legal ``play`` action for ``seat``; empty when it is not the seat's play."""
-    if state["phase"] != PLAY or seat not in to_act(state):
-        return []
-    return _plays(state, seat)
-
-
 def _plays(state: State, seat: Seat) -> list[Action]:
     hand = state["hands"][seat]
     if not state["table"]:
