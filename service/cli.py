@@ -19,6 +19,7 @@ from werkzeug.serving import run_simple
 from . import bots, computer, deadlines, games
 from .commands import ServiceCommand, ServiceGroup
 from .errors import outage_reason
+from .game_text import LOOKS
 from .links import player_url
 from .mail import worker
 from .models import ADMIN_NAME_LENGTH, MAX_ID, Game, db
@@ -78,7 +79,7 @@ games_cli = ServiceGroup("games", help="Create, inspect and correct games.")
     help="How well the computer plays.",
 )
 @click.option("--seed", type=int, default=None, help="Deal from this seed (default: random).")
-@click.option("--look", type=click.Choice(["standard", "classic"]), default="standard")
+@click.option("--look", type=click.Choice(LOOKS), default="standard")
 @click.option(
     "--days", type=click.IntRange(0, 365), default=None, help="Days per move; 0 for no deadline."
 )

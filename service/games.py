@@ -787,6 +787,11 @@ def review_game(game: Game) -> list[Step]:
     return review(game.state, export_game(game)["actions"])
 
 
+def replay_filename(game: Game) -> str:
+    """The name a game's replay file is downloaded under, by its players and admins alike."""
+    return f"split-mind-game-{game.id}.json"
+
+
 def export_game(game: Game) -> dict[str, Any]:
     """The game as a replay scenario: its deals, seed and every move in order."""
     actions = [

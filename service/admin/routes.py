@@ -262,7 +262,7 @@ def replay(game_id: int) -> Response:
     return Response(
         json.dumps(games.export_game(found), indent=1) + "\n",
         mimetype="application/json",
-        headers={"Content-Disposition": f'attachment; filename="splitmind-game-{found.id}.json"'},
+        headers={"Content-Disposition": f'attachment; filename="{games.replay_filename(found)}"'},
     )
 
 

@@ -168,7 +168,7 @@ def replay(token: str) -> ResponseReturnValue:
         abort(409, description=REVIEW_WAITS)
     response = jsonify(games.export_game(game))
     response.headers["Content-Disposition"] = (
-        f'attachment; filename="split-mind-game-{game.id}.json"'
+        f'attachment; filename="{games.replay_filename(game)}"'
     )
     return response
 

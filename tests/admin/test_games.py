@@ -240,7 +240,7 @@ def test_a_finished_game_shows_its_deal_and_downloads_as_a_replay(app, admin) ->
     response = admin.get(f"/admin/games/{game_id}/replay.json")
     assert response.status_code == 200
     assert response.headers["Content-Disposition"] == (
-        f'attachment; filename="splitmind-game-{game_id}.json"'
+        f'attachment; filename="split-mind-game-{game_id}.json"'
     )
     outcome = run(json.loads(response.get_data(as_text=True)))
     assert outcome.error is None and summary(outcome.state) == summary(final)
