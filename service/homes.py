@@ -33,6 +33,7 @@ from .addresses import addresses_away, settings_for, settings_row
 from .language import LANGUAGES
 from .links import new_link_key
 from .models import (
+    CLOSED_STATUSES,
     EMAIL_POLICIES,
     OPEN_INVITATIONS,
     Address,
@@ -49,8 +50,6 @@ from .perspective import PlayerView, player_view
 from .rules import Seat, other, to_act
 
 log = logging.getLogger(__name__)
-
-FINISHED = ("finished", "timed_out", "abandoned", "cancelled")
 
 
 class SettingError(ValueError):
@@ -116,7 +115,7 @@ def overview(email: str, now: datetime | None = None) -> Home:
     opponents = (p.game.player(other(p.seat)).email for p in players if p.game.status == "active")
     away = addresses_away(opponents, now)
     # Each finished game's rematch, or why it can have none: a few statements for all of them.
-    finished = [player for player in players if player.game.status in FINISHED]
+    finished = [player for player in players if player.game.status in CLOSED_STATUSES]
     rematches = invitations.rematch_games_of([player.game for player in finished])
     refusals = rematch_rules.rematch_refusals(
         [player for player in finished if player.game_id not in rematches]
@@ -127,7 +126,7 @@ def overview(email: str, now: datetime | None = None) -> Home:
             if player.game.player(other(player.seat)).email in away:
                 line.away_until = notify.opponent_away_until(player, now)
             home.live.append(line)
-        elif player.game.status in FINISHED:
+        elif player.game.status in CLOSED_STATUSES:
             line.rematch = rematches.get(player.game_id)
             if line.rematch is None:
                 line.rematch_refusal = refusals[player.id]

@@ -99,6 +99,7 @@ def is_row_id(value: int) -> bool:
 
 GAME_STATUSES = ("waiting", "active", "finished", "timed_out", "abandoned", "cancelled")
 OPEN_STATUSES = ("waiting", "active")
+CLOSED_STATUSES = tuple(status for status in GAME_STATUSES if status not in OPEN_STATUSES)
 # The characters of the name the game log and the audit trail give an admin (or a CLI user).
 ADMIN_NAME_LENGTH = 80
 # An invitation still to be answered: by its creator's confirmation, then by the opponent.

@@ -20,7 +20,7 @@ from sqlalchemy.orm import aliased
 from .game_text import player_name
 from .language import LANGUAGES, current_language
 from .links import key_matches
-from .models import Game, Player, db
+from .models import OPEN_STATUSES, Game, Player, db
 from .rules import OVER, Seat, State, other, return_match, seat_view
 from .rules.engine import Trick
 from .rules.seat_view import SeatView
@@ -116,7 +116,7 @@ def match_summary(player: Player) -> MatchScore | None:
 
 
 def _ended_early(game: Game) -> bool:
-    return game.status not in ("waiting", "active") and game.state["phase"] != OVER
+    return game.status not in OPEN_STATUSES and game.state["phase"] != OVER
 
 
 class Named(NamedTuple):

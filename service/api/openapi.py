@@ -13,6 +13,7 @@ from typing import Any
 from flask import current_app
 
 from ..errors import API_MESSAGES, RETRY_AFTER
+from ..models import GAME_STATUSES
 from ..notes import MAX_LENGTH as MAX_NOTE
 from ..request_limits import NUL_IN_REQUEST
 from ..rules import DECK, PHASES, PRINTED, SUITS
@@ -394,17 +395,7 @@ def _schemas() -> dict[str, Any]:
                     "description": "The round the Keeper must last (3 by the printed rules).",
                 },
                 "phase": {"type": "string", "enum": list(PHASES)},
-                "status": {
-                    "type": "string",
-                    "enum": [
-                        "waiting",
-                        "active",
-                        "finished",
-                        "timed_out",
-                        "abandoned",
-                        "cancelled",
-                    ],
-                },
+                "status": {"type": "string", "enum": list(GAME_STATUSES)},
                 "version": {"type": "integer"},
                 "your_turn": {"type": "boolean"},
                 "choosing": {
