@@ -34,6 +34,8 @@ from .language import LANGUAGES
 from .links import new_link_key
 from .models import (
     CLOSED_STATUSES,
+    DEFAULT_DIGEST_HOUR,
+    DEFAULT_EMAIL_POLICY,
     EMAIL_POLICIES,
     OPEN_INVITATIONS,
     Address,
@@ -90,7 +92,12 @@ class Home:
     @property
     def policy(self) -> str:
         """The address's turn-email policy (the default for an address that chose none)."""
-        return self.settings.email_policy if self.settings is not None else "every_move"
+        return self.settings.email_policy if self.settings is not None else DEFAULT_EMAIL_POLICY
+
+    @property
+    def digest_hour(self) -> int:
+        """The hour (UTC) of the address's digest (the default for an address that chose none)."""
+        return self.settings.digest_hour if self.settings is not None else DEFAULT_DIGEST_HOUR
 
     @property
     def name(self) -> str:

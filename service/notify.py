@@ -39,7 +39,7 @@ from .links import home_url, player_url, token_for
 from .mail import compose, kinds, queue, withdraw
 from .mail.compose import Email
 from .mail.kinds import Kind
-from .models import Game, OutboxMessage, Player, db, utcnow
+from .models import DEFAULT_EMAIL_POLICY, Game, OutboxMessage, Player, db, utcnow
 from .perspective import player_view
 from .rematch_rules import rematch_refusal
 from .replies.headers import game_headers, reply_to, root_message_id
@@ -373,7 +373,7 @@ def wants_turn_email(player: Player, now: datetime | None = None) -> bool:
     if player.email is None:  # the computer: no email at all
         return False
     settings = settings_for(player.email)
-    policy = settings.email_policy if settings is not None else "every_move"
+    policy = settings.email_policy if settings is not None else DEFAULT_EMAIL_POLICY
     if policy == "when_away":
         now = now or utcnow()
         return player.seen_at is None or player.seen_at < now - PRESENT_FOR

@@ -76,7 +76,7 @@ def _page(email: str, token: str, error: str = "", status: int = 200) -> Respons
     policy = EmailPolicyForm(
         formdata=None,
         policy=home.policy,
-        digest_hour=home.settings.digest_hour if home.settings else 8,
+        digest_hour=home.digest_hour,
     )
     # The language stored for the address, not the page's: none ticked while none is stored.
     chosen = home.settings.language if home.settings else None
