@@ -1,7 +1,7 @@
 """Configuration, read from the environment when the app is created (never at import time).
 
-Every setting the service reads is listed in :data:`SETTINGS` with its default;
-the README documents them and a test checks docker-compose.yml against them.
+Every setting the service reads from the environment is listed in :data:`SETTINGS` with its
+default; the README documents them and a test checks docker-compose.yml against them.
 """
 
 from __future__ import annotations

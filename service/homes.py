@@ -55,7 +55,8 @@ log = logging.getLogger(__name__)
 
 
 class SettingError(ValueError):
-    """A choice the home page refuses; the message says why, in the page's language."""
+    """A choice the home page refuses; the message says why, in English (the page words its
+    own refusal in the reader's language)."""
 
 
 @dataclass

@@ -569,7 +569,7 @@ def _message(message_id: int) -> tuple[OutboxMessage, bool]:
 def message(message_id: int) -> str:
     """One message in full: headers, the text body, and the HTML body in a sandboxed frame.
 
-    A queued message is shown as it would be written now (:func:`.kinds.written`).
+    A queued message is shown as it would be written now (:func:`service.mail.kinds.written`).
     """
     found, withheld = _message(message_id)
     email = None if withheld else written(found)

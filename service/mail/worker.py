@@ -522,7 +522,8 @@ def _failed_attempt(message: OutboxMessage, error: str, temporary: bool) -> str:
 
 
 def retry_delay(attempts: int) -> float:
-    """Seconds to wait after the ``attempts``-th temporary failure (``MAIL_RETRY_SCALE`` scales)."""
+    """Seconds to wait after the ``attempts``-th temporary failure; a test's app config may
+    scale them (``MAIL_RETRY_SCALE``, no setting of the environment)."""
     base = RETRY_DELAYS[min(attempts, len(RETRY_DELAYS)) - 1]
     return base * current_app.config.get("MAIL_RETRY_SCALE", 1.0)
 
