@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import ColumnElement, Select, exists, func, select
 from sqlalchemy.orm import defer, selectinload
 
-from ..models import Address, Game, OutboxMessage, WorkerHeartbeat, db
+from ..models import OPEN_STATUSES, Address, Game, OutboxMessage, Player, WorkerHeartbeat, db
 
 # A worker passes every few seconds; one silent for this long is shown as down.
 WORKER_DOWN_AFTER = timedelta(minutes=5)
@@ -108,7 +108,7 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
         bouncing=list(
             db.session.scalars(
                 select(Address)
-                .where(Address.bounced_at.is_not(None))
+                .where(Address.bounced_at.is_not(None), _seated_in_open_game())
                 .order_by(Address.bounced_at.desc())
                 .limit(SHOWN)
             )
@@ -126,4 +126,14 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
                 .limit(SHOWN)
             )
         ),
+    )
+
+
+def _seated_in_open_game() -> ColumnElement[bool]:
+    """Whether the address plays a seat of a game waiting or in play: a bounce an admin can
+    mend (by correcting the seat's address). One no seat holds any more is history."""
+    return exists().where(
+        Player.email == Address.email,
+        Player.game_id == Game.id,
+        Game.status.in_(OPEN_STATUSES),
     )

@@ -11,6 +11,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from service import games
 from service.games import Seating, create_game
 from service.mail.worker import drain
 from service.models import Address, Game, OutboxMessage, db
@@ -82,3 +83,16 @@ def test_resending_to_a_bouncing_address_warns(
             )
         ).all()
         assert game.status == "active" and len(sent) == 1
+
+
+def test_the_overview_lists_the_bounces_an_admin_can_mend(
+    app: Flask, admin: FlaskClient, smtp_server: SMTPServer
+) -> None:
+    """A bouncing address in a game in play is listed; once its seat has a corrected address,
+    it no longer is: no seat holds it."""
+    _, shadow = bounced_game(app, smtp_server)
+    assert f"{DEAD}: 550 5.1.1 User unknown" in page_text(admin, "/admin/")
+    with app.app_context(), transaction():
+        games.correct_address(shadow, "jo@alive.example", "ada")
+    html = page_text(admin, "/admin/")
+    assert DEAD not in html

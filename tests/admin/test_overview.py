@@ -53,12 +53,12 @@ def test_the_overview_shows_what_needs_attention(
     with app.app_context(), transaction():
         soon = utcnow() + timedelta(hours=5)
         db.session.execute(update(Game).where(Game.id == busy).values(deadline=soon))
-        record_bounce("jo@dead.example", 550, "5.1.1 User unknown")
+        record_bounce("fay@example.com", 550, "5.1.1 User unknown")  # she plays a game
 
     html = admin.get("/admin/").get_data(as_text=True)
     assert listed(section_html(html, "stalled")) == [older, stalled]
     assert listed(section_html(html, "near-deadline")) == [busy]
-    assert "jo@dead.example: 550 5.1.1 User unknown, just now" in section(html, "bouncing")
+    assert "fay@example.com: 550 5.1.1 User unknown, just now" in section(html, "bouncing")
     assert section(html, "worker-status").startswith("down no worker has passed yet")
     assert section(html, "oldest-queued").startswith("#1, queued")
     # Ten days makes one game stalled; two hours leaves no deadline near.
