@@ -631,8 +631,16 @@ def _emails_wanted(message: OutboxMessage) -> bool:
     return not stopped_all_emails(message.recipient)
 
 
+# Why an email of an invitation was skipped (:attr:`.mail.kinds.Kind.unwanted`).
+TURNED_AWAY = "the address had stopped emails or declined an invitation"
+
 kinds.register(
-    Kind("confirm_address", still_wanted=_not_blocked, write=_write),
-    Kind("invite_opponent", still_wanted=_not_blocked, write=_write),
-    Kind("declined", still_wanted=_emails_wanted, write=_write),
+    Kind("confirm_address", still_wanted=_not_blocked, unwanted=TURNED_AWAY, write=_write),
+    Kind("invite_opponent", still_wanted=_not_blocked, unwanted=TURNED_AWAY, write=_write),
+    Kind(
+        "declined",
+        still_wanted=_emails_wanted,
+        unwanted="the creator stopped every email",
+        write=_write,
+    ),
 )

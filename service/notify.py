@@ -437,14 +437,36 @@ def _reminder_wanted(message: OutboxMessage) -> bool:
     return game is not None and game.reminded
 
 
+# Why an email about a game was skipped (:attr:`.mail.kinds.Kind.unwanted`).
+NOT_IN_PLAY = "its game was no longer in play"
+STOPPED = "the player stopped this game's emails"
+
 kinds.register(
-    Kind("invitation", still_wanted=_in_play, write=_writer()),
-    Kind("turn", replaces_queued=True, still_wanted=_turn_wanted, write=_writer()),
-    Kind("round_end", still_wanted=_in_play, write=_writer(_round_that_ended)),
-    Kind("game_over", still_wanted=_notified, write=_writer(_rematch)),
-    Kind("game_ended", still_wanted=_notified, write=_writer(_rematch)),
-    Kind("reminder", still_wanted=_reminder_wanted, write=_writer()),
-    Kind("deadline_extended", still_wanted=_deadline_wanted, write=_writer()),
+    Kind("invitation", still_wanted=_in_play, unwanted=NOT_IN_PLAY, write=_writer()),
+    Kind(
+        "turn",
+        replaces_queued=True,
+        still_wanted=_turn_wanted,
+        unwanted="the player no longer owed that move, or wanted no email for it",
+        write=_writer(),
+    ),
+    Kind(
+        "round_end", still_wanted=_in_play, unwanted=NOT_IN_PLAY, write=_writer(_round_that_ended)
+    ),
+    Kind("game_over", still_wanted=_notified, unwanted=STOPPED, write=_writer(_rematch)),
+    Kind("game_ended", still_wanted=_notified, unwanted=STOPPED, write=_writer(_rematch)),
+    Kind(
+        "reminder",
+        still_wanted=_reminder_wanted,
+        unwanted="the player moved, or the deadline changed, before it went",
+        write=_writer(),
+    ),
+    Kind(
+        "deadline_extended",
+        still_wanted=_deadline_wanted,
+        unwanted="the game was no longer in play, or the player stopped its emails",
+        write=_writer(),
+    ),
     # Sent even to a player who stopped the game's emails: an admin resends a link on request,
     # and an answer replies to the player's own email. A link is written when sent, with the
     # link of that moment: two waiting would say the same, so the newer replaces the older.
@@ -452,5 +474,10 @@ kinds.register(
     Kind("answer", write=_writer()),
     # Queued bare, so that asking costs the same whether or not the address plays here.
     Kind("your_games", write=write_links),
-    Kind("digest", still_wanted=_digest_wanted, write=write_digest),
+    Kind(
+        "digest",
+        still_wanted=_digest_wanted,
+        unwanted="the address owed no move then, or no longer asked for the digest",
+        write=write_digest,
+    ),
 )

@@ -40,6 +40,8 @@ class Kind:
     # Asked by the worker just before sending: does the message still matter? A message that
     # does not is skipped, not sent.
     still_wanted: Callable[[OutboxMessage], bool] = always
+    # Why a message of this kind was skipped when it no longer mattered, for the admins.
+    unwanted: str = "it no longer mattered"
     # Writes a queued message of this kind, when it is sent, from what it was queued with:
     # the email, or None when there is none to send (the message is skipped).
     write: Callable[[OutboxMessage], Email | None] | None = None

@@ -158,9 +158,27 @@ def withdraw(kind: str, player_id: int) -> None:
                 .with_for_update(skip_locked=True)
             )
         )
-        .values(status="skipped"),
+        .values(status="skipped", last_error=skip_note(WITHDRAWN)),
         execution_options={"synchronize_session": "fetch"},
     )
+
+
+# Why a message was skipped, as its row keeps it for the admins (see :func:`skip`).
+WITHDRAWN = "the player moved before it went"
+REPLACED = "a newer email of its kind to the player replaced it"
+
+
+def skip_note(why: str) -> str:
+    """What a skipped message's ``last_error`` says: why it was not sent."""
+    return f"skipped: {why}"
+
+
+def skip(message: OutboxMessage, why: str) -> None:
+    """Leave a message unsent for good, saying why on its row (the dashboard shows it), after
+    the error of an earlier attempt if it had one."""
+    message.status = "skipped"
+    earlier = f" (after: {message.last_error})" if message.last_error else ""
+    message.last_error = (skip_note(why) + earlier)[:1000]
 
 
 def put_back(message: OutboxMessage) -> None:
@@ -173,7 +191,10 @@ def put_back(message: OutboxMessage) -> None:
     """
     # A newer one queued at this very moment, not committed yet, is not seen here: the
     # unique index then refuses this one, and the worker skips it (:func:`replaced`).
-    message.status = "skipped" if replaced(message) else "queued"
+    if replaced(message):
+        skip(message, REPLACED)
+    else:
+        message.status = "queued"
 
 
 def replaced(message: OutboxMessage) -> bool:

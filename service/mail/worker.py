@@ -395,7 +395,7 @@ def _skipped_if_replaced(message_id: int) -> bool:
         message = _sending(message_id)
         if message is None or not outbox.replaced(message):
             return False
-        message.status = "skipped"
+        outbox.skip(message, outbox.REPLACED)
         after_commit(partial(metrics.count_mail, message.status))
     return True
 
@@ -419,17 +419,25 @@ def _write(message: OutboxMessage) -> str:
         if message.status == "sending":
             # Left so by a worker that stopped, perhaps once sent: it goes again as written,
             # unless a newer email replaced it meanwhile or its kind says it no longer matters.
-            if outbox.replaced(message) or not kinds.kind(message.kind).still_wanted(message):
-                message.status = "skipped"
+            if outbox.replaced(message):
+                outbox.skip(message, outbox.REPLACED)
+                return "skipped"
+            kind = kinds.kind(message.kind)
+            if not kind.still_wanted(message):
+                outbox.skip(message, kind.unwanted)
                 return "skipped"
             return "sending"
-        email = kinds.written(message) if kinds.kind(message.kind).still_wanted(message) else None
+        kind = kinds.kind(message.kind)
+        if not kind.still_wanted(message):
+            outbox.skip(message, kind.unwanted)
+            return "skipped"
+        email = kinds.written(message)
     except DBAPIError:
         raise
     except Exception as exc:
         return _failed(message, exc)
     if email is None:
-        message.status = "skipped"
+        outbox.skip(message, "there was nothing to write")
         return "skipped"
     message.subject, message.text_body = email.subject, email.text
     message.html_body = email.html

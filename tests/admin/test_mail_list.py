@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 from datetime import timedelta
 from html import unescape
@@ -10,9 +11,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from service import games
+from service.mail.worker import drain
 from service.models import AdminAction, OutboxMessage, db, utcnow
+from service.unit_of_work import transaction
 
-from ..helpers import csrf_token
+from ..helpers import csrf_token, random_move
 from .conftest import ADMIN
 
 
@@ -119,3 +123,32 @@ def test_selected_failures_are_queued_again_in_bulk(
     html = unescape(admin.get("/admin/mail").get_data(as_text=True))
     assert "1 message is queued again." in html
     assert f"#{fourth}: message {fourth} is queued, not failed" in html
+
+
+def skipped(app: Flask) -> list[OutboxMessage]:
+    with app.app_context():
+        query = select(OutboxMessage).where(OutboxMessage.status == "skipped")
+        return list(db.session.scalars(query.order_by(OutboxMessage.id)))
+
+
+def test_a_skipped_email_says_why(app: Flask, admin: FlaskClient, client, make_game) -> None:
+    """Withdrawn by the player's move, or found moot by its kind when the worker came to it:
+    the row says which, and the message's page shows it."""
+    game = make_game(seed=1)
+    rng = random.Random(1)
+    while not skipped(app):
+        random_move(client, game, rng)
+    (withdrawn,) = skipped(app)
+    assert withdrawn.kind == "turn"
+    assert withdrawn.last_error == "skipped: the player moved before it went"
+    page = unescape(admin.get(f"/admin/mail/{withdrawn.id}").get_data(as_text=True))
+    assert "Why" in page and "the player moved before it went" in page
+
+    other = make_game(seed=2)
+    with app.app_context():
+        with transaction():
+            games.cancel_game(other["id"], "ada")
+        drain()
+    moot = [m for m in skipped(app) if m.game_id == other["id"]]
+    assert [m.kind for m in moot] == ["invitation", "invitation"]
+    assert {m.last_error for m in moot} == {"skipped: its game was no longer in play"}
