@@ -385,7 +385,7 @@ def send_digests(now: datetime | None = None) -> list[str]:
                 .where(Player.email == settings.email, Game.status == "active", Player.notify)
                 .order_by(Game.id)
             )
-            if player.seat in to_act(player.game.state) and player.link_key
+            if notify.in_digest(player)
         ]
         if players and not invitations.stopped_all_emails(settings.email):
             language = settings.language or players[-1].language

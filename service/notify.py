@@ -333,14 +333,22 @@ def write_digest(message: OutboxMessage) -> Email | None:
             .where(Player.id.in_(params["players"]), Player.email == message.recipient)
             .order_by(Game.id)
         )
-        if player.game.status == "active"
-        and player.notify
-        and player.link_key
-        and player.seat in to_act(player.game.state)
+        if in_digest(player)
     ]
     if not players:
         return None
     return _write_games("digest", message.recipient, players, params["language"])
+
+
+def in_digest(player: Player) -> bool:
+    """Whether a digest lists the player's game: a move they owe in a game in play whose
+    emails they take, with a link to make it by."""
+    return (
+        player.game.status == "active"
+        and player.notify
+        and player.link_key is not None
+        and player.seat in to_act(player.game.state)
+    )
 
 
 def _player_in_play(message: OutboxMessage) -> Player | None:
