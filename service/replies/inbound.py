@@ -35,6 +35,7 @@ from ..unit_of_work import transaction
 from . import answers
 from .headers import plain_message_id
 from .reading import (
+    AUTOMATIC_HEADERS,
     Understood,
     addresses_in,
     automatic,
@@ -86,7 +87,13 @@ CONTENT_TYPE_LINE = re.compile(rb"(?:^|\r)content-type[ \t]*:", re.IGNORECASE | 
 # The headers read with the standard library's structured parsers, whose time grows faster
 # than the square of a header's length, and the most of each read: a message with a longer
 # one is dropped before any is parsed. A reply's own are a few addresses long.
-PARSED_HEADERS = ("From", *ADDRESS_HEADERS, "Content-Type", "Message-ID", "Auto-Submitted")
+PARSED_HEADERS = (
+    "From",
+    *ADDRESS_HEADERS,
+    "Content-Type",
+    "Message-ID",
+    *AUTOMATIC_HEADERS,
+)
 MAX_HEADER_CHARS = 2_000
 
 

@@ -58,6 +58,12 @@ def addresses_in(values: list[Any]) -> list[tuple[str, str]]:
         return []
 
 
+# Headers that mark an automatic reply by being there.
+AUTO_REPLY_HEADERS = ("X-Autoreply", "X-Autorespond", "X-Auto-Response")
+# Every header :func:`automatic` reads besides From.
+AUTOMATIC_HEADERS = ("Auto-Submitted", "Precedence", "Subject", *AUTO_REPLY_HEADERS)
+
+
 def automatic(message: Message, envelope_from: str | None = None) -> str | None:
     """Why a message is no person's reply (an auto-reply, a bounce), or ``None`` if it may be.
 
@@ -70,12 +76,13 @@ def automatic(message: Message, envelope_from: str | None = None) -> str | None:
     sender = sender_of(message).lower()
     if sender.partition("@")[0] in DAEMONS or not sender:
         return f"bounce: from {sender or 'nobody'}"
+    # Each header read here is one inbound.PARSED_HEADERS holds to a length first.
     submitted = str(message.get("Auto-Submitted", "no")).strip().lower()
     if submitted.split(";")[0].strip() != "no":
         return f"auto-reply: Auto-Submitted {submitted}"
     if str(message.get("Precedence", "")).strip().lower() in ("bulk", "junk", "list"):
         return "auto-reply: Precedence"
-    for header in ("X-Autoreply", "X-Autorespond", "X-Auto-Response"):
+    for header in AUTO_REPLY_HEADERS:
         if message.get(header) is not None:
             return f"auto-reply: {header}"
     if AUTO_SUBJECT.match(str(message.get("Subject", ""))):

@@ -444,22 +444,28 @@ def test_a_reply_of_too_many_parts_is_dropped_unparsed(
         assert db.session.scalars(select(InboundReply.reason)).one() == "too many parts"
 
 
+TOO_LONG = Outcome("dropped", "header too long")
+
+
 @pytest.mark.parametrize(
     ("sender", "outcome"),
     [
-        (", " * 1500 + "<eve@example.net>", Outcome("dropped", "header too long")),
+        (", " * 1500 + "<eve@example.net>", TOO_LONG),
         ("(" * 1500 + "eve@example.net", Outcome("dropped", "bounce: from nobody")),
+        ("eve@example.net\r\nSubject: " + "=?utf-8?q?a?=\r\n " * 200, TOO_LONG),
+        ("eve@example.net\r\nPrecedence: " + "x " * 1500, TOO_LONG),
     ],
-    ids=["too long to parse", "nested past the parser's depth"],
+    ids=["too long to parse", "nested past the parser's depth", "subject", "precedence"],
 )
-def test_a_strangers_sender_the_parser_chokes_on_is_dropped(
+def test_a_strangers_header_the_parser_chokes_on_is_dropped(
     app, started, sender: str, outcome: Outcome
 ) -> None:
-    """The standard library's address parser takes more than the square of a header's
-    length, and recurses on nested comments: such a From is dropped, before any tag is
+    """The standard library's header parsers take more than the square of a header's
+    length, and recurse on nested comments: a message whose From (or another header read
+    before the tag is known) is too long or too deep for them is dropped, before any tag is
     read and with no traceback."""
     local, _, domain = REPLY_ADDRESS.partition("@")
-    raw = f"From: {sender}\r\nTo: {local}+hello@{domain}\r\nSubject: x\r\n\r\n5H\r\n"
+    raw = f"From: {sender}\r\nTo: {local}+hello@{domain}\r\n\r\n5H\r\n"
     with app.app_context():
         assert receive(raw.encode(), recipients=(f"{local}+hello@{domain}",)) == outcome
 
