@@ -8,7 +8,7 @@ from functools import cache
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import Executable, bindparam, select, text, update
+from sqlalchemy import Executable, bindparam, case, select, text, update
 
 from ..models import Game, OutboxMessage, Player, db, upsert, utcnow
 from . import kinds
@@ -158,7 +158,13 @@ def withdraw(kind: str, player_id: int) -> None:
                 .with_for_update(skip_locked=True)
             )
         )
-        .values(status="skipped", last_error=skip_note(WITHDRAWN)),
+        .values(
+            status="skipped",
+            last_error=case(
+                (OutboxMessage.last_error.is_(None), skip_note(WITHDRAWN)),
+                else_=skip_note(WITHDRAWN) + " (after: " + OutboxMessage.last_error + ")",
+            ),
+        ),
         execution_options={"synchronize_session": "fetch"},
     )
 

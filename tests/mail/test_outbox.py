@@ -72,6 +72,27 @@ def test_a_move_withdraws_the_movers_unsent_turn_email(
         assert sum(m.status == "skipped" for m in turns) >= len(turns) - 2 >= 10
 
 
+def test_a_turn_email_withdrawn_after_a_failed_attempt_keeps_its_error(
+    app: Flask, make_game
+) -> None:
+    """Refused for now (451) and queued again, then withdrawn by the player's move: the row
+    says it was withdrawn, after what the server said."""
+    make_game()
+    with app.app_context():
+        with transaction():
+            kim = db.session.scalars(db.select(Player).where(Player.seat == "keeper")).one()
+            message = queue(kind="turn", recipient=kim.email, game=kim.game, player=kim)
+            db.session.flush()
+            message.last_error = "451 4.3.0 Try again later"
+        with transaction():
+            outbox.withdraw("turn", kim.id)
+        withdrawn = db.session.get_one(OutboxMessage, message.id)
+        assert (withdrawn.status, withdrawn.last_error) == (
+            "skipped",
+            "skipped: the player moved before it went (after: 451 4.3.0 Try again later)",
+        )
+
+
 def turn_email_waiting(
     app: Flask, client: FlaskClient, make_game, deliver, *, one_to_move: bool = False
 ) -> tuple[dict[str, Any], random.Random, OutboxMessage]:
