@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, exists, func, select
 from sqlalchemy.orm import defer, selectinload
 
-from ..models import OPEN_STATUSES, Address, Game, OutboxMessage, Player, WorkerHeartbeat, db
+from ..models import Address, Game, OutboxMessage, Player, WorkerHeartbeat, db
 
 # A worker passes every few seconds; one silent for this long is shown as down.
 WORKER_DOWN_AFTER = timedelta(minutes=5)
@@ -130,10 +130,9 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
 
 
 def _seated_in_open_game() -> ColumnElement[bool]:
-    """Whether the address plays a seat of a game waiting or in play: a bounce an admin can
-    mend (by correcting the seat's address). One no seat holds any more is history."""
+    """Whether the address plays a seat of a game in play: a bounce an admin can mend, by
+    correcting the seat's address. One no seat in play holds is history (a game waiting for
+    its players sends its invitee nothing an admin can resend)."""
     return exists().where(
-        Player.email == Address.email,
-        Player.game_id == Game.id,
-        Game.status.in_(OPEN_STATUSES),
+        Player.email == Address.email, Player.game_id == Game.id, Game.status == "active"
     )
