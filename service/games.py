@@ -504,6 +504,34 @@ def deadline_after_vacations(game: Game, acting: list[Seat], now: datetime) -> d
     return max(now, away) + timedelta(days=game.days_per_move)
 
 
+def pause_deadline(game: Game, seat: Seat, start: datetime, until: datetime) -> None:
+    """The player in ``seat``, who owes a move of ``game`` (locked), is away from ``start``
+    to ``until``: the move's deadline moves back by that much, and the log says so."""
+    if game.deadline is not None:
+        game.deadline = max(game.deadline, start) + (until - start)
+        game.reminded = False
+    note = f"the {seat} is on vacation until {until.isoformat(timespec='minutes')}"
+    game.events.add(Event(kind="vacation", version=game.version, seat=seat, note=note))
+
+
+def end_pause(game: Game, seat: Seat, unused: timedelta, now: datetime) -> None:
+    """The player in ``seat``, who owes a move of ``game`` (locked), is back ``unused``
+    early: the deadline loses the pause not used, but never more than the opponent's own
+    vacation leaves it (a move both owe keeps the deadline that the opponent's vacation,
+    still running, gives it), and the log says so."""
+    if game.deadline is not None:
+        others = [owing for owing in to_act(game.state) if owing != seat]
+        floor = deadline_after_vacations(game, others, now) or now
+        # Earlier by the unused pause, but not past the opponent's: never later either.
+        earlier = min(game.deadline, max(game.deadline - unused, floor))
+        if earlier != game.deadline:
+            # A reminder sent during the vacation gave the later deadline: another is due.
+            game.deadline, game.reminded = earlier, False
+    game.events.add(
+        Event(kind="vacation", version=game.version, seat=seat, note="back from vacation")
+    )
+
+
 def _start_second_game(first: Game) -> Game:
     """Deal the return match's second game, with the roles swapped."""
     keeper, shadow = first.player("keeper"), first.player("shadow")

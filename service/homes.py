@@ -40,7 +40,6 @@ from .models import (
     OPEN_INVITATIONS,
     Address,
     AddressSettings,
-    Event,
     Game,
     Invitation,
     Player,
@@ -285,14 +284,8 @@ def take_vacation(email: str, days: int, now: datetime | None = None) -> datetim
     until = start + timedelta(days=days)
     settings.vacation_until = until
     settings.vacation_days_used += days
-    note = f"on vacation until {until.isoformat(timespec='minutes')}"
     for game, seat in _moves_owed(email):
-        if game.deadline is not None:
-            game.deadline = max(game.deadline, start) + (until - start)
-            game.reminded = False
-        game.events.add(
-            Event(kind="vacation", version=game.version, seat=seat, note=f"the {seat} is {note}")
-        )
+        games.pause_deadline(game, seat, start, until)
     db.session.flush()
     log.info("an address is on vacation for %d days", days)
     return until
@@ -316,17 +309,7 @@ def end_vacation(email: str, now: datetime | None = None) -> None:
         settings.vacation_days_used = max(0, settings.vacation_days_used - unused.days)
     settings.vacation_until = now
     for game, seat in _moves_owed(email):
-        if game.deadline is not None:
-            others = [owing for owing in to_act(game.state) if owing != seat]
-            floor = games.deadline_after_vacations(game, others, now) or now
-            # Earlier by the unused pause, but not past the opponent's: never later either.
-            earlier = min(game.deadline, max(game.deadline - unused, floor))
-            if earlier != game.deadline:
-                # A reminder sent during the vacation gave the later deadline: another is due.
-                game.deadline, game.reminded = earlier, False
-        game.events.add(
-            Event(kind="vacation", version=game.version, seat=seat, note="back from vacation")
-        )
+        games.end_pause(game, seat, unused, now)
     db.session.flush()
     log.info("an address came back from vacation early")
 
