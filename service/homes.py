@@ -7,9 +7,11 @@ transaction (:func:`service.unit_of_work.transaction`).
 
 What each stop does, as the page says it:
 
-- "Stop emails about game N" (the link in every email about a game, or the
-  page's button) stops that game's emails, and also marks the address as one
-  that takes no invitation (:func:`service.invitations.stop_emails`).
+- "Stop emails about game N", the page's button, stops that game's emails.
+- The unsubscribe link in every email about a game stops that game's emails,
+  and also marks the address as one that takes no invitation
+  (:func:`service.invitations.stop_emails`): an email may reach others than its
+  player, and a stranger's invitations are what an unsubscribing address least wants.
 - Declining an invitation marks the address the same way, for good.
 - "Stop all emails" stops every game's emails and every invitation.
 
@@ -205,8 +207,13 @@ def _own_player(email: str, game_id: int) -> Player:
 
 
 def stop_game_emails(email: str, game_id: int) -> None:
-    """Stop the emails about one game, as its unsubscribe link does (invitations stop too)."""
-    invitations.stop_emails(_own_player(email, game_id))
+    """Stop the emails about one game; invitations still come (the page's own choice, which
+    its owner makes: the unsubscribe link in an email, which anyone holding the email may
+    follow, turns them away too)."""
+    player = _own_player(email, game_id)
+    player.notify = False
+    db.session.flush()
+    log.info("game %d: the %s stopped its emails on its home page", game_id, player.seat)
 
 
 def resume_game_emails(email: str, game_id: int) -> None:
