@@ -16,7 +16,8 @@ and request (:func:`translations`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -24,6 +25,9 @@ from urllib.parse import urlencode
 from babel.support import NullTranslations
 from flask import Flask, current_app, g, has_request_context, request
 from flask_babel import Babel, LazyString, force_locale, get_locale, get_translations
+from jinja2 import pass_context
+from jinja2.runtime import Context
+from markupsafe import Markup
 from werkzeug.wrappers import Response
 
 if TYPE_CHECKING:
@@ -67,14 +71,30 @@ def gettext(string: str, **variables: Any) -> str:
     """``string`` in the language in use, formatted with ``variables`` if any (as
     Flask-Babel's ``gettext``)."""
     text = translations().ugettext(string)
-    return text % variables if variables else text
+    return elided(text, variables) % variables if variables else text
 
 
 def ngettext(singular: str, plural: str, num: int, **variables: Any) -> str:
     """The singular or plural of a message for ``num``, in the language in use, formatted
     with ``num`` and ``variables`` (as Flask-Babel's ``ngettext``)."""
     variables.setdefault("num", num)
-    return translations().ungettext(singular, plural, num) % variables
+    return elided(translations().ungettext(singular, plural, num), variables) % variables
+
+
+# French drops the e of "de" and "que" before a vowel: "le coup d’Ann", "qu’Ann a gagnée".
+VOWEL_FIRST = re.compile(r"[AEIOUÀÂÄÆÉÈÊËÎÏÔÖŒÙÛÜaeiouàâäæéèêëîïôöœùûü]")
+
+
+def elided(text: str, variables: Mapping[str, Any]) -> str:
+    """``text``, a message in the language in use, with "de %(name)s" written "d’%(name)s"
+    (and "que" so) where the value put there starts with a vowel, in French. A name is
+    known only when the message is formatted: the catalogue writes "de" before each."""
+    if current_language() != "fr":
+        return text
+    for name, value in variables.items():
+        if isinstance(value, str) and VOWEL_FIRST.match(value) and f"%({name})s" in text:
+            text = re.sub(rf"\b([Dd]|[Qq]u)e %\({name}\)s", rf"\1’%({name})s", text)
+    return text
 
 
 def lazy_gettext(string: str, **variables: Any) -> LazyString:
@@ -150,6 +170,28 @@ def recipient_locale(recipient: Player | str | None) -> Iterator[None]:
         yield
 
 
+@pass_context
+def _template_gettext(context: Context, string: str, **variables: Any) -> str:
+    """A template's ``_``: Jinja's newstyle ``gettext`` (variables escaped in an escaped
+    template), with :func:`elided`."""
+    text = elided(translations().ugettext(string), variables)
+    if context.eval_ctx.autoescape:
+        text = Markup(text)
+    return text % variables  # always a format string, as Jinja's: "%%" is "%"
+
+
+@pass_context
+def _template_ngettext(
+    context: Context, singular: str, plural: str, num: int, **variables: Any
+) -> str:
+    """A template's ``ngettext``: Jinja's newstyle one, with :func:`elided`."""
+    variables.setdefault("num", num)
+    text = elided(translations().ungettext(singular, plural, num), variables)
+    if context.eval_ctx.autoescape:
+        text = Markup(text)
+    return text % variables
+
+
 def init_app(app: Flask) -> None:
     """Bind Flask-Babel, the templates' translations, the language switch's template
     globals and the language cookie."""
@@ -164,6 +206,9 @@ def init_app(app: Flask) -> None:
             context, singular, plural, num
         ),
     )
+    # Jinja's own newstyle callables, with French elision (:func:`elided`) before formatting.
+    env.globals["gettext"] = _template_gettext
+    env.globals["ngettext"] = _template_ngettext
     # ``_`` is ``gettext`` itself rather than Jinja's alias that looks ``gettext`` up on each call.
     env.globals["_"] = env.globals["gettext"]
     app.add_template_global(current_language)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gettext
+import html
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -402,3 +403,24 @@ def test_choosing_a_language_by_link_writes_nothing(app, client, make_game) -> N
         assert client.get(url).status_code == 200
         assert client.head(url).status_code == 200
     assert snapshot(app) == before
+
+
+def test_french_elides_de_and_que_before_a_name_that_starts_with_a_vowel(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """ "Coup d’Ann", "En attente d’Ann": French drops the e of "de" before a vowel. The
+    catalogue writes "de %(name)s"; the name is known when the message is formatted. Other
+    names, and other languages, keep "de"."""
+    game = make_game(keeper_language="fr", shadow_name="Ann", shadow_language="fr", days_per_move=3)
+    page = html.unescape(client.get(f"/play/{game['keeper']}").get_data(as_text=True))
+    assert "d’Ann" in page and "de Ann" not in page
+    sam = html.unescape(client.get(f"/play/{game['shadow']}").get_data(as_text=True))
+    assert "de Kim" in sam
+    with app.app_context(), force_locale("fr"):
+        assert lang.gettext("Waiting for %(name)s.", name="Ève") == "En attente d’Ève."
+        assert lang.gettext("Waiting for %(name)s.", name="Kim") == "En attente de Kim."
+        assert render_template_string("{{ _('Waiting for %(name)s.', name='Ann') }}") == (
+            "En attente d’Ann."
+        )
+    with app.app_context(), force_locale("en"):
+        assert lang.gettext("Waiting for %(name)s.", name="Ann") == "Waiting for Ann."
