@@ -73,7 +73,7 @@ def level_name(level: str) -> str:
 
 def computer_name(level: str) -> str:
     """The computer at a level, as it is named wherever a player's name goes."""
-    return gettext("the computer, %(level)s", level=level_name(level))
+    return gettext("the computer (%(level)s)", level=level_name(level))
 
 
 def _name_key(name: str) -> str:
@@ -102,7 +102,7 @@ def _computer_keys() -> frozenset[str]:
     for language in LANGUAGES:
         with recipient_locale(language):
             named = [computer_name(level) for level in LEVEL_NAMES]
-            bare = gettext("the computer, %(level)s", level="")
+            bare = gettext("the computer (%(level)s)", level="")
         for key in map(_name_key, [bare, *named]):
             keys.add(key)
             keys.update(key.removeprefix(article) for article in ARTICLES)

@@ -466,8 +466,8 @@ def test_the_view_read_in_one_statement_names_the_computer(
     assert (
         opponent.get_json()["opponent"]
         == {
-            "en": "the computer, hard",
-            "fr": "l’ordinateur, difficile",
+            "en": "the computer (hard)",
+            "fr": "l’ordinateur (difficile)",
         }[language]
     )
 

@@ -214,7 +214,7 @@ def test_the_form_starts_a_game_against_the_computer_at_once(
     deliver()
     (email,) = smtp_server.handler.received
     assert email.envelope_to == ["ann@example.com"]
-    assert "you are the Keeper against the computer, hard" in str(email.message["Subject"])
+    assert "you are the Keeper against the computer (hard)" in str(email.message["Subject"])
     (link,) = email.links("/play/")
     assert client.get(link.removeprefix(BASE_URL)).status_code == 200
 
@@ -274,7 +274,7 @@ def test_the_computer_answers_after_the_persons_move(
     deliver()
     subjects = [str(m.message["Subject"]) for m in smtp_server.handler.to(KIM)]
     # The turn email names the computer's lead, and asks the person for the answer.
-    assert subjects[-1].startswith("The computer, easy led "), subjects
+    assert subjects[-1].startswith("The computer (easy) led "), subjects
     assert "your answer" in subjects[-1], subjects
 
 
@@ -424,11 +424,12 @@ def test_pages_and_the_api_name_the_computer_in_the_readers_language(
 ) -> None:
     game = against_computer(level="hard")
     page = client.get(f"/play/{game['token']}?lang=en").get_data(as_text=True)
-    assert "give the computer, hard." in page
-    assert "The computer, hard holds" in page  # a name that starts a sentence starts with a capital
+    assert "give the computer (hard)." in page
+    # A name that starts a sentence starts with a capital.
+    assert "The computer (hard) holds" in page
     french = client.get(f"/api/play/{game['token']}?lang=fr").get_json()
-    assert french["opponent"] == "l’ordinateur, difficile"
-    assert french["names"]["shadow"] == "l’ordinateur, difficile"
+    assert french["opponent"] == "l’ordinateur (difficile)"
+    assert french["names"]["shadow"] == "l’ordinateur (difficile)"
 
 
 def test_the_french_invitation_names_the_computer(
@@ -437,7 +438,7 @@ def test_the_french_invitation_names_the_computer(
     against_computer(level="easy", language="fr")
     deliver()
     (email,) = smtp_server.handler.received
-    assert "l’ordinateur, facile" in str(email.message["Subject"])
+    assert "l’ordinateur (facile)" in str(email.message["Subject"])
 
 
 # --- statistics ----------------------------------------------------------------------
@@ -555,7 +556,7 @@ def test_a_rematch_against_the_computer_starts_at_once_with_the_roles_swapped(
     assert len(over) == 1 and f"{BASE_URL}/rematch/" in over[0].text_body
     rematch = f"/rematch/{game['token']}"
     offer = client.get(rematch).get_data(as_text=True)
-    assert "Play the computer, random again" in offer
+    assert "Play the computer (random) again" in offer
     answers = [client.post(rematch) for _ in range(2)]
     assert {response.status_code for response in answers} == {303}
     assert answers[0].location == answers[1].location  # asking twice gives the same game

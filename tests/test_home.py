@@ -435,12 +435,12 @@ def test_a_finished_game_against_the_computer_shows_its_rematch(
     written(app, game_id, 3)
     home = home_of(app)
     page = client.get(home).get_data(as_text=True)
-    assert "Ask the computer, easy for a rematch" in page
+    assert "Ask the computer (easy) for a rematch" in page
     assert "Games whose emails you stopped" not in page
     assert client.post(f"/rematch/{token}").status_code == 303
     page = client.get(home).get_data(as_text=True)
     assert f"Rematch: game {game_id + 1}." in page
-    assert "Ask the computer, easy for a rematch" not in page
+    assert "Ask the computer (easy) for a rematch" not in page
 
 
 def test_the_home_page_gives_times_in_the_addresss_time_zone(app: Flask, client, make_game) -> None:

@@ -323,9 +323,9 @@ def test_a_game_against_the_computer_names_it_and_offers_no_link_actions(app, ad
         )
         game_id, kim, bot = game.id, game.player("keeper").id, game.player("shadow").id
     listing_html = admin.get("/admin/games").get_data(as_text=True)
-    assert "the computer, hard" in listing_html
+    assert "the computer (hard)" in listing_html
     html = admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
-    assert "the computer, hard" in html and "no address" in html
+    assert "the computer (hard)" in html and "no address" in html
     assert f"/players/{kim}/resend" in html and f"/players/{bot}/resend" not in html
     assert f"/players/{kim}/rotate" in html and f"/players/{bot}/rotate" not in html
     stats_html = admin.get("/admin/stats").get_data(as_text=True)

@@ -30,7 +30,7 @@ def test_the_page_follows_the_computers_move(
     page.goto(link)
     choose(page, ["7D"])
     assert page.locator("#status-line").inner_text() == (
-        "Waiting for the computer, easy to choose the cards to give you."
+        "Waiting for the computer (easy) to choose the cards to give you."
     )
     with pg_app.app_context():
         assert ComputerMoves()() == 1
