@@ -20,6 +20,7 @@ from service.game_text import (
     suit_symbol,
     trick_effect,
 )
+from service.mail.compose import result
 from service.rules import apply
 
 from .rules.helpers import play, playing
@@ -203,3 +204,17 @@ def test_a_swap_gives_until_both_have_chosen_then_gave(french: None) -> None:
 
 def test_the_classic_colours_agree_with_cards_in_french(french: None) -> None:
     assert "des cartes rouges, vertes et violettes de 1 à 7" in rules_summary("classic")[0]
+
+
+def test_an_ending_that_starts_with_the_computers_name_starts_with_a_capital(
+    french: None,
+) -> None:
+    view = {
+        "status": "finished", "opponent": "l’ordinateur (difficile)", "winner": "shadow",
+        "seat": "keeper", "look": "standard", "track": 10, "track_length": 10,
+        "phase": "over", "last_round": 2,
+    }  # fmt: skip
+    assert result(view).startswith("L’ordinateur (difficile) a gagné")
+    with force_locale("en"):
+        english = {**view, "opponent": "the computer (hard)"}
+        assert result(english) == "The computer (hard) won: the Shadow wins with the track at 10."

@@ -367,7 +367,13 @@ def lead(played: Mapping[str, Any], view: Mapping[str, Any]) -> str:
 
 
 def result(view: Mapping[str, Any]) -> str:
-    """How the game ended, for the player whose view it is; empty while it goes on."""
+    """How the game ended, for the player whose view it is; empty while it goes on. A
+    sentence that starts with the opponent's name starts with a capital ("The computer
+    (hard) won: …")."""
+    return upfirst(_ending(view))
+
+
+def _ending(view: Mapping[str, Any]) -> str:
     status, name = view["status"], view["opponent"]
     mine = view["winner"] == view["seat"]
     if status == "timed_out" and mine:
