@@ -377,11 +377,15 @@ def wants_turn_email(player: Player, now: datetime | None = None) -> bool:
     ``every_move`` (the default): yes. ``when_away``: unless the player's page
     for this game said it was open within :data:`PRESENT_FOR`. ``digest`` and
     ``reminders``: never (the digest and the deadline reminders say it instead).
+    Against the computer, which answers within seconds, ``every_move`` is
+    ``when_away``: a person playing on the page is not emailed each answer.
     """
     if player.email is None:  # the computer: no email at all
         return False
     settings = settings_for(player.email)
     policy = settings.email_policy if settings is not None else DEFAULT_EMAIL_POLICY
+    if policy == "every_move" and player.game.player(other(player.seat)).is_computer:
+        policy = "when_away"
     if policy == "when_away":
         now = now or utcnow()
         return player.seen_at is None or player.seen_at < now - PRESENT_FOR

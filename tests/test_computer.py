@@ -329,6 +329,25 @@ def test_the_computers_random_choices_are_keyed_with_the_secret_key(
     assert random.Random("7:3").random() not in (draws[0], other_key)
 
 
+@pytest.mark.parametrize("present", [True, False], ids=["page open", "away"])
+def test_the_computers_answer_is_emailed_only_to_a_person_away(
+    app: Flask, client: FlaskClient, against_computer, deliver, present: bool
+) -> None:
+    """The computer answers within seconds: a person playing on the page gets no email for
+    each answer, as with "only when away"; one who left it does."""
+    game = against_computer(computer="shadow")
+    person_moves(client, game["token"], random.Random(2))  # Kim's half of the exchange
+    if present:
+        assert client.post(f"/play/{game['token']}/seen").status_code == 204
+    assert computer_moves(app) >= 1  # the computer's half: Kim leads the first trick
+    deliver()
+    with app.app_context():
+        turns = db.session.scalars(
+            select(OutboxMessage.status).where(OutboxMessage.kind == "turn")
+        ).all()
+    assert turns == ["skipped" if present else "sent"]
+
+
 def test_the_computer_waits_for_the_delay(app: Flask, client, against_computer) -> None:
     game = against_computer(computer="keeper")
     app.config["BOT_DELAY_SECONDS"] = 60
