@@ -79,6 +79,15 @@ class BadMove(MoveError):
     code = "malformed"
 
 
+class NoteRefused(BadMove):
+    """The move's note cannot be kept (:func:`service.notes.clean` says why, in English);
+    ``invisible`` when it holds invisible formatting characters. The move is not made."""
+
+    def __init__(self, message: str, *, invisible: bool = False) -> None:
+        super().__init__(message)
+        self.invisible = invisible
+
+
 class StaleVersion(MoveError):
     """The move was made against an older version of the game: nothing applied."""
 
@@ -323,7 +332,8 @@ def apply_move(
     try:
         text = notes.clean(note)
     except notes.BadNote as exc:
-        raise BadMove(str(exc)) from None
+        invisible = isinstance(exc, notes.InvisibleCharacter)
+        raise NoteRefused(str(exc), invisible=invisible) from None
     try:
         game, player = _lock(player_id)
         if link_key is not None and not key_matches(player.link_key, link_key):

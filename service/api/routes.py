@@ -8,7 +8,7 @@ from flask import Response, jsonify, request
 from flask.typing import ResponseReturnValue
 from flask_babel import force_locale
 
-from .. import games, notes
+from .. import games
 from ..errors import NOT_FOUND, error_response
 from ..game_text import effect_text, swap_pending
 from ..language import DEFAULT_LANGUAGE
@@ -116,7 +116,7 @@ def with_texts(seen: PlayerView) -> dict[str, Any]:
     return view
 
 
-def _read_move(body: object) -> tuple[object, dict[str, Any], str | None]:
+def _read_move(body: object) -> tuple[object, dict[str, Any], object]:
     """The version, the action and the note of a posted body, or :class:`games.BadMove`.
 
     The shape is checked before the game is read, so a malformed body is a 400
@@ -130,9 +130,9 @@ def _read_move(body: object) -> tuple[object, dict[str, Any], str | None]:
         raise games.BadMove("unexpected key 'seat': the link says whose move it is")
     try:
         parse_action(action)
-        note = notes.clean(body.get("note"))
-    except (ActionError, notes.BadNote) as exc:
+    except ActionError as exc:
         raise games.BadMove(str(exc)) from None
+    note = body.get("note")  # checked by apply_move, before the game is read
     version = body.get("version")
     if isinstance(version, float) and version.is_integer():
         version = int(version)

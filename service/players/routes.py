@@ -70,22 +70,8 @@ def move(token: str) -> ResponseReturnValue:
     if action is None:
         return _page(player, token, form.problem, 400)
     try:
-        note = notes.clean(form.note.data)
-    except notes.InvisibleCharacter:
-        message = gettext(
-            "A note cannot hold invisible formatting characters such as direction marks:"
-            " nothing was changed."
-        )
-        return _page(player, token, message, 400)
-    except notes.BadNote:
-        message = gettext(
-            "A note holds at most %(most)s characters, on one line: nothing was changed.",
-            most=notes.MAX_LENGTH,
-        )
-        return _page(player, token, message, 400)
-    try:
         with transaction():
-            games.apply_move(player.id, form.version.data, action, note, link_key=key)
+            games.apply_move(player.id, form.version.data, action, form.note.data, link_key=key)
     except games.UnknownLink:  # rotated or corrected since it was read
         abort(404)
     except games.MoveError as exc:
@@ -247,6 +233,16 @@ def _move_error(view: PlayerView, exc: games.MoveError, game: Game) -> str:
         )
     if isinstance(exc, games.GameClosed):
         return gettext("This game takes no more moves.")
+    if isinstance(exc, games.NoteRefused) and exc.invisible:
+        return gettext(
+            "A note cannot hold invisible formatting characters such as direction marks:"
+            " nothing was changed."
+        )
+    if isinstance(exc, games.NoteRefused):
+        return gettext(
+            "A note holds at most %(most)s characters, on one line: nothing was changed.",
+            most=notes.MAX_LENGTH,
+        )
     return gettext("The move could not be read: choose your cards again.")
 
 
