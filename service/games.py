@@ -575,6 +575,12 @@ def _named(seat: str, game: Game) -> str:
     return f"the {seat}" if game.look == "standard" else seat_name(seat, game.look)
 
 
+# The admin actions on a game that give one of its seats a new link key, as the audit trail
+# names them (:func:`rotate_link`, :func:`correct_address`).
+ROTATE, CORRECT_ADDRESS = "rotate", "correct_address"
+NEW_LINK_ACTIONS = (ROTATE, CORRECT_ADDRESS)
+
+
 def _by_admin(game: Game, actor: str, action: str, note: str, kind: str = "admin") -> None:
     """Log an admin's change in the game's log and in the audit trail (:mod:`service.audit`)."""
     _admin_event(game, actor, note, kind)
@@ -728,7 +734,7 @@ def rotate_link(player_id: int, actor: str, send: bool = False) -> Player:
     if send:
         notify.link(player)
         note += " and sent the new one"
-    _by_admin(game, actor, "rotate", note)
+    _by_admin(game, actor, ROTATE, note)
     db.session.flush()
     return player
 
@@ -768,7 +774,7 @@ def correct_address(player_id: int, address: str, actor: str) -> Player:
     _by_admin(
         game,
         actor,
-        "correct_address",
+        CORRECT_ADDRESS,
         f"corrected {_named(player.seat, game)}'s address from {old} to {new}",
     )
     db.session.flush()

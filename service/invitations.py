@@ -60,9 +60,6 @@ STAGES = {"confirm": "unconfirmed", "respond": "invited"}
 # email, is taken for the same form sent twice (a double click, a resend after a slow
 # answer) rather than for another game.
 REPEAT_WINDOW = timedelta(minutes=10)
-# The admin actions on a game that give one of its seats a new link key
-# (:func:`service.games.rotate_link`, :func:`service.games.correct_address`).
-NEW_LINK_ACTIONS = ("rotate", "correct_address")
 
 
 class InvitationError(ValueError):
@@ -517,7 +514,7 @@ def stops_for(player: Player, key: str | None) -> bool:
     if key is not None:
         return links.key_matches(player.link_key, key)
     new_key = select(AdminAction.id).where(
-        AdminAction.game_id == player.game_id, AdminAction.action.in_(NEW_LINK_ACTIONS)
+        AdminAction.game_id == player.game_id, AdminAction.action.in_(games.NEW_LINK_ACTIONS)
     )
     return player.link_key is not None and db.session.scalar(new_key.limit(1)) is None
 
