@@ -31,7 +31,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import contains_eager
 
 from . import games, invitations, notify, rematch_rules
-from .addresses import addresses_away, settings_for, settings_row
+from .addresses import addresses_away, is_time_zone, settings_for, settings_row
 from .language import LANGUAGES
 from .links import new_link_key
 from .models import (
@@ -204,6 +204,16 @@ def _own_player(email: str, game_id: int) -> Player:
     if player is None:
         raise LookupError(f"the address plays no game {game_id}")
     return player
+
+
+def set_time_zone(email: str, name: str) -> None:
+    """Give the address's times in this IANA time zone from now on (a move page learns one
+    only while none is chosen); :class:`SettingError` for a name that is none."""
+    if not is_time_zone(name):
+        raise SettingError(f"{name!r} is no time zone")
+    settings_row(email).time_zone = name
+    db.session.flush()
+    log.info("an address chose its time zone")
 
 
 def stop_game_emails(email: str, game_id: int) -> None:

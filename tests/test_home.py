@@ -629,3 +629,26 @@ def test_a_home_page_costs_the_same_queries_for_more_games(app: Flask, make_game
     assert sum("FROM addresses " in statement for statement in many) == 2  # and Kim's own
     page = app.test_client().get(home_of(app)).get_data(as_text=True)
     assert page.count("Rematch: game ") == 4 and page.count("for a rematch</button>") == 4
+
+
+def test_the_address_chooses_its_time_zone(app: Flask, client, make_game) -> None:
+    """Chosen on the home page, the time zone gives the times of its page and emails, and a
+    move page's report of another does not replace it; a name that is none is refused."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=1, days_per_move=2)
+        home = home_of(app)
+        page = client.get(home).get_data(as_text=True)
+        assert "No time zone known yet" in page
+        refused = post(client, home, "time-zone", zone="Mars/Olympus")
+        assert refused.status_code == 400
+        assert "That is no time zone: write one such as Europe/Paris." in refused.get_data(
+            as_text=True
+        )
+        saved = client.get(post(client, home, "time-zone", zone=" Asia/Tokyo ").headers["Location"])
+        page = unescape(saved.get_data(as_text=True))
+        assert "Saved: your time zone." in page
+        assert "Your emails and this page give times in Asia/Tokyo." in page
+        assert "due Jun 3, 2026, 9:00:00\u202fPM Asia/Tokyo." in page
+        client.post(f"/play/{game['keeper']}/time-zone", data={"zone": "Europe/Paris"})
+    with app.app_context():
+        assert db.session.get_one(AddressSettings, KIM).time_zone == "Asia/Tokyo"

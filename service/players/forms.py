@@ -14,7 +14,7 @@ from wtforms import (
     SelectMultipleField,
     StringField,
 )
-from wtforms.validators import InputRequired, NumberRange
+from wtforms.validators import InputRequired, Length, NumberRange
 
 from ..language import LANGUAGES, gettext
 from ..language import lazy_gettext as _l
@@ -113,6 +113,16 @@ class HomeLanguageForm(FlaskForm):
         _l("Language"),
         choices=[SelectChoice(code, name) for code, name in LANGUAGES.items()],
         validators=[InputRequired(message=REQUIRED)],
+    )
+
+
+class TimeZoneForm(FlaskForm):
+    """The time zone the address's emails and home page give times in (an IANA name)."""
+
+    zone = StringField(
+        _l("Time zone"),
+        validators=[InputRequired(message=REQUIRED), Length(max=64)],
+        filters=[lambda value: value.strip() if isinstance(value, str) else value],
     )
 
 

@@ -33,7 +33,14 @@ from ..links import address_for, home_token, token_for
 from ..mail.compose import match_score, result
 from ..models import utcnow
 from ..unit_of_work import transaction
-from .forms import ButtonForm, EmailPolicyForm, GameEmailsForm, HomeLanguageForm, VacationForm
+from .forms import (
+    ButtonForm,
+    EmailPolicyForm,
+    GameEmailsForm,
+    HomeLanguageForm,
+    TimeZoneForm,
+    VacationForm,
+)
 
 bp = Blueprint("home", __name__)
 
@@ -43,6 +50,7 @@ SAVED = {
     "emails": _l("Saved: when you get “your move” emails."),
     "language": _l("Saved: the language of your pages and emails."),
     "vacation": _l("Saved: your vacation."),
+    "time_zone": _l("Saved: your time zone."),
     "end_vacation": _l("Saved: you are back from vacation."),
     "stop_game": _l("Saved: the emails about that game are stopped."),
     "resume_game": _l("Saved: the emails about that game are back on."),
@@ -94,6 +102,7 @@ def _page(email: str, token: str, error: str = "", status: int = 200) -> Respons
         policy_form=policy,
         language_form=language,
         vacation_form=VacationForm(formdata=None),
+        zone_form=TimeZoneForm(formdata=None, zone=home.time_zone or ""),
         button=ButtonForm(formdata=None),
         invitation_link=homes.invitation_link,
         play_token=token_for,
@@ -140,6 +149,22 @@ def language(token: str) -> ResponseReturnValue:
     with transaction():
         homes.set_language(email, form.language.data)
     return remember_language(_done(token), form.language.data)  # type: ignore[arg-type]
+
+
+@bp.post("/me/<token>/time-zone")
+def time_zone(token: str) -> ResponseReturnValue:
+    """Choose the time zone of the address's emails and home page."""
+    email = _address(token)
+    form = TimeZoneForm()
+    if not form.validate() or form.zone.data is None:
+        return _refused(email, token, form)
+    try:
+        with transaction():
+            homes.set_time_zone(email, form.zone.data)
+    except homes.SettingError:
+        message = gettext("That is no time zone: write one such as Europe/Paris.")
+        return _page(email, token, message, 400)
+    return _done(token)
 
 
 @bp.post("/me/<token>/vacation")
