@@ -10,6 +10,7 @@ which then says what was saved (:data:`SAVED`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from flask import (
     Blueprint,
@@ -154,33 +155,47 @@ def language(token: str) -> ResponseReturnValue:
 @bp.post("/me/<token>/time-zone")
 def time_zone(token: str) -> ResponseReturnValue:
     """Choose the time zone of the address's emails and home page."""
-    email = _address(token)
-    form = TimeZoneForm()
-    if not form.validate() or form.zone.data is None:
-        return _refused(email, token, form)
-    try:
-        with transaction():
-            homes.set_time_zone(email, form.zone.data)
-    except homes.SettingError:
-        message = gettext("That is no time zone: write one such as Europe/Paris.")
-        return _page(email, token, message, 400)
-    return _done(token)
+    return _save(
+        token,
+        TimeZoneForm,
+        "zone",
+        homes.set_time_zone,
+        lambda email: gettext("That is no time zone: write one such as Europe/Paris."),
+    )
 
 
 @bp.post("/me/<token>/vacation")
 def vacation(token: str) -> ResponseReturnValue:
     """Take whole days of vacation: the deadlines of the moves the address owes wait."""
+    return _save(token, VacationForm, "days", homes.take_vacation, _days_left)
+
+
+def _days_left(email: str) -> str:
+    """Why a vacation was refused: the days left this year."""
+    left = homes.vacation_left(settings_for(email), utcnow())
+    return gettext("You have %(num)s days of vacation left this year.", num=left)
+
+
+def _save(
+    token: str,
+    form_class: type[FlaskForm],
+    field: str,
+    change: Callable[[str, Any], object],
+    refusal: Callable[[str], str],
+) -> ResponseReturnValue:
+    """Save one setting from its form with ``change(email, value)``: the page again with the
+    form's problem, or with ``refusal(email)`` when the service refuses the value
+    (:class:`homes.SettingError`), in the reader's words."""
     email = _address(token)
-    form = VacationForm()
-    if not form.validate() or form.days.data is None:
+    form = form_class()
+    value = getattr(form, field).data if form.validate() else None
+    if value is None:
         return _refused(email, token, form)
     try:
         with transaction():
-            homes.take_vacation(email, form.days.data)
+            change(email, value)
     except homes.SettingError:
-        left = homes.vacation_left(settings_for(email), utcnow())
-        message = gettext("You have %(num)s days of vacation left this year.", num=left)
-        return _page(email, token, message, 400)
+        return _page(email, token, refusal(email), 400)
     return _done(token)
 
 
