@@ -715,11 +715,9 @@ def _game_for_links(player: Player) -> Game:
     """The player's game, locked, if it is in play: no link goes out before it starts (the
     invitee has not accepted, the creator may not have confirmed their address) or after
     it ends (:data:`LINKS_KEPT`); else :class:`GameClosed`."""
-    game = lock_game(player.game_id)
+    game = _open_game(player.game_id, OPEN_STATUSES, LINKS_KEPT)
     if game.status == "waiting":
         raise GameClosed("This game is waiting for its players: its links go out when it starts.")
-    if game.status != "active":
-        raise GameClosed(f"This game is {describe_status(game.status)}{LINKS_KEPT}.")
     return game
 
 
