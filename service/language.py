@@ -172,12 +172,8 @@ def recipient_locale(recipient: Player | str | None) -> Iterator[None]:
 
 @pass_context
 def _template_gettext(context: Context, string: str, **variables: Any) -> str:
-    """A template's ``_``: Jinja's newstyle ``gettext`` (variables escaped in an escaped
-    template), with :func:`elided`."""
-    text = elided(translations().ugettext(string), variables)
-    if context.eval_ctx.autoescape:
-        text = Markup(text)
-    return text % variables  # always a format string, as Jinja's: "%%" is "%"
+    """A template's ``_``: Jinja's newstyle ``gettext``, with :func:`elided`."""
+    return _in_template(context, translations().ugettext(string), variables)
 
 
 @pass_context
@@ -186,7 +182,13 @@ def _template_ngettext(
 ) -> str:
     """A template's ``ngettext``: Jinja's newstyle one, with :func:`elided`."""
     variables.setdefault("num", num)
-    text = elided(translations().ungettext(singular, plural, num), variables)
+    return _in_template(context, translations().ungettext(singular, plural, num), variables)
+
+
+def _in_template(context: Context, text: str, variables: dict[str, Any]) -> str:
+    """A translated message formatted as Jinja's newstyle callables format it: always a
+    format string ("%%" is "%"), its variables escaped in an escaped template."""
+    text = elided(text, variables)
     if context.eval_ctx.autoescape:
         text = Markup(text)
     return text % variables
