@@ -37,11 +37,11 @@ HANDLER_NAME = "splitmind"
 AIOSMTPD_LOGGER = "mail.log"
 
 
-def redact(text: str) -> str:
-    """The text with the token of every credential-carrying path, and the tag of every reply
-    address, replaced."""
-    text = TOKEN_IN_PATH.sub(rf"\1{REDACTED}", text)
-    return TAG_IN_ADDRESS.sub(f"+{REDACTED}@", text)
+def redact(text: str, link: str = REDACTED, tag: str = REDACTED) -> str:
+    """The text with the token of every credential-carrying path replaced by ``link``, and
+    the tag of every reply address by ``tag``."""
+    text = TOKEN_IN_PATH.sub(lambda found: found[1] + link, text)
+    return TAG_IN_ADDRESS.sub(f"+{tag}@", text)
 
 
 class RedactCredentials(logging.Filter):

@@ -32,7 +32,7 @@ from wtforms import SelectChoice
 
 from .. import addresses, audit, games, notes
 from ..game_text import the_seat, upfirst
-from ..logs import TOKEN_IN_PATH
+from ..logs import redact
 from ..mail.compose import with_headers
 from ..mail.kinds import written
 from ..mail.outbox import requeue
@@ -47,7 +47,6 @@ from ..models import (
     is_row_id,
     utcnow,
 )
-from ..replies.tags import TAG_IN_ADDRESS
 from ..rules import variant_of
 from ..unit_of_work import transaction
 from . import bp, cache, gamepage, listing, overview, playtest, stats
@@ -549,7 +548,7 @@ def without_credentials(text: str) -> str:
     a rematch, an unsubscribe: those the logs hide, :data:`~service.logs.TOKEN_IN_PATH`) and
     every reply address's tag replaced by a placeholder: an admin reading the mail sees
     where they point, never the token or the tag itself."""
-    return TAG_IN_ADDRESS.sub("+[tag hidden]@", TOKEN_IN_PATH.sub(r"\1[link hidden]", text))
+    return redact(text, link="[link hidden]", tag="[tag hidden]")
 
 
 def _message(message_id: int) -> tuple[OutboxMessage, bool]:
