@@ -61,7 +61,10 @@ def legal_moves(view: View) -> list[str]:
         if elixirs and view["table"]:
             lines[0] = card_list(cards, look)
         elif elixirs:
-            named = {"cards": card_list(elixirs, look), "example": naming(elixirs[0], "H", look)}
+            named = {
+                "cards": card_list(elixirs, look),
+                "example": naming(card_name(elixirs[0], look), "H", look),
+            }
             lines.append(
                 gettext("Leading %(cards)s, name a colour too, such as %(example)s.", **named)
                 if look == "classic"
@@ -82,11 +85,10 @@ def legal_moves(view: View) -> list[str]:
     return lines
 
 
-def naming(card: str, suit: str, look: str) -> str:
-    """An elixir led naming a suit: ``♠4, naming hearts``, ``potion 4+, naming red``."""
-    return gettext(
-        "%(cards)s, naming %(suit)s", cards=card_name(card, look), suit=suit_name(suit, look)
-    )
+def naming(cards: str, suit: str, look: str) -> str:
+    """An elixir led naming a suit, ``cards`` in words already: ``♠4, naming hearts``,
+    ``potion 4+, naming red``."""
+    return gettext("%(cards)s, naming %(suit)s", cards=cards, suit=suit_name(suit, look))
 
 
 def reply_example(view: View) -> str:
@@ -103,7 +105,9 @@ def reply_example(view: View) -> str:
     if isinstance(legal, list):
         first = legal[0]
         if first.get("name"):
-            return gettext("play %(card)s", card=naming(first[PLAY], first["name"], look))
+            return gettext(
+                "play %(card)s", card=naming(card_name(first[PLAY], look), first["name"], look)
+            )
         return gettext("play %(card)s", card=card_name(first[PLAY], look))
     hand = list(view["hand"])
     if legal["must_include_elixir"]:

@@ -18,6 +18,7 @@ from ..game_text import card_list, card_name, rule_message_in, suit_name
 from ..games import IllegalMove, MoveError
 from ..language import gettext
 from ..mail.compose import result, round_over, transfer_done, trick
+from ..move_text import naming
 from ..rules import PLAY
 from .reading import Understood, quoted
 
@@ -53,11 +54,7 @@ def understood_text(answer: Mapping[str, Any], view: View) -> str:
     if not answer["cards"]:
         return ""
     text = card_list(answer["cards"], view["look"])
-    if answer["name"]:
-        return gettext(
-            "%(cards)s, naming %(suit)s", cards=text, suit=suit_name(answer["name"], view["look"])
-        )
-    return text
+    return naming(text, answer["name"], view["look"]) if answer["name"] else text
 
 
 def played_text(answer: Mapping[str, Any], view: View) -> str:
