@@ -197,10 +197,17 @@ def put_back(message: OutboxMessage) -> None:
     """
     # A newer one queued at this very moment, not committed yet, is not seen here: the
     # unique index then refuses this one, and the worker skips it (:func:`replaced`).
-    if replaced(message):
-        skip(message, REPLACED)
-    else:
+    if not skip_if_replaced(message):
         message.status = "queued"
+
+
+def skip_if_replaced(message: OutboxMessage) -> bool:
+    """Skip the message if a newer email of its kind replaced it (:func:`replaced`); whether
+    it did."""
+    if not replaced(message):
+        return False
+    skip(message, REPLACED)
+    return True
 
 
 def replaced(message: OutboxMessage) -> bool:

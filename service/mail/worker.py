@@ -393,9 +393,8 @@ def _skipped_if_replaced(message_id: int) -> bool:
     """
     with transaction():
         message = _sending(message_id)
-        if message is None or not outbox.replaced(message):
+        if message is None or not outbox.skip_if_replaced(message):
             return False
-        outbox.skip(message, outbox.REPLACED)
         after_commit(partial(metrics.count_mail, message.status))
     return True
 
@@ -416,21 +415,17 @@ def _write(message: OutboxMessage) -> str:
     who may queue it again.
     """
     try:
-        if message.status == "sending":
-            # Left so by a worker that stopped, perhaps once sent: it goes again as written,
-            # unless a newer email replaced it meanwhile or its kind says it no longer matters.
-            if outbox.replaced(message):
-                outbox.skip(message, outbox.REPLACED)
-                return "skipped"
-            kind = kinds.kind(message.kind)
-            if not kind.still_wanted(message):
-                outbox.skip(message, kind.unwanted)
-                return "skipped"
-            return "sending"
+        # Left sending by a worker that stopped, perhaps once sent: it goes again as written,
+        # unless a newer email replaced it meanwhile or its kind says it no longer matters.
+        left_sending = message.status == "sending"
+        if left_sending and outbox.skip_if_replaced(message):
+            return "skipped"
         kind = kinds.kind(message.kind)
         if not kind.still_wanted(message):
             outbox.skip(message, kind.unwanted)
             return "skipped"
+        if left_sending:
+            return "sending"
         email = kinds.written(message)
     except DBAPIError:
         raise
