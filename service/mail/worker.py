@@ -363,10 +363,7 @@ def _set_aside(message_id: int, exc: DBAPIError) -> str:
         message = db.session.get(OutboxMessage, message_id, with_for_update=True)
         if message is None or message.status not in ("queued", "sending"):
             return "skipped"
-        message.attempts += 1
-        message.status = "failed"
-        message.failed_at = utcnow()
-        message.last_error = redact(storable(f"the database refused it: {exc.orig}"))[:1000]
+        _give_up(message, f"the database refused it: {exc.orig}")
         after_commit(partial(metrics.count_mail, message.status))
     return "failed"
 
@@ -483,11 +480,23 @@ def _send(transport: Transport, message: OutboxMessage) -> str:
 def _failed(message: OutboxMessage, exc: Exception) -> str:
     """Fail a message for an error of its own, with the reason for the admins."""
     log.warning("mail %s to %s cannot be sent", message.id, message.recipient, exc_info=exc)
+    _give_up(message, f"{type(exc).__name__}: {exc}")
+    return "failed"
+
+
+def _give_up(message: OutboxMessage, error: str) -> None:
+    """Count one more attempt and fail the message for good, keeping the error for the admins
+    (with no link in it: the dashboard shows it)."""
     message.attempts += 1
     message.status = "failed"
     message.failed_at = utcnow()
-    message.last_error = redact(storable(f"{type(exc).__name__}: {exc}"))[:1000]
-    return "failed"
+    message.last_error = _error_text(error)
+
+
+def _error_text(error: str) -> str:
+    """An error as a message's row keeps it: storable, without links or tags, at most 1,000
+    characters."""
+    return redact(storable(error))[:1000]
 
 
 def _refused(message: OutboxMessage, code: int, reply: str) -> str:
@@ -513,7 +522,7 @@ def _failed_attempt(message: OutboxMessage, error: str, temporary: bool) -> str:
     """Count a failed attempt: tried again later if ``temporary`` and attempts are left."""
     message.attempts += 1
     # A refusal may quote the email's link (a URL filter's): it is shown on the dashboard.
-    message.last_error = redact(error)[:1000]
+    message.last_error = _error_text(error)
     log.warning("mail %s to %s: %s", message.id, message.recipient, error)
     if temporary and message.attempts < MAX_ATTEMPTS:
         message.next_attempt_at = utcnow() + timedelta(seconds=retry_delay(message.attempts))
