@@ -89,10 +89,18 @@ class NoteRefused(BadMove):
 
 
 class StaleVersion(MoveError):
-    """The move was made against an older version of the game: nothing applied."""
+    """The move was made against an older version of the game: nothing applied.
+
+    ``already_moved`` when the mover had moved since that version (a second tap, the back
+    button, another tab): their own move came first, whoever moves now.
+    """
 
     status = 409
     code = "stale"
+
+    def __init__(self, message: str, *, already_moved: bool = False) -> None:
+        super().__init__(message)
+        self.already_moved = already_moved
 
 
 class GameClosed(MoveError):
@@ -343,8 +351,8 @@ def apply_move(
                 f"This game is {describe_status(game.status)}: it takes no more moves."
             )
         # The second half of an exchange or swap is made against the version of the first.
-        if not _opponent_chose_since(game, player.seat, version):
-            _check_version(game, version, "reload it and make your move again.")
+        if version != game.version and not _opponent_chose_since(game, player.seat, version):
+            raise _stale_move(game, player.seat, version)
         action = _own_action(action, player.seat)
         try:
             state = apply(game.state, player.seat, action)
@@ -352,9 +360,11 @@ def apply_move(
             raise BadMove(str(exc)) from None
         except RuleError as exc:
             raise IllegalMove(exc) from None
+        # The mover has seen the history up to their own move. Set before the game's
+        # changes so that one flush writes them all.
+        player.history_mark = len(state["history"])
         # A note is kept while the game's notes are on; a move without one need not ask.
         _record(game, player.seat, action, state, text if text and notes.are_on(game) else None)
-        player.history_mark = len(state["history"])
         db.session.flush()
     except StaleDataError:
         raise StaleVersion(
@@ -415,6 +425,23 @@ def _check_version(game: Game, seen: int, again: str) -> None:
         raise StaleVersion(
             f"The game has moved on (version {game.version}, you sent {seen}): {again}"
         )
+
+
+def _stale_move(game: Game, seat: Seat, seen: int) -> StaleVersion:
+    """The refusal of a move by ``seat`` made against version ``seen`` of ``game`` (locked),
+    which has moved on: saying whether the mover's own move came first."""
+    # A version the game has not reached has no moves since it (nor one the database holds).
+    mine = 0 <= seen < game.version and game.has_moved(seat, since=seen)
+    if mine:
+        return StaleVersion(
+            f"You have moved since version {seen} of the game (it is at version "
+            f"{game.version}): nothing more was changed. Reload it to see the game now.",
+            already_moved=True,
+        )
+    return StaleVersion(
+        f"The game has moved on (version {game.version}, you sent {seen}): "
+        "reload it and make your move again."
+    )
 
 
 def _opponent_chose_since(game: Game, seat: Seat, version: int) -> bool:

@@ -102,7 +102,15 @@ def test_double_submit_applies_once(app, client, make_game) -> None:
     assert post(client, game["keeper"], body).status_code == 200
     second = post(client, game["keeper"], body)
     assert second.status_code == 409
+    # The refusal says whose move came first: the player's own.
+    assert second.get_json()["error"]["message"] == (
+        "You have moved since version 0 of the game (it is at version 1): nothing more was "
+        "changed. Reload it to see the game now."
+    )
     assert load_game(app, game["id"]).version == 1
+    # A version the game is not at, with no move of theirs since: the game moved on.
+    third = post(client, game["keeper"], {**body, "version": 7})
+    assert third.get_json()["error"]["message"].startswith("The game has moved on (version 1")
 
 
 def test_illegal_move_gets_422_with_the_rule(app, client, make_game) -> None:
@@ -336,7 +344,7 @@ def test_a_version_written_with_a_fraction_of_zero_is_that_integer(app, client, 
     assert post(client, game["keeper"], body).status_code == 200
     stale = post(client, game["keeper"], {**body, "version": 0.0})
     assert stale.status_code == 409
-    assert "you sent 0)" in stale.get_json()["error"]["message"]
+    assert "since version 0 of the game" in stale.get_json()["error"]["message"]
 
 
 def test_reading_a_link_costs_one_query(app, client, make_game) -> None:

@@ -17,7 +17,7 @@ from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
 from ..links import home_token, player_for
-from ..models import MAX_ID, OPEN_STATUSES, Game, Player
+from ..models import OPEN_STATUSES, Player
 from ..notify import opponent_away_until
 from ..perspective import (
     PlayerView,
@@ -166,7 +166,7 @@ def _page(
     facts = seat_facts(player)
     view = view_of(facts, match_summary(player))
     if isinstance(error, games.MoveError):
-        error = _move_error(view, error, player.game)
+        error = _move_error(view, error)
     context = page_context(view)
     home = home_token(player.email) if player.email else None
     away_until = opponent_away_until(player)
@@ -214,12 +214,12 @@ def _after_game(player: Player) -> dict[str, Any]:
     }
 
 
-def _move_error(view: PlayerView, exc: games.MoveError, game: Game) -> str:
+def _move_error(view: PlayerView, exc: games.MoveError) -> str:
     """A refused move's message in the page's language and the game's look."""
     if isinstance(exc, games.IllegalMove):
         return rule_message_in(view, exc.rule, exc.params, exc.message)
     if isinstance(exc, games.StaleVersion):
-        if _moved_since_loaded(view, game):
+        if exc.already_moved:
             # A second tap, the back button or another tab: the player's own move came first,
             # whoever moves now (winning a trick, or completing an exchange, they move again).
             return gettext(
@@ -244,15 +244,6 @@ def _move_error(view: PlayerView, exc: games.MoveError, game: Game) -> str:
             most=notes.MAX_LENGTH,
         )
     return gettext("The move could not be read: choose your cards again.")
-
-
-def _moved_since_loaded(view: PlayerView, game: Game) -> bool:
-    """Whether the player has moved since the version their refused form was loaded at (one
-    statement, on a refusal's path only)."""
-    loaded = request.form.get("version", type=int)
-    if loaded is None or not 0 <= loaded <= MAX_ID:  # no version the game ever had
-        return not view["your_turn"]
-    return game.has_moved(view["seat"], since=loaded)
 
 
 @bp.get("/")
