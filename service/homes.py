@@ -24,7 +24,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from flask import current_app
 from sqlalchemy import or_, select, update
@@ -172,7 +173,8 @@ def invitation_link(invitation: Invitation, email: str) -> str:
 
 
 def set_email_policy(email: str, policy: str, digest_hour: int | None = None) -> None:
-    """Choose when a "your move" email goes out; ``digest_hour`` (UTC) for the digest."""
+    """Choose when a "your move" email goes out; ``digest_hour`` for the digest, in the
+    address's time zone (UTC while none is known)."""
     if policy not in EMAIL_POLICIES:
         raise ValueError(f"no email policy {policy!r}")
     settings = settings_row(email)
@@ -358,24 +360,45 @@ def _games_owed(email: str) -> list[int]:
 # --- the daily digest --------------------------------------------------------
 
 
+def _digest_due(hour: int, zone: str | None, last: datetime | None, now: datetime) -> bool:
+    """Whether an address's digest is due at ``now``: its ``hour`` has come today where the
+    address is (``zone``, UTC while unknown) and none went since (``last``)."""
+    local = now.astimezone(ZoneInfo(zone) if zone else UTC)
+    if local.hour < hour:
+        return False
+    slot = local.replace(hour=hour, minute=0, second=0, microsecond=0).astimezone(UTC)
+    return last is None or last < slot
+
+
 def send_digests(now: datetime | None = None) -> list[str]:
     """Queue the digest of each address that asked for one and whose hour has come today.
 
-    Sent once a day, at the first sweep from the chosen hour (UTC) on, and only
-    when the address owes a move in a game whose emails it takes. Returns the
-    addresses sent one.
+    Sent once a day, at the first sweep from the chosen hour on, the hour where
+    the address is (its time zone; UTC while none is known), and only when the
+    address owes a move in a game whose emails it takes. Returns the addresses
+    sent one.
     """
     now = now or utcnow()
     sent = []
+    # Which digests are due is read without a lock; only those are locked, then read again.
+    chosen = db.session.execute(
+        select(
+            AddressSettings.email,
+            AddressSettings.digest_hour,
+            AddressSettings.time_zone,
+            AddressSettings.last_digest_at,
+        ).where(AddressSettings.email_policy == "digest")
+    ).all()
+    due = [row.email for row in chosen if _digest_due(*row[1:], now)]
     candidates = db.session.scalars(
         select(AddressSettings)
-        .where(AddressSettings.email_policy == "digest", AddressSettings.digest_hour <= now.hour)
+        .where(AddressSettings.email.in_(due), AddressSettings.email_policy == "digest")
+        .order_by(AddressSettings.email)
         .with_for_update(skip_locked=True)
     ).all()
     for settings in candidates:
-        slot = now.replace(hour=settings.digest_hour, minute=0, second=0, microsecond=0)
-        if settings.last_digest_at is not None and settings.last_digest_at >= slot:
-            continue
+        if not _digest_due(settings.digest_hour, settings.time_zone, settings.last_digest_at, now):
+            continue  # sent by another sweep meanwhile, or chosen again
         settings.last_digest_at = now
         players = [
             player

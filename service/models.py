@@ -397,7 +397,7 @@ class Address(Base):
 # When an address wants a "your move" email (see :mod:`service.homes`).
 EMAIL_POLICIES = ("every_move", "when_away", "digest", "reminders")
 # What an address that chose nothing on its home page gets: a turn email at every move, and
-# the digest (once chosen) at this hour, UTC.
+# the digest (once chosen) at this hour, in the address's time zone (UTC while unknown).
 DEFAULT_EMAIL_POLICY = "every_move"
 DEFAULT_DIGEST_HOUR = 8
 
@@ -416,7 +416,8 @@ class AddressSettings(Base):
     email: Mapped[str] = mapped_column(String(254), primary_key=True)
     home_key: Mapped[str | None] = mapped_column(String(64))
     email_policy: Mapped[str] = mapped_column(String(16), default=DEFAULT_EMAIL_POLICY)
-    # The hour (UTC) of the daily digest, for the "digest" policy.
+    # The hour of the daily digest, for the "digest" policy, where the address is: in its
+    # ``time_zone``, or UTC while that is unknown.
     digest_hour: Mapped[int] = mapped_column(default=DEFAULT_DIGEST_HOUR)
     last_digest_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     language: Mapped[str | None] = mapped_column(String(8))

@@ -97,7 +97,7 @@ class EmailPolicyForm(FlaskForm):
         validators=[InputRequired(message=REQUIRED)],
     )
     digest_hour = IntegerField(
-        _l("Hour of the digest (UTC, 0 to 23)"),
+        _l("Hour of the digest (0 to 23)"),
         default=8,
         validators=[
             InputRequired(message=REQUIRED),

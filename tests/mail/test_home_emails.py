@@ -144,6 +144,23 @@ def test_the_daily_digest(
         assert deadlines.sweep().digests == []
 
 
+def test_the_digest_hour_is_the_address_s_own(app: Flask, make_game) -> None:
+    """8 o'clock in New York (UTC-4 in June) is 12:00 UTC: the digest waits for it, once."""
+    with time_machine.travel(NOW, tick=False):
+        make_game(seed=21)
+        with app.app_context(), transaction():
+            homes.set_email_policy(KIM, "digest", digest_hour=8)
+            homes.set_time_zone(KIM, "America/New_York")
+    for hour, expected in ((8, []), (11, []), (12, [KIM]), (13, []), (23, [])):
+        moment = NOW.replace(hour=hour, minute=5)
+        with time_machine.travel(moment, tick=False), app.app_context():
+            assert deadlines.sweep(moment).digests == expected, hour
+    # After midnight UTC it is still the same day in New York: no second digest.
+    moment = NOW + timedelta(days=1, hours=-5)
+    with time_machine.travel(moment, tick=False), app.app_context():
+        assert deadlines.sweep(moment).digests == []
+
+
 def test_a_digest_queued_before_a_stop_is_not_sent(
     app: Flask, make_game, deliver: Callable[[], int]
 ) -> None:
