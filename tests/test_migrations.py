@@ -3,9 +3,10 @@ the columns they add for the rows already there."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -20,7 +21,16 @@ from service.game_text import effect_text
 from service.games import Seating
 from service.mail import queue, requeue
 from service.mail.compose import Email
-from service.models import AdminUser, Event, Game, Invitation, OutboxMessage, Player, db
+from service.models import (
+    AddressSettings,
+    AdminUser,
+    Event,
+    Game,
+    Invitation,
+    OutboxMessage,
+    Player,
+    db,
+)
 from service.unit_of_work import transaction
 
 from .helpers import failed_turn_behind_a_newer_one, request_invitation
@@ -41,6 +51,8 @@ BEFORE_REPLACE_KEYS = "121060839a6b"
 BEFORE_FACTS_ONLY = "644fc92f96ed"
 # The revision before the computer could play a seat.
 BEFORE_COMPUTER = "6986e22d124a"
+# The revision whose digest hours were UTC.
+BEFORE_LOCAL_DIGEST_HOURS = "b745c285fdb3"
 
 
 def test_migrated_schema_matches_the_models(app: Flask) -> None:
@@ -63,6 +75,34 @@ def _invite(opponent: str) -> Invitation:
         invitation = request_invitation(opponent)
         invitations.confirm(invitation)
     return invitation
+
+
+def test_digest_hours_chosen_as_utc_keep_their_moment_where_the_address_is(app: Flask) -> None:
+    chosen = {"ny@example.com": ("America/New_York", 12), "in@example.com": ("Asia/Kolkata", 8)}
+    chosen["none@example.com"] = (None, 8)
+    hours = select(AddressSettings.email, AddressSettings.digest_hour)
+    with app.app_context(), time_machine.travel(datetime(2026, 6, 1, tzinfo=UTC), tick=False):
+        downgrade(revision=BEFORE_LOCAL_DIGEST_HOURS)
+        for email, (zone, hour) in chosen.items():
+            db.session.execute(
+                text(
+                    "INSERT INTO address_settings (email, email_policy, digest_hour, time_zone,"
+                    " vacation_days_used) VALUES (:email, 'digest', :hour, :zone, 0)"
+                ),
+                {"email": email, "hour": hour, "zone": zone},
+            )
+        db.session.commit()
+        db.session.remove()
+        upgrade()
+        after = dict(db.session.execute(hours).all())
+        db.session.remove()
+        downgrade(revision=BEFORE_LOCAL_DIGEST_HOURS)
+        back = dict(db.session.execute(hours).all())
+        db.session.remove()
+        upgrade()
+    # Noon UTC is 8 in New York in June; 8 UTC is 13:30 in Kolkata, and the hour rounds up.
+    assert after == {"ny@example.com": 8, "in@example.com": 14, "none@example.com": 8}
+    assert back == {email: hour for email, (_, hour) in chosen.items()}
 
 
 def test_adding_started_at_fills_it_in_for_games_that_started(app: Flask) -> None:
