@@ -184,7 +184,7 @@ def _where(view: Mapping[str, Any]) -> str:
         )
     if view["table"]:
         return gettext(
-            "Round %(round)s, trick %(trick)s: your turn to answer %(name)s's %(card)s.",
+            "Round %(round)s, trick %(trick)s: your turn to answer the %(card)s %(name)s led.",
             round=number,
             trick=trick,
             name=name,
