@@ -28,6 +28,7 @@ from .errors import NOT_FOUND
 from .game_text import LOOKS, poses_as_computer, seat_name
 from .links import key_matches, new_link_key
 from .models import (
+    NAME_LENGTH,
     OPEN_INVITATIONS,
     OPEN_STATUSES,
     Event,
@@ -183,9 +184,9 @@ def clean_reason(reason: str) -> str:
 
 
 def clean_name(name: str, fallback: str) -> str:
-    """A display name on one line, at most 80 characters (no control characters)."""
+    """A display name on one line, at most ``NAME_LENGTH`` characters (no control characters)."""
     printable = "".join(ch if ch.isprintable() else " " for ch in name)
-    return " ".join(printable.split())[:80] or fallback
+    return " ".join(printable.split())[:NAME_LENGTH] or fallback
 
 
 def person_name(name: str) -> str:

@@ -102,6 +102,9 @@ OPEN_STATUSES = ("waiting", "active")
 CLOSED_STATUSES = tuple(status for status in GAME_STATUSES if status not in OPEN_STATUSES)
 # The characters of the name the game log and the audit trail give an admin (or a CLI user).
 ADMIN_NAME_LENGTH = 80
+# The characters of an email address (RFC 5321's path, less its brackets) and of a player's name.
+EMAIL_LENGTH = 254
+NAME_LENGTH = 80
 # An invitation still to be answered: by its creator's confirmation, then by the opponent.
 OPEN_INVITATIONS = ("unconfirmed", "invited")
 # The characters of a stored playtest run's variant label.
@@ -209,8 +212,8 @@ class Player(Base):
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
     seat: Mapped[Seat] = mapped_column(String(8))
     # None for the computer, which no email can reach.
-    email: Mapped[str | None] = mapped_column(String(254))
-    name: Mapped[str] = mapped_column(String(80))
+    email: Mapped[str | None] = mapped_column(String(EMAIL_LENGTH))
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH))
     computer_level: Mapped[str | None] = mapped_column(String(8))
     link_key: Mapped[str | None] = mapped_column(String(64))
     notify: Mapped[bool] = mapped_column(default=True)
@@ -298,7 +301,7 @@ class OutboxMessage(Base):
     status: Mapped[str] = mapped_column(String(12), default="queued")
     game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"))
     player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id", ondelete="SET NULL"))
-    recipient: Mapped[str] = mapped_column(String(254))
+    recipient: Mapped[str] = mapped_column(String(EMAIL_LENGTH))
     subject: Mapped[str | None] = mapped_column(String(255))
     text_body: Mapped[str | None] = mapped_column(Text)
     html_body: Mapped[str | None] = mapped_column(Text)
@@ -375,7 +378,7 @@ class Address(Base):
 
     __tablename__ = "addresses"
 
-    email: Mapped[str] = mapped_column(String(254), primary_key=True)
+    email: Mapped[str] = mapped_column(String(EMAIL_LENGTH), primary_key=True)
     confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     declined_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     unsubscribed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
@@ -413,7 +416,7 @@ class AddressSettings(Base):
 
     __tablename__ = "address_settings"
 
-    email: Mapped[str] = mapped_column(String(254), primary_key=True)
+    email: Mapped[str] = mapped_column(String(EMAIL_LENGTH), primary_key=True)
     home_key: Mapped[str | None] = mapped_column(String(64))
     email_policy: Mapped[str] = mapped_column(String(16), default=DEFAULT_EMAIL_POLICY)
     # The hour of the daily digest, for the "digest" policy, where the address is: in its
@@ -439,10 +442,10 @@ class Invitation(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     status: Mapped[str] = mapped_column(String(16), default="unconfirmed")
-    creator_email: Mapped[str] = mapped_column(String(254))
-    creator_name: Mapped[str] = mapped_column(String(80))
-    opponent_email: Mapped[str] = mapped_column(String(254))
-    opponent_name: Mapped[str] = mapped_column(String(80))
+    creator_email: Mapped[str] = mapped_column(String(EMAIL_LENGTH))
+    creator_name: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    opponent_email: Mapped[str] = mapped_column(String(EMAIL_LENGTH))
+    opponent_name: Mapped[str] = mapped_column(String(NAME_LENGTH))
     creator_role: Mapped[str] = mapped_column(String(8))
     match: Mapped[bool] = mapped_column(default=False)
     days_per_move: Mapped[int | None]

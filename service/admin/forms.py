@@ -32,7 +32,7 @@ from wtforms.validators import (
 )
 
 from ..game_text import seat_name, the_seat
-from ..models import GAME_STATUSES, MAIL_STATUSES, MAX_ID
+from ..models import EMAIL_LENGTH, GAME_STATUSES, MAIL_STATUSES, MAX_ID
 from ..perspective import describe_status
 from ..rules import SEATS, other
 
@@ -127,7 +127,7 @@ class RotateForm(FlaskForm):
 class AddressForm(FlaskForm):
     """A player's corrected address: it gets a fresh link, and the old link stops working."""
 
-    email = StringField("Corrected address", validators=[InputRequired(), Length(max=254)])
+    email = StringField("Corrected address", validators=[InputRequired(), Length(max=EMAIL_LENGTH)])
 
 
 class BulkRequeueForm(FlaskForm):
@@ -158,8 +158,8 @@ class GameFilterForm(Form):
         + [SelectChoice(status, describe_status(status)) for status in GAME_STATUSES],
         default="",
     )
-    q = StringField("Search", validators=[Length(max=254)])
-    email = HiddenField(validators=[Length(max=254)])
+    q = StringField("Search", validators=[Length(max=EMAIL_LENGTH)])
+    email = HiddenField(validators=[Length(max=EMAIL_LENGTH)])
     idle = IntegerField(
         "Idle for at least (days)", validators=[Optional(), NumberRange(min=1, max=3650)]
     )
@@ -196,7 +196,7 @@ class MailFilterForm(Form):
         choices=_any("any") + [SelectChoice(status, status) for status in MAIL_STATUSES],
         default="",
     )
-    recipient = StringField("Recipient", validators=[Length(max=254)])
+    recipient = StringField("Recipient", validators=[Length(max=EMAIL_LENGTH)])
     day = DateField("Queued or failed on (UTC)", validators=[Optional()])
     after = HiddenField()
     before = HiddenField()

@@ -18,6 +18,7 @@ from .. import games
 from ..game_text import LEVEL_NAMES
 from ..language import gettext
 from ..language import lazy_gettext as _l
+from ..models import EMAIL_LENGTH, NAME_LENGTH
 
 # The validators' messages come from the service's catalogue, like every other word on the page.
 REQUIRED = _l("This field is required.")
@@ -53,13 +54,13 @@ def mailable(form: FlaskForm, field: Field) -> None:
 
 
 def address_field(label: LazyString, validators: tuple[object, ...] = ()) -> EmailField:
-    """An email address field: required, one the service can mail, at most 254 characters."""
+    """An email address field: required, one the service can mail, not too long."""
     return EmailField(
         label,
         validators=[
             *validators,
             InputRequired(message=REQUIRED),
-            Length(max=254, message=TOO_LONG),
+            Length(max=EMAIL_LENGTH, message=TOO_LONG),
             mailable,
         ],
     )
@@ -76,7 +77,7 @@ class NewGameForm(FlaskForm):
 
     name = StringField(
         _l("Your name"),
-        validators=[InputRequired(message=REQUIRED), Length(max=80, message=TOO_LONG)],
+        validators=[InputRequired(message=REQUIRED), Length(max=NAME_LENGTH, message=TOO_LONG)],
     )
     email = address_field(_l("Your email"))
     opponent = RadioField(
@@ -97,7 +98,7 @@ class NewGameForm(FlaskForm):
         validators=[
             against_a_person,
             InputRequired(message=REQUIRED),
-            Length(max=80, message=TOO_LONG),
+            Length(max=NAME_LENGTH, message=TOO_LONG),
         ],
     )
     opponent_email = address_field(_l("Your opponent's email"), (against_a_person,))

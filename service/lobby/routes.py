@@ -24,7 +24,7 @@ from ..health import check_database
 from ..language import current_language, gettext
 from ..links import player_for, token_for
 from ..mail import compose
-from ..models import Invitation, Player, db
+from ..models import EMAIL_LENGTH, NAME_LENGTH, Invitation, Player, db
 from ..rules import other
 from ..unit_of_work import transaction
 from . import allowances, bp
@@ -44,8 +44,8 @@ def new_game() -> ResponseReturnValue:
     form = NewGameForm()
     if request.method == "GET":
         # The home page's "new game" button fills in the player's own name and address.
-        form.email.data = request.args.get("email", "")[:254] or None
-        form.name.data = request.args.get("name", "")[:80] or None
+        form.email.data = request.args.get("email", "")[:EMAIL_LENGTH] or None
+        form.name.data = request.args.get("name", "")[:NAME_LENGTH] or None
     error = None
     if form.validate_on_submit():
         computer = form.opponent.data == "computer"
