@@ -35,6 +35,7 @@ from sqlalchemy.orm import joinedload
 
 from . import notes
 from .addresses import settings_for, time_zone, vacation_end
+from .language import recipient_locale
 from .links import home_url, player_url, token_for
 from .mail import compose, kinds, queue, withdraw
 from .mail.compose import Email
@@ -149,12 +150,14 @@ def _writer(
         params = message.params or {}
         # The reply address of now, as the links: its tag names the version the email is about.
         address = reply_to(player)
-        context = {
-            **_context(player),
-            "reply_to": address,
-            **params,
-            **(extra(player, params) if extra else {}),
-        }
+        # The view's words (the computer's name) in the reader's language, as the templates'.
+        with recipient_locale(player):
+            context = {
+                **_context(player),
+                "reply_to": address,
+                **params,
+                **(extra(player, params) if extra else {}),
+            }
         email = compose.render(message.kind, player.language, **context)
         # None drops a Reply-To an earlier attempt wrote, when the player owes no move now.
         # The unsubscribe link of now too: one from when the email was queued stops nothing
@@ -301,7 +304,8 @@ def write_links(message: OutboxMessage) -> Email | None:
 
 def _write_games(kind: str, email: str, players: Sequence[Player], language: str | None) -> Email:
     """Write an email to an address about several of its games, each with its link."""
-    games = [{"view": player_view(player), "link": player_url(player)} for player in players]
+    with recipient_locale(language):
+        games = [{"view": player_view(player), "link": player_url(player)} for player in players]
     return compose.render(
         kind,
         language,

@@ -16,7 +16,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import delete, select, text
 from sqlalchemy.exc import IntegrityError
 
-from service import bots, computer, deadlines, games
+from service import bots, computer, deadlines, games, homes
 from service.admin import stats
 from service.computer import ComputerMoves, rng_for
 from service.games import Seating
@@ -458,6 +458,26 @@ def test_the_french_invitation_names_the_computer(
     deliver()
     (email,) = smtp_server.handler.received
     assert "l’ordinateur (facile)" in str(email.message["Subject"])
+    # Its body too, in the sentences built from the game's view.
+    assert "à l’ordinateur (facile)" in email.text
+    assert "the computer" not in email.text and "the computer" not in email.html
+
+
+def test_the_french_digest_names_the_computer(
+    app: Flask, against_computer, smtp_server, deliver
+) -> None:
+    """The computer keeps the keeper's seat: the exchange is Kim's to make, in the digest."""
+    against_computer(computer="keeper", level="hard", language="fr")
+    deliver()
+    smtp_server.received.clear()
+    with app.app_context():
+        with transaction():
+            homes.set_email_policy(KIM, "digest", digest_hour=0)
+        assert deadlines.sweep().digests == [KIM]
+    deliver()
+    (digest,) = smtp_server.handler.received
+    assert "contre l’ordinateur (difficile)" in digest.text
+    assert "the computer" not in digest.text and "the computer" not in digest.html
 
 
 # --- statistics ----------------------------------------------------------------------
