@@ -6,6 +6,7 @@ Each POST that changes something is one transaction, owned here
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from flask import abort, g, jsonify, redirect, render_template, request, url_for
@@ -64,19 +65,34 @@ def move(token: str) -> ResponseReturnValue:
     player = _player(token)
     key = player.link_key  # the link's, as read: the move checks it again under the lock
     form = MoveForm()
+    # A refused form comes back with the note as it was typed, to send with the next try.
+    note = form.note.data or ""
+    if ENTER in request.form:  # Enter in the note, without the page's script: no move
+        said = gettext(
+            "Enter sends no move: your note is kept. Choose your card, then press its button."
+        )
+        chosen = request.form.getlist("cards")
+        return _page(player, token, said, 200, note=note, chosen=chosen)
     if not form.validate():
-        return _page(player, token, form.first_error(), 400)
+        return _page(player, token, form.first_error(), 400, note=note)
     action = form.action()
     if action is None:
-        return _page(player, token, form.problem, 400)
+        return _page(player, token, form.problem, 400, note=note)
     try:
         with transaction():
-            games.apply_move(player.id, form.version.data, action, form.note.data, link_key=key)
+            games.apply_move(player.id, form.version.data, action, note, link_key=key)
     except games.UnknownLink:  # rotated or corrected since it was read
         abort(404)
     except games.MoveError as exc:
-        return _page(player, token, exc, exc.status)
+        # A note with invisible characters would come back with them, unseen: it is dropped.
+        kept = "" if isinstance(exc, games.NoteRefused) and exc.invisible else note
+        return _page(player, token, exc, exc.status, note=kept)
     return redirect(url_for("players.play", token=token), code=303)
+
+
+# The name of the move forms' first submit button, which Enter in the note presses (see
+# play/page.html): it makes no move.
+ENTER = "enter"
 
 
 @bp.post("/play/<token>/notes-off")
@@ -160,9 +176,15 @@ def replay(token: str) -> ResponseReturnValue:
 
 
 def _page(
-    player: Player, token: str, error: str | games.MoveError = "", status: int = 200
+    player: Player,
+    token: str,
+    error: str | games.MoveError = "",
+    status: int = 200,
+    note: str = "",
+    chosen: Sequence[str] = (),
 ) -> tuple[str, int]:
-    """The move page, with the refusal of the last submission if there was one."""
+    """The move page, with the refusal of the last submission if there was one, and the
+    ``note`` it held filled in again (and the cards ``chosen`` to give, ticked again)."""
     facts = seat_facts(player)
     view = view_of(facts, match_summary(player))
     if isinstance(error, games.MoveError):
@@ -180,6 +202,8 @@ def _page(
         away_until=away_until,
         their_notes=their_notes,
         note_length=notes.MAX_LENGTH,
+        note=note[: notes.MAX_LENGTH],
+        chosen=chosen,
         after_game=_after_game(player) if view["status"] != "active" else None,
         **context,
     )

@@ -135,6 +135,12 @@
     all(game, ".js-only").forEach(function (element) {
       if (!element.classList.contains("naming")) show(element);
     });
+    /* Enter in the note would press the form's first button: it sends nothing. */
+    all(game, "#note").forEach(function (note) {
+      note.addEventListener("keydown", function (event) {
+        if (event.key === "Enter") event.preventDefault();
+      });
+    });
     all(game, "form.choose").forEach(enhanceChoose);
     all(game, "form.play").forEach(enhancePlay);
     localTimes(game);

@@ -158,6 +158,46 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
     screenshot(keeper, "07-updated-and-played")
 
 
+@pytest.mark.parametrize("script", [True, False], ids=["script", "no-script"])
+def test_enter_in_the_note_neither_picks_nor_plays_a_card(
+    new_game: Callable, phone: Callable, script: bool
+) -> None:
+    """Enter in a text field presses its form's first submit button: with the script the
+    first card (picking it instead of the one chosen), without it that card played."""
+    game = new_game(seed=SEED)
+    pages = {seat: phone(java_script_enabled=script).new_page() for seat in ("keeper", "shadow")}
+    for version, (seat, card) in enumerate((("keeper", "7D"), ("shadow", "5S"))):
+        pages[seat].goto(game[seat])
+        pages[seat].locator(f'input[name=cards][value="{card}"]').check()
+        pages[seat].locator("#note").fill("exchange note")
+        pages[seat].locator("#note").press("Enter")
+        pages[seat].wait_for_load_state()
+        assert api_view(game["api"][seat])["version"] == version  # Enter gave nothing
+        with pages[seat].expect_navigation():
+            pages[seat].get_by_role("button", name="Give these cards").click()
+    keeper = pages["keeper"]
+    keeper.goto(game["keeper"])
+    if script:
+        keeper.locator('.choice[data-card="6H"]').click()
+    keeper.locator("#note").fill("good luck")
+    keeper.locator("#note").press("Enter")
+    keeper.wait_for_timeout(300)  # a navigation Enter started would be under way by now
+    assert api_view(game["api"]["keeper"])["table"] == []
+    if script:
+        assert keeper.locator('.choice[data-card="6H"]').get_attribute("aria-pressed") == "true"
+        with keeper.expect_navigation():
+            keeper.locator(".confirm-bar .confirm").click()
+    else:
+        # The page came back saying so, the note as typed.
+        assert keeper.locator(".error").inner_text().startswith("Enter sends no move")
+        assert keeper.locator("#note").input_value() == "good luck"
+        with keeper.expect_navigation():
+            keeper.get_by_role("button", name="Play 6 of hearts").click()
+    assert api_view(game["api"]["shadow"])["table"] == [{"seat": "keeper", "card": "6H"}]
+    pages["shadow"].goto(game["shadow"])
+    assert "good luck" in pages["shadow"].locator(".notes").inner_text()
+
+
 def test_a_french_page_and_the_language_switch(new_game: Callable, phone: Callable) -> None:
     game = new_game(seed=SEED)
     page = phone(locale="fr-FR").new_page()
