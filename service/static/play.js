@@ -196,12 +196,28 @@
         var page = new DOMParser().parseFromString(html, "text/html");
         var fresh = page.getElementById("game");
         if (!fresh) return;
+        var hadFocus = game.contains(document.activeElement);
         game.replaceWith(document.adoptNode(fresh));
         enhance(fresh);
         var status = fresh.querySelector("#status-line");
+        /* Focus in the old content would fall to the page's start: it goes to the news. */
+        if (hadFocus && status) {
+          status.tabIndex = -1;
+          status.focus();
+        }
         var announce = document.getElementById("announce");
-        if (status && announce) announce.textContent = status.textContent.trim();
+        if (announce) announce.textContent = sentences(fresh);
       });
+  }
+
+  /* What changed, as a screen reader says it: the trick or round that ended, then whose
+     move it is and what to do. */
+  function sentences(game) {
+    return all(game, "#outcome-title, .outcome p, #status-line, #status > p:first-of-type")
+      .map(function (element) { return element.textContent.replace(/\s+/g, " ").trim(); })
+      .filter(Boolean)
+      .map(function (text) { return /[.!?:]$/.test(text) ? text : text + "."; })
+      .join(" ");
   }
 
   /* A POST of its own: the GETs that read the game never change anything. */

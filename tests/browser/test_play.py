@@ -143,6 +143,8 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
         "Waiting for Sam to choose the cards to give you."
     )
     keeper.evaluate("window.splitMindMarker = 'still the same page'")
+    # The reader was somewhere in the game's content, which the update replaces.
+    keeper.evaluate("(h => { h.tabIndex = -1; h.focus(); })(document.querySelector('#game h1'))")
     screenshot(keeper, "06-waiting")
     shadow = phone().new_page()
     shadow.goto(game["shadow"])
@@ -151,7 +153,9 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
     assert keeper.evaluate("window.splitMindMarker") == "still the same page"
     assert keeper.locator("#game").get_attribute("data-version") == "2"
     assert "Exchange done: you gave" in keeper.locator(".news").inner_text()
-    assert keeper.locator("#announce").inner_text() == "Your move"
+    assert keeper.locator("#announce").inner_text() == "Your move. Lead the next trick."
+    # Focus moved to what changed, not to the start of the page.
+    assert keeper.evaluate("document.activeElement.id") == "status-line"
     # The new content works like a fresh page: the Keeper leads at once.
     play(keeper, "6H")
     assert api_view(game["api"]["shadow"])["table"] == [{"seat": "keeper", "card": "6H"}]
