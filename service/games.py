@@ -26,7 +26,7 @@ from .addresses import language as address_language
 from .addresses import vacation_end
 from .errors import NOT_FOUND
 from .game_text import LOOKS, poses_as_computer, seat_name
-from .links import key_matches, new_link_key
+from .links import give_home_key, key_matches, new_link_key
 from .models import (
     NAME_LENGTH,
     OPEN_INVITATIONS,
@@ -272,6 +272,8 @@ def create_game(
         )
     game.events.add(Event(kind="created", version=0, note=f"seed {state['seed']}"))
     db.session.add(game)
+    for email in emails.values():
+        give_home_key(email)
     if not waiting:
         _start(game)
     db.session.flush()
@@ -795,6 +797,7 @@ def correct_address(player_id: int, address: str, actor: str) -> Player:
     old = player.email
     player.email = new
     player.link_key = new_link_key()
+    give_home_key(new)
     db.session.flush()
     notify.link(player)
     _by_admin(

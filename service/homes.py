@@ -257,11 +257,13 @@ def resume_all_emails(email: str) -> None:
     accept_invitations(email)
 
 
-def replace_home_link(email: str) -> None:
-    """A new home link for the address: every copy of the old one stops working."""
-    settings_row(email).home_key = new_link_key()
+def replace_home_link(email: str) -> str:
+    """A new home link for the address: every copy of the old one stops working. Returns
+    its new key."""
+    key = settings_row(email).home_key = new_link_key()
     db.session.flush()
     log.info("an address replaced its home link")
+    return key
 
 
 def record_presence(player: Player, now: datetime | None = None) -> None:

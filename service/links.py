@@ -5,8 +5,10 @@ A token signs the player's id and the player's ``link_key``, a random value of
 link be rotated (a new key) or revoked (no key) without touching the others.
 
 A home link signs an address and its ``home_key`` (:class:`AddressSettings`),
-empty until the player first replaces the link: a page can show the link
-without writing anything, and replacing it kills every copy of the old one.
+a random value given when the address first takes a seat (:func:`give_home_key`):
+a page can show the link without writing anything, replacing the key kills
+every copy of the old link, and the secret key alone forges no home link (it
+would open the address's games). An address with no key has no home link.
 
 Every signed token of the service (player, invitation and unsubscribe links)
 comes from :func:`serializer`, so all of them survive a change of ``SECRET_KEY``
@@ -21,10 +23,11 @@ from functools import cache, lru_cache
 
 from flask import current_app
 from itsdangerous import BadSignature, URLSafeSerializer
+from sqlalchemy import update
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.interfaces import ORMOption
 
-from .models import AddressSettings, Game, Player, db, is_row_id
+from .models import AddressSettings, Game, Player, db, insert_new, is_row_id
 
 SALT = "splitmind.play-link"
 HOME_SALT = "splitmind.home-link"
@@ -119,20 +122,35 @@ def _with_game_and_seats() -> tuple[ORMOption, ...]:
     return (joinedload(Player.game).joinedload(Game.players),)
 
 
-def home_token(email: str) -> str:
-    """The token in an address's home link (the address as the service stores it)."""
+def give_home_key(email: str) -> None:
+    """Give the address a random home key unless it has one (caller's transaction): every
+    address that takes a seat has a home link."""
+    db.session.execute(insert_new(AddressSettings).values(email=email, home_key=new_link_key()))
+    db.session.execute(
+        update(AddressSettings)
+        .where(AddressSettings.email == email, AddressSettings.home_key.is_(None))
+        .values(home_key=new_link_key())
+    )
+
+
+def home_token(email: str) -> str | None:
+    """The token in an address's home link (the address as the service stores it); ``None``
+    for an address that has no home link."""
     settings = db.session.get(AddressSettings, email)
-    return signed_home(email, settings.home_key if settings is not None else None)
+    if settings is None or not settings.home_key:
+        return None
+    return signed_home(email, settings.home_key)
 
 
-def signed_home(email: str, home_key: str | None) -> str:
+def signed_home(email: str, home_key: str) -> str:
     """The home link's token of ``email`` whose ``AddressSettings.home_key`` is ``home_key``."""
-    return serializer(HOME_SALT).dumps([email, home_key or ""])
+    return serializer(HOME_SALT).dumps([email, home_key])
 
 
-def home_url(email: str) -> str:
-    """An address's full home link, built from ``BASE_URL``."""
-    return f"{current_app.config['BASE_URL']}/me/{home_token(email)}"
+def home_url(email: str) -> str | None:
+    """An address's full home link, built from ``BASE_URL``; ``None`` if it has none."""
+    token = home_token(email)
+    return f"{current_app.config['BASE_URL']}/me/{token}" if token else None
 
 
 def address_for(token: str) -> str | None:
@@ -149,7 +167,8 @@ def address_for(token: str) -> str | None:
         return None
     email, key = payload
     settings = db.session.get(AddressSettings, email)
-    current = settings.home_key if settings is not None and settings.home_key else ""
-    if not hmac.compare_digest(current.encode(), key.encode()):
+    if settings is None or not settings.home_key:
+        return None
+    if not hmac.compare_digest(settings.home_key.encode(), key.encode()):
         return None
     return email

@@ -410,8 +410,9 @@ class AddressSettings(Base):
     and the time zone its browser reported.
 
     An address without a row has the defaults; the row is written by the first
-    form it posts. ``home_key`` is the random half of the home link: ``None``
-    until the link is first replaced, so a GET can build the link without writing.
+    form it posts, or when the address first takes a seat: ``home_key`` is the random
+    half of the home link, given then (:func:`service.links.give_home_key`), so a GET
+    can build the link without writing.
     """
 
     __tablename__ = "address_settings"

@@ -16,7 +16,16 @@ from sqlalchemy import select
 
 from bench.random_play import pick_action
 from service import deadlines, games, homes, invitations
-from service.links import address_for, home_token, home_url, token_for
+from service.links import (
+    HOME_SALT,
+    address_for,
+    home_token,
+    home_url,
+    new_link_key,
+    serializer,
+    signed_home,
+    token_for,
+)
 from service.logs import redact
 from service.mail import compose
 from service.models import Address, AddressSettings, Event, Game, OutboxMessage, Player, db
@@ -69,9 +78,37 @@ def test_the_link_names_one_address_and_refuses_tampering(app: Flask, client, ma
         assert "There is nothing at this address." in response.get_data(as_text=True)
 
 
+def test_the_secret_key_alone_signs_no_home_link(app: Flask, client, make_game) -> None:
+    """Each address's home link signs a random key of its own: signing the address with the
+    service's key and no key, or any but the stored one, opens nothing."""
+    game = make_game(seed=1)
+    with app.app_context():
+        stored = select(AddressSettings.email, AddressSettings.home_key)
+        keys = dict(db.session.execute(stored).all())
+        forged = [serializer(HOME_SALT).dumps([KIM, key]) for key in ("", None, "x" * 43)]
+        # An admin's corrected address gets one as it takes the seat.
+        with transaction():
+            player = db.session.scalars(select(Player).where(Player.email == KIM)).one()
+            games.correct_address(player.id, "kim.new@example.com", actor="ada")
+        corrected = home_token("kim.new@example.com")
+    assert sorted(keys) == [KIM, "sam@example.com"]
+    assert all(key and len(key) >= 43 for key in keys.values())
+    assert len(set(keys.values())) == 2
+    for token in forged:
+        assert client.get(f"/me/{token}").status_code == 404
+    assert corrected is not None and client.get(f"/me/{corrected}").status_code == 200
+    assert client.get(f"/play/{game['keeper']}").status_code == 404  # the link went with it
+
+
+def test_an_address_without_a_key_has_no_home_link(app: Flask) -> None:
+    with app.app_context():
+        assert home_token("nobody@example.com") is None
+        assert home_url("nobody@example.com") is None
+
+
 def test_logs_never_hold_the_link(app: Flask) -> None:
     with app.app_context():
-        token = home_token(KIM)
+        token = signed_home(KIM, new_link_key())
     assert redact(f"GET /me/{token}/emails 303") == "GET /me/[redacted]/emails 303"
 
 
@@ -233,9 +270,17 @@ def settings(app: Flask, email: str = KIM) -> AddressSettings | None:
         return found
 
 
+def chosen(app: Flask, email: str = KIM) -> dict[str, object]:
+    """Every column of the address's row of choices."""
+    found = settings(app, email)
+    assert found is not None
+    return {column.key: getattr(found, column.key) for column in AddressSettings.__table__.c}
+
+
 def test_forms_need_their_csrf_token(app: Flask, client, make_game) -> None:
     make_game(seed=1)
     home = home_of(app)
+    before = chosen(app)
     client.get(home)
     for action, data in (
         ("emails", {"policy": "digest", "digest_hour": "7"}),
@@ -245,7 +290,7 @@ def test_forms_need_their_csrf_token(app: Flask, client, make_game) -> None:
         ("link", {}),
     ):
         assert client.post(f"{home}/{action}", data=data).status_code == 400, action
-    assert settings(app) is None
+    assert chosen(app) == before
 
 
 def test_the_email_policy_is_saved_and_checked(app: Flask, client, make_game) -> None:
@@ -450,7 +495,7 @@ def test_the_home_page_gives_times_in_the_addresss_time_zone(app: Flask, client,
     with time_machine.travel(NOW, tick=False):
         game = make_game(seed=1, days_per_move=2)
         with app.app_context(), transaction():
-            db.session.add(AddressSettings(email=KIM, time_zone="Europe/Paris"))
+            homes.set_time_zone(KIM, "Europe/Paris")
             homes.take_vacation("sam@example.com", 3)
         page = unescape(client.get(home_of(app)).get_data(as_text=True))
         move_page = client.get(f"/play/{game['keeper']}").get_data(as_text=True)

@@ -51,6 +51,8 @@ BEFORE_REPLACE_KEYS = "121060839a6b"
 BEFORE_FACTS_ONLY = "644fc92f96ed"
 # The revision before the computer could play a seat.
 BEFORE_COMPUTER = "6986e22d124a"
+# The revision before every address with a seat had a home key.
+BEFORE_HOME_KEYS = "5e2b9c4a7d13"
 # The revision whose digest hours were UTC.
 BEFORE_LOCAL_DIGEST_HOURS = "b745c285fdb3"
 
@@ -75,6 +77,30 @@ def _invite(opponent: str) -> Invitation:
         invitation = request_invitation(opponent)
         invitations.confirm(invitation)
     return invitation
+
+
+def test_every_address_playing_or_invited_is_given_a_home_key(app: Flask) -> None:
+    keys = select(AddressSettings.email, AddressSettings.home_key)
+    with app.app_context():
+        with transaction():
+            games.create_game(Seating("kim@example.com", "Kim"), Seating("sam@example.com", "Sam"))
+        _invite("bob@example.com")
+        downgrade(revision=BEFORE_HOME_KEYS)
+        # As they were: Kim's row had an empty key, the others had no row.
+        db.session.execute(text("UPDATE address_settings SET home_key = NULL"))
+        db.session.execute(text("DELETE FROM address_settings WHERE email <> 'kim@example.com'"))
+        db.session.commit()
+        db.session.remove()
+        upgrade()
+        after = dict(db.session.execute(keys).all())
+    assert sorted(after) == [
+        "ann@example.com",
+        "bob@example.com",
+        "kim@example.com",
+        "sam@example.com",
+    ]
+    assert all(key and len(key) >= 43 for key in after.values())
+    assert len(set(after.values())) == 4
 
 
 def test_digest_hours_chosen_as_utc_keep_their_moment_where_the_address_is(app: Flask) -> None:

@@ -30,7 +30,7 @@ from .. import homes
 from ..addresses import settings_for
 from ..language import gettext, remember_language
 from ..language import lazy_gettext as _l
-from ..links import address_for, home_token, token_for
+from ..links import address_for, signed_home, token_for
 from ..mail.compose import match_score, result
 from ..models import utcnow
 from ..unit_of_work import transaction
@@ -256,5 +256,5 @@ def replace_link(token: str) -> ResponseReturnValue:
     if not form.validate():
         return _refused(email, token, form)
     with transaction():
-        homes.replace_home_link(email)
-    return _done(home_token(email))
+        key = homes.replace_home_link(email)
+    return _done(signed_home(email, key))

@@ -114,7 +114,7 @@ def kept_page(token: str) -> str | None:
     key = page_key(
         token,
         tag_of(facts_of(row, None), None),
-        home_token=signed_home(row.email, row.home_key) if row.email else None,
+        home_token=signed_home(row.email, row.home_key) if row.email and row.home_key else None,
         away_until=away.isoformat(timespec="seconds") if away else None,
         notes_shown=row.their_level is None and not row.notes_off,
         due=deadline(iso(row.deadline), now),
