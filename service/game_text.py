@@ -13,10 +13,11 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
+from confusable_homoglyphs import confusables
 from flask_babel import format_datetime
 
 from .language import LANGUAGES, gettext, ngettext, recipient_locale
@@ -78,8 +79,23 @@ def computer_name(level: str) -> str:
 
 def _name_key(name: str) -> str:
     """A name reduced to what a reader tells apart at a glance: its letters and digits,
-    without case or accents (``The Computer - HARD`` reads as ``thecomputerhard``)."""
-    return "".join(ch for ch in unicodedata.normalize("NFKD", name).casefold() if ch.isalnum())
+    without case or accents, each letter of another script that looks like a Latin one
+    read as that one (``The Cοmputer - HARD``, its ``ο`` Greek, reads as ``thecomputerhard``)."""
+    latin = "".join(map(_as_latin, name))
+    return "".join(ch for ch in unicodedata.normalize("NFKD", latin).casefold() if ch.isalnum())
+
+
+@lru_cache(maxsize=4096)
+def _as_latin(ch: str) -> str:
+    """The ASCII character that ``ch``, of another script, is mistaken for (Unicode's
+    confusables, :mod:`confusable_homoglyphs`), or ``ch`` itself."""
+    if ch.isascii():
+        return ch
+    for entry in confusables.is_confusable(ch, preferred_aliases=["latin"]) or ():
+        for glyph in entry["homoglyphs"]:
+            if glyph["c"].isascii():
+                return str(glyph["c"])
+    return ch
 
 
 # The articles the computer's name begins with, in the service's languages ("the",

@@ -140,6 +140,10 @@ def test_effect_names_in_french(french: None) -> None:
         "Computer",
         "  ordinateur ",
         "Ordinateur",
+        "the c\u043emputer (hard)",  # its o Cyrillic
+        "The C\u03bfmputer",  # its o Greek
+        "l\u2019\u043erdinateur",
+        "\u0441omputer",  # its c Cyrillic
     ],
 )
 def test_a_name_that_reads_as_the_computers(french: None, name: str) -> None:
