@@ -47,6 +47,10 @@ def test_the_move_page_passes_an_accessibility_audit(
     for seat in ("keeper", "shadow"):  # a lead with some cards playable, and waiting
         page.goto(game[seat])
         assert violations(page) == []
+    post(game["api"]["keeper"], {"version": 2, "play": "6H"})
+    page.goto(game["shadow"])  # an answer: the cards that may not follow are marked
+    assert page.locator(".card.illegal").count() > 0
+    assert violations(page) == []
 
 
 @pytest.mark.parametrize("look", ["standard", "classic"])
