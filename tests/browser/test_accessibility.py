@@ -70,7 +70,15 @@ def test_a_finished_game_passes_an_accessibility_audit(
     page = phone().new_page()
     page.goto(game["keeper"])
     assert page.locator(".outcome").is_visible()
-    page.locator(".history.earlier summary").first.click()
+    summary = page.locator(".history.earlier summary").first
+
+    def marker() -> str:
+        return str(summary.evaluate("s => getComputedStyle(s, '::before').content"))
+
+    # A folded round shows it can be opened, and that it is open once it is.
+    assert "▸" in marker()
+    summary.click()
+    assert "▾" in marker()
     assert violations(page) == []
 
 
