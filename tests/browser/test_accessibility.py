@@ -42,6 +42,10 @@ def test_the_move_page_passes_an_accessibility_audit(
     for seat in ("keeper", "shadow"):  # the exchange
         page.goto(game[seat])
         assert violations(page) == []
+    # The note's field: a finger's size, and no zoom on a phone (16px text and more).
+    note = page.locator("#note")
+    assert note.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= 16
+    assert (note.bounding_box() or {"height": 0})["height"] >= 40
     for seat, card in (("keeper", "7D"), ("shadow", "5S")):
         post(game["api"][seat], {"version": 0, "exchange": [card]})
     for seat in ("keeper", "shadow"):  # a lead with some cards playable, and waiting

@@ -88,6 +88,10 @@ def test_decline_tells_the_creator_and_blocks_future_invitations(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
     invite = invited(client, smtp_server, deliver)
+    # What declining does is said before its button, and tied to it.
+    page = client.get(invite).get_data(as_text=True)
+    warning = page.index('id="decline-note">If you decline, this service will not invite')
+    assert warning < page.index('aria-describedby="decline-note">Decline</button>')
     assert client.post(invite, data={"answer": "decline"}).status_code == 200
     deliver()
     assert "declined" in str(smtp_server.handler.to("ann@example.com")[-1].message["Subject"])
