@@ -178,6 +178,8 @@ def test_either_player_turns_notes_off(app: Flask, client: FlaskClient, make_gam
         html = page(client, game[seat])
         assert "Zanzibar" not in html and 'name="note"' not in html
         assert "Turn notes off" not in html
+        # Both players are told, the one who did not turn them off too.
+        assert "Notes are off in this game: neither of you can send one." in html
     # A note sent anyway is dropped, not kept for later.
     assert move(client, game["shadow"], rng, note="hidden").status_code == 200
     assert notes_of(app, game["id"]) == ["Zanzibar", None]
@@ -247,6 +249,7 @@ def test_no_notes_against_the_computer(app: Flask, client: FlaskClient) -> None:
         token = token_for(game.player("keeper"))
     html = page(client, token)
     assert 'name="note"' not in html and "Turn notes off" not in html
+    assert "Notes are off" not in html  # there never were any
 
 
 def test_a_closed_game_keeps_its_notes_without_the_button(
