@@ -23,9 +23,17 @@
     function show(index, remember) {
       current = Math.min(Math.max(index, 0), steps.length - 1);
       steps.forEach(function (step, i) { step.hidden = i !== current; });
-      position.textContent = position.dataset.template.replace("{number}", current + 1);
+      /* Read out as it changes: the step's number, then its heading. */
+      var heading = steps[current].querySelector("h2");
+      position.textContent = position.dataset.template.replace("{number}", current + 1) +
+        (heading ? " · " + heading.textContent.replace(/\s+/g, " ").trim() : "");
+      var focused = document.activeElement;
       buttons.first.disabled = buttons.previous.disabled = current === 0;
       buttons.next.disabled = buttons.last.disabled = current === steps.length - 1;
+      /* A button that has just been disabled would drop focus to the page's start. */
+      if (focused && focused.disabled) {
+        (current === 0 ? buttons.next : buttons.previous).focus();
+      }
       if (remember) history.replaceState(null, "", "#step-" + (current + 1));
     }
 

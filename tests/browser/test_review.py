@@ -29,7 +29,7 @@ def test_stepping_through_a_finished_game(
     steps = page.locator(".step")
     total = steps.count()
     assert total >= 23  # a deal, an exchange and ten tricks a round, at least two rounds
-    assert position.inner_text() == f"Step 1 of {total}"
+    assert position.inner_text() == f"Step 1 of {total} · Round 1: the deal"
     assert page.locator(".step:visible").count() == 1
     assert page.locator(".step:visible h2").inner_text() == "Round 1: the deal"
     assert page.get_by_role("button", name="Previous").is_disabled()
@@ -37,17 +37,20 @@ def test_stepping_through_a_finished_game(
     screenshot(page, "review-deal")
 
     page.get_by_role("button", name="Next").click()
-    assert position.inner_text() == f"Step 2 of {total}"
+    assert position.inner_text() == f"Step 2 of {total} · Round 1: the exchange"
     assert page.locator(".step:visible h2").inner_text() == "Round 1: the exchange"
     assert page.url.endswith("#step-2")
     page.keyboard.press("ArrowRight")
     assert page.locator(".step:visible h2").inner_text() == "Round 1, trick 1"
     page.keyboard.press("ArrowLeft")
-    assert position.inner_text() == f"Step 2 of {total}"
+    assert position.inner_text().startswith(f"Step 2 of {total} · ")
 
-    page.get_by_role("button", name="End").click()
-    assert position.inner_text() == f"Step {total} of {total}"
+    # With the keyboard: End disables itself, and focus goes to a button still there.
+    page.get_by_role("button", name="End").focus()
+    page.keyboard.press("Enter")
+    assert position.inner_text().startswith(f"Step {total} of {total} · Round ")
     assert page.get_by_role("button", name="Next").is_disabled()
+    assert page.evaluate("document.activeElement.dataset.go") == "previous"
     assert "over:" in page.locator(".step:visible").inner_text()
     width = page.evaluate("document.scrollingElement.scrollWidth")
     assert width <= 390, f"the review scrolls sideways at 390 px: {width} px"
@@ -55,7 +58,7 @@ def test_stepping_through_a_finished_game(
 
     # A shared address opens at its step; without the script every step is listed.
     page.goto(f"{page.url.partition('#')[0]}#step-5")
-    assert position.inner_text() == f"Step 5 of {total}"
+    assert position.inner_text().startswith(f"Step 5 of {total} · ")
     bare = phone(java_script_enabled=False).new_page()
     bare.goto(page.url.partition("#")[0])
     assert bare.locator(".step:visible").count() == total
