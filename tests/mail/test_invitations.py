@@ -122,6 +122,16 @@ def test_bad_requests_are_refused_with_the_reason(client: FlaskClient) -> None:
         response = ask(client, **changes)
         assert response.status_code == 400
         assert reason in response.get_data(as_text=True)
+    # Each wrong field is named invalid, described by its error, and listed at the top.
+    html = ask(client, email="not-an-address", days="0").get_data(as_text=True)
+    for field in ("email", "days"):
+        assert f'aria-describedby="{field}-error" aria-invalid="true"' in html.replace(
+            f'aria-invalid="true" aria-describedby="{field}-error"',
+            f'aria-describedby="{field}-error" aria-invalid="true"',
+        )
+        assert f'<p class="error" id="{field}-error">' in html
+        assert f'<a href="#{field}">' in html
+    assert "2 fields need a change:" in html and html.count('aria-invalid="true"') == 2
     response = client.post("/new", data=NEW_GAME_FORM)  # no CSRF token
     assert response.status_code == 400
 
