@@ -239,7 +239,8 @@ def test_an_address_that_never_moved_gets_no_reminder_nor_ending(
 def test_the_form_still_needs_an_opponent_against_a_person(client: FlaskClient) -> None:
     response = ask_for_game(client, opponent="person", opponent_name="", opponent_email="")
     assert response.status_code == 400
-    assert response.get_data(as_text=True).count("This field is required.") == 2
+    # Each field says it beside itself (and the list at the top names both).
+    assert response.get_data(as_text=True).count('-error">This field is required.') == 2
 
 
 # --- the worker makes the computer's moves -------------------------------------------
@@ -446,6 +447,9 @@ def test_pages_and_the_api_name_the_computer_in_the_readers_language(
     assert "give the computer (hard)." in page
     # A name that starts a sentence starts with a capital.
     assert "The computer (hard) holds" in page
+    # In French the name comes after other words: the sentence starts with a capital, not it.
+    page = client.get(f"/play/{game['token']}?lang=fr").get_data(as_text=True)
+    assert "Main de l’ordinateur (difficile)" in page
     french = client.get(f"/api/play/{game['token']}?lang=fr").get_json()
     assert french["opponent"] == "l’ordinateur (difficile)"
     assert french["names"]["shadow"] == "l’ordinateur (difficile)"

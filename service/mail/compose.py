@@ -254,9 +254,14 @@ def headline(view: Mapping[str, Any]) -> str:
     """What a turn email is about, for its subject: ``Kim led 5♥: your answer, round 2 trick 3``.
 
     Built from the seat view only: the opponent's lead on the table, the trick
-    the player just won, or the exchange or swap just settled.
+    the player just won, or the exchange or swap just settled. A name that starts it
+    starts with a capital (the computer's), wherever the reader's language puts it.
     """
-    name, number, table = upfirst(view["opponent"]), view["round"], view["table"]
+    return upfirst(_headline(view))
+
+
+def _headline(view: Mapping[str, Any]) -> str:
+    name, number, table = view["opponent"], view["round"], view["table"]
     trick = min(view["trick"], view["tricks_per_round"])
     words = {"name": name, "round": number, "trick": trick}
     if view["phase"] == EXCHANGE:
@@ -359,11 +364,13 @@ def round_over(number: int, result: Mapping[str, Any], view: Mapping[str, Any]) 
 
 def lead(played: Mapping[str, Any], view: Mapping[str, Any]) -> str:
     """The opponent's lead on the table: ``Kim leads ♠4, naming hearts.``"""
-    name, card = upfirst(view["opponent"]), card_name(played["card"], view["look"])
+    name, card = view["opponent"], card_name(played["card"], view["look"])
     if played.get("name"):
         suit = suit_name(played["name"], view["look"])
-        return gettext("%(name)s leads %(card)s, naming %(suit)s.", name=name, card=card, suit=suit)
-    return gettext("%(name)s leads %(card)s.", name=name, card=card)
+        return upfirst(
+            gettext("%(name)s leads %(card)s, naming %(suit)s.", name=name, card=card, suit=suit)
+        )
+    return upfirst(gettext("%(name)s leads %(card)s.", name=name, card=card))
 
 
 def result(view: Mapping[str, Any]) -> str:
