@@ -3,7 +3,8 @@
 Counters and histograms live in this module and are counted where things
 happen: requests here, moves in :mod:`service.games`, emails in the mail
 worker, sweeps in :mod:`service.deadlines`. The outbox's depth and the age of
-its oldest queued message are read from the database at each scrape.
+its oldest queued message are read from the database at each scrape; while the
+database cannot be read, the scrape serves the counts without them.
 
 Under gunicorn every worker counts on its own: with ``PROMETHEUS_MULTIPROC_DIR``
 set (before the process starts: prometheus-client reads it on import) each
@@ -18,7 +19,9 @@ gunicorn.conf.py marks the files of a worker that exits.
 from __future__ import annotations
 
 import hmac
+import logging
 import time
+from datetime import datetime
 
 from flask import Flask, Response, abort, current_app, g, request
 from prometheus_client import (
@@ -33,8 +36,12 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
+from sqlalchemy.exc import SQLAlchemyError
 
+from .errors import is_outage, outage_reason
 from .models import OutboxMessage, db, utcnow
+
+log = logging.getLogger(__name__)
 
 REQUEST_SECONDS = Histogram(
     "splitmind_http_request_duration_seconds",
@@ -65,18 +72,32 @@ class OutboxCollector(Collector):
     """The outbox's depth and its oldest queued message's age, read when scraped.
 
     Both queries read the ``(status, id)`` index: their cost follows the
-    messages waiting or failed, never the messages sent.
+    messages waiting or failed, never the messages sent. A database that cannot
+    be read (down, too slow: :func:`service.errors.is_outage`) leaves both out,
+    says so in ``splitmind_database_up`` and in one warning line, and lets the
+    scrape serve the processes' counts, which an outage is when they matter.
     """
 
     def collect(self) -> list[Metric]:
         """Query the outbox (inside the scrape's request)."""
-        counts = dict(
-            db.session.execute(
-                select(OutboxMessage.status, func.count())
-                .where(OutboxMessage.status.in_(DEPTH_STATUSES))
-                .group_by(OutboxMessage.status)
-            ).all()
+        up = GaugeMetricFamily(
+            "splitmind_database_up",
+            "1 when the scrape read the outbox from the database; 0 when the database could "
+            "not be read, and the outbox's gauges are left out",
         )
+        try:
+            counts, oldest = read_outbox()
+        except SQLAlchemyError as exc:
+            if not is_outage(exc):
+                raise
+            db.session.rollback()
+            log.warning(
+                "database unavailable: %s; /metrics served without the outbox",
+                outage_reason(exc),
+            )
+            up.add_metric([], 0)
+            return [up]
+        up.add_metric([], 1)
         depth = GaugeMetricFamily(
             "splitmind_outbox_messages",
             "Emails in the outbox waiting to be sent (queued) or given up on (failed)",
@@ -84,18 +105,31 @@ class OutboxCollector(Collector):
         )
         for status in DEPTH_STATUSES:
             depth.add_metric([status], counts.get(status, 0))
-        oldest = db.session.scalar(
-            select(OutboxMessage.created_at)
-            .where(OutboxMessage.status == "queued")
-            .order_by(OutboxMessage.id)
-            .limit(1)
-        )
         age = GaugeMetricFamily(
             "splitmind_outbox_oldest_queued_age_seconds",
             "Seconds since the oldest queued email was queued; 0 when none waits",
             value=(utcnow() - oldest).total_seconds() if oldest else 0.0,
         )
-        return [depth, age]
+        return [up, depth, age]
+
+
+def read_outbox() -> tuple[dict[str, int], datetime | None]:
+    """How many messages each status of :data:`DEPTH_STATUSES` holds, and when the oldest
+    queued one was queued (``None``: none waits)."""
+    counts = dict(
+        db.session.execute(
+            select(OutboxMessage.status, func.count())
+            .where(OutboxMessage.status.in_(DEPTH_STATUSES))
+            .group_by(OutboxMessage.status)
+        ).all()
+    )
+    oldest = db.session.scalar(
+        select(OutboxMessage.created_at)
+        .where(OutboxMessage.status == "queued")
+        .order_by(OutboxMessage.id)
+        .limit(1)
+    )
+    return counts, oldest
 
 
 def exposition() -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from service.models import OutboxMessage, db
 from .conftest import base_config
 from .helpers import pick_action
 from .servers import clean_env
+from .smtp import free_port
 
 TOKEN = "metrics-token-for-tests"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -113,6 +115,7 @@ def test_outbox_depth_and_oldest_age_come_from_the_database(
         failed.status = "failed"
         db.session.commit()
     samples = scrape(client)
+    assert value(samples, "splitmind_database_up") == 1
     assert value(samples, "splitmind_outbox_messages", status="queued") == queued - 1
     assert value(samples, "splitmind_outbox_messages", status="failed") == 1
     assert value(samples, "splitmind_outbox_oldest_queued_age_seconds") >= 0
@@ -123,6 +126,32 @@ def test_outbox_depth_and_oldest_age_come_from_the_database(
     assert value(samples, "splitmind_outbox_messages", status="queued") == 0
     assert value(samples, "splitmind_outbox_oldest_queued_age_seconds") == 0
     assert value(samples, "splitmind_mail_total", outcome="sent") == sent_before + queued - 1
+
+
+def test_the_counts_are_served_while_the_database_is_down(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An outage is when the counts matter: the scrape leaves out what it cannot read."""
+    closed = f"postgresql://root@127.0.0.1:{free_port()}/splitmind"
+    app = create_app({**base_config(closed, tmp_path), "METRICS_TOKEN": TOKEN})
+    client = app.test_client()
+    try:
+        assert client.get("/rules").status_code == 200
+        caplog.clear()
+        samples = scrape(client)
+    finally:
+        with app.app_context():
+            db.engine.dispose()
+    rules = {"route": "/rules", "method": "GET", "status": "200"}
+    assert value(samples, "splitmind_http_request_duration_seconds_count", **rules) >= 1
+    assert ("splitmind_moves_total", ()) in samples
+    assert value(samples, "splitmind_database_up") == 0
+    names = {name for name, _ in samples}
+    assert not {"splitmind_outbox_messages", "splitmind_outbox_oldest_queued_age_seconds"} & names
+    said = [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert len(said) == 1 and said[0].getMessage().startswith("database unavailable: ")
+    assert said[0].getMessage().endswith("Connection refused; /metrics served without the outbox")
+    assert said[0].exc_info is None and "Traceback" not in caplog.text
 
 
 def test_a_sweep_is_counted(app: Flask, client: FlaskClient) -> None:
