@@ -6,6 +6,7 @@ default; the README documents them and a test checks docker-compose.yml against 
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import secrets
@@ -92,7 +93,8 @@ LOG_FORMATS = ("text", "json")
 MIN_SECRET_KEY_BYTES = 32
 # The most seconds a timeout or a delay may be set to.
 DAY = 24 * 3600
-LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+# Names of this very machine (RFC 6761: "localhost" and every name under it).
+LOCAL_NAME = "localhost"
 # The most a form sent as multipart/form-data may hold, besides MAX_CONTENT_LENGTH: no field
 # the service reads takes more than 254 characters, and no form more than a dozen fields.
 FORM_FIELD_BYTES = 1024
@@ -142,7 +144,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         SECRET_KEY=env.get("SECRET_KEY") or _secret_key(instance),
         # Flask checks session cookies against these too; service.links does the same for links.
         SECRET_KEY_FALLBACKS=fallback_keys(env),
-        BASE_URL=env["BASE_URL"].rstrip("/"),
+        BASE_URL=base_url(env).rstrip("/"),
         MAIL_SERVER=env.get("MAIL_SERVER"),
         MAIL_PORT=number(env, "MAIL_PORT", int, most=65535),
         MAIL_USE_TLS=flag(env, "MAIL_USE_TLS"),
@@ -179,12 +181,12 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         ADMIN_REQUIRE_2FA=flag(env, "ADMIN_REQUIRE_2FA"),
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        SESSION_COOKIE_SECURE=env["BASE_URL"].startswith("https://"),
+        SESSION_COOKIE_SECURE=over_https(env["BASE_URL"]),
         PERMANENT_SESSION_LIFETIME=ADMIN_SESSION_LIFETIME,
         # A form (the dashboard's, the new game's) is good for as long as a sign-in lasts: a
         # page left open for hours still sends what was typed in it.
         WTF_CSRF_TIME_LIMIT=int(ADMIN_SESSION_LIFETIME.total_seconds()),
-        REMEMBER_COOKIE_SECURE=env["BASE_URL"].startswith("https://"),
+        REMEMBER_COOKIE_SECURE=over_https(env["BASE_URL"]),
         REMEMBER_COOKIE_HTTPONLY=True,
     )
     if overrides:
@@ -240,13 +242,52 @@ def check_production(env: Mapping[str, Any]) -> None:
                 f"when SPLITMIND_ENV=production (key {number} has {len(fallback.encode())})"
             )
     base = urlsplit(env["BASE_URL"])
-    if base.scheme != "https" or (base.hostname or "") in LOCAL_HOSTS:
+    if base.scheme != "https" or not base.hostname or is_local(base.hostname):
         raise ConfigError(
             "BASE_URL must be the public https:// address when SPLITMIND_ENV=production, "
             f"not {base.geturl()}"
         )
     if not env.get("MAIL_SERVER"):
         raise ConfigError("MAIL_SERVER is required when SPLITMIND_ENV=production")
+
+
+def is_local(host: str) -> bool:
+    """Whether ``host`` names this very machine: ``localhost`` or a name under it, a loopback
+    address (all of 127.0.0.0/8, ``::1``, either mapped into IPv6) or the unspecified one,
+    with or without the trailing dot of a fully qualified name."""
+    name = host.lower().rstrip(".")
+    if name == LOCAL_NAME or name.endswith(f".{LOCAL_NAME}"):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return address.is_loopback or address.is_unspecified
+
+
+def base_url(env: Mapping[str, Any]) -> str:
+    """``BASE_URL``, if it is an http:// or https:// address with a host: every link in the
+    emails starts with it (``https://`` alone would make them ``https:/play/…``)."""
+    value = str(env["BASE_URL"])
+    base = urlsplit(value)
+    try:
+        usable = base.scheme in ("http", "https") and bool(base.hostname) and base.port != 0
+    except ValueError:  # a port that is no number, or past 65535
+        usable = False
+    if not usable:
+        raise ConfigError(
+            "BASE_URL must be an http:// or https:// address with a host, such as "
+            f"https://play.example.org, not {value!r}"
+        )
+    return value
+
+
+def over_https(url: str) -> bool:
+    """Whether ``url`` is an https:// address, its scheme written in any case (RFC 3986):
+    the service's cookies are then sent over HTTPS alone."""
+    return urlsplit(url).scheme == "https"
 
 
 def number(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Flask, Response, request
 
+from .config import over_https
 from .links import TOKEN_PATHS
 
 CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
@@ -28,7 +29,7 @@ def init_app(app: Flask) -> None:
         # One pass over the headers, where a setdefault of each would make one per header.
         present = {name.lower() for name, _ in headers}
         wanted = HEADERS
-        if app.config["BASE_URL"].startswith("https://") or request.is_secure:
+        if over_https(app.config["BASE_URL"]) or request.is_secure:
             wanted = (*HEADERS, HSTS)
         for name, value in wanted:
             if name.lower() not in present:

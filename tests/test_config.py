@@ -72,10 +72,25 @@ REFUSED = [
         "BASE_URL must be the public https:// address when SPLITMIND_ENV=production, "
         "not http://play.example.org",
     ),
-    (
-        {"BASE_URL": "https://localhost:8000"},
-        "BASE_URL must be the public https:// address when SPLITMIND_ENV=production, "
-        "not https://localhost:8000",
+    *(
+        (
+            {"BASE_URL": url},
+            "BASE_URL must be the public https:// address when SPLITMIND_ENV=production, "
+            f"not {url}",
+        )
+        # No host (links would be https:/play/...), and this very machine however it is written.
+        for url in (
+            "https://",
+            "https://:8443",
+            "https://localhost:8000",
+            "https://LOCALHOST.",
+            "https://app.localhost",
+            "https://127.0.0.2",
+            "https://127.0.0.1.",
+            "https://[::1]:8443",
+            "https://[::ffff:127.0.0.1]",
+            "https://0.0.0.0",
+        )
     ),
     ({"MAIL_SERVER": ""}, "MAIL_SERVER is required when SPLITMIND_ENV=production"),
     ({"MAIL_PORT": "abc"}, "MAIL_PORT must be a whole number, not 'abc'"),
@@ -213,6 +228,45 @@ def test_bad_values_are_refused_in_development_too(
         monkeypatch.setenv(name, value)
     with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
         create_app({"instance_path": str(tmp_path)})
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://", "http://:5000", "play.example.org", "ftp://play.example.org", "http://x:port"],
+)
+def test_base_url_needs_a_host_in_development_too(
+    url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BASE_URL", url)
+    message = (
+        "BASE_URL must be an http:// or https:// address with a host, such as "
+        f"https://play.example.org, not {url!r}"
+    )
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        create_app({"instance_path": str(tmp_path)})
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://play.example.org.",
+        "https://localhost.example.org",
+        "https://203.0.113.7:8443",
+        "https://[2001:db8::7]",
+        "HTTPS://Play.Example.org",
+    ],
+)
+def test_production_takes_any_public_https_address(
+    url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Its cookies and its HSTS header whatever case its scheme is written in."""
+    production_env(monkeypatch, {"BASE_URL": url})
+    app = create_app({"instance_path": str(tmp_path / "instance")})
+    assert app.config["BASE_URL"] == url
+    assert app.config["SESSION_COOKIE_SECURE"] and app.config["REMEMBER_COOKIE_SECURE"]
+    assert "Strict-Transport-Security" in app.test_client().get("/rules").headers
 
 
 def test_secret_key_fallbacks_are_a_comma_separated_list(
