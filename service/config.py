@@ -352,7 +352,7 @@ def limit_storage(env: Mapping[str, Any]) -> str:
     message shows the scheme alone: the rest of the URL may hold a password.
     """
     value = str(env["RATELIMIT_STORAGE_URI"])
-    scheme = urlsplit(value).scheme if "://" in value else ""
+    scheme = storage_scheme(value)
     if scheme not in LIMIT_STORAGES:
         given = f"'{scheme}://…'" if scheme else "a URL without a scheme"
         raise ConfigError(
@@ -360,6 +360,12 @@ def limit_storage(env: Mapping[str, Any]) -> str:
             f"not {given}"
         )
     return value
+
+
+def storage_scheme(uri: str) -> str:
+    """A rate-limit storage URI's scheme, lowercased as the limits library reads it (``""``
+    for a URI without one): ``MEMORY://`` is ``memory://``."""
+    return urlsplit(uri).scheme if "://" in uri else ""
 
 
 def log_level(env: Mapping[str, Any]) -> str:
@@ -387,7 +393,8 @@ def check_limit_storage(env: Mapping[str, Any], processes: int) -> None:
     gunicorn settled on.
     """
     storage = env["RATELIMIT_STORAGE_URI"]
-    if env["SPLITMIND_ENV"] == "production" and processes > 1 and storage.startswith("memory://"):
+    per_process = storage_scheme(storage) == "memory"
+    if env["SPLITMIND_ENV"] == "production" and processes > 1 and per_process:
         raise ConfigError(
             f"RATELIMIT_STORAGE_URI={storage} keeps rate-limit counts per process but "
             f"{processes} gunicorn workers serve: set RATELIMIT_STORAGE_URI=redis://host:6379/0 "

@@ -332,6 +332,17 @@ def test_per_process_limits_do_for_one_process_or_outside_production(
     check_limit_storage(read_settings(), processes)  # raises ConfigError when refused
 
 
+@pytest.mark.parametrize("storage", ["memory://", "MEMORY://", "Memory://"])
+def test_per_process_limits_are_refused_under_several_processes_in_production(
+    storage: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """However its scheme is written: the limits library reads it lowercased."""
+    production_env(monkeypatch, {"RATELIMIT_STORAGE_URI": storage})
+    assert create_app({"instance_path": str(tmp_path)}).config["RATELIMIT_STORAGE_URI"] == storage
+    with pytest.raises(ConfigError, match=f"^RATELIMIT_STORAGE_URI={storage} keeps"):
+        check_limit_storage(read_settings(), 2)
+
+
 PER_PROCESS_LIMITS = (
     "RATELIMIT_STORAGE_URI=memory:// keeps rate-limit counts per process but {} gunicorn "
     "workers serve: set RATELIMIT_STORAGE_URI=redis://host:6379/0 when "
