@@ -19,13 +19,14 @@ from urllib.parse import urlsplit
 import click
 from flask import Flask
 from limits.storage import SCHEMES, Storage
+from limits.util import MissingModule, get_dependency
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 # Name: (default, description). A default of None means "not set".
 SETTINGS: dict[str, tuple[str | None, str]] = {
     "SPLITMIND_ENV": ("development", "development or production; anything else refuses to start"),
-    "DATABASE_URL": (None, "SQLAlchemy URL; default a SQLite file in the instance folder"),
+    "DATABASE_URL": (None, "PostgreSQL or SQLite URL; default a SQLite file in the instance"),
     "DATABASE_CONNECT_TIMEOUT": ("5", "seconds to wait for a PostgreSQL connection (2 at least)"),
     "DATABASE_STATEMENT_TIMEOUT": (
         "5",
@@ -103,7 +104,10 @@ FORM_PARTS = 50
 LEAST_BODY = FORM_FIELD_BYTES
 # The schemes of the rate-limit storages Flask-Limiter can use (the limits library's, but the
 # async ones).
-LIMIT_STORAGES = frozenset(name for name, kind in SCHEMES.items() if issubclass(kind, Storage))
+LIMIT_STORAGES = {name: kind for name, kind in SCHEMES.items() if issubclass(kind, Storage)}
+# The databases the service runs on, by SQLAlchemy's backend and driver names: it reads
+# psycopg's errors to tell an outage from a fault.
+DATABASES = {("postgresql", "psycopg"), ("sqlite", "pysqlite")}
 # How long an admin's sign-in lasts at most (the cookie also ends with the browser session).
 ADMIN_SESSION_LIFETIME = timedelta(hours=12)
 
@@ -359,7 +363,35 @@ def limit_storage(env: Mapping[str, Any]) -> str:
             "RATELIMIT_STORAGE_URI must be memory:// or a storage such as redis://host:6379/0, "
             f"not {given}"
         )
+    check_storage_client(scheme)
     return value
+
+
+def check_storage_client(scheme: str) -> None:
+    """Refuse a storage whose client library is missing or too old, as the limits library
+    would when Flask-Limiter sets it up (a traceback ending in ``prerequisite not available``).
+
+    The library's storages of Redis and Valkey list both clients: one needs the client its
+    scheme names (``rediss``, ``redis+sentinel``: redis; ``valkey``: valkey).
+    """
+    listed = LIMIT_STORAGES[scheme].DEPENDENCIES
+    required = listed if isinstance(listed, dict) else dict.fromkeys(listed)
+    packages = {name: name.partition(".")[0] for name in required}
+    named = {name: least for name, least in required.items() if scheme.startswith(packages[name])}
+    for name, least in (named or required).items():
+        module, version = get_dependency(name)
+        package = packages[name]
+        hint = " (pip install '.[redis]')" if package == "redis" else ""
+        if module is MissingModule:
+            raise ConfigError(
+                f"RATELIMIT_STORAGE_URI '{scheme}://…' needs the Python package {package}, "
+                f"which is not installed{hint}"
+            )
+        if least and (version is None or version < least):
+            raise ConfigError(
+                f"RATELIMIT_STORAGE_URI '{scheme}://…' needs the Python package {package} "
+                f"{least} or later, not {version}{hint}"
+            )
 
 
 def storage_scheme(uri: str) -> str:
@@ -404,16 +436,23 @@ def check_limit_storage(env: Mapping[str, Any], processes: int) -> None:
 
 def database_url(url: str) -> str:
     """Use psycopg 3 for PostgreSQL URLs written the usual ways; a :class:`ConfigError` for what
-    is no URL (without repeating it: it may hold a password)."""
+    is no URL, or the URL of a database or driver of none of :data:`DATABASES` (without
+    repeating it: it may hold a password)."""
     for prefix in ("postgres://", "postgresql://"):
         if url.startswith(prefix):
             url = "postgresql+psycopg://" + url[len(prefix) :]
     try:
-        make_url(url)
+        parsed = make_url(url)
+        database = (parsed.get_backend_name(), parsed.get_driver_name())
     except (ArgumentError, ValueError):
         raise ConfigError(
             "DATABASE_URL must be a database URL such as postgresql://user@host/name"
         ) from None
+    if database not in DATABASES:
+        raise ConfigError(
+            "DATABASE_URL must be a PostgreSQL or SQLite URL such as postgresql://user@host/name, "
+            f"not '{parsed.drivername}://…'"
+        )
     return url
 
 

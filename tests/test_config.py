@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.abc
 import random
 import re
 import subprocess
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -158,6 +161,17 @@ REFUSED = [
         {"DATABASE_URL": "postgresql://root:secret@db:port/splitmind"},
         "DATABASE_URL must be a database URL such as postgresql://user@host/name",
     ),
+    # A database the service does not run on: its driver's ModuleNotFoundError at the first query.
+    (
+        {"DATABASE_URL": "mysql://root:secret@db/splitmind"},
+        "DATABASE_URL must be a PostgreSQL or SQLite URL such as postgresql://user@host/name, "
+        "not 'mysql://…'",
+    ),
+    (
+        {"DATABASE_URL": "postgresql+psycopg2://root:secret@db/splitmind"},
+        "DATABASE_URL must be a PostgreSQL or SQLite URL such as postgresql://user@host/name, "
+        "not 'postgresql+psycopg2://…'",
+    ),
     (
         {"SECRET_KEY_FALLBACKS": f"{'k' * 40},dev"},
         "each of SECRET_KEY_FALLBACKS must be at least 32 bytes when SPLITMIND_ENV=production "
@@ -290,6 +304,70 @@ def test_the_flask_command_refuses_with_one_line(
     result = run_flask("db", "upgrade", env=clean_env(**{**PRODUCTION, **change}))
     assert result.returncode == 1
     assert result.stderr == f"Error: {message}\n"
+
+
+def without_redis(tmp_path: Path, **settings: str) -> dict[str, str]:
+    """An environment whose Python cannot import redis, as an install without ``[redis]``."""
+    package = tmp_path / "hidden" / "redis"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('raise ImportError("no redis in this install")\n')
+    return clean_env(PYTHONPATH=str(package.parent), **settings)
+
+
+NO_REDIS = (
+    "RATELIMIT_STORAGE_URI 'redis://…' needs the Python package redis, which is not installed "
+    "(pip install '.[redis]')"
+)
+
+
+def test_a_storage_without_its_client_is_refused_with_one_line(tmp_path: Path) -> None:
+    """Flask-Limiter would end the flask command and gunicorn alike in a traceback."""
+    env = without_redis(tmp_path, **PRODUCTION, RATELIMIT_STORAGE_URI="redis://:secret@redis:6379")
+    command = run_flask("db", "upgrade", env=env)
+    assert (command.returncode, command.stderr) == (1, f"Error: {NO_REDIS}\n")
+    server = subprocess.run(
+        gunicorn_command("service:create_app()"),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert server.returncode == 1 and "Traceback" not in server.stderr
+    assert [line for line in server.stderr.splitlines() if "RATELIMIT" in line] == [
+        f"Error: {NO_REDIS}"
+    ]
+    assert "secret" not in command.stderr + server.stderr
+
+
+class NoRedis(importlib.abc.MetaPathFinder):
+    """Finds no ``redis``, as in an install without ``[redis]``."""
+
+    def find_spec(self, name: str, *args: object) -> None:
+        if name.partition(".")[0] == "redis":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+def test_a_storage_needs_its_client_in_development_too(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Missing, as the limits library finds it when it imports the client, or too old."""
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RATELIMIT_STORAGE_URI", "redis://redis:6379/0")
+    monkeypatch.delitem(sys.modules, "redis", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [NoRedis(), *sys.meta_path])
+    with pytest.raises(ConfigError, match=f"^{re.escape(NO_REDIS)}$"):
+        create_app({"instance_path": str(tmp_path)})
+    old = types.ModuleType("redis")
+    old.__version__ = "2.10.6"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "redis", old)
+    too_old = (
+        "RATELIMIT_STORAGE_URI 'redis://…' needs the Python package redis 3.0 or later, "
+        "not 2.10.6 (pip install '.[redis]')"
+    )
+    with pytest.raises(ConfigError, match=f"^{re.escape(too_old)}$"):
+        create_app({"instance_path": str(tmp_path)})
 
 
 def test_the_flask_command_refuses_a_bad_number_in_development(tmp_path: Path) -> None:
