@@ -27,7 +27,10 @@ from sqlalchemy.exc import ArgumentError
 SETTINGS: dict[str, tuple[str | None, str]] = {
     "SPLITMIND_ENV": ("development", "development or production; anything else refuses to start"),
     "DATABASE_URL": (None, "PostgreSQL or SQLite URL; default a SQLite file in the instance"),
-    "DATABASE_CONNECT_TIMEOUT": ("5", "seconds to wait for a PostgreSQL connection (2 at least)"),
+    "DATABASE_CONNECT_TIMEOUT": (
+        "5",
+        "seconds to wait for a PostgreSQL connection (1 at least; libpq waits 2 at least)",
+    ),
     "DATABASE_STATEMENT_TIMEOUT": (
         "5",
         "seconds a PostgreSQL statement may take, waits included; 0 for no limit",
@@ -134,7 +137,8 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         instance.mkdir(parents=True, exist_ok=True)
 
     url = database_url(env.get("DATABASE_URL") or f"sqlite:///{instance / 'splitmind.sqlite'}")
-    connect = number(env, "DATABASE_CONNECT_TIMEOUT", float, most=DAY)
+    # libpq takes a connect_timeout of 0 for no limit at all: a request would wait for ever.
+    connect = number(env, "DATABASE_CONNECT_TIMEOUT", float, least=1, most=DAY)
     statement = number(env, "DATABASE_STATEMENT_TIMEOUT", float, most=DAY)
     lock = number(env, "DATABASE_LOCK_TIMEOUT", float, most=DAY)
     app.config.update(
@@ -459,10 +463,10 @@ def database_url(url: str) -> str:
 def engine_options(url: str, connect: float, statement: float, lock: float) -> dict[str, Any]:
     """SQLAlchemy's engine options: the timeouts on PostgreSQL.
 
-    The timeouts are in seconds, 0 for none. libpq's ``connect_timeout`` bounds
-    connecting (whole seconds, 2 at least); ``statement_timeout`` and
-    ``lock_timeout``, set for every session, bound each statement and each wait
-    for a lock. A database that is down, slow or
+    The timeouts are in seconds, 0 for none but the connect timeout's (1 at least,
+    as libpq takes 0 for none). libpq's ``connect_timeout`` bounds connecting (whole
+    seconds, 2 at least); ``statement_timeout`` and ``lock_timeout``, set for every
+    session, bound each statement and each wait for a lock. A database that is down, slow or
     locked then fails a request within seconds (503), instead of holding it
     until gunicorn kills its worker. Migrations lift both for their own
     transaction (migrations/env.py). ``options`` already in the URL are kept.

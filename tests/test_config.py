@@ -143,6 +143,15 @@ REFUSED = [
         {"DATABASE_CONNECT_TIMEOUT": "inf"},
         "DATABASE_CONNECT_TIMEOUT must be a number, not 'inf'",
     ),
+    # libpq takes 0 for no limit: a request would wait for a silent database for ever.
+    (
+        {"DATABASE_CONNECT_TIMEOUT": "0"},
+        "DATABASE_CONNECT_TIMEOUT must be at least 1, not '0'",
+    ),
+    (
+        {"DATABASE_CONNECT_TIMEOUT": "0.5"},
+        "DATABASE_CONNECT_TIMEOUT must be at least 1, not '0.5'",
+    ),
     (
         {"DATABASE_LOCK_TIMEOUT": "3000000"},
         "DATABASE_LOCK_TIMEOUT must be at most 86400, not '3000000'",
