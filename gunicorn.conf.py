@@ -7,7 +7,9 @@ message of :class:`service.config.ConfigError` and exit status 1.
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 import tempfile
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +31,9 @@ workers = 3
 preload_app = True
 # No management socket: several servers on one machine would share its default path.
 control_socket_disable = True
+# "-" is gunicorn's standard output; ServiceLogger moves it to standard error, where every
+# other line goes. ("/dev/stderr" cannot be opened when standard error is the journal's
+# socket, as under systemd.)
 accesslog = "-"
 # Player, invitation, rematch and unsubscribe paths are credentials, and a page's
 # Referer may be one too: the access log records neither the path nor the referrer.
@@ -42,11 +47,15 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
 
 
 class ServiceLogger(Logger):
-    """gunicorn's error and access logs in the service's format and level, tokens redacted."""
+    """gunicorn's error and access logs in the service's format and level, tokens redacted,
+    both on standard error."""
 
     def setup(self, cfg: Any) -> None:
         """Let gunicorn set up its handlers (again on reload), then restyle them."""
         super().setup(cfg)
+        for handler in self.access_log.handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stdout:
+                handler.setStream(sys.stderr)
         settings = read_settings()
         logs.style(self.error_log, log_format(settings))
         logs.style(self.access_log, log_format(settings))

@@ -84,13 +84,15 @@ class Server:
     def stdout(self) -> str:
         return self.out.read_text()
 
-    def stdout_lines(self, count: int, seconds: float = 30) -> list[str]:
-        """Its output once it holds ``count`` lines: a worker writes a request's access line
-        after the response, which the client may read first."""
+    def logged(self, logger: str, count: int = 1, seconds: float = 30) -> list[str]:
+        """Its text log lines of ``logger`` once there are ``count``: a worker writes a
+        request's access line after the response, which the client may read first."""
         deadline = time.monotonic() + seconds
-        while len(lines := self.stdout().splitlines()) < count and time.monotonic() < deadline:
+        while True:
+            lines = [line for line in self.stderr().splitlines() if f" {logger}: " in line]
+            if len(lines) >= count or time.monotonic() > deadline:
+                return lines
             time.sleep(0.05)
-        return lines
 
     def stderr(self) -> str:
         return self.err.read_text()
