@@ -101,6 +101,7 @@ DAY = 24 * 3600
 LOCAL_NAME = "localhost"
 # The most a form sent as multipart/form-data may hold, besides MAX_CONTENT_LENGTH: no field
 # the service reads takes more than 254 characters, and no form more than a dozen fields.
+# service.request_limits refuses a longer field; Werkzeug refuses more parts.
 FORM_FIELD_BYTES = 1024
 FORM_PARTS = 50
 # The least MAX_CONTENT_LENGTH: a body smaller than one form field's most holds no form at all.
@@ -141,6 +142,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
     connect = number(env, "DATABASE_CONNECT_TIMEOUT", float, least=1, most=DAY)
     statement = number(env, "DATABASE_STATEMENT_TIMEOUT", float, most=DAY)
     lock = number(env, "DATABASE_LOCK_TIMEOUT", float, most=DAY)
+    body = number(env, "MAX_CONTENT_LENGTH", int, least=LEAST_BODY)
     app.config.update(
         SPLITMIND_ENV=env["SPLITMIND_ENV"],
         PRODUCTION=production,
@@ -174,8 +176,12 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         RATELIMIT_STORAGE_URI=limit_storage(env),
         # Werkzeug refuses a larger body (413) while reading it, before any form or JSON is
         # parsed, and stops reading a body sent without a length once it passes the limit.
-        MAX_CONTENT_LENGTH=number(env, "MAX_CONTENT_LENGTH", int, least=LEAST_BODY),
-        MAX_FORM_MEMORY_SIZE=FORM_FIELD_BYTES,
+        MAX_CONTENT_LENGTH=body,
+        # Werkzeug (3.1) holds each chunk it reads of a multipart body (64 KB, so all of a
+        # small one) to this limit, not each field: six short fields of 200 bytes would be
+        # refused. The body's own limit lets every body through that MAX_CONTENT_LENGTH does;
+        # service.request_limits holds each field to FORM_FIELD_BYTES.
+        MAX_FORM_MEMORY_SIZE=body,
         MAX_FORM_PARTS=FORM_PARTS,
         DEFAULT_DAYS_PER_MOVE=number(env, "DEFAULT_DAYS_PER_MOVE", int, most=365),
         VACATION_DAYS_PER_YEAR=number(env, "VACATION_DAYS_PER_YEAR", int, most=366),

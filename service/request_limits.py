@@ -1,11 +1,13 @@
 """What one request may hold, checked before anything reads it as a form or a move.
 
 Werkzeug refuses a body longer than ``MAX_CONTENT_LENGTH`` from its
-``Content-Length`` alone, and a multipart field or part count over the limits
-of :mod:`service.config` while parsing it. A body sent in chunks has no length
-to check: Werkzeug stops reading it at the limit, and the rest would be cut
-off without a word, so it is read here, first, and refused if it reaches the
-limit.
+``Content-Length`` alone, and a multipart body of more parts than
+:data:`service.config.FORM_PARTS` while parsing it; a multipart field longer
+than :data:`service.config.FORM_FIELD_BYTES` is refused here once parsed
+(Werkzeug's own limit holds whole chunks of the body to it, not fields). A body
+sent in chunks has no length to check: Werkzeug stops reading it at the limit,
+and the rest would be cut off without a word, so it is read here, first, and
+refused if it reaches the limit.
 
 No field, query parameter or path the service reads holds a NUL character,
 and no PostgreSQL text column can store one: a request with one is refused
@@ -21,13 +23,16 @@ reads it.
 
 from __future__ import annotations
 
+import io
 from itertools import chain
 from typing import Any
 
 from flask import Flask, abort, request
 from flask.json.provider import DefaultJSONProvider
 from flask_wtf.form import SUBMIT_METHODS
+from werkzeug.datastructures import FileStorage
 
+from .config import FORM_FIELD_BYTES
 from .errors import wants_json
 from .language import gettext
 
@@ -44,6 +49,30 @@ def read_chunked_body() -> None:
     request.get_data(cache=True, parse_form_data=False)
     if getattr(request.stream, "is_exhausted", False):
         abort(413)
+
+
+def refuse_long_fields() -> None:
+    """413 for a multipart field, or file, of more than :data:`FORM_FIELD_BYTES`.
+
+    Werkzeug reads the fields to memory and the files to a buffer, within
+    ``MAX_CONTENT_LENGTH`` in all; a URL-encoded body is one string, limited by
+    that alone.
+    """
+    if request.mimetype != "multipart/form-data":
+        return
+    sizes = chain(
+        (len(value.encode()) for _, value in request.form.items(multi=True)),
+        (stored_size(file) for _, file in request.files.items(multi=True)),
+    )
+    if any(size > FORM_FIELD_BYTES for size in sizes):
+        abort(413)
+
+
+def stored_size(file: FileStorage) -> int:
+    """The bytes Werkzeug stored of a file part, its stream left at the start."""
+    size = file.stream.seek(0, io.SEEK_END)
+    file.stream.seek(0)
+    return size
 
 
 def refuse_nul() -> None:
@@ -96,5 +125,6 @@ def init_app(app: Flask) -> None:
     """Check each request before the other hooks (rate limits, CSRF) read its form."""
     app.json = JSONProvider(app)
     app.before_request(read_chunked_body)
+    app.before_request(refuse_long_fields)
     app.before_request(refuse_nul)
     app.before_request(refuse_json_on_pages)

@@ -123,6 +123,67 @@ def test_multipart_forms_hold_short_fields_and_few_of_them(
     assert many.status_code == 413
 
 
+BOUNDARY = "----WebKitFormBoundary7MA4YWxkTrZu0gW"  # as a browser writes one
+
+
+def post_multipart(
+    client: FlaskClient, url: str, fields: list[tuple[str, str]], file: bytes | None = None
+) -> tuple[int, int]:
+    """Post ``fields`` (and a file part) as multipart/form-data: the answer's status, and the
+    body's size."""
+    parts = [
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+        for name, value in fields
+    ]
+    if file is not None:
+        disposition = 'Content-Disposition: form-data; name="upload"; filename="a.txt"'
+        parts.append(f"--{BOUNDARY}\r\n{disposition}\r\n\r\n".encode() + file + b"\r\n")
+    body = b"".join(parts) + f"--{BOUNDARY}--\r\n".encode()
+    content_type = f"multipart/form-data; boundary={BOUNDARY}"
+    return client.post(url, data=body, content_type=content_type).status_code, len(body)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        # A move with a note and a few more fields: more than a kilobyte in all.
+        [
+            ("kind", "play"),
+            ("version", "0"),
+            ("play", "QS"),
+            *((f"f{n}", "n" * 200) for n in range(3)),
+        ],
+        [(f"field{n}", "") for n in range(12)],  # tiny parts, a kilobyte of their headers
+    ],
+    ids=["six_small_parts", "twelve_tiny_parts"],
+)
+def test_a_multipart_form_of_short_fields_is_read_as_the_same_form_urlencoded(
+    fields: list[tuple[str, str]], client: FlaskClient, make_game: Callable[..., dict[str, Any]]
+) -> None:
+    """The 1 KB limit is each field's, never the whole form's."""
+    url = f"/play/{make_game()['keeper']}"
+    urlencoded = client.post(url, data=dict(fields)).status_code
+    status, size = post_multipart(client, url, fields)
+    assert size > 1024 and status == urlencoded != 413
+
+
+def test_multipart_limits_are_a_kilobyte_a_field_and_fifty_parts(
+    client: FlaskClient, make_game: Callable[..., dict[str, Any]]
+) -> None:
+    url = f"/play/{make_game()['keeper']}"
+    move = [("kind", "play"), ("version", "0")]
+    assert post_multipart(client, url, [*move, ("note", "n" * 1024)])[0] != 413
+    assert post_multipart(client, url, [*move, ("note", "n" * 1025)])[0] == 413
+    assert post_multipart(client, url, [*move, ("note", "\u00e9" * 513)])[0] == 413  # bytes
+    assert post_multipart(client, url, move, file=b"x" * 1024)[0] != 413
+    assert post_multipart(client, url, move, file=b"x" * 1025)[0] == 413
+    assert post_multipart(client, url, [(f"f{n}", "") for n in range(50)])[0] != 413
+    assert post_multipart(client, url, [(f"f{n}", "") for n in range(51)])[0] == 413
+    # Every field short, the body over MAX_CONTENT_LENGTH (8 KB).
+    status, size = post_multipart(client, url, [(f"f{n}", "n" * 1000) for n in range(9)])
+    assert size > 8192 and status == 413
+
+
 def test_the_limit_is_a_setting(tmp_path, sqlite_template) -> None:
     app = create_app(
         {**base_config(f"sqlite:///{sqlite_template}", tmp_path), "MAX_CONTENT_LENGTH": "1024"}

@@ -206,8 +206,7 @@ def test_the_allowance_holds_whatever_the_body_is_sent_as(
     headers = {"X-CSRFToken": token}
 
     def post(n: int, content_type: str) -> int:
-        # The fields without a default: a multipart body of them all would hold more than the
-        # 1 KB a multipart form may hold (service.config.FORM_FIELD_BYTES).
+        # The fields without a default.
         fields = {"name": "Ann", "email": "ann@example.com", "opponent_name": "Bob"}
         fields["opponent_email"] = f"friend{n}@example.com"
         body: Any = fields  # encoded as the content type says
