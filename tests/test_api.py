@@ -200,6 +200,36 @@ def test_a_malformed_body_is_named_whatever_the_game_state(
     assert response.get_json() == {"error": {"code": "malformed", "message": message}}
 
 
+# Bodies the document's Move schema refuses, whatever the game's state: a choice of no card,
+# of one card twice, of more cards than any phase takes; a note that is not text, holds a
+# line separator or is too long.
+OUT_OF_SHAPE = [
+    {"exchange": []},
+    {"exchange": ["1H", "1H"]},
+    {"exchange": ["1H", "2H", "3H", "4H"]},
+    {"swap": []},
+    {"swap": ["1H", "1H"]},
+    {"swap": ["1H", "2H", "3H"]},
+    {"play": "1H", "note": 5},
+    {"play": "1H", "note": "see\u2028you"},
+    {"play": "1H", "note": "x" * 281},
+]
+
+
+@pytest.mark.parametrize("finished", [False, True], ids=["active", "finished"])
+@pytest.mark.parametrize("body", OUT_OF_SHAPE)
+def test_a_body_out_of_the_documents_shape_is_malformed_whatever_the_game_state(
+    app: Flask, client: FlaskClient, make_game: Any, finished: bool, body: dict[str, Any]
+) -> None:
+    """Not 409 because the game is over, nor 422 because the phase takes another count."""
+    game = make_game(seed=5)
+    version = written(app, game["id"], 8)["version"] if finished else 0
+    response = post(client, game["keeper"], {"version": version, **body})
+    assert response.status_code == 400, response.get_json()
+    assert response.get_json()["error"]["code"] == "malformed"
+    assert load_game(app, game["id"]).version == version
+
+
 @pytest.mark.parametrize("path", ["/api/play/{token}", "/play/{token}"])
 def test_a_method_a_path_does_not_take_gets_405_with_allow(
     client: FlaskClient, make_game: Any, path: str

@@ -109,6 +109,14 @@ def test_a_bad_note_changes_nothing(app: Flask, client: FlaskClient, make_game, 
     assert view_of(client, game["keeper"])["version"] == 0
 
 
+@pytest.mark.parametrize("note", [None, "", "   "])
+def test_a_null_or_blank_note_is_no_note(app: Flask, client: FlaskClient, make_game, note) -> None:
+    """As the OpenAPI document says of a move's note."""
+    game = make_game(seed=5)
+    assert move(client, game["keeper"], random.Random(5), note=note).status_code == 200
+    assert notes_of(app, game["id"]) == [None]
+
+
 # Invisible format characters (Unicode Cf) that can change how a note reads: a right-to-left
 # override, a left-to-right embedding, isolates, marks, the Arabic letter mark, the zero
 # width space, the byte order mark.
@@ -239,7 +247,7 @@ def test_the_api_document_allows_a_note_on_every_move(client: FlaskClient) -> No
     schemas = client.get("/api/openapi.json").get_json()["components"]["schemas"]
     for name in ("PlayMove", "ExchangeMove", "SwapMove"):
         note = schemas[name]["properties"]["note"]
-        assert note["type"] == "string" and note["maxLength"] == 280
+        assert note["type"] == ["string", "null"] and note["maxLength"] == 280
         assert "note" not in schemas[name]["required"]
 
 

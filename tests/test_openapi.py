@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from flask import Flask
 from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
-from service import create_app
+from service import create_app, notes
 from service.models import db
 from service.rules import Variant
 from service.rules.engine import ACTION_KINDS
 
 from .conftest import base_config
-from .factories import one_by_one
+from .factories import one_by_one, written
 from .helpers import redeal
 from .smtp import free_port
 
@@ -89,6 +91,56 @@ def test_a_move_has_one_shape_per_kind_and_nothing_more(doc) -> None:
         {"play": "1H"},
     ):
         assert not move.is_valid(body), body
+
+
+def test_a_note_may_hold_exactly_the_characters_the_server_keeps(doc) -> None:
+    """Every character of the Basic Multilingual Plane, where all those refused lie, and
+    some beyond it; not the surrogates, which are no text alone."""
+    pattern = re.compile(doc["components"]["schemas"]["PlayMove"]["properties"]["note"]["pattern"])
+    astral = [0x1F600, 0x1F3F4, 0xE0067, 0x10FFFF]
+    for point in [*range(0xD800), *range(0xE000, 0x10000), *astral]:
+        note = f"a{chr(point)}b"
+        try:
+            kept = notes.clean(note) is not None
+        except notes.BadNote:
+            kept = False
+        assert bool(pattern.search(note)) == kept, f"U+{point:04X}"
+
+
+# Notes kept and refused: control characters, separators, invisible ones, too long.
+NOTES = [None, "", "ok", "x" * 280, "x" * 281, "tab\tbed", "c1\x85", "line\u2028", "rtl\u202e"]
+
+
+@pytest.mark.parametrize("finished", [False, True], ids=["active", "finished"])
+def test_the_server_refuses_as_malformed_exactly_the_moves_the_document_refuses(
+    app: Flask, client: FlaskClient, make_game: Any, doc: dict[str, Any], finished: bool
+) -> None:
+    """A body the Move schema refuses is a 400 whatever the game's state, and one it allows is
+    never a 400: the game is closed (409), or the rules refuse it in the round 1 exchange,
+    which takes one card (422)."""
+    game = make_game(seed=5)
+    hand = client.get(f"/api/play/{game['keeper']}").get_json()["hand"]
+    version = written(app, game["id"], 8)["version"] if finished else 0
+    move = validator(doc, {"$ref": "#/components/schemas/Move"})
+    bodies: list[dict[str, Any]] = [
+        {"exchange": []},
+        {"exchange": hand[:1] * 2},
+        {"exchange": hand[:2]},
+        {"exchange": hand[:3]},
+        {"exchange": hand[:4]},
+        {"swap": []},
+        {"swap": hand[:1] * 2},
+        {"swap": hand[:2]},
+        {"swap": hand[:3]},
+        {"play": hand[0]},
+        {"play": hand[0], "name": "H"},
+        *({"exchange": hand[:2], "note": note} for note in NOTES),
+    ]
+    for body in bodies:
+        body = {"version": version, **body}
+        status = client.post(f"/api/play/{game['keeper']}", json=body).status_code
+        assert (status != 400) == move.is_valid(body), (body, status)
+        assert status in (400, 409 if finished else 422), (body, status)
 
 
 def test_links_lead_from_a_view_to_a_move_against_its_version(doc) -> None:

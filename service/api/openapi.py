@@ -15,6 +15,7 @@ from flask import current_app
 from ..errors import API_MESSAGES, RETRY_AFTER
 from ..models import GAME_STATUSES
 from ..notes import MAX_LENGTH as MAX_NOTE
+from ..notes import MISLEADING
 from ..request_limits import NUL_IN_REQUEST
 from ..rules import DECK, PHASES, PRINTED, SUITS
 from ..rules.engine import ACTION_EXTRAS, ACTION_KINDS
@@ -28,16 +29,25 @@ TALLY = {
     "required": ["keeper", "shadow"],
 }
 VERSION = {"type": "integer", "description": "The version of the game the move was made against."}
+# The characters :func:`service.notes.clean` refuses, as a regular expression's class: the
+# control characters (Cc), the line and paragraph separators (Zl, Zp) and the invisible ones
+# of MISLEADING. It refuses a lone surrogate (Cs) too, which a JSON string may escape but
+# which is no Unicode text, the only strings a schema speaks of; a pattern naming them is
+# no regular expression to most validators.
+NOT_IN_NOTE = "\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029" + "".join(
+    f"\\u{ord(char):04x}" for char in sorted(MISLEADING)
+)
 NOTE = {
-    "type": "string",
+    "type": ["string", "null"],
     "maxLength": MAX_NOTE,
-    "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
+    "pattern": f"^[^{NOT_IN_NOTE}]*$",
     "description": (
         f"An optional note to the opponent, plain text of at most {MAX_NOTE} characters "
-        "with no control characters and none of the invisible characters that change how "
-        "text reads (the direction marks, embeddings, overrides and isolates U+200E, "
-        "U+200F, U+061C, U+202A-U+202E and U+2066-U+2069, the zero width space U+200B and "
-        "U+FEFF); dropped while the game's notes are off."
+        "with no control characters, no line or paragraph separators (U+2028, U+2029) and "
+        "none of the invisible characters that change how text reads (the direction marks, "
+        "embeddings, overrides and isolates U+200E, U+200F, U+061C, U+202A-U+202E and "
+        "U+2066-U+2069, the zero width space U+200B and U+FEFF); dropped while the game's "
+        "notes are off. null, like a note of spaces only, is no note."
     ),
 }
 # The schema of each key an action may hold besides its own (ACTION_EXTRAS).

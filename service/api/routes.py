@@ -27,7 +27,7 @@ from ..perspective import (
 from ..rules import ActionError, parse_action
 from ..unit_of_work import reading, transaction
 from . import bp
-from .openapi import document
+from .openapi import MOST_CHOSEN, document
 
 
 @bp.get("/play/<token>")
@@ -119,9 +119,11 @@ def with_texts(seen: PlayerView) -> dict[str, Any]:
 def _read_move(body: object) -> tuple[object, dict[str, Any], object]:
     """The version, the action and the note of a posted body, or :class:`games.BadMove`.
 
-    The shape is checked before the game is read, so a malformed body is a 400
-    whatever the game's state. The link says whose move it is: the body names no seat.
-    JSON has one kind of number, so ``4.0`` is the integer version 4, as the schema says.
+    The shape is checked before the game is read, so a body the document's Move
+    schema refuses is a 400 whatever the game's state; whether the move is legal
+    now is the rules' question (422). The link says whose move it is: the body
+    names no seat. JSON has one kind of number, so ``4.0`` is the integer version
+    4, as the schema says.
     """
     if not isinstance(body, dict):
         raise games.BadMove('Send a JSON object: {"version": V, ...move}.')
@@ -129,10 +131,16 @@ def _read_move(body: object) -> tuple[object, dict[str, Any], object]:
     if "seat" in action:
         raise games.BadMove("unexpected key 'seat': the link says whose move it is")
     try:
-        parse_action(action)
+        kind, _ = parse_action(action)
     except ActionError as exc:
         raise games.BadMove(str(exc)) from None
-    note = body.get("note")  # checked by apply_move, before the game is read
+    if kind in MOST_CHOSEN:
+        cards = action[kind]
+        if not 1 <= len(cards) <= MOST_CHOSEN[kind] or len(set(cards)) < len(cards):
+            raise games.BadMove(f'"{kind}" takes 1 to {MOST_CHOSEN[kind]} different cards')
+    # Both checked by apply_move, before the game is read: the version must be an integer,
+    # the note one that notes.clean keeps, or null for none.
+    note = body.get("note")
     version = body.get("version")
     if isinstance(version, float) and version.is_integer():
         version = int(version)
