@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -11,15 +12,19 @@ from flask import Flask
 from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
+from sqlalchemy import select
 
-from service import create_app, notes
-from service.models import db
-from service.rules import Variant
+from service import create_app, games, notes
+from service.games import Seating
+from service.links import token_for
+from service.models import Game, db
+from service.rules import PHASES, SEATS, Variant
 from service.rules.engine import ACTION_KINDS
+from service.unit_of_work import transaction
 
 from .conftest import base_config
 from .factories import one_by_one, written
-from .helpers import redeal
+from .helpers import pick_action, redeal
 from .smtp import free_port
 
 PLAY = "/api/play/{token}"
@@ -234,3 +239,60 @@ def test_limits_and_outages_are_answered_as_documented(client, make_game, doc, t
     assert "503" not in doc["paths"]["/api/openapi.json"]["get"]["responses"]
     with down.app_context():
         db.engine.dispose()
+
+
+def closed(schema: Any) -> Any:
+    """``schema`` with every object it describes closed: a property it does not name fails."""
+    if isinstance(schema, list):
+        return [closed(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    shut = {key: closed(value) for key, value in schema.items()}
+    if "properties" in schema:
+        shut.setdefault("additionalProperties", False)
+    return shut
+
+
+def tokens_of(game: Game) -> dict[str, str]:
+    return {seat: token_for(game.player(seat)) for seat in SEATS}
+
+
+def test_every_field_of_every_view_is_documented(app: Flask, client: FlaskClient, doc) -> None:
+    """Views of each phase, of a return match's two games and against the computer, from a
+    read and from a move, fit the View schema with every object closed: a field added to
+    the view, at any depth, fails here until the document describes it."""
+    view_schema = Draft202012Validator(
+        {"$ref": "#/components/schemas/View", "components": closed(doc["components"])}
+    )
+    phases = set()
+
+    def fits(answer: Any) -> dict[str, Any]:
+        assert answer.status_code == 200, answer.get_data(as_text=True)
+        view_schema.validate(answer.get_json())
+        phases.add(answer.get_json()["phase"])
+        return answer.get_json()
+
+    kim, sam = Seating("kim@example.com", "Kim"), Seating("sam@example.com", "Sam")
+    with app.app_context(), transaction():
+        first = games.create_match(kim, sam, seed=17)
+        computer = games.create_game(kim, Seating.the_computer("hard"), seed=4)
+        first_id, first_tokens = first.id, tokens_of(first)
+        against = token_for(computer.player("keeper"))
+    for _ in one_by_one(app, first_id, 17):
+        for token in first_tokens.values():
+            fits(client.get(f"/api/play/{token}"))
+    assert phases == set(PHASES)
+    with app.app_context():
+        second = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
+        second_tokens = tokens_of(second)
+    for token in second_tokens.values():
+        assert fits(client.get(f"/api/play/{token}"))["match"]["game"] == 2
+    seen = fits(client.get(f"/api/play/{against}"))
+    assert seen["opponent_computer"]
+    move = {"version": seen["version"], **pick_action(seen, random.Random(4))}
+    fits(client.post(f"/api/play/{against}", json=move))
+    # Closed indeed: a field the document leaves out fails, at the top and deep inside.
+    final = fits(client.get(f"/api/play/{first_tokens['keeper']}"))
+    assert not view_schema.is_valid({**final, "secret": 1})
+    final["history"][0]["secret"] = 1
+    assert not view_schema.is_valid(final)

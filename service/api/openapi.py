@@ -13,12 +13,13 @@ from typing import Any
 from flask import current_app
 
 from ..errors import API_MESSAGES, RETRY_AFTER
+from ..game_text import LOOKS
 from ..models import GAME_STATUSES
 from ..notes import MAX_LENGTH as MAX_NOTE
 from ..notes import MISLEADING
 from ..request_limits import NUL_IN_REQUEST
-from ..rules import DECK, PHASES, PRINTED, SUITS
-from ..rules.engine import ACTION_EXTRAS, ACTION_KINDS
+from ..rules import CHOICE_PHASES, DECK, PHASES, PRINTED, SUITS
+from ..rules.engine import ACTION_EXTRAS, ACTION_KINDS, EFFECTS
 
 CARD = {"type": "string", "enum": list(DECK), "description": "A card: rank then suit letter."}
 SEAT = {"type": "string", "enum": ["keeper", "shadow"]}
@@ -370,6 +371,15 @@ def _move_name(kind: str) -> str:
     return f"{kind.capitalize()}Move"
 
 
+def _object(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """An object that always holds each of ``properties`` (some may be null)."""
+    return {"type": "object", "properties": properties, "required": list(properties), **extra}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"oneOf": [schema, {"type": "null"}]}
+
+
 def _schemas() -> dict[str, Any]:
     cards = {"type": "array", "items": CARD}
     play_entry = {
@@ -385,24 +395,113 @@ def _schemas() -> dict[str, Any]:
             "oneOf": [_ref(_move_name(kind)) for kind in ACTION_KINDS],
         },
         **{_move_name(kind): _action_shape(kind) for kind in ACTION_KINDS},
-        "Choice": {
-            "type": "object",
-            "properties": {
-                "choose": {"type": "integer"},
-                "must_include_elixir": {"type": "boolean"},
+        "Choice": _object(
+            {"choose": {"type": "integer"}, "must_include_elixir": {"type": "boolean"}}
+        ),
+        "Trick": _object(
+            {
+                "round": {"type": "integer", "minimum": 1},
+                "trick": {"type": "integer", "minimum": 1},
+                "leader": SEAT,
+                "cards": {"type": "array", "items": play_entry},
+                "winner": SEAT,
+                "effect": _nullable(
+                    {
+                        "type": "string",
+                        "enum": [*EFFECTS.values(), "none"],
+                        "description": "The elixir's effect; none when both cards are elixirs.",
+                    }
+                ),
+                "outcome": {
+                    "type": "string",
+                    "pattern": "^(took|nothing|[0-9]*)$",
+                    "description": (
+                        "What the elixir did: took or nothing for a Steal, the cards each "
+                        "gave for a Swap (0 once the hands are empty), empty otherwise."
+                    ),
+                },
+                "text": {
+                    "type": "string",
+                    "description": "What the elixir did, in English; empty without one.",
+                },
             },
-            "required": ["choose", "must_include_elixir"],
-        },
-        "View": {
-            "type": "object",
-            "properties": {
+            description="A trick played: its cards, its winner and what its elixir did.",
+        ),
+        "Transfer": _object(
+            {
+                "round": {"type": "integer", "minimum": 1},
+                "kind": {"type": "string", "enum": list(CHOICE_PHASES)},
+                "after_trick": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "The trick it followed; 0 for a round's exchange.",
+                },
+                "gave": cards,
+                "received": cards,
+            },
+            description="An exchange or swap settled: the cards you gave and those you got.",
+        ),
+        "MatchScore": _object(
+            {
+                "game": {
+                    "type": "integer",
+                    "enum": [1, 2],
+                    "description": "Which game of the match this is.",
+                },
+                "you": {"type": "integer", "description": "Your score in the match."},
+                "opponent": {"type": "integer", "description": "Your opponent's score."},
+                "over": {"type": "boolean"},
+                "winner": _nullable({"type": "string", "enum": ["you", "opponent"]}),
+                "draw": {"type": "boolean"},
+                "ended_early": {
+                    "type": "boolean",
+                    "description": (
+                        "A game of the match ended other than by play (a timeout, a "
+                        "forfeit, an abandoned or cancelled game): the match ended with it, "
+                        "won by that game's winner if it had one."
+                    ),
+                },
+            },
+            description="A return match, two games with the roles swapped, as you see it.",
+        ),
+        "View": _object(
+            {
                 "game": {"type": "integer"},
                 "seat": SEAT,
+                "you": {"type": "string", "description": "Your name, as the game gives it."},
+                "opponent": {
+                    "type": "string",
+                    "description": (
+                        "Your opponent's name; the computer's with its level, in the "
+                        "language of the request."
+                    ),
+                },
+                "names": {
+                    **_object({"keeper": {"type": "string"}, "shadow": {"type": "string"}}),
+                    "description": "Each seat's player by name.",
+                },
+                "opponent_computer": {
+                    "type": "boolean",
+                    "description": "Whether the computer plays the other seat: it has no deadline.",
+                },
+                "look": {
+                    "type": "string",
+                    "enum": list(LOOKS),
+                    "description": "The cards' look on the game's pages.",
+                },
                 "round": {"type": "integer", "minimum": 1, "description": "1 to last_round."},
                 "last_round": {
                     "type": "integer",
                     "minimum": 1,
                     "description": "The round the Keeper must last (3 by the printed rules).",
+                },
+                "trick": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": (
+                        "The trick of the round being played, 1 to tricks_per_round; one more "
+                        "once the round's last trick is played."
+                    ),
                 },
                 "phase": {"type": "string", "enum": list(PHASES)},
                 "status": {"type": "string", "enum": list(GAME_STATUSES)},
@@ -415,10 +514,20 @@ def _schemas() -> dict[str, Any]:
                         "made at the same time as your opponent's."
                     ),
                 },
+                "opponent_chosen": {
+                    "type": "boolean",
+                    "description": (
+                        "In an exchange or a swap, your opponent has chosen their cards "
+                        "(which stay hidden until you have chosen yours)."
+                    ),
+                },
                 "to_act": {"type": "array", "items": SEAT},
-                "leader": {"oneOf": [SEAT, {"type": "null"}]},
+                "leader": _nullable(SEAT),
                 "hand": cards,
-                "pending": {"oneOf": [cards, {"type": "null"}]},
+                "pending": {
+                    **_nullable(cards),
+                    "description": "The cards you chose in this exchange or swap, until both have.",
+                },
                 "opponent_cards": {"type": "integer"},
                 "table": {"type": "array", "items": play_entry},
                 "suit_order": {"type": "array", "items": SUIT},
@@ -440,9 +549,8 @@ def _schemas() -> dict[str, Any]:
                 },
                 "rounds": {
                     "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
+                    "items": _object(
+                        {
                             "keeper": {"type": "integer"},
                             "shadow": {"type": "integer"},
                             "moved": {
@@ -456,41 +564,31 @@ def _schemas() -> dict[str, Any]:
                                     "difference, as far as the track's end."
                                 ),
                             },
-                        },
-                    },
+                        }
+                    ),
                 },
-                "history": {
+                "history": {"type": "array", "items": _ref("Trick")},
+                "since": {
                     "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "round": {"type": "integer"},
-                            "trick": {"type": "integer"},
-                            "leader": SEAT,
-                            "cards": {"type": "array", "items": play_entry},
-                            "winner": SEAT,
-                            "effect": {
-                                "oneOf": [
-                                    {"type": "string", "enum": ["reset", "swap", "steal", "none"]},
-                                    {"type": "null"},
-                                ]
-                            },
-                            "text": {
-                                "type": "string",
-                                "description": (
-                                    "What the elixir did, in English; empty without one."
-                                ),
-                            },
-                        },
-                    },
+                    "items": _ref("Trick"),
+                    "description": "The tricks of history played since your own last move.",
                 },
-                "winner": {"oneOf": [SEAT, {"type": "null"}]},
-                "opponent_computer": {
-                    "type": "boolean",
-                    "description": "Whether the computer plays the other seat: it has no deadline.",
+                "transfers": {
+                    "type": "array",
+                    "items": _ref("Transfer"),
+                    "description": "Every exchange and swap settled, oldest first.",
                 },
+                "winner": _nullable(SEAT),
                 "deadline": {
-                    "oneOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]
+                    **_nullable({"type": "string", "format": "date-time"}),
+                    "description": (
+                        "When the move owed must be made, while the game is in play; null "
+                        "without one."
+                    ),
+                },
+                "match": {
+                    **_nullable(_ref("MatchScore")),
+                    "description": "The return match this game is part of, if it is.",
                 },
                 "legal": {
                     "description": (
@@ -510,29 +608,6 @@ def _schemas() -> dict[str, Any]:
                         _ref("Choice"),
                     ],
                 },
-            },
-            "required": [
-                "seat",
-                "round",
-                "phase",
-                "version",
-                "your_turn",
-                "choosing",
-                "to_act",
-                "hand",
-                "opponent_cards",
-                "table",
-                "suit_order",
-                "tricks",
-                "track",
-                "track_length",
-                "tricks_per_round",
-                "last_round",
-                "swap_size",
-                "rounds",
-                "history",
-                "winner",
-                "legal",
-            ],
-        },
+            }
+        ),
     }
