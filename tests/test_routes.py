@@ -1,4 +1,5 @@
-"""Every URL that names a row by its id: an id past what the database holds is not found."""
+"""Every URL that names a row by its id: an id past what the database holds is not found.
+A path with doubled slashes is not found either, never redirected."""
 
 from __future__ import annotations
 
@@ -39,3 +40,22 @@ def test_ids_the_database_cannot_hold_are_not_found(app: Flask) -> None:
     for method, url in urls:
         response = client.open(url, method=method, data={"csrf_token": token})
         assert response.status_code == 404, (method, url, response.status_code)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["//play/{token}", "/api/play//{token}", "/play//{token}", "//api/play/{token}", "//new"],
+)
+def test_a_path_with_doubled_slashes_is_not_found(app: Flask, make_game, path: str) -> None:
+    """Not redirected to the path with the slashes merged: the redirect's address would be
+    the request's Host, not BASE_URL, and would carry the link's token there."""
+    path = path.format(token=make_game()["keeper"])
+    for method in ("GET", "POST"):
+        response = app.test_client().open(
+            "/",
+            method=method,
+            environ_overrides={"PATH_INFO": path},
+            headers={"Host": "evil.example"},
+        )
+        assert response.status_code == 404, (method, path, response.headers.get("Location"))
+        assert "Location" not in response.headers
