@@ -117,8 +117,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     db.init_app(app)
     connections.init_app(app)
     migrate.init_app(app, db, directory=str(data_folder("migrations")))
+    limiter.init_app(app)  # before CSRF: a POST it refuses counts against the limit too
     csrf.init_app(app)
-    limiter.init_app(app)
     app.url_map.converters["id"] = IdConverter
     app.url_map.merge_slashes = False  # see refuse_empty_segments
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
 
-from flask import request
+from flask import current_app, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_migrate import Migrate
@@ -12,6 +14,8 @@ from flask_wtf.csrf import CSRFProtect
 from sqlalchemy import JSON
 
 from .models import POSTGRESQL_ONLY_INDEXES, UTCDateTime, db
+
+View = TypeVar("View", bound=Callable[..., Any])
 
 
 def render_type(kind: str, obj: Any, context: Any) -> str | bool:
@@ -62,4 +66,25 @@ def players_links() -> bool:
     return request.blueprint in UNLIMITED_BLUEPRINTS
 
 
-__all__ = ["csrf", "db", "limiter", "migrate"]
+def limited_form(limit: str) -> Callable[[View], View]:
+    """Limit a form's POSTs per IP to ``limit``, counting each before its CSRF token is checked.
+
+    Flask-Limiter counts a view's own limit as the view is called, after every
+    ``before_request`` hook, and CSRFProtect's is one: a POST it refused, for a
+    missing or stale token, would never be counted. So the view is exempt from
+    that hook and checks its token itself, once the limiter has counted it.
+    """
+
+    def decorate(view: View) -> View:
+        @wraps(view)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            if current_app.config["WTF_CSRF_ENABLED"]:
+                csrf.protect()
+            return view(*args, **kwargs)
+
+        return limiter.limit(limit, methods=["POST"])(csrf.exempt(counted))
+
+    return decorate
+
+
+__all__ = ["csrf", "db", "limited_form", "limiter", "migrate"]

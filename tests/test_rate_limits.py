@@ -67,6 +67,26 @@ def test_a_players_links_are_not_limited_where_other_pages_are(
         limiter.limit_manager.set_default_limits([])
 
 
+@pytest.mark.parametrize("path", ["/new", "/links"])
+def test_a_post_without_its_csrf_token_counts_against_the_limit(app: Flask, path: str) -> None:
+    """Every POST of a limited form counts: one the CSRF check refuses too, so that sending
+    forms without a token costs a client its allowance like any other."""
+    client = app.test_client()
+    statuses = [client.post(path, data={"email": "kim@example.com"}).status_code for _ in range(12)]
+    assert statuses == [400] * 10 + [429] * 2
+
+
+@pytest.mark.parametrize("app_config", [{"RATELIMIT_DEFAULT": "2 per minute"}])
+def test_a_post_without_its_csrf_token_counts_against_a_default_limit(app: Flask) -> None:
+    """The limiter's own hook, which checks the default limits, runs before the CSRF check."""
+    client = app.test_client()
+    try:
+        statuses = [client.post("/admin/login", data={}).status_code for _ in range(3)]
+        assert statuses == [400, 400, 429]
+    finally:
+        limiter.limit_manager.set_default_limits([])
+
+
 def test_a_draw_refused_part_way_gives_back_what_it_drew(app: Flask) -> None:
     """An allowance that passed the test but was taken before its draw (here by the same
     request's own first draw) refuses the request, and the draws before it are undone."""

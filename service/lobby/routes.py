@@ -19,7 +19,7 @@ from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import TooManyRequests
 
 from .. import addresses, games, invitations, rematch_rules
-from ..extensions import csrf, limiter
+from ..extensions import csrf, limited_form
 from ..health import check_database
 from ..language import current_language, gettext
 from ..links import player_for, token_for
@@ -32,7 +32,7 @@ from .forms import LinksForm, NewGameForm
 
 
 @bp.route("/new", methods=["GET", "POST"])
-@limiter.limit("10 per hour", methods=["POST"])
+@limited_form("10 per hour")
 def new_game() -> ResponseReturnValue:
     """The public new-game form; a valid request emails the creator a confirm link.
 
@@ -97,7 +97,7 @@ def _computer_name(exc: games.ComputerName) -> str:
 
 
 @bp.route("/links", methods=["GET", "POST"])
-@limiter.limit("10 per hour", methods=["POST"])
+@limited_form("10 per hour")
 def lost_links() -> ResponseReturnValue:
     """Lost your links? The link to the address's home page goes to that address, with its
     games in play.
