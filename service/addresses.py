@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 from functools import cache
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import available_timezones
 
 from sqlalchemy import Executable, Select, bindparam, select, update
 
@@ -99,14 +99,30 @@ def time_zone(email: str | None) -> str | None:
 
 
 def is_time_zone(name: str) -> bool:
-    """Whether ``name`` is an IANA time zone this machine knows (``Europe/Paris``)."""
-    if not name or len(name) > 64 or name.startswith("/") or ".." in name:
-        return False
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return False
-    return True
+    """Whether ``name`` is an IANA time zone this machine knows (``Europe/Paris``).
+
+    Only a name of the list of zones: loading any file of the zone tree would take
+    ``localtime`` (the server's own zone, whatever it is) and the trees of other
+    conventions (``right/UTC``, which counts leap seconds).
+    """
+    return name in _time_zones()
+
+
+# Files of a zone tree that are no IANA time zone: the machine's own zone, the template
+# of POSIX rules and a placeholder; and the trees of the same zones under other conventions.
+NOT_ZONES = frozenset({"localtime", "posixrules", "Factory"})
+NOT_ZONE_TREES = ("posix/", "right/")
+
+
+@cache
+def _time_zones() -> frozenset[str]:
+    """The IANA time zones this machine knows, listed once a process: listing them opens
+    every file of the zone tree."""
+    return frozenset(
+        name
+        for name in available_timezones()
+        if name not in NOT_ZONES and not name.startswith(NOT_ZONE_TREES)
+    )
 
 
 def learn_time_zone(email: str, name: str) -> bool:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service.addresses import time_zone
+from service.addresses import is_time_zone, time_zone
+from service.links import home_token
 from service.models import OutboxMessage, db
 
 from ..factories import one_by_one
-from ..helpers import statements_run, write_queued
+from ..helpers import csrf_token, statements_run, write_queued
 
 
 def zone_of(app: Flask, email: str) -> str | None:
@@ -35,6 +37,29 @@ def test_the_first_zone_a_browser_reports_is_kept(
     assert zone_of(app, "kim@example.com") == "Europe/Paris"
     assert zone_of(app, "sam@example.com") is None
     assert client.post("/play/nonsense/time-zone", data={"zone": "UTC"}).status_code == 404
+
+
+# Names that load from the zone tree but are no IANA time zone: the server's own zone, the
+# POSIX rules template, a placeholder, and the trees of other conventions.
+NOT_ZONES = ["localtime", "posixrules", "Factory", "right/UTC", "posix/Europe/Paris"]
+
+
+@pytest.mark.parametrize("name", NOT_ZONES)
+def test_a_file_of_the_zone_tree_that_is_no_zone_is_refused(
+    app: Flask, client: FlaskClient, make_game, name: str
+) -> None:
+    """By the move page's report and by the home page's form alike."""
+    game = make_game()
+    assert client.post(f"/play/{game['keeper']}/time-zone", data={"zone": name}).status_code == 400
+    with app.app_context():
+        home = f"/me/{home_token('kim@example.com')}"
+    token = csrf_token(client.get(home).get_data(as_text=True))
+    refused = client.post(f"{home}/time-zone", data={"csrf_token": token, "zone": name})
+    assert refused.status_code == 400
+    assert zone_of(app, "kim@example.com") is None
+    with app.app_context():
+        assert not is_time_zone(name)
+        assert all(map(is_time_zone, ["UTC", "Europe/Paris", "America/Argentina/Buenos_Aires"]))
 
 
 def test_a_zone_already_known_is_read_not_locked(
