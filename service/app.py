@@ -11,6 +11,7 @@ from typing import Any
 from flask import Flask, Request, abort, request
 from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from flask.typing import ResponseReturnValue
+from werkzeug.datastructures import ImmutableDict
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import IntegerConverter, Map
 
@@ -59,6 +60,10 @@ class Service(Flask):
     trying to commit (:mod:`service.connections`)."""
 
     session_interface = CookieSessions()
+    # No route answers OPTIONS, which Flask would with an empty 200 of its own: the service
+    # serves no other origin, and the API's document lists no such operation. It is a 405
+    # with Allow, like any method a path does not take; set before Flask adds its first route.
+    default_config = ImmutableDict({**Flask.default_config, "PROVIDE_AUTOMATIC_OPTIONS": False})
 
     def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
         """Flask's own, with whether ``func`` is a coroutine function asked once, not on every

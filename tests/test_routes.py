@@ -1,5 +1,5 @@
 """Every URL that names a row by its id: an id past what the database holds is not found.
-A path with doubled slashes is not found either, never redirected."""
+A path with doubled slashes is not found either, never redirected. No route takes OPTIONS."""
 
 from __future__ import annotations
 
@@ -59,3 +59,24 @@ def test_a_path_with_doubled_slashes_is_not_found(app: Flask, make_game, path: s
         )
         assert response.status_code == 404, (method, path, response.headers.get("Location"))
         assert "Location" not in response.headers
+
+
+def test_no_route_answers_options(app: Flask) -> None:
+    """Flask would answer OPTIONS on every route with an empty 200: here it is a method the
+    path does not take, 405 with the methods it does (the API says so in JSON)."""
+    client = app.test_client()
+    with app.test_request_context():
+        urls = {
+            rule.endpoint: (url_for(rule.endpoint, **dict.fromkeys(rule.arguments, "1")), rule)
+            for rule in app.url_map.iter_rules()
+        }
+    assert {"api.view", "players.play", "lobby.new_game", "static"} <= set(urls)
+    for url, rule in urls.values():
+        assert "OPTIONS" not in (rule.methods or ()), rule
+        response = client.options(url)
+        assert response.status_code == 405, (url, response.status_code)
+        allowed = set(response.headers["Allow"].split(", "))
+        assert allowed and "OPTIONS" not in allowed, url
+        assert "Access-Control-Allow-Origin" not in response.headers
+        if url.startswith("/api/"):
+            assert response.get_json()["error"]["code"] == "method_not_allowed"
