@@ -18,11 +18,14 @@ the same way.
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 from functools import cache, lru_cache
+from typing import Any
 
 from flask import current_app
-from itsdangerous import BadSignature, URLSafeSerializer
+from itsdangerous import BadData, BadSignature, URLSafeSerializer
+from itsdangerous.encoding import base64_decode, base64_encode
 from sqlalchemy import update
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.interfaces import ORMOption
@@ -35,6 +38,9 @@ HOME_SALT = "splitmind.home-link"
 # its JSON twin, a home page, an invitation, a rematch and an unsubscribe link.
 # Logs redact them and their pages are never cached.
 TOKEN_PATHS = ("/api/play/", "/play/", "/me/", "/invitations/", "/rematch/", "/unsubscribe/")
+# A token as URLSafeSerializer writes one: its payload (after a dot when compressed), a dot
+# and its signature, in the URL-safe base64 alphabet without padding.
+TOKEN_SPELLING = re.compile(r"\.?[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
 
 
 def new_link_key() -> str:
@@ -42,7 +48,7 @@ def new_link_key() -> str:
     return secrets.token_urlsafe(32)
 
 
-def serializer(salt: str) -> URLSafeSerializer:
+def serializer(salt: str) -> Serializer:
     """The signer of one kind of token: it signs with ``SECRET_KEY`` only and also
     accepts the keys in ``SECRET_KEY_FALLBACKS``.
 
@@ -54,11 +60,39 @@ def serializer(salt: str) -> URLSafeSerializer:
     return _serializer((*config["SECRET_KEY_FALLBACKS"], config["SECRET_KEY"]), salt)
 
 
+class Serializer(URLSafeSerializer):
+    """itsdangerous's URL-safe serializer, taking a token only as it writes one.
+
+    itsdangerous decodes a signature leniently: it drops characters outside the
+    alphabet, and the last character of a signature has spellings that decode to
+    the same bytes. One link would then have many spellings, each a page of its own
+    to the kept-page cache, with a stranger's characters echoed into the page.
+    """
+
+    def loads(self, s: str | bytes, salt: str | bytes | None = None, **kwargs: Any) -> Any:
+        """The payload of a token spelled as :meth:`dumps` spells it; else :class:`BadSignature`."""
+        token = s if isinstance(s, str) else s.decode("ascii", "replace")
+        if not _well_spelled(token):
+            raise BadSignature("the token is not spelled as the service writes it")
+        return super().loads(s, salt, **kwargs)
+
+
+def _well_spelled(token: str) -> bool:
+    """Whether ``token`` is in the alphabet, and its signature in the one spelling of its bytes."""
+    if not TOKEN_SPELLING.fullmatch(token):
+        return False
+    signature = token.rpartition(".")[2]
+    try:
+        return base64_encode(base64_decode(signature)) == signature.encode()
+    except BadData:  # a length no base64 has
+        return False
+
+
 @lru_cache(maxsize=64)
-def _serializer(keys: tuple[str, ...], salt: str) -> URLSafeSerializer:
+def _serializer(keys: tuple[str, ...], salt: str) -> Serializer:
     """One serializer per keys and salt, made once: making one costs as much as checking
     a token with it."""
-    return URLSafeSerializer(list(keys), salt=salt)
+    return Serializer(list(keys), salt=salt)
 
 
 def token_for(player: Player) -> str:
