@@ -349,6 +349,8 @@ def apply_move(
         game, player = _lock(player_id)
         if link_key is not None and not key_matches(player.link_key, link_key):
             raise UnknownLink(NOT_FOUND)
+        if game.status == "waiting":
+            raise GameClosed("This game has not started: it takes moves once both players join.")
         if game.status != "active":
             raise GameClosed(
                 f"This game is {describe_status(game.status)}: it takes no more moves."

@@ -521,3 +521,22 @@ def test_a_move_reads_its_game_once_under_the_lock(app, client, make_game) -> No
     reads = [sql for sql in reads if sql.lstrip().startswith("SELECT")]
     assert len(reads) == 1, "\n\n".join(reads)
     assert "FOR UPDATE" in reads[0]
+
+
+def test_a_game_not_started_says_so_to_a_move(app: Flask, client: FlaskClient) -> None:
+    """A waiting game (its opponent has not accepted) is not over: the refusal says it starts."""
+    with app.app_context(), transaction():
+        game = games.create_game(
+            games.Seating("kim@example.com", "Kim"),
+            games.Seating("sam@example.com", "Sam"),
+            waiting=True,
+        )
+        token = token_for(game.player("keeper"))
+        game_id = game.id
+    response = client.post(f"/api/play/{token}", json={"version": 0, "exchange": ["1H"]})
+    assert response.status_code == 409
+    assert response.get_json()["error"] == {
+        "code": "closed",
+        "message": "This game has not started: it takes moves once both players join.",
+    }
+    assert load_game(app, game_id).version == 0
