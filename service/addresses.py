@@ -8,10 +8,11 @@ that an address bounces, and the dashboard reads it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from functools import cache
-from zoneinfo import available_timezones
+from zoneinfo import ZoneInfo, available_timezones
 
 from sqlalchemy import Executable, Select, bindparam, select, update
 
@@ -125,12 +126,28 @@ def _time_zones() -> frozenset[str]:
     )
 
 
-def learn_time_zone(email: str, name: str) -> bool:
+def zone_of(name: str | None) -> tzinfo:
+    """The zone an address's times are read in: its own (``name``), or UTC while none is
+    known, or for a name this machine does not know as a time zone."""
+    return ZoneInfo(name) if name and is_time_zone(name) else UTC
+
+
+def hour_in_zone(hour: int, zone: str, now: datetime) -> int:
+    """The hour of ``zone`` at which hour ``hour`` of UTC falls today (``now``); a zone off the
+    whole hour rounds up, never earlier (8 UTC is 13:30 in Kolkata: 14)."""
+    offset = now.astimezone(zone_of(zone)).utcoffset()
+    minutes = hour * 60 + (offset.total_seconds() // 60 if offset is not None else 0)
+    return math.ceil(minutes / 60) % 24
+
+
+def learn_time_zone(email: str, name: str, now: datetime | None = None) -> bool:
     """Keep the time zone a browser reported for the address, unless one is known already.
 
     Returns whether it was kept; a name that is no time zone raises ``ValueError``.
     Caller's transaction. The page reports its zone on every load: once one is
     known, that is a plain read, and the row is locked only to write the first.
+    A digest hour the address chose while its hour was read in UTC keeps its moment:
+    it becomes the same moment's hour in the zone learnt.
     """
     if not is_time_zone(name):
         raise ValueError(f"no time zone {name!r}")
@@ -140,6 +157,8 @@ def learn_time_zone(email: str, name: str) -> bool:
     if settings.time_zone is not None:
         return False
     settings.time_zone = name
+    if settings.email_policy == "digest":
+        settings.digest_hour = hour_in_zone(settings.digest_hour, name, now or utcnow())
     db.session.flush()
     return True
 

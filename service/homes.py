@@ -25,14 +25,13 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo
 
 from flask import current_app
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import contains_eager
 
 from . import games, invitations, notify, rematch_rules
-from .addresses import addresses_away, is_time_zone, settings_for, settings_row
+from .addresses import addresses_away, is_time_zone, settings_for, settings_row, zone_of
 from .language import LANGUAGES
 from .links import new_link_key
 from .models import (
@@ -99,7 +98,7 @@ class Home:
 
     @property
     def digest_hour(self) -> int:
-        """The hour (UTC) of the address's digest (the default for an address that chose none)."""
+        """The hour of the address's digest, in its time zone (the default if it chose none)."""
         return self.settings.digest_hour if self.settings is not None else DEFAULT_DIGEST_HOUR
 
     @property
@@ -365,10 +364,11 @@ def _games_owed(email: str) -> list[int]:
 def _digest_due(hour: int, zone: str | None, last: datetime | None, now: datetime) -> bool:
     """Whether an address's digest is due at ``now``: its ``hour`` has come today where the
     address is (``zone``, UTC while unknown) and none went since (``last``)."""
-    local = now.astimezone(ZoneInfo(zone) if zone else UTC)
+    local = now.astimezone(zone_of(zone))
     if local.hour < hour:
         return False
-    slot = local.replace(hour=hour, minute=0, second=0, microsecond=0).astimezone(UTC)
+    # The first of the two hours a clock turned back repeats (fold 0): one digest that day.
+    slot = local.replace(hour=hour, minute=0, second=0, microsecond=0, fold=0).astimezone(UTC)
     return last is None or last < slot
 
 

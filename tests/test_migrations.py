@@ -106,7 +106,9 @@ def test_every_address_playing_or_invited_is_given_a_home_key(app: Flask) -> Non
 def test_digest_hours_chosen_as_utc_keep_their_moment_where_the_address_is(app: Flask) -> None:
     chosen = {"ny@example.com": ("America/New_York", 12), "in@example.com": ("Asia/Kolkata", 8)}
     chosen["none@example.com"] = (None, 8)
+    chosen["local@example.com"] = ("localtime", 9)  # the server's zone: no zone of the address
     hours = select(AddressSettings.email, AddressSettings.digest_hour)
+    zones = select(AddressSettings.email, AddressSettings.time_zone)
     with app.app_context(), time_machine.travel(datetime(2026, 6, 1, tzinfo=UTC), tick=False):
         downgrade(revision=BEFORE_LOCAL_DIGEST_HOURS)
         for email, (zone, hour) in chosen.items():
@@ -117,18 +119,34 @@ def test_digest_hours_chosen_as_utc_keep_their_moment_where_the_address_is(app: 
                 ),
                 {"email": email, "hour": hour, "zone": zone},
             )
+        # An address that never chose the digest keeps the default hour where it is.
+        db.session.execute(
+            text(
+                "INSERT INTO address_settings (email, email_policy, digest_hour, time_zone,"
+                " vacation_days_used) VALUES ('paris@example.com', 'every_move', 8,"
+                " 'Europe/Paris', 0)"
+            )
+        )
         db.session.commit()
         db.session.remove()
         upgrade()
         after = dict(db.session.execute(hours).all())
+        after_zones = dict(db.session.execute(zones).all())
         db.session.remove()
         downgrade(revision=BEFORE_LOCAL_DIGEST_HOURS)
         back = dict(db.session.execute(hours).all())
         db.session.remove()
         upgrade()
     # Noon UTC is 8 in New York in June; 8 UTC is 13:30 in Kolkata, and the hour rounds up.
-    assert after == {"ny@example.com": 8, "in@example.com": 14, "none@example.com": 8}
-    assert back == {email: hour for email, (_, hour) in chosen.items()}
+    assert after == {
+        "ny@example.com": 8,
+        "in@example.com": 14,
+        "none@example.com": 8,
+        "local@example.com": 9,
+        "paris@example.com": 8,
+    }
+    assert after_zones["local@example.com"] is None and after_zones["paris@example.com"]
+    assert back == {**{email: hour for email, (_, hour) in chosen.items()}, "paris@example.com": 8}
 
 
 def test_adding_started_at_fills_it_in_for_games_that_started(app: Flask) -> None:

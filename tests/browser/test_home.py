@@ -41,7 +41,12 @@ def test_the_home_page(
     assert "You won" in done.inner_text()
     assert done.get_by_role("button", name="Ask Sam for a rematch").is_visible()
     page.get_by_label("once a day, with every move I owe (a digest)").check()
-    page.get_by_label("Hour of the digest (0 to 23, UTC time)").fill("19")
+    hour = page.get_by_label("Hour of the digest (0 to 23)")
+    # Its zone is said beside it, and read with it: UTC until the address has one.
+    assert page.locator("#" + str(hour.get_attribute("aria-describedby"))).inner_text() == (
+        "UTC time"
+    )
+    hour.fill("19")
     page.locator("form[action$='/emails'] button[type=submit]").click()
     page.wait_for_load_state()
     assert page.get_by_label("once a day, with every move I owe (a digest)").is_checked()

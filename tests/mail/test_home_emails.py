@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from service import deadlines, homes
 from service.links import home_token
-from service.models import Game, OutboxMessage, Player, db
+from service.models import AddressSettings, Game, OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one
@@ -159,6 +159,36 @@ def test_the_digest_hour_is_the_address_s_own(app: Flask, make_game) -> None:
     moment = NOW + timedelta(days=1, hours=-5)
     with time_machine.travel(moment, tick=False), app.app_context():
         assert deadlines.sweep(moment).digests == []
+
+
+def test_one_digest_on_the_night_the_clocks_go_back(app: Flask, make_game) -> None:
+    """1 o'clock comes twice in New York on 1 November 2026 (05:00 and 06:00 UTC)."""
+    night = datetime(2026, 11, 1, 4, 30, tzinfo=UTC)
+    with time_machine.travel(night, tick=False):
+        make_game(seed=21)
+        with app.app_context(), transaction():
+            homes.set_email_policy(KIM, "digest", digest_hour=1)
+            homes.set_time_zone(KIM, "America/New_York")
+    for hour, expected in ((5, [KIM]), (6, []), (7, [])):
+        moment = night.replace(hour=hour, minute=5)
+        with time_machine.travel(moment, tick=False), app.app_context():
+            assert deadlines.sweep(moment).digests == expected, hour
+
+
+def test_a_zone_learnt_later_keeps_the_moment_of_the_hour_chosen(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Chosen as 8 while the page said UTC; the move page then reports New York (UTC-4 in
+    June): the digest still goes at 08:00 UTC, which is 4 there."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=21)
+        with app.app_context(), transaction():
+            homes.set_email_policy(KIM, "digest", digest_hour=8)
+        zone = {"zone": "America/New_York"}
+        assert client.post(f"/play/{game['keeper']}/time-zone", data=zone).status_code == 204
+    with app.app_context():
+        settings = db.session.get_one(AddressSettings, KIM)
+        assert (settings.time_zone, settings.digest_hour) == ("America/New_York", 4)
 
 
 def test_a_digest_queued_before_a_stop_is_not_sent(
