@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, available_timezones
 
 from sqlalchemy import Executable, Select, bindparam, select, update
 
+from .links import new_link_key
 from .logs import redact
 from .models import Address, AddressSettings, db, insert_new, utcnow
 
@@ -41,6 +42,15 @@ def settings_row(email: str) -> AddressSettings:
         db.session.execute(insert_new(AddressSettings).values(email=email))
         settings = db.session.scalars(_settings_locked(email)).one()
     return settings
+
+
+def give_home_key(email: str) -> None:
+    """Give the address a random home key unless it has one (caller's transaction): every
+    address that takes a seat has a home link (:mod:`service.links`). Callers giving keys to
+    several addresses give them in the addresses' order, as rows are locked."""
+    settings = settings_row(email)
+    if not settings.home_key:
+        settings.home_key = new_link_key()
 
 
 def _settings_locked(email: str) -> Select[AddressSettings]:

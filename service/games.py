@@ -22,11 +22,11 @@ from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.exc import StaleDataError
 
 from . import audit, bots, figures, metrics, notes, notify
+from .addresses import give_home_key, vacation_end
 from .addresses import language as address_language
-from .addresses import vacation_end
 from .errors import NOT_FOUND
 from .game_text import LOOKS, poses_as_computer, seat_name
-from .links import give_home_key, key_matches, new_link_key
+from .links import key_matches, new_link_key
 from .models import (
     NAME_LENGTH,
     OPEN_INVITATIONS,
@@ -272,7 +272,7 @@ def create_game(
         )
     game.events.add(Event(kind="created", version=0, note=f"seed {state['seed']}"))
     db.session.add(game)
-    for email in emails.values():
+    for email in sorted(emails.values()):  # locked in one order: games made at once wait
         give_home_key(email)
     if not waiting:
         _start(game)

@@ -5,7 +5,8 @@ A token signs the player's id and the player's ``link_key``, a random value of
 link be rotated (a new key) or revoked (no key) without touching the others.
 
 A home link signs an address and its ``home_key`` (:class:`AddressSettings`),
-a random value given when the address first takes a seat (:func:`give_home_key`):
+a random value given when the address first takes a seat
+(:func:`service.addresses.give_home_key`):
 a page can show the link without writing anything, replacing the key kills
 every copy of the old link, and the secret key alone forges no home link (it
 would open the address's games). An address with no key has no home link.
@@ -26,11 +27,10 @@ from typing import Any
 from flask import current_app
 from itsdangerous import BadData, BadSignature, URLSafeSerializer
 from itsdangerous.encoding import base64_decode, base64_encode
-from sqlalchemy import update
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.interfaces import ORMOption
 
-from .models import AddressSettings, Game, Player, db, insert_new, is_row_id
+from .models import AddressSettings, Game, Player, db, is_row_id
 
 SALT = "splitmind.play-link"
 HOME_SALT = "splitmind.home-link"
@@ -154,17 +154,6 @@ def _with_game_and_seats() -> tuple[ORMOption, ...]:
     """The loader options of :func:`linked_player`, built once: building them costs a tenth
     of the read."""
     return (joinedload(Player.game).joinedload(Game.players),)
-
-
-def give_home_key(email: str) -> None:
-    """Give the address a random home key unless it has one (caller's transaction): every
-    address that takes a seat has a home link."""
-    db.session.execute(insert_new(AddressSettings).values(email=email, home_key=new_link_key()))
-    db.session.execute(
-        update(AddressSettings)
-        .where(AddressSettings.email == email, AddressSettings.home_key.is_(None))
-        .values(home_key=new_link_key())
-    )
 
 
 def home_token(email: str) -> str | None:
