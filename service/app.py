@@ -8,7 +8,7 @@ from inspect import iscoroutinefunction
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Request, abort, request
+from flask import Flask, Request
 from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from flask.typing import ResponseReturnValue
 from werkzeug.datastructures import ImmutableDict
@@ -85,18 +85,6 @@ class Service(Flask):
         return super().dispatch_request()
 
 
-def refuse_empty_segments() -> None:
-    """404 for a path with doubled slashes (``//play/…``, ``/api/play//…``): no route has one.
-
-    Werkzeug ignores the slashes that lead a path, and answers doubled slashes
-    inside one by redirecting to the path with them merged (unless the map says
-    not to, as it does here), at the request's Host rather than ``BASE_URL``: a
-    link's token would go wherever the Host header said.
-    """
-    if "//" in request.environ.get("PATH_INFO", ""):
-        abort(404)
-
-
 @lru_cache(maxsize=1024)
 def _is_coroutine(func: Callable[..., Any]) -> bool:
     return iscoroutinefunction(func)
@@ -114,7 +102,6 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     logs.init_app(app)
     metrics.init_app(app)  # first, so it times requests that other hooks answer early
     request_limits.init_app(app)  # before the hooks that read forms
-    app.before_request(refuse_empty_segments)  # before the hooks of the route it would reach
     if app.config["TRUSTED_PROXIES"]:
         hops = app.config["TRUSTED_PROXIES"]
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
@@ -125,7 +112,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     limiter.init_app(app)  # before CSRF: a POST it refuses counts against the limit too
     csrf.init_app(app)
     app.url_map.converters["id"] = IdConverter
-    app.url_map.merge_slashes = False  # see refuse_empty_segments
+    app.url_map.merge_slashes = False  # see request_limits.refuse_empty_segments
 
     from . import admin, cli, errors, health, language, security, static_files, templating
     from .api import bp as api_bp

@@ -121,9 +121,22 @@ class JSONProvider(DefaultJSONProvider):
             raise ValueError("JSON nested too deeply") from None
 
 
+def refuse_empty_segments() -> None:
+    """404 for a path with doubled slashes (``//play/…``, ``/api/play//…``): no route has one.
+
+    Werkzeug ignores the slashes that lead a path, and answers doubled slashes
+    inside one by redirecting to the path with them merged (unless the map says
+    not to, as it does here), at the request's Host rather than ``BASE_URL``: a
+    link's token would go wherever the Host header said.
+    """
+    if "//" in request.environ.get("PATH_INFO", ""):
+        abort(404)
+
+
 def init_app(app: Flask) -> None:
     """Check each request before the other hooks (rate limits, CSRF) read its form."""
     app.json = JSONProvider(app)
+    app.before_request(refuse_empty_segments)  # first: no body is read for a path no route has
     app.before_request(read_chunked_body)
     app.before_request(refuse_long_fields)
     app.before_request(refuse_nul)

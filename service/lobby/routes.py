@@ -149,7 +149,13 @@ def invitation(token: str) -> ResponseReturnValue:
         if started is not None:
             # Only the answer that started the game leads to the opponent's seat.
             return redirect(f"/play/{token_for(started)}", code=303)
-    page = render_template("lobby/invitation.html", invitation=invite, stage=stage, error=error)
+    page = render_template(
+        "lobby/invitation.html",
+        invitation=invite,
+        stage=stage,
+        error=error,
+        name_length=NAME_LENGTH,
+    )
     return page, status
 
 
