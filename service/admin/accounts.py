@@ -9,7 +9,7 @@ cannot disable or remove themselves, or lift their own sign-in lockout.
 from __future__ import annotations
 
 from flask import abort, current_app, flash, redirect, render_template, url_for
-from flask_login import current_user
+from flask_login import current_user, login_user
 from flask_wtf import FlaskForm
 from werkzeug.wrappers import Response
 
@@ -125,7 +125,9 @@ def two_factor_start() -> Response:
         flash("Two-factor sign-in is already on.", "error")
         return _to_two_factor()
     with transaction():
-        two_factor.start_enrolment(current_user)
+        started = two_factor.start_enrolment(current_user)
+    if not started:
+        flash("Two-factor sign-in is already on.", "error")
     return _to_two_factor()
 
 
@@ -141,6 +143,8 @@ def two_factor_confirm() -> Response | tuple[str, int, dict[str, str]]:
             if codes is not None:
                 audit.record(current_user.name, "turn_on_2fa", "turned on their two-factor sign-in")
         if codes is not None:
+            # This session, with the key that ended the others.
+            login_user(current_user._get_current_object())
             return _recovery_codes(codes)
     flash("That code is not the one the app shows now: try the next one.", "error")
     return _to_two_factor()

@@ -21,7 +21,7 @@ import segno
 from markupsafe import Markup
 from sqlalchemy import or_, update
 
-from ..models import AdminRecoveryCode, AdminUser, db, utcnow
+from ..models import AdminRecoveryCode, AdminUser, db, new_session_key, utcnow
 
 ISSUER = "Split Mind"
 RECOVERY_CODES = 10
@@ -32,13 +32,21 @@ RECOVERY_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o or 1/l/i to misr
 log = logging.getLogger(__name__)
 
 
-def start_enrolment(admin: AdminUser) -> None:
-    """A new secret for the admin to scan; two-factor sign-in stays off until a code confirms it."""
+def start_enrolment(admin: AdminUser) -> bool:
+    """A new secret for the admin to scan; two-factor sign-in stays off until a code confirms it.
+
+    The admin's row is read again under a lock: a confirmation that turned two-factor
+    sign-in on meanwhile (another tab) is kept, and ``False`` says nothing was started.
+    """
+    db.session.refresh(admin, with_for_update=True)
+    if admin.two_factor:
+        return False
     admin.totp_secret = pyotp.random_base32()
     admin.totp_enabled_at = None
     admin.totp_last_step = None
     db.session.flush()
     log.info("admin %s started setting up two-factor sign-in", admin.name)
+    return True
 
 
 def provisioning_uri(admin: AdminUser) -> str:
@@ -67,9 +75,11 @@ def _accept_totp(admin: AdminUser, code: str, now: datetime) -> bool:
     """Whether ``code`` is the authenticator's for now (or a step either side), and not used yet.
 
     Its step is spent in one statement, on the condition that no code of that
-    step or a later one was: of sign-ins giving the same code at once, the
-    first to update the row gets in, and the others, waiting on its lock, find
-    the step spent.
+    step or a later one was, and that the secret it was checked against is still
+    the admin's: of sign-ins giving the same code at once, the first to update the
+    row gets in, and the others, waiting on its lock, find the step spent; a
+    confirmation racing a new secret (setup started again in another tab) finds
+    the secret changed.
     """
     if admin.totp_secret is None or not code.isascii():  # other digits (１２３) are no code
         return False
@@ -83,6 +93,7 @@ def _accept_totp(admin: AdminUser, code: str, now: datetime) -> bool:
         update(AdminUser)
         .where(
             AdminUser.id == admin.id,
+            AdminUser.totp_secret == admin.totp_secret,
             or_(AdminUser.totp_last_step.is_(None), AdminUser.totp_last_step < step),
         )
         .values(totp_last_step=step)
@@ -92,10 +103,16 @@ def _accept_totp(admin: AdminUser, code: str, now: datetime) -> bool:
 
 
 def confirm_enrolment(admin: AdminUser, code: str) -> list[str] | None:
-    """Turn two-factor sign-in on with a first code from the app: recovery codes, or ``None``."""
+    """Turn two-factor sign-in on with a first code from the app: recovery codes, or ``None``.
+
+    Every other session of the admin ends (a new session key): one signed in with
+    the password alone must not stay, nor replace the recovery codes; the caller
+    signs the current one in again with the new key.
+    """
     if admin.totp_secret is None or not _accept_totp(admin, _normalized(code), utcnow()):
         return None
     admin.totp_enabled_at = utcnow()
+    admin.session_key = new_session_key()
     codes = new_recovery_codes(admin)
     log.info("admin %s turned two-factor sign-in on", admin.name)
     return codes

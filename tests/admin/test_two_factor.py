@@ -79,6 +79,39 @@ def signed_in(client: FlaskClient) -> bool:
     return client.get("/admin/").status_code == 200
 
 
+def test_a_confirmation_checked_against_a_replaced_secret_turns_nothing_on(
+    app: Flask, admin_account: str
+) -> None:
+    """Setup started again in another tab while a code of the first secret is confirmed:
+    the code was the old secret's, so two-factor sign-in stays off."""
+    with app.app_context():
+        admin = db.session.scalars(select(AdminUser).where(AdminUser.name == ADMIN)).one()
+        assert two_factor.start_enrolment(admin)
+        db.session.commit()
+        first = pyotp.TOTP(str(admin.totp_secret))
+        with db.engine.begin() as other:  # the other tab's request, committed first
+            other.execute(
+                AdminUser.__table__.update()
+                .where(AdminUser.id == admin.id)
+                .values(totp_secret=pyotp.random_base32())
+            )
+        assert two_factor.confirm_enrolment(admin, first.now()) is None
+        db.session.rollback()
+    assert stored(app).totp_enabled_at is None
+
+
+def test_turning_two_factor_on_ends_the_other_sessions(
+    app: Flask, admin: FlaskClient, admin_account: str, start: datetime
+) -> None:
+    """A session signed in with the password alone does not outlive the second factor."""
+    other = app.test_client()
+    with time_machine.travel(start, tick=False):
+        assert sign_in(other).status_code == 303 and signed_in(other)
+        enrol(admin)
+        assert signed_in(admin)  # the session that turned it on goes on
+        assert not signed_in(other)
+
+
 def test_enrol_then_sign_in_with_the_apps_code(app, admin, caplog, start) -> None:
     with time_machine.travel(start, tick=False), caplog.at_level(logging.DEBUG):
         totp, _ = enrol(admin)
