@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import cache, wraps
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from flask import (
     current_app,
@@ -382,7 +382,10 @@ def _safe_next(target: str | None) -> str:
     """Where to go after signing in: only a path of the dashboard, never another site."""
     parts = urlsplit(target or "")
     unprintable = any(not char.isprintable() for char in target or "")  # a line break, say
-    if unprintable or parts.scheme or parts.netloc or not parts.path.startswith("/admin/"):
+    # Dot segments (also written %2e) and empty ones lead out of /admin/ once resolved.
+    segments = unquote(parts.path).split("/")[1:]
+    stray = any(segment in ("", ".", "..") for segment in segments[:-1]) or ".." in segments
+    if unprintable or parts.scheme or parts.netloc or stray or not parts.path.startswith("/admin/"):
         return url_for("admin.landing")
     return target or url_for("admin.landing")
 

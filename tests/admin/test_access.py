@@ -61,7 +61,17 @@ def test_sign_in_returns_to_the_page_asked_for(app, client, admin_account) -> No
 
 @pytest.mark.parametrize(
     "target",
-    ["https://evil.example/admin/", "//evil.example/", "/play/x", "/admin/\r\nSet-Cookie: x=1"],
+    [
+        "https://evil.example/admin/",
+        "//evil.example/",
+        "/play/x",
+        "/admin/\r\nSet-Cookie: x=1",
+        # Dot segments, written plainly or %-encoded, resolve outside the dashboard.
+        "/admin/..//evil.example",
+        "/admin/../new",
+        "/admin/%2e%2e/me/x",
+        "/admin//../new",
+    ],
 )
 def test_sign_in_never_sends_anyone_off_the_dashboard(client, admin_account, target) -> None:
     token = csrf_token(client.get("/admin/login").get_data(as_text=True))
