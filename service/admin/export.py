@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
@@ -21,6 +22,9 @@ from ..models import db
 Row = TypeVar("Row")
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# A formula character after a character some spreadsheet splits cells on (a comma, the
+# semicolon of many locales, a tab) starts a cell there too.
+SPLIT_FORMULA = re.compile(r"([,;\t])(?=[=+\-@\t\r])")
 
 
 def cell(value: Any) -> str:
@@ -29,7 +33,7 @@ def cell(value: Any) -> str:
         return ""
     if isinstance(value, datetime):
         return value.isoformat(timespec="seconds")
-    text = str(value)
+    text = SPLIT_FORMULA.sub(r"\1'", str(value))
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 

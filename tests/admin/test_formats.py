@@ -36,6 +36,9 @@ def test_ages_read_as_people_say_them(back: timedelta, said: str) -> None:
         ("+33 1", "'+33 1"),
         ("-1", "'-1"),
         ("@cmd", "'@cmd"),
+        # A spreadsheet that splits cells on ";" (many locales) or a tab reads a cell here too.
+        ("Zoe;=2+3;", "Zoe;'=2+3;"),
+        ("a,+1\t-2", "a,'+1\t'-2"),
         ("Kim", "Kim"),
         (None, ""),
         (42, "42"),
