@@ -24,9 +24,14 @@ from .servers import PRODUCTION, ROOT, clean_env, gunicorn_command, gunicorn_env
 pytestmark = pytest.mark.both_backends
 
 
-def test_development_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def without_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Take every setting the service reads out of this test's environment."""
     for name in SETTINGS:
         monkeypatch.delenv(name, raising=False)
+
+
+def test_development_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    without_settings(monkeypatch)
     app = create_app({"instance_path": str(tmp_path)})
     assert app.config["SQLALCHEMY_DATABASE_URI"] == f"sqlite:///{tmp_path / 'splitmind.sqlite'}"
     key = (tmp_path / "secret_key").read_text().strip()
@@ -215,8 +220,7 @@ BAD_VALUES = refused(
 
 
 def production_env(monkeypatch: pytest.MonkeyPatch, change: dict[str, str]) -> None:
-    for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+    without_settings(monkeypatch)
     for name, value in {**PRODUCTION, **change}.items():
         monkeypatch.setenv(name, value)
 
@@ -245,8 +249,7 @@ def test_production_refuses_to_start_with(
 def test_bad_values_are_refused_in_development_too(
     change: dict[str, str], message: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+    without_settings(monkeypatch)
     for name, value in change.items():
         monkeypatch.setenv(name, value)
     with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
@@ -260,8 +263,7 @@ def test_bad_values_are_refused_in_development_too(
 def test_base_url_needs_a_host_in_development_too(
     url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+    without_settings(monkeypatch)
     monkeypatch.setenv("BASE_URL", url)
     message = (
         "BASE_URL must be an http:// or https:// address with a host, such as "
@@ -295,8 +297,7 @@ def test_production_takes_any_public_https_address(
 def test_secret_key_fallbacks_are_a_comma_separated_list(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+    without_settings(monkeypatch)
     monkeypatch.setenv("SECRET_KEY_FALLBACKS", " the key before, ,the first key ")
     app = create_app({"instance_path": str(tmp_path)})
     assert app.config["SECRET_KEY_FALLBACKS"] == ["the key before", "the first key"]
@@ -361,8 +362,7 @@ def test_a_storage_needs_its_client_in_development_too(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Missing, as the limits library finds it when it imports the client, or too old."""
-    for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+    without_settings(monkeypatch)
     monkeypatch.setenv("RATELIMIT_STORAGE_URI", "redis://redis:6379/0")
     monkeypatch.delitem(sys.modules, "redis", raising=False)
     monkeypatch.setattr(sys, "meta_path", [NoRedis(), *sys.meta_path])
