@@ -17,7 +17,7 @@ from .. import audit
 from ..models import AdminUser, db, utcnow
 from ..unit_of_work import transaction
 from . import auth, bp, two_factor
-from .forms import ConfirmForm, LoginCodeForm
+from .forms import ConfirmForm, LoginCodeForm, TwoFactorChangeForm
 
 
 def _admin(admin_id: int) -> AdminUser:
@@ -100,7 +100,7 @@ def two_factor_page() -> str:
         secret=admin.totp_secret if uri else "",
         unused=two_factor.unused_recovery_codes(admin),
         code_form=LoginCodeForm(),
-        confirm_form=ConfirmForm(),
+        change_form=TwoFactorChangeForm(),
         require_2fa=current_app.config["ADMIN_REQUIRE_2FA"],
     )
 
@@ -139,7 +139,8 @@ def two_factor_confirm() -> Response | tuple[str, int, dict[str, str]]:
         return _to_two_factor()
     if form.validate():
         with transaction():
-            codes = two_factor.confirm_enrolment(current_user, form.code.data)
+            code = form.code.data
+            codes = auth.counted_code(lambda: two_factor.confirm_enrolment(current_user, code))
             if codes is not None:
                 audit.record(current_user.name, "turn_on_2fa", "turned on their two-factor sign-in")
         if codes is not None:
@@ -152,25 +153,44 @@ def two_factor_confirm() -> Response | tuple[str, int, dict[str, str]]:
 
 @bp.post("/two-factor/recovery-codes")
 def two_factor_recovery_codes() -> Response | tuple[str, int, dict[str, str]]:
-    """Ten new recovery codes; the old ones stop working."""
-    if not current_user.two_factor or not ConfirmForm().validate():
-        flash("Tick the box to replace your recovery codes.", "error")
+    """Ten new recovery codes; the old ones stop working. A code confirms it: a session
+    alone (a cookie copied) cannot renew the second factor."""
+    form = TwoFactorChangeForm()
+    if not current_user.two_factor or not form.validate():
+        flash("Tick the box and give a code to replace your recovery codes.", "error")
         return _to_two_factor()
     with transaction():
+        if not _second_factor(form):
+            return _wrong_code()
         codes = two_factor.new_recovery_codes(current_user)
         audit.record(current_user.name, "new_recovery_codes", "replaced their recovery codes")
     return _recovery_codes(codes)
 
 
+def _second_factor(form: TwoFactorChangeForm) -> bool:
+    """Whether the form's code is the admin's second factor now (spent if it is)."""
+    code = form.code.data or ""
+    return auth.counted_code(lambda: two_factor.accept_code(current_user, code))
+
+
+def _wrong_code() -> Response:
+    flash("That code is neither the one your app shows now nor an unused recovery code.", "error")
+    return _to_two_factor()
+
+
 @bp.post("/two-factor/off")
 def two_factor_off() -> Response:
-    """Turn the signed-in admin's two-factor sign-in off, unless every admin must have it."""
+    """Turn the signed-in admin's two-factor sign-in off, unless every admin must have it; a
+    code confirms it."""
+    form = TwoFactorChangeForm()
     if current_app.config["ADMIN_REQUIRE_2FA"]:
         flash("Every admin must sign in with two factors here: it cannot be turned off.", "error")
-    elif not ConfirmForm().validate():
-        flash("Tick the box to turn two-factor sign-in off.", "error")
+    elif not form.validate():
+        flash("Tick the box and give a code to turn two-factor sign-in off.", "error")
     else:
         with transaction():
+            if not _second_factor(form):
+                return _wrong_code()
             two_factor.turn_off(current_user)
             audit.record(current_user.name, "turn_off_2fa", "turned off their two-factor sign-in")
         flash("Two-factor sign-in is off: signing in asks for your password alone.", "notice")

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from flask import (
+    abort,
     current_app,
     flash,
     make_response,
@@ -58,6 +59,8 @@ NAME_LOGIN_LIMIT = parse("5 per 15 minutes")
 ADDRESS_LOGIN_LIMIT = parse("20 per 15 minutes")
 # How the name's limit keys begin (the address, the name and its lockout key follow).
 NAME_LOGIN_KEY = "admin-login"
+# How the limit keys of a signed-in admin's codes begin (the admin's id follows).
+ACCOUNT_CODE_KEY = "admin-code"
 OPEN_ENDPOINTS = {"admin.login", "admin.login_code", "admin.logout"}
 # Where an admin without two-factor sign-in may go when ADMIN_REQUIRE_2FA is on.
 ENROLMENT_ENDPOINTS = {
@@ -324,6 +327,24 @@ def _counted(check: Callable[[], Checked]) -> Checked:
         allowances.give_back(drawn)
     else:
         _note_lockout(drawn[-1])  # the name's (see _sign_in_allowances)
+    return checked
+
+
+def counted_code(check: Callable[[], Checked]) -> Checked:
+    """Check a code a signed-in admin gives on their account's page (the first one that turns
+    two-factor sign-in on, the one that confirms a change to it) once it has drawn on that
+    admin's allowance for the page's action: 429 once five were wrong in 15 minutes, as at
+    sign-in. A right code gives its draw back."""
+    drawn = [
+        Allowance(
+            NAME_LOGIN_LIMIT, (f"{ACCOUNT_CODE_KEY}:{current_user.id}", request.endpoint or "")
+        )
+    ]
+    if allowances.draw(drawn):
+        abort(429)
+    checked = check()
+    if checked:
+        allowances.give_back(drawn)
     return checked
 
 

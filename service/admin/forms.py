@@ -56,6 +56,15 @@ class ConfirmForm(FlaskForm):
     confirm = BooleanField("Yes, I mean it", validators=[DataRequired()])
 
 
+class TwoFactorChangeForm(ConfirmForm):
+    """A change to an admin's two-factor sign-in (new recovery codes, turning it off): ticked,
+    and confirmed by a second factor, as a sign-in is."""
+
+    code = StringField(
+        "Code from your app, or a recovery code", validators=[InputRequired(), Length(max=20)]
+    )
+
+
 class ExtendForm(FlaskForm):
     """Give the players who owe a move more days, from the deadline the page showed."""
 

@@ -222,7 +222,9 @@ def test_new_recovery_codes_replace_the_old_ones(app, admin, start) -> None:
         _, old = enrol(admin)
         unticked = submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes")
         assert unticked.status_code == 303
-        fresh = submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes", confirm="y")
+        fresh = submit(
+            admin, "/admin/two-factor", "/admin/two-factor/recovery-codes", confirm="y", code=old[1]
+        )
         assert fresh.status_code == 200 and fresh.headers["Cache-Control"] == "no-store"
         new = re.findall(r"<li><code>([a-z0-9-]{11})</code></li>", fresh.text)
         assert len(new) == 10 and not set(new) & set(old)
@@ -311,14 +313,37 @@ def test_reset_2fa_for_a_lost_phone(app, runner, admin, start) -> None:
     assert "2FA off" in listing
 
 
+def test_changing_it_takes_a_second_factor_and_counts_wrong_ones(app, admin, start) -> None:
+    """A signed-in session alone (a copied cookie) neither turns the second factor off nor
+    renews its codes; five wrong codes in a row, and the page refuses for a while."""
+    with time_machine.travel(start, tick=False):
+        _, codes = enrol(admin)
+        for _ in range(5):
+            wrong = submit(
+                admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y", code="000000"
+            )
+            assert wrong.status_code == 303
+        assert "neither the one your app shows now" in admin.get("/admin/two-factor").text
+        assert stored(app).two_factor
+        spent = submit(
+            admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y", code=codes[0]
+        )
+        assert spent.status_code == 429 and stored(app).two_factor
+    with time_machine.travel(start + timedelta(minutes=16), tick=False):
+        right = submit(
+            admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y", code=codes[0]
+        )
+        assert right.status_code == 303 and not stored(app).two_factor
+
+
 def test_list_shows_two_factor_on(runner, admin) -> None:
     enrol(admin)
     assert "ada  enabled  2FA on" in runner.invoke(args=["admin", "list"]).output
 
 
 def test_an_admin_may_turn_it_off_when_not_required(app, admin) -> None:
-    enrol(admin)
-    submit(admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y")
+    _, codes = enrol(admin)
+    submit(admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y", code=codes[0])
     assert not stored(app).two_factor
     sign_out(admin)
     assert sign_in(admin).headers["Location"] == "/admin/"
@@ -330,8 +355,15 @@ def test_turning_it_on_and_off_and_new_recovery_codes_are_in_the_audit_trail(
     with time_machine.travel(start, tick=False):
         totp, codes = enrol(admin)
         submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes")  # not ticked
-        fresh = submit(admin, "/admin/two-factor", "/admin/two-factor/recovery-codes", confirm="y")
-        submit(admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y")
+        fresh = submit(
+            admin,
+            "/admin/two-factor",
+            "/admin/two-factor/recovery-codes",
+            confirm="y",
+            code=codes[0],
+        )
+        new = re.findall(r"<li><code>([a-z0-9-]{11})</code></li>", fresh.text)
+        submit(admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y", code=new[0])
     with app.app_context():
         entries = db.session.execute(
             select(AdminAction.action, AdminAction.note)
@@ -343,7 +375,6 @@ def test_turning_it_on_and_off_and_new_recovery_codes_are_in_the_audit_trail(
         ("new_recovery_codes", "replaced their recovery codes"),
         ("turn_off_2fa", "turned off their two-factor sign-in"),
     ]
-    new = re.findall(r"<li><code>([a-z0-9-]{11})</code></li>", fresh.text)
     assert not any(secret in note for secret in [totp.secret, *codes, *new] for _, note in entries)
 
 
