@@ -79,7 +79,7 @@ def _accept_totp(admin: AdminUser, code: str, now: datetime) -> bool:
     the admin's: of sign-ins giving the same code at once, the first to update the
     row gets in, and the others, waiting on its lock, find the step spent; a
     confirmation racing a new secret (setup started again in another tab) finds
-    the secret changed.
+    the secret changed, and one racing another confirmation finds it on.
     """
     if admin.totp_secret is None or not code.isascii():  # other digits (１２３) are no code
         return False
@@ -89,15 +89,16 @@ def _accept_totp(admin: AdminUser, code: str, now: datetime) -> bool:
     step = next((s for s in steps if secrets.compare_digest(totp.generate_otp(s), code)), None)
     if step is None:
         return False
+    unspent = [
+        AdminUser.id == admin.id,
+        AdminUser.totp_secret == admin.totp_secret,
+        or_(AdminUser.totp_last_step.is_(None), AdminUser.totp_last_step < step),
+    ]
+    if admin.totp_enabled_at is None:
+        # A confirmation turns it on once: another at the same moment finds it on.
+        unspent.append(AdminUser.totp_enabled_at.is_(None))
     spent = db.session.execute(
-        update(AdminUser)
-        .where(
-            AdminUser.id == admin.id,
-            AdminUser.totp_secret == admin.totp_secret,
-            or_(AdminUser.totp_last_step.is_(None), AdminUser.totp_last_step < step),
-        )
-        .values(totp_last_step=step)
-        .returning(AdminUser.id)
+        update(AdminUser).where(*unspent).values(totp_last_step=step).returning(AdminUser.id)
     ).scalar()
     return spent is not None
 

@@ -100,6 +100,24 @@ def test_a_confirmation_checked_against_a_replaced_secret_turns_nothing_on(
     assert stored(app).totp_enabled_at is None
 
 
+def test_two_confirmations_at_once_turn_it_on_once(app: Flask, admin_account: str) -> None:
+    """Two tabs confirm with consecutive codes: the one that waited finds it on already, and
+    the recovery codes the first page showed stay the ones that work."""
+    with app.app_context():
+        admin = db.session.scalars(select(AdminUser).where(AdminUser.name == ADMIN)).one()
+        assert two_factor.start_enrolment(admin)
+        db.session.commit()
+        totp = pyotp.TOTP(str(admin.totp_secret))
+        with db.engine.begin() as other:  # the other tab's confirmation, committed first
+            other.execute(
+                AdminUser.__table__.update()
+                .where(AdminUser.id == admin.id)
+                .values(totp_enabled_at=utcnow(), totp_last_step=totp.timecode(utcnow()) - 1)
+            )
+        assert two_factor.confirm_enrolment(admin, totp.now()) is None
+        db.session.rollback()
+
+
 def test_turning_two_factor_on_ends_the_other_sessions(
     app: Flask, admin: FlaskClient, admin_account: str, start: datetime
 ) -> None:
