@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 from confusable_homoglyphs import confusables
 from flask_babel import format_datetime
 
+from .addresses import is_time_zone
 from .language import LANGUAGES, gettext, ngettext, recipient_locale
 from .language import lazy_gettext as _l
 from .rules import ELIXIRS, EXCHANGE, PLAY, SWAP, is_elixir, other
@@ -292,7 +293,7 @@ def deadline_text(moment: str, zone: str | None = None) -> str:
     ``Mar 5, 2026, 10:30:00 AM Europe/Paris``; without one, plainly in UTC.
     """
     when = datetime.fromisoformat(moment)
-    if zone is None:
+    if zone is None or not is_time_zone(zone):  # none known, or none this machine knows
         return format_datetime(when, "medium") + " UTC"
     local = when.astimezone(ZoneInfo(zone))
     return format_datetime(local, "medium", rebase=False) + f" {zone}"

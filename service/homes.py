@@ -367,8 +367,10 @@ def _digest_due(hour: int, zone: str | None, last: datetime | None, now: datetim
     local = now.astimezone(zone_of(zone))
     if local.hour < hour:
         return False
-    # The first of the two hours a clock turned back repeats (fold 0): one digest that day.
-    slot = local.replace(hour=hour, minute=0, second=0, microsecond=0, fold=0).astimezone(UTC)
+    # The hour's earlier reading where clocks change: the first of the two a clock turned back
+    # repeats, or, where it jumps past it, the moment the jump began (one digest that day).
+    start = local.replace(hour=hour, minute=0, second=0, microsecond=0)
+    slot = min(start.replace(fold=fold).astimezone(UTC) for fold in (0, 1))
     return last is None or last < slot
 
 

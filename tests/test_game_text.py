@@ -11,6 +11,7 @@ from flask_babel import Babel, force_locale
 from service.game_text import (
     card_name,
     card_words,
+    deadline_text,
     effect_name,
     effect_text,
     poses_as_computer,
@@ -148,6 +149,17 @@ def test_effect_names_in_french(french: None) -> None:
 )
 def test_a_name_that_reads_as_the_computers(french: None, name: str) -> None:
     assert poses_as_computer(name)
+
+
+def test_a_deadline_in_a_zone_this_machine_does_not_know_reads_in_utc(app: Flask) -> None:
+    """A stored name may be none the machine knows (another host's tzdata, ``localtime``)."""
+    with app.app_context():
+        paris = deadline_text("2026-03-05T09:30:00+00:00", "Europe/Paris")
+        unknown = [
+            deadline_text("2026-03-05T09:30:00+00:00", name) for name in ("Mars/X", "localtime")
+        ]
+    assert paris.endswith("10:30:00\u202fAM Europe/Paris")
+    assert all(text.endswith("9:30:00\u202fAM UTC") for text in unknown)
 
 
 @pytest.mark.parametrize(

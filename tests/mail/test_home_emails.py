@@ -175,6 +175,25 @@ def test_one_digest_on_the_night_the_clocks_go_back(app: Flask, make_game) -> No
             assert deadlines.sweep(moment).digests == expected, hour
 
 
+def test_one_digest_on_the_day_the_clocks_jump_past_its_hour(app: Flask, make_game) -> None:
+    """On 27 September 2026 the Chatham Islands' clocks jump from 02:45 to 03:45 (14:00 UTC on
+    the 26th): 3 o'clock never comes, and its digest goes once, at the jump."""
+    eve = datetime(2026, 9, 26, 13, 0, tzinfo=UTC)
+    with time_machine.travel(eve, tick=False):
+        make_game(seed=21)
+        with app.app_context(), transaction():
+            homes.set_email_policy(KIM, "digest", digest_hour=3)
+            homes.set_time_zone(KIM, "Pacific/Chatham")
+    for moment, expected in (
+        (eve.replace(minute=55), []),
+        (eve.replace(hour=14), [KIM]),
+        (eve.replace(hour=14, minute=15), []),
+        (eve.replace(hour=15), []),
+    ):
+        with time_machine.travel(moment, tick=False), app.app_context():
+            assert deadlines.sweep(moment).digests == expected, moment
+
+
 def test_a_zone_learnt_later_keeps_the_moment_of_the_hour_chosen(
     app: Flask, client: FlaskClient, make_game
 ) -> None:
