@@ -48,6 +48,10 @@ def give_home_key(email: str) -> None:
     """Give the address a random home key unless it has one (caller's transaction): every
     address that takes a seat has a home link (:mod:`service.links`). Callers giving keys to
     several addresses give them in the addresses' order, as rows are locked."""
+    # Most addresses have one already: a plain read, no row locked (a match's second game is
+    # made with its first game locked, and a vacation locks the row before the games).
+    if db.session.scalar(select(AddressSettings.home_key).where(AddressSettings.email == email)):
+        return
     settings = settings_row(email)
     if not settings.home_key:
         settings.home_key = new_link_key()

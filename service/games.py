@@ -242,6 +242,10 @@ def create_game(
         days_per_move = current_app.config["DEFAULT_DAYS_PER_MOVE"]
     if days_per_move < 0:
         raise InvalidGame("days per move cannot be negative")
+    # Each address has a home link (given before the game is made: that locks rows, and a
+    # read would flush the game half built).
+    for email in sorted(emails.values()):  # locked in one order: games made at once wait
+        give_home_key(email)
     # Read before the game is made: a read would flush it half built.
     languages = {
         seat: seating.language or address_language(emails.get(seat))
@@ -272,8 +276,6 @@ def create_game(
         )
     game.events.add(Event(kind="created", version=0, note=f"seed {state['seed']}"))
     db.session.add(game)
-    for email in sorted(emails.values()):  # locked in one order: games made at once wait
-        give_home_key(email)
     if not waiting:
         _start(game)
     db.session.flush()

@@ -411,7 +411,7 @@ class AddressSettings(Base):
 
     An address without a row has the defaults; the row is written by the first
     form it posts, or when the address first takes a seat: ``home_key`` is the random
-    half of the home link, given then (:func:`service.links.give_home_key`), so a GET
+    half of the home link, given then (:func:`service.addresses.give_home_key`), so a GET
     can build the link without writing.
     """
 
