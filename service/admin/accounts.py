@@ -17,7 +17,7 @@ from .. import audit
 from ..models import AdminUser, db, utcnow
 from ..unit_of_work import transaction
 from . import auth, bp, two_factor
-from .forms import ConfirmForm, LoginCodeForm, TwoFactorChangeForm
+from .forms import ConfirmForm, EnrolForm, TwoFactorChangeForm
 
 
 def _admin(admin_id: int) -> AdminUser:
@@ -99,7 +99,7 @@ def two_factor_page() -> str:
         qr=two_factor.qr_code(uri) if uri else "",
         secret=admin.totp_secret if uri else "",
         unused=two_factor.unused_recovery_codes(admin),
-        code_form=LoginCodeForm(),
+        code_form=EnrolForm(),
         change_form=TwoFactorChangeForm(),
         require_2fa=current_app.config["ADMIN_REQUIRE_2FA"],
     )
@@ -133,22 +133,34 @@ def two_factor_start() -> Response:
 
 @bp.post("/two-factor/confirm")
 def two_factor_confirm() -> Response | tuple[str, int, dict[str, str]]:
-    """Turn two-factor sign-in on with the app's first code; show the recovery codes once."""
-    form = LoginCodeForm()
+    """Turn two-factor sign-in on with the app's first code and the admin's password; show
+    the recovery codes once."""
+    form = EnrolForm()
     if current_user.two_factor or not current_user.totp_secret:
         return _to_two_factor()
     if form.validate():
         with transaction():
-            code = form.code.data
-            codes = auth.counted_code(lambda: two_factor.confirm_enrolment(current_user, code))
+            codes = auth.counted_code(lambda: _enrolled(form))
             if codes is not None:
                 audit.record(current_user.name, "turn_on_2fa", "turned on their two-factor sign-in")
         if codes is not None:
             # This session, with the key that ended the others.
             login_user(current_user._get_current_object())
             return _recovery_codes(codes)
-    flash("That code is not the one the app shows now: try the next one.", "error")
+    flash(
+        "That password is not yours, or that code is not the one the app shows now: "
+        "try again with the next code.",
+        "error",
+    )
     return _to_two_factor()
+
+
+def _enrolled(form: EnrolForm) -> list[str] | None:
+    """The recovery codes, if the form's password is the admin's and its code turns
+    two-factor sign-in on."""
+    if not auth.is_password(current_user, form.password.data or ""):
+        return None
+    return two_factor.confirm_enrolment(current_user, form.code.data or "")
 
 
 @bp.post("/two-factor/recovery-codes")

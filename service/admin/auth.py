@@ -240,6 +240,11 @@ def _decoy_hash() -> str:
     return generate_password_hash("not a password anyone has")
 
 
+def is_password(admin: AdminUser, password: str) -> bool:
+    """Whether ``password`` is the admin's."""
+    return check_password_hash(admin.password_hash, password)
+
+
 def authenticate(name: str, password: str) -> AdminUser | None:
     """The admin with this name and password, or ``None``.
 

@@ -50,6 +50,13 @@ class LoginCodeForm(FlaskForm):
     code = StringField("Code", validators=[InputRequired(), Length(max=20)])
 
 
+class EnrolForm(LoginCodeForm):
+    """The first code that turns two-factor sign-in on, with the admin's password: a session
+    alone (a copied cookie) must not put its own authenticator on the account."""
+
+    password = PasswordField("Your password", validators=[InputRequired(), Length(max=200)])
+
+
 class ConfirmForm(FlaskForm):
     """An action on an admin account that the admin ticks to say they mean it."""
 

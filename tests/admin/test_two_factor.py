@@ -24,7 +24,7 @@ from service.admin import two_factor
 from service.models import AdminAction, AdminRecoveryCode, AdminUser, db, utcnow
 
 from ..helpers import at_once, from_elsewhere
-from .conftest import ADMIN, csrf_token, sign_in, submit
+from .conftest import ADMIN, PASSWORD, csrf_token, sign_in, submit
 
 
 @pytest.fixture
@@ -52,7 +52,9 @@ def enrol(client: FlaskClient) -> tuple[pyotp.TOTP, list[str]]:
     # Typed in by hand where the camera cannot scan, in groups of four.
     typed = re.search(r'<code class="secret">([A-Z2-7 ]+)</code>', page)
     assert typed and typed.group(1).replace(" ", "") == totp.secret
-    response = submit(client, "/admin/two-factor", "/admin/two-factor/confirm", code=totp.now())
+    response = submit(
+        client, "/admin/two-factor", "/admin/two-factor/confirm", code=totp.now(), password=PASSWORD
+    )
     assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store"
     codes = re.findall(r"<li><code>([a-z0-9]{5}-[a-z0-9]{5})</code></li>", response.text)
     assert len(codes) == 10 and len(set(codes)) == 10
@@ -256,10 +258,17 @@ def test_a_wrong_first_code_leaves_two_factor_off(app, admin) -> None:
     submit(admin, "/admin/two-factor", "/admin/two-factor/start")
     totp = pyotp.parse_uri(otpauth_uri(admin.get("/admin/two-factor").text))
     wrong = "123456" if totp.now() != "123456" else "654321"
-    response = submit(admin, "/admin/two-factor", "/admin/two-factor/confirm", code=wrong)
+    response = submit(
+        admin, "/admin/two-factor", "/admin/two-factor/confirm", code=wrong, password=PASSWORD
+    )
     assert response.status_code == 303
     assert "not the one the app shows now" in admin.get("/admin/two-factor").text
     assert not stored(app).two_factor
+    # The right code without the admin's password (a copied session alone) turns nothing on.
+    no_password = submit(
+        admin, "/admin/two-factor", "/admin/two-factor/confirm", code=totp.now(), password="guess"
+    )
+    assert no_password.status_code == 303 and not stored(app).two_factor
     sign_out(admin)
     assert sign_in(admin).headers["Location"] == "/admin/"
 

@@ -116,6 +116,7 @@ def test_two_factor_sign_in_from_the_qr_codes_address(
     totp = pyotp.parse_uri(page.locator("a#otpauth").get_attribute("href"))
     assert isinstance(totp, pyotp.TOTP)
     page.get_by_label("The six-digit code the app shows").fill(totp.now())
+    page.get_by_label("Your password").fill(PASSWORD)
     page.get_by_role("button", name="Turn two-factor sign-in on").click()
     codes = page.locator(".recovery-codes code").all_inner_texts()
     assert len(codes) == 10 and violations(page) == []
