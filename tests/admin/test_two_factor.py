@@ -9,6 +9,7 @@ import html
 import logging
 import re
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -81,43 +82,42 @@ def signed_in(client: FlaskClient) -> bool:
     return client.get("/admin/").status_code == 200
 
 
+def confirm_after_another_tab(app: Flask, changes: Callable[[pyotp.TOTP], dict[str, Any]]) -> Any:
+    """Start setup, let another tab's request write ``changes`` (made from the app's TOTP) to
+    the admin's row and commit first, then confirm with the app's code: the confirmation."""
+    with app.app_context():
+        admin = db.session.scalars(select(AdminUser).where(AdminUser.name == ADMIN)).one()
+        assert two_factor.start_enrolment(admin)
+        db.session.commit()
+        totp = pyotp.TOTP(str(admin.totp_secret))
+        with db.engine.begin() as other:
+            other.execute(
+                AdminUser.__table__.update().where(AdminUser.id == admin.id).values(**changes(totp))
+            )
+        confirmed = two_factor.confirm_enrolment(admin, totp.now())
+        db.session.rollback()
+    return confirmed
+
+
 def test_a_confirmation_checked_against_a_replaced_secret_turns_nothing_on(
     app: Flask, admin_account: str
 ) -> None:
     """Setup started again in another tab while a code of the first secret is confirmed:
     the code was the old secret's, so two-factor sign-in stays off."""
-    with app.app_context():
-        admin = db.session.scalars(select(AdminUser).where(AdminUser.name == ADMIN)).one()
-        assert two_factor.start_enrolment(admin)
-        db.session.commit()
-        first = pyotp.TOTP(str(admin.totp_secret))
-        with db.engine.begin() as other:  # the other tab's request, committed first
-            other.execute(
-                AdminUser.__table__.update()
-                .where(AdminUser.id == admin.id)
-                .values(totp_secret=pyotp.random_base32())
-            )
-        assert two_factor.confirm_enrolment(admin, first.now()) is None
-        db.session.rollback()
+    new_secret = confirm_after_another_tab(app, lambda _: {"totp_secret": pyotp.random_base32()})
+    assert new_secret is None
     assert stored(app).totp_enabled_at is None
 
 
 def test_two_confirmations_at_once_turn_it_on_once(app: Flask, admin_account: str) -> None:
     """Two tabs confirm with consecutive codes: the one that waited finds it on already, and
     the recovery codes the first page showed stay the ones that work."""
-    with app.app_context():
-        admin = db.session.scalars(select(AdminUser).where(AdminUser.name == ADMIN)).one()
-        assert two_factor.start_enrolment(admin)
-        db.session.commit()
-        totp = pyotp.TOTP(str(admin.totp_secret))
-        with db.engine.begin() as other:  # the other tab's confirmation, committed first
-            other.execute(
-                AdminUser.__table__.update()
-                .where(AdminUser.id == admin.id)
-                .values(totp_enabled_at=utcnow(), totp_last_step=totp.timecode(utcnow()) - 1)
-            )
-        assert two_factor.confirm_enrolment(admin, totp.now()) is None
-        db.session.rollback()
+
+    def confirmed_first(totp: pyotp.TOTP) -> dict[str, Any]:
+        return {"totp_enabled_at": utcnow(), "totp_last_step": totp.timecode(utcnow()) - 1}
+
+    assert confirm_after_another_tab(app, confirmed_first) is None
+    assert stored(app).totp_enabled_at is not None  # the first tab's
 
 
 def test_turning_two_factor_on_ends_the_other_sessions(

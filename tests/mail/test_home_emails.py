@@ -144,54 +144,46 @@ def test_the_daily_digest(
         assert deadlines.sweep().digests == []
 
 
-def test_the_digest_hour_is_the_address_s_own(app: Flask, make_game) -> None:
-    """8 o'clock in New York (UTC-4 in June) is 12:00 UTC: the digest waits for it, once."""
-    with time_machine.travel(NOW, tick=False):
+def digests_at(
+    app: Flask, make_game, since: datetime, hour: int, zone: str, moments: list[datetime]
+) -> list[list[str]]:
+    """Kim, owing a move since ``since``, asks for the digest at ``hour`` of ``zone``: the
+    addresses each sweep at ``moments`` sends a digest to."""
+    with time_machine.travel(since, tick=False):
         make_game(seed=21)
         with app.app_context(), transaction():
-            homes.set_email_policy(KIM, "digest", digest_hour=8)
-            homes.set_time_zone(KIM, "America/New_York")
-    for hour, expected in ((8, []), (11, []), (12, [KIM]), (13, []), (23, [])):
-        moment = NOW.replace(hour=hour, minute=5)
+            homes.set_email_policy(KIM, "digest", digest_hour=hour)
+            homes.set_time_zone(KIM, zone)
+    sent = []
+    for moment in moments:
         with time_machine.travel(moment, tick=False), app.app_context():
-            assert deadlines.sweep(moment).digests == expected, hour
+            sent.append(deadlines.sweep(moment).digests)
+    return sent
+
+
+def test_the_digest_hour_is_the_address_s_own(app: Flask, make_game) -> None:
+    """8 o'clock in New York (UTC-4 in June) is 12:00 UTC: the digest waits for it, once."""
+    hours = [NOW.replace(hour=hour, minute=5) for hour in (8, 11, 12, 13, 23)]
     # After midnight UTC it is still the same day in New York: no second digest.
-    moment = NOW + timedelta(days=1, hours=-5)
-    with time_machine.travel(moment, tick=False), app.app_context():
-        assert deadlines.sweep(moment).digests == []
+    moments = [*hours, NOW + timedelta(days=1, hours=-5)]
+    sent = digests_at(app, make_game, NOW, 8, "America/New_York", moments)
+    assert sent == [[], [], [KIM], [], [], []]
 
 
 def test_one_digest_on_the_night_the_clocks_go_back(app: Flask, make_game) -> None:
     """1 o'clock comes twice in New York on 1 November 2026 (05:00 and 06:00 UTC)."""
     night = datetime(2026, 11, 1, 4, 30, tzinfo=UTC)
-    with time_machine.travel(night, tick=False):
-        make_game(seed=21)
-        with app.app_context(), transaction():
-            homes.set_email_policy(KIM, "digest", digest_hour=1)
-            homes.set_time_zone(KIM, "America/New_York")
-    for hour, expected in ((5, [KIM]), (6, []), (7, [])):
-        moment = night.replace(hour=hour, minute=5)
-        with time_machine.travel(moment, tick=False), app.app_context():
-            assert deadlines.sweep(moment).digests == expected, hour
+    moments = [night.replace(hour=hour, minute=5) for hour in (5, 6, 7)]
+    assert digests_at(app, make_game, night, 1, "America/New_York", moments) == [[KIM], [], []]
 
 
 def test_one_digest_on_the_day_the_clocks_jump_past_its_hour(app: Flask, make_game) -> None:
     """On 27 September 2026 the Chatham Islands' clocks jump from 02:45 to 03:45 (14:00 UTC on
     the 26th): 3 o'clock never comes, and its digest goes once, at the jump."""
     eve = datetime(2026, 9, 26, 13, 0, tzinfo=UTC)
-    with time_machine.travel(eve, tick=False):
-        make_game(seed=21)
-        with app.app_context(), transaction():
-            homes.set_email_policy(KIM, "digest", digest_hour=3)
-            homes.set_time_zone(KIM, "Pacific/Chatham")
-    for moment, expected in (
-        (eve.replace(minute=55), []),
-        (eve.replace(hour=14), [KIM]),
-        (eve.replace(hour=14, minute=15), []),
-        (eve.replace(hour=15), []),
-    ):
-        with time_machine.travel(moment, tick=False), app.app_context():
-            assert deadlines.sweep(moment).digests == expected, moment
+    moments = [eve.replace(minute=55), eve.replace(hour=14), eve.replace(hour=14, minute=15)]
+    moments.append(eve.replace(hour=15))
+    assert digests_at(app, make_game, eve, 3, "Pacific/Chatham", moments) == [[], [KIM], [], []]
 
 
 def test_a_zone_learnt_later_keeps_the_moment_of_the_hour_chosen(
