@@ -53,9 +53,6 @@ NOTE = {
 }
 # The schema of each key an action may hold besides its own (ACTION_EXTRAS).
 EXTRAS = {"name": {**SUIT, "description": "The suit named when leading an elixir."}}
-# The most cards a choice can take in the printed rules, the only games the service deals:
-# an exchange takes one per round, a swap two.
-MOST_CHOSEN = {"exchange": max(PRINTED.exchange_sizes), "swap": PRINTED.swap_size}
 
 MOVE_EXAMPLES = {
     "exchange": {
@@ -350,7 +347,8 @@ def _action_shape(kind: str) -> dict[str, Any]:
             "type": "array",
             "items": CARD,
             "minItems": 1,
-            "maxItems": MOST_CHOSEN[kind],
+            # The printed rules' most: the only games the service deals.
+            "maxItems": PRINTED.most_given(kind),
             "uniqueItems": True,
             "description": "The cards given; the view's legal.choose says how many.",
         }

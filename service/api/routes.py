@@ -24,10 +24,10 @@ from ..perspective import (
     tag_of,
     view_of,
 )
-from ..rules import ActionError, parse_action
+from ..rules import CHOICE_PHASES, PRINTED, ActionError, parse_action
 from ..unit_of_work import reading, transaction
 from . import bp
-from .openapi import MOST_CHOSEN, document
+from .openapi import document
 
 
 @bp.get("/play/<token>")
@@ -134,10 +134,10 @@ def _read_move(body: object) -> tuple[object, dict[str, Any], object]:
         kind, _ = parse_action(action)
     except ActionError as exc:
         raise games.BadMove(str(exc)) from None
-    if kind in MOST_CHOSEN:
-        cards = action[kind]
-        if not 1 <= len(cards) <= MOST_CHOSEN[kind] or len(set(cards)) < len(cards):
-            raise games.BadMove(f'"{kind}" takes 1 to {MOST_CHOSEN[kind]} different cards')
+    if kind in CHOICE_PHASES:  # at most the printed rules' cards: the only games dealt
+        cards, most = action[kind], PRINTED.most_given(kind)
+        if not 1 <= len(cards) <= most or len(set(cards)) < len(cards):
+            raise games.BadMove(f'"{kind}" takes 1 to {most} different cards')
     # Both checked by apply_move, before the game is read: the version must be an integer,
     # the note one that notes.clean keeps, or null for none.
     note = body.get("note")

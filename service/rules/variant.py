@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from .cards import HAND_SIZE
-from .names import SEATS, Seat
+from .names import EXCHANGE, SEATS, Seat
 
 # Every card in hand is played, one a trick: the deal, not the variant, sets this.
 TRICKS_PER_ROUND = HAND_SIZE
@@ -120,6 +120,10 @@ class Variant:
                 raise VariantError(f"exchange_sizes is a list of sizes, not {sizes!r}")
             values["exchange_sizes"] = tuple(sizes)
         return _build(values)
+
+    def most_given(self, kind: str) -> int:
+        """The most cards a seat gives at once in an exchange or a swap (``kind``)."""
+        return max(self.exchange_sizes) if kind == EXCHANGE else self.swap_size
 
     def to_json(self) -> dict[str, Any]:
         """Every parameter, as the state and the replay format keep them."""
