@@ -10,7 +10,7 @@ from flask_babel import force_locale
 
 from .. import games
 from ..errors import NOT_FOUND, error_response
-from ..game_text import effect_text, swap_pending
+from ..game_text import effect_text, seat_name, swap_pending
 from ..language import DEFAULT_LANGUAGE
 from ..links import linked_player, signed_link
 from ..models import Player
@@ -24,7 +24,7 @@ from ..perspective import (
     tag_of,
     view_of,
 )
-from ..rules import CHOICE_PHASES, PRINTED, ActionError, parse_action
+from ..rules import CHOICE_PHASES, PRINTED, SEATS, ActionError, parse_action
 from ..unit_of_work import reading, transaction
 from . import bp
 from .openapi import document
@@ -108,9 +108,10 @@ def with_texts(seen: PlayerView) -> dict[str, Any]:
     """
     view: dict[str, Any] = {**seen}
     with force_locale(DEFAULT_LANGUAGE):
+        names: dict[str, str] = {seat: seat_name(seat) for seat in SEATS}  # once, not per trick
         for key in ("history", "since"):
             view[key] = [
-                {**entry, "text": effect_text(entry, pending=swap_pending(entry, seen))}
+                {**entry, "text": effect_text(entry, names, pending=swap_pending(entry, seen))}
                 for entry in view[key]
             ]
     return view
