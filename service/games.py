@@ -359,7 +359,7 @@ def apply_move(
             )
         # The second half of an exchange or swap is made against the version of the first.
         if version != game.version and not _opponent_chose_since(game, player.seat, version):
-            raise _stale_move(game, player.seat, version)
+            raise stale_move(game, player.seat, version)
         action = _own_action(action, player.seat)
         try:
             state = apply(game.state, player.seat, action)
@@ -434,7 +434,7 @@ def _check_version(game: Game, seen: int, again: str) -> None:
         )
 
 
-def _stale_move(game: Game, seat: Seat, seen: int) -> StaleVersion:
+def stale_move(game: Game, seat: Seat, seen: int) -> StaleVersion:
     """The refusal of a move by ``seat`` made against version ``seen`` of ``game`` (locked),
     which has moved on: saying whether the mover's own move came first."""
     # A version the game has not reached has no moves since it (nor one the database holds).

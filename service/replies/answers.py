@@ -98,6 +98,10 @@ REASONS: dict[str, Callable[[], str]] = {
     "one_card": lambda: gettext("Play one card at a time."),
     "two_suits": lambda: gettext("Your reply names more than one suit: name one only."),
     "stale": lambda: gettext("This reply answers an older email: the game has moved on since."),
+    "already_moved": lambda: gettext("You have already moved since the email you answered."),
+    "no_text": lambda: gettext(
+        "Your reply held no text to read: write your move in the body of the email."
+    ),
     # The game service's refusals other than a rule (games.StaleVersion, games.GameClosed).
     "closed": lambda: gettext("This game takes no more moves."),
 }

@@ -2,10 +2,11 @@
 
 :func:`receive` is the one door: the LMTP/SMTP server and the IMAP reader hand
 it each message. A message that no person wrote (an auto-reply, a bounce), one
-to no valid tag, from another address than the player's, or with no text is
-dropped without an answer. Every other reply is answered once, in the game's
-thread: what was played and what happened, or why nothing was and which moves
-are legal. The lines written with the move are its note to the opponent
+to no valid tag or from another address than the player's is dropped without
+an answer. Every other reply is answered once, in the game's thread: what was
+played and what happened, or why nothing was (a reply with no text to read
+too: an attachment alone, a body that cannot be decoded) and which moves are
+legal. The lines written with the move are its note to the opponent
 (:class:`.reading.Reply`). A reply is read once (its Message-ID is stored), and the answers a
 player gets are limited per hour (``REPLY_ANSWERS_PER_HOUR``), so that no mail
 loop can form.
@@ -229,24 +230,25 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
         log.warning("reply for player %d dropped: sent from another address", player.id)
         return _close(row, "dropped", "sent from another address")
     if len(CONTENT_TYPE_LINE.findall(raw)) > MAX_MIME_PARTS:
-        log.warning("reply for player %d dropped: over %d MIME parts", player.id, MAX_MIME_PARTS)
-        return _close(row, "dropped", "too many parts")
+        log.warning("reply for player %d not read: over %d MIME parts", player.id, MAX_MIME_PARTS)
+        raise Refusal("no_text", Understood(), "")
     try:
         message = _parse(raw)
     except RecursionError:  # parts nested deeper than the parser goes
-        log.warning("reply for player %d dropped: parts nested too deep", player.id)
-        return _close(row, "dropped", "too many parts")
+        log.warning("reply for player %d not read: parts nested too deep", player.id)
+        raise Refusal("no_text", Understood(), "") from None
     ours = OurText.sent_to(player)
     reply = read_reply(ours.without_our_lines(body_text(message)))
     written = reply.written
     if not written.strip():
-        log.info("reply for player %d dropped: no text", player.id)
-        return _close(row, "dropped", "no text")
+        log.info("reply for player %d not read: no text", player.id)
+        raise Refusal("no_text", Understood(), "")
     understood = read_move(reply.move)
     game = games.lock_game(player.game_id)
     if game.status == "active" and version != game.version and game.state["phase"] == PLAY:
         # Only the second half of an exchange or swap may answer an older version.
-        raise Refusal("stale", understood, written)
+        stale = games.stale_move(game, player.seat, version)
+        raise Refusal(_stale_code(stale), understood, written, stale)
     action = _action(understood, player, written)
     # What the player wrote next to the move goes to the opponent as the move's note, as from
     # the page (:class:`.reading.Reply` says which lines).
@@ -256,6 +258,8 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     except games.UnknownLink:  # rotated or corrected since the tag was read
         log.warning("reply for player %d dropped: its link was replaced meanwhile", player.id)
         return _close(row, "dropped", "no valid reply tag")
+    except games.StaleVersion as exc:
+        raise Refusal(_stale_code(exc), understood, written, exc) from None
     except games.MoveError as exc:
         raise Refusal(exc.code, understood, written, exc) from None
     answered = _answer(
@@ -354,6 +358,11 @@ def _action(understood: Understood, player: Player, written: str) -> dict[str, A
     if phase in (EXCHANGE, SWAP):
         return {phase: list(cards)}
     return {PLAY: cards[0]}  # the game is over, which the game service says
+
+
+def _stale_code(stale: games.StaleVersion) -> str:
+    """Why a reply to an older email is refused: the player moved since it, or the game did."""
+    return "already_moved" if stale.already_moved else "stale"
 
 
 def _refuse(message_id: str, tag: str | None, refusal: Refusal) -> Outcome:

@@ -168,11 +168,78 @@ def test_a_bounce_is_dropped(app, started, smtp_server, deliver, inbound) -> Non
     assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
 
 
-def test_an_empty_reply_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
+NO_TEXT = "Your reply held no text to read: write your move in the body of the email."
+
+
+def test_an_empty_reply_is_answered(app, started, smtp_server, deliver, inbound) -> None:
     game_id = started()
     message = reply_message(newest(smtp_server, "keeper"), "")
     send(inbound, message)
-    assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert f"Nothing was changed in the game. {NO_TEXT}" in answer.text
+    assert "You wrote" not in answer.text + answer.html
+    assert "Give 1 card of your hand." in answer.text
+
+
+@pytest.mark.parametrize("attached", ["application/octet-stream", "message/rfc822"])
+def test_a_reply_of_an_attachment_alone_is_answered(
+    app, started, smtp_server, deliver, inbound, attached: str
+) -> None:
+    """The move sent as a file, or the email forwarded back as an attachment: nothing in the
+    body to read, and the player hears so rather than nothing."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    content = message.get_content().encode()
+    message.clear_content()
+    if attached == "message/rfc822":
+        inner = reply_message(newest(smtp_server, "keeper"), content.decode())
+        message.add_attachment(inner)
+    else:
+        message.add_attachment(content, maintype="application", subtype="octet-stream")
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert f"Nothing was changed in the game. {NO_TEXT}" in answer.text
+
+
+ALREADY_MOVED = (
+    "Nothing was changed in the game. You have already moved since the email you answered."
+)
+
+
+def test_a_second_reply_to_the_exchange_says_the_move_was_made(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    game_id = started()
+    invitation = newest(smtp_server, "keeper")
+    first = exchange_reply(app, game_id, smtp_server)
+    send(inbound, first)
+    deliver()
+    assert snapshot(app, game_id)[0] == 1
+    again = reply_message(invitation, first.get_body().get_content().split("\n")[0])
+    send(inbound, again)
+    answer = refused(app, game_id, smtp_server, deliver, again, "keeper", 1)
+    assert ALREADY_MOVED in answer.text
+    assert "older email" not in answer.text
+
+
+def test_a_second_reply_to_a_turn_email_says_the_card_was_played(
+    app, client, started, smtp_server, deliver, inbound
+) -> None:
+    game = started()
+    tokens = links_of(app, game)
+    rng = random.Random(5)
+    while not views(app, game)["keeper"]["your_turn"] or views(app, game)["keeper"]["choosing"]:
+        random_move(client, tokens, rng)
+    deliver()
+    email = newest(smtp_server, "keeper")
+    card = views(app, game)["keeper"]["legal"][0]["play"]
+    send(inbound, reply_message(email, card))
+    deliver()
+    version = snapshot(app, game)[0]
+    again = reply_message(email, card)
+    send(inbound, again)
+    answer = refused(app, game, smtp_server, deliver, again, "keeper", version)
+    assert ALREADY_MOVED in answer.text
 
 
 def test_the_same_message_twice_is_applied_once(
@@ -208,7 +275,8 @@ def refused(app, game_id, smtp_server, deliver, message, seat, version) -> Recei
     (answer,) = answers_to(smtp_server, message)
     assert "Your reply was not played" in str(answer.message["Subject"])
     assert "Nothing was changed in the game" in answer.text
-    named = set(message.get_body().get_content().split())
+    body = message.get_body()  # none for an attachment alone
+    named = set(body.get_content().split()) if body is not None else set()
     assert not leaks(answer.text + answer.html, hidden_cards(state, seat) - named)
     return answer
 
@@ -234,6 +302,7 @@ def links_of(app: Flask, game: int) -> dict[str, Any]:
 
 
 def test_a_stale_reply_is_refused(app, client, started, smtp_server, deliver, inbound) -> None:
+    """A card played in answer to the invitation, long after the Keeper's exchange."""
     game = started()
     invitation = newest(smtp_server, "keeper")
     tokens = links_of(app, game)
@@ -245,10 +314,7 @@ def test_a_stale_reply_is_refused(app, client, started, smtp_server, deliver, in
     version = snapshot(app, game)[0]
     send(inbound, message)
     answer = refused(app, game, smtp_server, deliver, message, "keeper", version)
-    assert (
-        "Nothing was changed in the game. This reply answers an older email: the game has moved"
-        " on since.\n" in answer.text.replace("\r\n", "\n")
-    )
+    assert f"{ALREADY_MOVED}\n" in answer.text.replace("\r\n", "\n")
     assert answer.text.count("changed") == 1
 
 
@@ -431,17 +497,18 @@ def test_a_reply_of_too_many_parts_is_dropped_unparsed(
     app, started, smtp_server, deliver, inbound, eol: bytes
 ) -> None:
     """Parsing slows with the square of the parts' nesting: a reply has a few parts, and one
-    with more than twenty is dropped before its body is read, move or no move, whatever
-    ends its lines."""
+    with more than twenty is not read, move or no move, whatever ends its lines: the
+    player is told there was nothing to read."""
     game_id = started()
     message = exchange_reply(app, game_id, smtp_server)
     head = "".join(f"{name}: {message[name]}\r\n" for name in ("From", "To", "Message-ID"))
     raw = head.encode() + nested_parts(25, message.get_content().replace("\n", "\r\n"), eol)
     with app.app_context():  # read as the IMAP reader reads: SMTP takes no line that long
         receive(raw, envelope_from=EMAILS["keeper"], recipients=(message["To"],))
-    assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert f"Nothing was changed in the game. {NO_TEXT}" in answer.text
     with app.app_context():
-        assert db.session.scalars(select(InboundReply.reason)).one() == "too many parts"
+        assert db.session.scalars(select(InboundReply.reason)).one() == "no_text"
 
 
 TOO_LONG = Outcome("dropped", "header too long")
