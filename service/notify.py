@@ -375,36 +375,55 @@ def _owing_a_move(message: OutboxMessage) -> Game | None:
 PRESENT_FOR = timedelta(minutes=5)
 
 
-def wants_turn_email(player: Player, now: datetime | None = None) -> bool:
-    """Whether the player's address asked for a turn email now, on its home page.
+def turn_email_policy(player: Player) -> str | None:
+    """What the player's address asked for on its home page about turn emails in this game.
 
-    ``every_move`` (the default): yes. ``when_away``: unless the player's page
-    for this game said it was open within :data:`PRESENT_FOR`. ``digest`` and
-    ``reminders``: never (the digest and the deadline reminders say it instead).
-    Against the computer, which answers within seconds, ``every_move`` is
-    ``when_away``: a person playing on the page is not emailed each answer.
+    ``every_move`` (the default), ``when_away``, ``digest`` or ``reminders``;
+    ``None`` for the computer, which gets no email. Against the computer,
+    which answers within seconds, ``every_move`` is ``when_away``: a person
+    playing on the page is not emailed each answer.
     """
-    if player.email is None:  # the computer: no email at all
-        return False
+    if player.email is None:
+        return None
     settings = settings_for(player.email)
     policy = settings.email_policy if settings is not None else DEFAULT_EMAIL_POLICY
     if policy == "every_move" and player.game.player(other(player.seat)).is_computer:
-        policy = "when_away"
-    if policy == "when_away":
-        now = now or utcnow()
-        return player.seen_at is None or player.seen_at < now - PRESENT_FOR
-    return policy == "every_move"
+        return "when_away"
+    return policy
+
+
+def turn_held_until(player: Player, now: datetime | None = None) -> datetime | None:
+    """Until when a turn email to the player waits, if it waits: with ``when_away``, while
+    the player's page for this game says it is open (it did within :data:`PRESENT_FOR`).
+
+    It then goes if the player still owes the move: one made on the page
+    meanwhile withdraws it. A player who moved and closed the page before the
+    opponent answered is emailed the answer once the page has been quiet for
+    :data:`PRESENT_FOR`.
+    """
+    if turn_email_policy(player) != "when_away" or player.seen_at is None:
+        return None
+    until = player.seen_at + PRESENT_FOR
+    return until if until > (now or utcnow()) else None
 
 
 def _turn_wanted(message: OutboxMessage) -> bool:
-    """A turn email is about a move the player owes in a game in play, and one they want."""
+    """A turn email is about a move the player owes in a game in play, to a player who takes
+    turn emails (the digest and the reminders tell the others)."""
     if message.player_id is None:
         return True
     game = _owing_a_move(message)
     if game is None:
         return False
     player = db.session.get_one(Player, message.player_id)
-    return wants_turn_email(player)
+    return turn_email_policy(player) in ("every_move", "when_away")
+
+
+def _turn_held(message: OutboxMessage) -> datetime | None:
+    """Until when a turn email waits for its player to leave the page (:func:`turn_held_until`)."""
+    if message.player_id is None:
+        return None
+    return turn_held_until(db.session.get_one(Player, message.player_id))
 
 
 def _digest_wanted(message: OutboxMessage) -> bool:
@@ -464,6 +483,7 @@ kinds.register(
         replaces_queued=True,
         still_wanted=_turn_wanted,
         unwanted="the player no longer owed that move, or wanted no email for it",
+        held_until=_turn_held,
         write=_writer(),
     ),
     Kind(

@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+import time_machine
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import delete, select, text
@@ -335,7 +336,8 @@ def test_the_computers_answer_is_emailed_only_to_a_person_away(
     app: Flask, client: FlaskClient, against_computer, deliver, present: bool
 ) -> None:
     """The computer answers within seconds: a person playing on the page gets no email for
-    each answer, as with "only when away"; one who left it does."""
+    each answer while there, as with "only when away"; one who left it does, at once or
+    once the page has been quiet a while."""
     game = against_computer(computer="shadow")
     person_moves(client, game["token"], random.Random(2))  # Kim's half of the exchange
     if present:
@@ -346,7 +348,11 @@ def test_the_computers_answer_is_emailed_only_to_a_person_away(
         turns = db.session.scalars(
             select(OutboxMessage.status).where(OutboxMessage.kind == "turn")
         ).all()
-    assert turns == ["skipped" if present else "sent"]
+    assert turns == ["queued" if present else "sent"]
+    with time_machine.travel(utcnow() + timedelta(minutes=6)):
+        deliver()
+    with app.app_context():
+        assert db.session.scalars(select(OutboxMessage.status)).all().count("queued") == 0
 
 
 def test_the_computer_waits_for_the_delay(app: Flask, client, against_computer) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from ..models import OutboxMessage
 from .compose import Email
@@ -27,6 +28,11 @@ from .compose import Email
 def always(message: OutboxMessage) -> bool:
     """Every message of a kind that has no reason to be dropped is still wanted."""
     return True
+
+
+def now(message: OutboxMessage) -> datetime | None:
+    """A message of a kind that has no reason to wait goes as soon as it is due."""
+    return None
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,10 @@ class Kind:
     still_wanted: Callable[[OutboxMessage], bool] = always
     # Why a message of this kind was skipped when it no longer mattered, for the admins.
     unwanted: str = "it no longer mattered"
+    # Asked by the worker next, of a wanted message about to be written: until when must it
+    # wait (the player is at their page, say)? It stays queued until then, and is asked
+    # again, wanted or not, when it is due.
+    held_until: Callable[[OutboxMessage], datetime | None] = now
     # Writes a queued message of this kind, when it is sent, from what it was queued with:
     # the email, or None when there is none to send (the message is skipped).
     write: Callable[[OutboxMessage], Email | None] | None = None

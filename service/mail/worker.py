@@ -326,7 +326,7 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
                         break
                     claimed = message.id
                     outcome = _write(message)
-                    if outcome != "sending":
+                    if outcome not in ("sending", "held"):
                         after_commit(partial(metrics.count_mail, message.status))
                 if outcome == "sending":
                     with transaction():
@@ -406,7 +406,8 @@ def _write(message: OutboxMessage) -> str:
     matters.
 
     ``skipped`` if its kind says it no longer matters, or that there is nothing
-    to send (see :mod:`.kinds`). Raises what says the database is unavailable.
+    to send (see :mod:`.kinds`); ``held``, still queued and due later, if its kind
+    says it must wait. Raises what says the database is unavailable.
     Any other error while the message is checked or written (a kind no longer
     registered, say) is this message's failure, kept on its row for the admins,
     who may queue it again.
@@ -423,6 +424,10 @@ def _write(message: OutboxMessage) -> str:
             return "skipped"
         if left_sending:
             return "sending"
+        held_until = kind.held_until(message)
+        if held_until is not None:
+            message.next_attempt_at = held_until
+            return "held"
         email = kinds.written(message)
     except DBAPIError:
         raise

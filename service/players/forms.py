@@ -89,7 +89,7 @@ class EmailPolicyForm(FlaskForm):
             SelectChoice("every_move", _l("at every move that is mine")),
             SelectChoice(
                 "when_away",
-                _l("at a move that is mine, unless that game's page is open in my browser"),
+                _l("at a move that is mine, once that game's page is no longer open in my browser"),
             ),
             SelectChoice("digest", _l("once a day, with every move I owe (a digest)")),
             SelectChoice("reminders", _l("only to remind me a deadline is near")),

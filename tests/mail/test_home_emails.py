@@ -49,13 +49,13 @@ def until_kim_owes_a_new_move(app: Flask, client: FlaskClient, game: dict, seed:
 
 
 @pytest.mark.parametrize(
-    ("policy", "present", "sent"),
+    ("policy", "present", "status"),
     [
-        ("every_move", True, True),
-        ("when_away", False, True),
-        ("when_away", True, False),
-        ("digest", False, False),
-        ("reminders", False, False),
+        ("every_move", True, "sent"),
+        ("when_away", False, "sent"),
+        ("when_away", True, "queued"),  # held while the page is open
+        ("digest", False, "skipped"),
+        ("reminders", False, "skipped"),
     ],
 )
 def test_the_outbox_honours_the_turn_email_policy(
@@ -65,7 +65,7 @@ def test_the_outbox_honours_the_turn_email_policy(
     deliver: Callable[[], int],
     policy: str,
     present: bool,
-    sent: bool,
+    status: str,
 ) -> None:
     game = make_game(seed=11)
     deliver()
@@ -75,7 +75,50 @@ def test_the_outbox_honours_the_turn_email_policy(
     if present:
         assert client.post(f"/play/{game['keeper']}/seen").status_code == 204
     deliver()
-    assert turn_emails(app)[-1] == ("sent" if sent else "skipped")
+    assert turn_emails(app)[-1] == status
+
+
+def kims_turn_email_held(app: Flask, client: FlaskClient, make_game, deliver) -> dict:
+    """A game in which Kim, "only when away", owes a move whose email waits: her page is open."""
+    game = make_game(seed=11)
+    deliver()
+    with app.app_context(), transaction():
+        homes.set_email_policy(KIM, "when_away")
+    until_kim_owes_a_new_move(app, client, game, seed=11)
+    assert client.post(f"/play/{game['keeper']}/seen").status_code == 204
+    deliver()
+    assert turn_emails(app)[-1] == "queued"
+    return game
+
+
+def test_a_turn_email_held_for_an_open_page_goes_once_the_page_is_left(
+    app: Flask, client: FlaskClient, make_game, deliver: Callable[[], int], smtp_server
+) -> None:
+    """Kim moved and closed the page before Sam answered: she hears of it once her page has
+    been quiet for a while, and not before."""
+    kims_turn_email_held(app, client, make_game, deliver)
+    received = len(smtp_server.handler.to(KIM))
+    with time_machine.travel(datetime.now(UTC) + timedelta(minutes=4)):
+        deliver()
+    assert turn_emails(app)[-1] == "queued"
+    with time_machine.travel(datetime.now(UTC) + timedelta(minutes=6)):
+        deliver()
+    assert turn_emails(app)[-1] == "sent"
+    assert len(smtp_server.handler.to(KIM)) == received + 1
+
+
+def test_a_turn_email_held_for_an_open_page_is_withdrawn_by_the_move(
+    app: Flask, client: FlaskClient, make_game, deliver: Callable[[], int]
+) -> None:
+    """Kim, at her page, makes the move: the email that waited for her to leave never goes."""
+    game = kims_turn_email_held(app, client, make_game, deliver)
+    held = len(turn_emails(app)) - 1
+    for mover, _, _ in one_by_one(app, game["id"], 11):
+        if mover == "keeper":
+            break
+    with time_machine.travel(datetime.now(UTC) + timedelta(minutes=6)):
+        deliver()
+    assert turn_emails(app)[held] == "skipped"
 
 
 def test_a_page_open_long_ago_is_away(
