@@ -170,11 +170,22 @@ def learn_time_zone(email: str, name: str, now: datetime | None = None) -> bool:
     settings = settings_row(email)
     if settings.time_zone is not None:
         return False
-    settings.time_zone = name
-    if settings.email_policy == "digest":
-        settings.digest_hour = hour_in_zone(settings.digest_hour, name, now or utcnow())
+    choose_time_zone(settings, name, now)
     db.session.flush()
     return True
+
+
+def choose_time_zone(settings: AddressSettings, name: str, now: datetime | None = None) -> None:
+    """Give the address's times in the IANA zone ``name`` from now on (its row, locked or new).
+
+    A digest hour chosen while the address's hours were read in UTC (no zone
+    known) keeps its moment: it becomes the same moment's hour in ``name``. One
+    chosen in a zone keeps its number in the next: eight in the morning where
+    the player now is.
+    """
+    if settings.time_zone is None and settings.email_policy == "digest":
+        settings.digest_hour = hour_in_zone(settings.digest_hour, name, now or utcnow())
+    settings.time_zone = name
 
 
 def address_row(email: str) -> Address:

@@ -31,7 +31,14 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import contains_eager
 
 from . import games, invitations, notify, rematch_rules
-from .addresses import addresses_away, is_time_zone, settings_for, settings_row, zone_of
+from .addresses import (
+    addresses_away,
+    choose_time_zone,
+    is_time_zone,
+    settings_for,
+    settings_row,
+    zone_of,
+)
 from .language import LANGUAGES
 from .links import new_link_key
 from .models import (
@@ -209,10 +216,11 @@ def _own_player(email: str, game_id: int) -> Player:
 
 def set_time_zone(email: str, name: str) -> None:
     """Give the address's times in this IANA time zone from now on (a move page learns one
-    only while none is chosen); :class:`SettingError` for a name that is none."""
+    only while none is chosen; :func:`.addresses.choose_time_zone` says what becomes of the
+    digest's hour); :class:`SettingError` for a name that is none."""
     if not is_time_zone(name):
         raise SettingError(f"{name!r} is no time zone")
-    settings_row(email).time_zone = name
+    choose_time_zone(settings_row(email), name)
     db.session.flush()
     log.info("an address chose its time zone")
 

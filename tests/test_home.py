@@ -697,3 +697,21 @@ def test_the_address_chooses_its_time_zone(app: Flask, client, make_game) -> Non
         client.post(f"/play/{game['keeper']}/time-zone", data={"zone": "Europe/Paris"})
     with app.app_context():
         assert db.session.get_one(AddressSettings, KIM).time_zone == "Asia/Tokyo"
+
+
+def test_a_digest_hour_keeps_its_moment_when_a_first_time_zone_is_chosen(
+    app: Flask, client, make_game
+) -> None:
+    """Eight, read in UTC while no zone was known, is five in the afternoon in Tokyo; a later
+    zone keeps the hour's number, as a clock on the wall does."""
+    make_game(seed=1)
+    home = home_of(app)
+    with time_machine.travel(NOW, tick=False):
+        assert post(client, home, "emails", policy="digest", digest_hour="8").status_code == 303
+        assert post(client, home, "time-zone", zone="Asia/Tokyo").status_code == 303
+        with app.app_context():
+            assert db.session.get_one(AddressSettings, KIM).digest_hour == 17
+        assert post(client, home, "time-zone", zone="Europe/Paris").status_code == 303
+    with app.app_context():
+        settings = db.session.get_one(AddressSettings, KIM)
+        assert (settings.time_zone, settings.digest_hour) == ("Europe/Paris", 17)

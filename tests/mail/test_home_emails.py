@@ -195,8 +195,8 @@ def digests_at(
     with time_machine.travel(since, tick=False):
         make_game(seed=21)
         with app.app_context(), transaction():
-            homes.set_email_policy(KIM, "digest", digest_hour=hour)
             homes.set_time_zone(KIM, zone)
+            homes.set_email_policy(KIM, "digest", digest_hour=hour)
     sent = []
     for moment in moments:
         with time_machine.travel(moment, tick=False), app.app_context():
