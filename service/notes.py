@@ -14,7 +14,7 @@ from functools import cache
 from sqlalchemy import Executable, bindparam, func, select
 
 from .models import OPEN_STATUSES, Event, Game, Player, db
-from .rules import other
+from .rules import CHOICE_PHASES, Seat, other
 
 MAX_LENGTH = 280
 # What the page and the turn email show: the opponent's latest notes.
@@ -110,16 +110,16 @@ def from_opponent(player: Player, *, since_own_move: bool = False) -> list[str] 
     """The opponent's latest notes, oldest first, or ``None`` while the game's notes are off
     or the opponent is the computer, which neither reads nor writes any.
 
-    ``since_own_move`` keeps only those written after the player's last move (the turn
-    email). One query: no note is stored once notes are off, so a ``notes_off`` event
-    is newer than every note and comes first.
+    ``since_own_move`` keeps only those the player's last move did not answer
+    (:func:`_news_after`: the turn email). No note is stored once notes are off,
+    so a ``notes_off`` event is newer than every note and comes first.
     """
     game = player.game
     if game.player(other(player.seat)).is_computer:
         return None
+    after = _news_after(game.id, player.seat) if since_own_move else 0
     found = db.session.execute(
-        _notes_query(since_own_move),
-        {"game_id": game.id, "seat": player.seat, "opponent": other(player.seat)},
+        _notes_query(), {"game_id": game.id, "opponent": other(player.seat), "after": after}
     ).all()
     if any(kind == "notes_off" for kind, _ in found):
         return None
@@ -127,30 +127,51 @@ def from_opponent(player: Player, *, since_own_move: bool = False) -> list[str] 
 
 
 @cache
-def _notes_query(since_own_move: bool) -> Executable:
+def _notes_query() -> Executable:
     """The statement of :func:`from_opponent`, built once: building it costs more than
     running it."""
     query = select(Event.kind, Event.note).where(
         Event.game_id == bindparam("game_id"),
+        Event.id > bindparam("after"),
         (Event.kind == "notes_off")
         | (
             (Event.kind == "move") & (Event.seat == bindparam("opponent")) & Event.note.is_not(None)
         ),
     )
-    if since_own_move:
-        last = (
-            select(Event.id)
-            .where(
-                Event.game_id == bindparam("game_id"),
-                Event.kind == "move",
-                Event.seat == bindparam("seat"),
-            )
-            .order_by(Event.id.desc())
-            .limit(1)
-            .scalar_subquery()
-        )
-        query = query.where(Event.id > func.coalesce(last, 0))
     return query.order_by(Event.id.desc()).limit(SHOWN)
+
+
+def _news_after(game_id: int, seat: Seat) -> int:
+    """The event after which the opponent's notes are news to ``seat``: its last move, or
+    the one before the opponent's half of the exchange or swap that move completed.
+
+    Both halves of a simultaneous choice are made against the same version, so
+    the second may be made without the first (and its note) ever shown: by a
+    reply to the email both got, say. ``0`` before the seat's first move.
+    """
+    own = (
+        select(func.max(Event.id))
+        .where(Event.game_id == game_id, Event.kind == "move", Event.seat == seat)
+        .scalar_subquery()
+    )
+    rows = db.session.execute(
+        select(Event.id, Event.seat, Event.action)
+        .where(Event.game_id == game_id, Event.kind == "move", Event.id <= own)
+        .order_by(Event.id.desc())
+        .limit(2)
+    ).all()
+    if not rows:
+        return 0
+    last, before = rows[0], rows[1:]
+    choice = _choice(last.action)
+    if before and before[0].seat != seat and choice and _choice(before[0].action) == choice:
+        return int(before[0].id) - 1
+    return int(last.id)
+
+
+def _choice(action: dict[str, object] | None) -> str | None:
+    """The exchange or swap an event's action chose cards for, if it was one."""
+    return next((phase for phase in CHOICE_PHASES if phase in (action or {})), None)
 
 
 def of_finished_game(game: Game) -> list[Event]:

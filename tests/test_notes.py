@@ -220,6 +220,30 @@ def test_the_turn_email_holds_the_opponents_notes(
     assert "&lt;script&gt;" in email.html_body and "<script>" not in email.html_body
 
 
+def test_a_note_with_the_first_half_of_an_exchange_reaches_the_second_by_email(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Kim exchanges with a note; Sam, who never opens the page, exchanges too (against the
+    same version). Sam's next turn email holds Kim's note: no email had shown it."""
+    game = make_game(seed=8)
+    rng = random.Random(6)
+    assert move(client, game["keeper"], rng, note="Good luck, Sam!").status_code == 200
+    assert move(client, game["shadow"], rng).status_code == 200
+    for _ in range(10):
+        if view_of(client, game["shadow"])["your_turn"]:
+            break
+        assert move(client, game["keeper"], rng).status_code == 200
+    write_queued(app)
+    with app.app_context():
+        email = db.session.scalars(
+            select(OutboxMessage)
+            .where(OutboxMessage.kind == "turn", OutboxMessage.recipient == "sam@example.com")
+            .order_by(OutboxMessage.id.desc())
+        ).first()
+        assert email is not None and email.text_body is not None
+        assert '"Good luck, Sam!"' in email.text_body
+
+
 def test_admins_read_notes_of_finished_games_only(
     app: Flask,
     client: FlaskClient,
