@@ -244,6 +244,27 @@ def test_a_note_with_the_first_half_of_an_exchange_reaches_the_second_by_email(
         assert '"Good luck, Sam!"' in email.text_body
 
 
+def test_the_api_gives_the_opponents_notes_and_whether_notes_are_on(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=8)
+    rng = random.Random(6)
+    assert client.get(f"/api/play/{game['shadow']}/notes").get_json() == {"on": True, "notes": []}
+    for number in range(5):
+        seat = to_move(client, game)
+        assert move(client, game[seat], rng, note=f"{seat} {number}").status_code == 200
+    shadows = client.get(f"/api/play/{game['shadow']}/notes").get_json()
+    keepers = notes_of(app, game["id"])
+    written = [note for note in keepers if note and note.startswith("keeper")]
+    assert shadows == {"on": True, "notes": written[-3:]}
+    assert client.post(f"/play/{game['keeper']}/notes-off").status_code == 303
+    off = {"on": False, "notes": []}
+    assert client.get(f"/api/play/{game['shadow']}/notes").get_json() == off
+    assert client.get(f"/api/play/{game['keeper']}/notes").get_json() == off
+    assert client.get(f"/api/play/{game['keeper']}x/notes").status_code == 404
+    assert client.post(f"/api/play/{game['keeper']}/notes").status_code == 405
+
+
 def test_admins_read_notes_of_finished_games_only(
     app: Flask,
     client: FlaskClient,

@@ -164,7 +164,7 @@ def test_links_lead_from_a_view_to_a_move_against_its_version(doc) -> None:
         for response in operation["responses"].values()
         for link in response.get("links", {}).values()
     ]
-    assert {link["operationId"] for link in links} == {"getView", "makeMove"}
+    assert {link["operationId"] for link in links} == {"getView", "getNotes", "makeMove"}
     assert {link["operationId"] for link in links} <= operations
     for link in links:
         assert link["parameters"] == {"token": "$request.path.token"}

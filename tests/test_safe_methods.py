@@ -41,7 +41,8 @@ def snapshot(app: Flask) -> dict[str, list[tuple]]:
 
 def player_urls(token: str) -> list[str]:
     pages = [f"/play/{token}", f"/play/{token}/review", f"/play/{token}/replay.json"]
-    return [*pages, f"/api/play/{token}", f"/play/{token}zz", f"/api/play/{token}zz"]
+    api = [f"/api/play/{token}", f"/api/play/{token}/notes"]
+    return [*pages, *api, f"/play/{token}zz", f"/api/play/{token}zz"]
 
 
 def test_get_and_head_change_nothing_in_any_phase(app, client, make_game) -> None:

@@ -44,6 +44,7 @@ def responses(client: FlaskClient, token: str, view: dict, home: str = "") -> li
         client.get(f"/play/{token}/review"),
         client.get(f"/play/{token}/replay.json"),
         client.get(f"/api/play/{token}x"),
+        client.get(f"/api/play/{token}/notes"),
         *([client.get(f"/me/{home}")] if home else []),
     ]
     return [response.get_data(as_text=True) for response in bodies]

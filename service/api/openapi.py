@@ -16,7 +16,7 @@ from ..errors import API_MESSAGES, RETRY_AFTER
 from ..game_text import LOOKS
 from ..models import GAME_STATUSES
 from ..notes import MAX_LENGTH as MAX_NOTE
-from ..notes import MISLEADING
+from ..notes import MISLEADING, SHOWN
 from ..request_limits import NUL_IN_REQUEST
 from ..rules import CHOICE_PHASES, DECK, PHASES, PRINTED, SUITS
 from ..rules.engine import ACTION_EXTRAS, ACTION_KINDS, EFFECTS
@@ -48,7 +48,8 @@ NOTE = {
         "none of the invisible characters that change how text reads (the direction marks, "
         "embeddings, overrides and isolates U+200E, U+200F, U+061C, U+202A-U+202E and "
         "U+2066-U+2069, the zero width space U+200B and U+FEFF); dropped while the game's "
-        "notes are off. null, like a note of spaces only, is no note."
+        "notes are off (GET /api/play/{token}/notes says whether they are). null, like a "
+        "note of spaces only, is no note."
     ),
 }
 # The schema of each key an action may hold besides its own (ACTION_EXTRAS).
@@ -167,6 +168,8 @@ def document() -> dict[str, Any]:
     view = {"application/json": {"schema": _ref("View")}}
     etag = {"schema": {"type": "string"}, "description": "The version of this view's content."}
     token_from_request = {"token": "$request.path.token"}
+    notes_of_game = {"operationId": "getNotes", "parameters": token_from_request}
+    view_of_game = {"operationId": "getView", "parameters": token_from_request}
     move_against = {
         "operationId": "makeMove",
         "parameters": token_from_request,
@@ -206,7 +209,7 @@ def document() -> dict[str, Any]:
                             "description": "Your view of the game",
                             "headers": {"ETag": etag},
                             "content": view,
-                            "links": {"makeMove": move_against},
+                            "links": {"makeMove": move_against, "getNotes": notes_of_game},
                         },
                         "304": {
                             "description": "Unchanged since the view whose ETag you sent",
@@ -246,6 +249,26 @@ def document() -> dict[str, Any]:
                             },
                         },
                         **_errors("422"),
+                    },
+                },
+            },
+            "/api/play/{token}/notes": {
+                "parameters": [token],
+                "get": {
+                    "operationId": "getNotes",
+                    "summary": "Your opponent's latest notes",
+                    "description": (
+                        "They change only with a move (a new version of the view) or when "
+                        "either player turns the game's notes off."
+                    ),
+                    "responses": {
+                        "200": {
+                            "description": "The notes, and whether the game takes any",
+                            "content": {"application/json": {"schema": _ref("Notes")}},
+                            "links": {"getView": view_of_game},
+                        },
+                        "400": _response(NUL_REFUSED),
+                        **_errors("404", "405", "413", "503"),
                     },
                 },
             },
@@ -461,6 +484,28 @@ def _schemas() -> dict[str, Any]:
                 },
             },
             description="A return match, two games with the roles swapped, as you see it.",
+        ),
+        "Notes": _object(
+            {
+                "on": {
+                    "type": "boolean",
+                    "description": (
+                        "Whether the game's notes are on: until either player turns them "
+                        "off, for good; never against the computer, which neither reads "
+                        "nor writes any. A move's note is dropped while they are off."
+                    ),
+                },
+                "notes": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "maxItems": SHOWN,
+                    "description": (
+                        f"Your opponent's latest notes, at most {SHOWN}, oldest first; "
+                        "none while notes are off. Plain text: escape it to show it in HTML."
+                    ),
+                },
+            },
+            description="The table talk of your game.",
         ),
         "View": _object(
             {

@@ -8,7 +8,7 @@ from flask import Response, jsonify, request
 from flask.typing import ResponseReturnValue
 from flask_babel import force_locale
 
-from .. import games
+from .. import games, notes
 from ..errors import NOT_FOUND, error_response
 from ..game_text import effect_text, seat_name, swap_pending
 from ..language import DEFAULT_LANGUAGE
@@ -62,6 +62,23 @@ def view(token: str) -> ResponseReturnValue:
     response = jsonify(with_texts(view_of(facts, match)))
     response.set_etag(tag)
     return response
+
+
+@bp.get("/play/<token>/notes")
+def opponent_notes(token: str) -> ResponseReturnValue:
+    """The opponent's latest notes, oldest first, and whether the game's notes are on.
+
+    Read apart from the view, which a poll of the game reads often: the notes
+    change only with a move, which changes the view's version, or when either
+    player turns them off.
+    """
+    signed = signed_link(token)
+    player = linked_player(signed) if signed is not None else None
+    if player is None:
+        return error_response(404, "not_found", NOT_FOUND)
+    reading()
+    theirs = notes.from_opponent(player)
+    return jsonify({"on": theirs is not None, "notes": theirs or []})
 
 
 def not_modified(tag: str) -> Response:
