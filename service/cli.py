@@ -296,6 +296,7 @@ def tick() -> None:
     moves that are due: for cron, where no mail worker does both."""
     result = deadlines.sweep()
     click.echo(f"reminded {len(result.reminded)} game(s), timed out {len(result.expired)} game(s)")
+    click.echo(f"ended {len(result.invitations_expired)} invitation(s) left unanswered")
     click.echo(f"made {computer.ComputerMoves()()} computer move(s)")
 
 

@@ -68,6 +68,10 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     ),
     "DEFAULT_DAYS_PER_MOVE": ("7", "days a player has for each move; 0 for no deadline"),
     "VACATION_DAYS_PER_YEAR": ("30", "whole days of vacation a player may take each year"),
+    "INVITATION_DAYS": (
+        "14",
+        "days an invitation waits for its answer (or its creator's confirmation); 0: no end",
+    ),
     "BOT_DELAY_SECONDS": (
         "3",
         "seconds the computer waits after the last move before it makes its own",
@@ -185,6 +189,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         MAX_FORM_PARTS=FORM_PARTS,
         DEFAULT_DAYS_PER_MOVE=number(env, "DEFAULT_DAYS_PER_MOVE", int, most=365),
         VACATION_DAYS_PER_YEAR=number(env, "VACATION_DAYS_PER_YEAR", int, most=366),
+        INVITATION_DAYS=number(env, "INVITATION_DAYS", int, most=365),
         BOT_DELAY_SECONDS=number(env, "BOT_DELAY_SECONDS", float, most=DAY),
         PAGE_POLL_SECONDS=number(env, "PAGE_POLL_SECONDS", float, most=DAY),
         TRUSTED_PROXIES=number(env, "TRUSTED_PROXIES", int),

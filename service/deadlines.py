@@ -1,5 +1,6 @@
 """The deadline sweep: a reminder when a day is left, a timeout when the time is up,
-and the daily digests of the addresses that asked for one.
+the end of invitations left unanswered, and the daily digests of the addresses that asked
+for one.
 
 Both queries use the (status, deadline) index: their cost grows with the games
 in play near their deadline, never with the games already finished. The sweep
@@ -14,7 +15,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import and_, or_, select
 
-from . import games, homes, metrics
+from . import games, homes, invitations, metrics
 from .models import Game, db, utcnow
 from .unit_of_work import transaction
 
@@ -30,10 +31,12 @@ class SweepResult:
     reminded: list[int]
     expired: list[int]
     digests: list[str] = field(default_factory=list)
+    invitations_expired: list[int] = field(default_factory=list)
 
 
 def sweep(now: datetime | None = None) -> SweepResult:
-    """Send due reminders, then end the games whose deadline has passed, then the digests.
+    """Send due reminders, then end the games whose deadline has passed and the invitations
+    left unanswered, then the digests.
 
     Each game is changed in a transaction of its own: one game's lock is held
     only while that game is handled, and a game that fails undoes no other.
@@ -54,21 +57,24 @@ def sweep(now: datetime | None = None) -> SweepResult:
         late = db.session.scalars(
             select(Game.id).where(Game.status == "active", Game.deadline <= now)
         ).all()
+        unanswered = invitations.unanswered(now)
     reminded = _each(soon, games.remind, now)
     expired = _each(late, games.expire, now)
+    invitations_expired = _each(unanswered, invitations.expire, now)
     with transaction():
         digests = homes.send_digests(now)
     metrics.SWEEPS.inc()
-    return SweepResult(reminded=reminded, expired=expired, digests=digests)
+    return SweepResult(reminded, expired, digests, invitations_expired)
 
 
 def _each(
-    game_ids: Sequence[int], step: Callable[[int, datetime], Game | None], now: datetime
+    ids: Sequence[int], step: Callable[[int, datetime], object | None], now: datetime
 ) -> list[int]:
-    """Run ``step`` on each game, one transaction each; returns the games it changed."""
+    """Run ``step`` on each game or invitation, one transaction each; returns those it
+    changed."""
     changed = []
-    for game_id in game_ids:
+    for one in ids:
         with transaction():
-            if step(game_id, now) is not None:
-                changed.append(game_id)
+            if step(one, now) is not None:
+                changed.append(one)
     return changed

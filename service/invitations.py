@@ -24,7 +24,7 @@ import logging
 import secrets
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
@@ -38,6 +38,7 @@ from .mail import compose, kinds, queue
 from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import (
+    OPEN_INVITATIONS,
     Address,
     AdminAction,
     Event,
@@ -311,6 +312,48 @@ def respond(
     db.session.flush()
     log.info("invitation %d answered: %s", invitation.id, invitation.status)
     return started
+
+
+def unanswered(now: datetime) -> list[int]:
+    """The invitations left open for ``INVITATION_DAYS`` (none when that is 0), oldest first:
+    the opponent never answered, or the creator never confirmed their address."""
+    days = current_app.config["INVITATION_DAYS"]
+    if not days:
+        return []
+    return list(
+        db.session.scalars(
+            select(Invitation.id)
+            .where(
+                Invitation.status.in_(OPEN_INVITATIONS),
+                Invitation.updated_at <= now - timedelta(days=days),
+            )
+            .order_by(Invitation.updated_at)
+        )
+    )
+
+
+def expire(invitation_id: int, now: datetime) -> Invitation | None:
+    """End an invitation left open for ``INVITATION_DAYS`` (:func:`unanswered`): its game,
+    which never started, is dropped, and its link says it expired.
+
+    A creator who confirmed their address is told; one who never did is not
+    written to again (the address may not be theirs). ``None`` when it was
+    answered meanwhile: nothing changes. Caller's transaction.
+    """
+    invitation, game = _lock(db.session.get_one(Invitation, invitation_id))
+    days = current_app.config["INVITATION_DAYS"]
+    if invitation.status not in OPEN_INVITATIONS or not days:
+        return None
+    if invitation.updated_at > now - timedelta(days=days):
+        return None
+    invited = invitation.status == "invited"
+    invitation.status, invitation.updated_at = "expired", now
+    games.drop_waiting_game(game.id, "the invitation expired unanswered")
+    if invited:
+        _email(invitation, "invitation_expired", invitation.creator_email, days=days)
+    db.session.flush()
+    log.info("invitation %d expired unanswered", invitation.id)
+    return invitation
 
 
 def adopt_language(game: Game, email: str, language: str | None) -> str | None:
@@ -636,6 +679,12 @@ kinds.register(
     Kind("invite_opponent", still_wanted=_not_blocked, unwanted=TURNED_AWAY, write=_write),
     Kind(
         "declined",
+        still_wanted=_emails_wanted,
+        unwanted="the creator stopped every email",
+        write=_write,
+    ),
+    Kind(
+        "invitation_expired",
         still_wanted=_emails_wanted,
         unwanted="the creator stopped every email",
         write=_write,

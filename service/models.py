@@ -457,7 +457,17 @@ class Invitation(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
-    __table_args__ = (Index(None, "creator_email"), Index(None, "opponent_email"))
+    __table_args__ = (
+        Index(None, "creator_email"),
+        Index(None, "opponent_email"),
+        # The sweep's invitations left unanswered: the open ones only, however many ended.
+        Index(
+            "ix_invitations_open_updated_at",
+            "updated_at",
+            sqlite_where=text("status IN ('unconfirmed', 'invited')"),
+            postgresql_where=text("status IN ('unconfirmed', 'invited')"),
+        ),
+    )
 
 
 # --- The admin dashboard -------------------------------------------------------

@@ -113,6 +113,64 @@ def test_decline_tells_the_creator_and_blocks_future_invitations(
         assert cy.one().status == "invited"
 
 
+def statuses(app: Flask) -> tuple[str, str]:
+    """The one invitation's status and its game's."""
+    with app.app_context():
+        invitation = db.session.scalars(select(Invitation)).one()
+        return invitation.status, db.session.get_one(Game, invitation.game_id).status
+
+
+def test_an_invitation_left_unanswered_expires_and_the_creator_is_told(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    invite = invited(client, smtp_server, deliver)
+    told = len(smtp_server.handler.to("ann@example.com"))
+    with app.app_context():
+        assert sweep(utcnow() + timedelta(days=13)).invitations_expired == []
+    assert statuses(app) == ("invited", "waiting")
+    with app.app_context():
+        (expired,) = sweep(utcnow() + timedelta(days=14, minutes=1)).invitations_expired
+        assert sweep(utcnow() + timedelta(days=15)).invitations_expired == []
+    assert statuses(app) == ("expired", "cancelled")
+    deliver()
+    (email,) = smtp_server.handler.to("ann@example.com")[told:]
+    assert str(email.message["Subject"]) == "Your Split Mind invitation to Bob expired"
+    assert "Bob did not answer your invitation to play Split Mind within 14 days." in email.text
+    page = client.get(invite).get_data(as_text=True)
+    assert "This invitation expired unanswered: the game will not start." in page
+    assert "Accept and start" not in page
+    answered = client.post(invite, data={"answer": "accept"}).get_data(as_text=True)
+    assert "This invitation expired unanswered" in answered
+    assert statuses(app) == ("expired", "cancelled")
+
+
+def test_a_request_never_confirmed_expires_without_a_word(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    ask(client)
+    deliver()
+    confirm = last_link(smtp_server, "ann@example.com", "/invitations/")
+    with app.app_context():
+        assert len(sweep(utcnow() + timedelta(days=15)).invitations_expired) == 1
+    deliver()
+    assert len(smtp_server.received) == 1  # the confirmation asked for, and nothing since
+    assert statuses(app) == ("expired", "cancelled")
+    page = client.post(confirm).get_data(as_text=True)
+    assert "This invitation expired unanswered: the game will not start." in page
+    deliver()
+    assert len(smtp_server.received) == 1  # Bob was never invited
+
+
+def test_invitations_wait_for_ever_with_no_invitation_days(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    invited(client, smtp_server, deliver)
+    app.config["INVITATION_DAYS"] = 0
+    with app.app_context():
+        assert sweep(utcnow() + timedelta(days=400)).invitations_expired == []
+    assert statuses(app) == ("invited", "waiting")
+
+
 def test_bad_requests_are_refused_with_the_reason(client: FlaskClient) -> None:
     for changes, reason in (
         ({"opponent_email": "ann@example.com"}, "two different email addresses"),
