@@ -89,3 +89,53 @@ def describe(figures: dict[str, Any]) -> str:
         f"as much of each: {wins_by['even']:,}",
     ]
     return "\n".join(lines)
+
+
+def p_value(p: float) -> str:
+    """A p-value to four decimals, or ``< 0.0001`` below that."""
+    return "< 0.0001" if p < 0.0001 else f"{p:.4f}"
+
+
+def points(share: float | None) -> str:
+    """A difference of shares of 1 in percentage points with its sign, ``+1.2``."""
+    return "—" if share is None else f"{100 * share:+.1f}"
+
+
+def describe_comparison(figures: dict[str, Any]) -> str:
+    """The figures of a comparison of two rule sets on the same deals as lines of text."""
+    games = figures["games"]
+    sides = {
+        side: " ".join(f"{key}={value}" for key, value in figures[side]["rules"].items())
+        or "printed rules"
+        for side in ("variant", "against")
+    }
+    width = max(len(name) for name in sides.values())
+    lines = [
+        f"{games:,} deals, each played under both rule sets: {figures['keeper']} as the Keeper, "
+        f"{figures['shadow']} as the Shadow, seed {figures['seed']}",
+        "",
+        f"  {'rules':<{width}}  Keeper wins    rate  95% Wilson interval",
+    ]
+    for side, name in sides.items():
+        each = figures[side]
+        low, high = each["keeper_win_rate_ci"]
+        lines.append(
+            f"  {name:<{width}}  {each['keeper_wins']:>11,}  {percent(each['keeper_win_rate']):>6}"
+            f"  {percent(low)}–{percent(high)}"
+        )
+    deals = figures["deals"]
+    low, high = figures["difference_ci"]
+    lines += [
+        "",
+        f"Deals the Keeper won under both: {deals['both']:,}; under {sides['variant']} only: "
+        f"{deals['variant_only']:,}; under {sides['against']} only: {deals['against_only']:,}; "
+        f"under neither: {deals['neither']:,}",
+        f"The two agree on {figures['agree']:,} deals ({percent(figures['agree_rate'])}); "
+        f"the deals they disagree on decide the difference.",
+        f"Difference in the Keeper's win rate, {sides['variant']} minus {sides['against']}: "
+        f"{points(figures['difference'])} points "
+        f"(95% Newcombe paired interval {points(low)} to {points(high)})",
+        f"McNemar test of no difference: mid-p {p_value(figures['p_mid'])}, "
+        f"exact p {p_value(figures['p_exact'])}",
+    ]
+    return "\n".join(lines)

@@ -25,7 +25,7 @@ def test_importing_the_engine_loads_no_framework() -> None:
     """The engine, the computer players and the playtest simulation are pure."""
     code = (
         "import json, sys, service.rules, service.replay, service.bots, "
-        "service.playtest.simulate, service.playtest.report; "
+        "service.playtest.simulate, service.playtest.compare, service.playtest.report; "
         f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r})))"
     )
     result = subprocess.run(

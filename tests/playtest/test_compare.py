@@ -1,0 +1,153 @@
+"""Two rule sets on the same deals: the paired statistics, and the deals they count."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.playtest.compare import (
+    Comparison,
+    Deals,
+    compare,
+    comparison_figures,
+    mcnemar,
+    newcombe_paired,
+    play_deals,
+)
+from service.playtest.report import describe_comparison
+from service.playtest.simulate import Settings, simulate
+from service.rules import PRINTED, Variant
+
+SHORT_TRACK = Variant(track_length=4, halfway=2)
+
+
+def comparison(games: int = 12, seed: int = 1, **rules: Variant) -> Comparison:
+    return Comparison(
+        games=games,
+        keeper="easy",
+        shadow="random",
+        variant=rules.get("variant", SHORT_TRACK),
+        against=rules.get("against", PRINTED),
+        seed=seed,
+    )
+
+
+def test_newcombe_interval_matches_a_published_example() -> None:
+    # Cavo et al. (2012) in Fagerland, Lydersen and Laake's paired 2x2 table chapter:
+    # 59 both, 6 first only, 16 second only, 80 neither; −0.0621 (−0.1186 to −0.0046).
+    assert newcombe_paired(59, 6, 16, 80) == pytest.approx((-0.1186, -0.0046), abs=1e-4)
+
+
+def test_newcombe_interval_by_hand_with_no_disagreements() -> None:
+    # 5 both, 5 neither: both rates 0.5 with the Wilson interval 0.2366–0.7634, so each
+    # side is 0.2634; the correlation is (5·5 − 0 − 10/2) / √(5·5·5·5) = 0.8, and the
+    # half-width is √(0.2634² − 2·0.8·0.2634² + 0.2634²) = 0.2634·√0.4 = 0.1666.
+    assert newcombe_paired(5, 0, 0, 5) == pytest.approx((-0.1666, 0.1666), abs=1e-4)
+    # 10 both: both rates 1 (Wilson 0.7225–1), no correlation to use: ±(1 − 0.7225).
+    assert newcombe_paired(10, 0, 0, 0) == pytest.approx((-0.2775, 0.2775), abs=1e-4)
+
+
+def test_newcombe_interval_of_tiny_samples() -> None:
+    assert newcombe_paired(0, 0, 0, 0) == (-1.0, 1.0)
+    # One pair, won under the first only: rate 1 (Wilson 0.2065–1) against 0 (0–0.7935),
+    # no correlation: 1 − √(0.7935² + 0.7935²) = −0.1221 up to 1.
+    assert newcombe_paired(0, 1, 0, 0) == pytest.approx((-0.1221, 1.0), abs=1e-4)
+    assert newcombe_paired(0, 0, 1, 0) == pytest.approx((-1.0, 0.1221), abs=1e-4)
+
+
+def test_newcombe_interval_mirrors_when_the_two_swap() -> None:
+    low, high = newcombe_paired(40, 13, 5, 42)
+    assert low < 8 / 100 < high
+    assert newcombe_paired(40, 5, 13, 42) == pytest.approx((-high, -low))
+
+
+def test_mcnemar_matches_hand_computed_and_published_values() -> None:
+    # 1 against 7 of 8 disagreements: exact 2·(1 + 8)/2⁸ = 18/256; mid-p 2·(1 + 8/2)/2⁸.
+    assert mcnemar(1, 7) == pytest.approx((18 / 256, 10 / 256))
+    assert mcnemar(7, 1) == pytest.approx((18 / 256, 10 / 256))
+    # 0 against 3: exact 2/8, mid-p 1/8.
+    assert mcnemar(0, 3) == pytest.approx((0.25, 0.125))
+    # Cavo et al. (2012), 6 against 16: exact 0.052479, mid-p 0.034690.
+    assert mcnemar(6, 16) == pytest.approx((0.052479, 0.034690), abs=1e-6)
+
+
+def test_mcnemar_without_a_lean_is_one() -> None:
+    assert mcnemar(0, 0) == (1.0, 1.0)
+    assert mcnemar(4, 4) == pytest.approx((1.0, 1.0))
+    assert mcnemar(1, 0) == pytest.approx((1.0, 0.5))
+
+
+def test_mcnemar_of_many_disagreements_needs_no_huge_numbers() -> None:
+    # 26 against 18: 2·Σ C(44, i)/2⁴⁴ for i ≤ 18 = 0.291215.
+    exact, mid = mcnemar(26, 18)
+    assert exact == pytest.approx(0.291215, abs=1e-6)
+    assert mid < exact
+    # A million: the normal tail, 2000 apart is z = 2 standard deviations, p = 0.0455.
+    assert mcnemar(500_000, 500_000) == pytest.approx((1.0, 1.0))
+    assert mcnemar(499_000, 501_000)[1] == pytest.approx(0.0455, abs=1e-4)
+
+
+def test_the_same_rules_agree_on_every_deal() -> None:
+    same = comparison(variant=PRINTED)
+    deals = compare(same)
+    found = comparison_figures(same, deals)
+    assert deals.variant_only == deals.against_only == 0
+    assert found["agree"] == found["games"] == 12
+    assert found["difference"] == 0
+    assert found["p_mid"] == found["p_exact"] == 1.0
+    low, high = found["difference_ci"]
+    assert low < 0 < high
+
+
+def test_each_side_wins_as_its_own_run_on_the_same_deals() -> None:
+    """Deal n is game n of a run with the seed: the counts' margins are the two runs' wins."""
+    paired = comparison(games=20)
+    found = comparison_figures(paired, compare(paired))
+    for side, variant in (("variant", SHORT_TRACK), ("against", PRINTED)):
+        settings = Settings(games=20, keeper="easy", shadow="random", variant=variant)
+        assert found[side]["keeper_wins"] == simulate(settings).keeper_wins
+    deals = found["deals"]
+    assert sum(deals.values()) == 20
+    assert deals["variant_only"] != deals["against_only"]
+    assert found["difference"] == (deals["variant_only"] - deals["against_only"]) / 20
+    assert found["difference"] == pytest.approx(
+        found["variant"]["keeper_win_rate"] - found["against"]["keeper_win_rate"]
+    )
+    assert found["variant"]["rules"] == {"track_length": "4", "halfway": "2"}
+    assert found["against"]["rules"] == {}
+
+
+def test_a_seed_always_gives_the_same_comparison() -> None:
+    assert compare(comparison(seed=4)) == compare(comparison(seed=4))
+    assert compare(comparison(seed=4)) != compare(comparison(seed=5))
+    heard: list[int] = []
+    assert compare(comparison(seed=4), workers=2, progress=heard.append) == compare(
+        comparison(seed=4)
+    )
+    assert sum(heard) == 12
+
+
+def test_counts_of_parts_add_up_to_the_whole() -> None:
+    whole = comparison(games=6)
+    parts = play_deals((whole, 0, 2)) + play_deals((whole, 2, 6))
+    assert parts == play_deals((whole, 0, 6))
+    assert parts.total == 6 and Deals() + parts == parts
+
+
+def test_a_comparison_refuses_unknown_levels_and_empty_runs() -> None:
+    with pytest.raises(ValueError, match="no level 'genius'"):
+        Comparison(games=1, keeper="genius", shadow="easy", variant=SHORT_TRACK)
+    with pytest.raises(ValueError, match="not 0"):
+        Comparison(games=0, keeper="easy", shadow="easy", variant=SHORT_TRACK)
+
+
+def test_the_report_gives_both_rule_sets_and_the_difference() -> None:
+    text = describe_comparison(comparison_figures(comparison(), compare(comparison())))
+    for words in (
+        "12 deals, each played under both rule sets: easy as the Keeper, random as the Shadow",
+        "halfway=2 track_length=4",
+        "printed rules",
+        "under halfway=2 track_length=4 only:",
+        "Newcombe paired interval",
+        "McNemar test of no difference: mid-p",
+    ):
+        assert words in text, text
