@@ -1,4 +1,4 @@
-"""Command line: ``flask --app service playtest simulate``."""
+"""Command line: ``flask --app service playtest simulate`` and ``playtest compare``."""
 
 from __future__ import annotations
 
@@ -11,11 +11,30 @@ from ..bots import LEVELS
 from ..commands import ServiceGroup
 from ..rules import Variant, VariantError
 from ..unit_of_work import transaction
-from .report import describe
+from .compare import Comparison, compare, comparison_figures
+from .report import describe, describe_comparison
 from .runs import save_run
 from .simulate import MOST_GAMES, Settings, figures, simulate
 
 playtest_cli = ServiceGroup("playtest", help="Computer players on variants of the rules.")
+
+# The options of both commands: who plays each seat, in how many processes, and the output.
+_keeper = click.option(
+    "--keeper", type=click.Choice(list(LEVELS)), required=True, help="The Keeper's level."
+)
+_shadow = click.option(
+    "--shadow", type=click.Choice(list(LEVELS)), required=True, help="The Shadow's level."
+)
+_workers = click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Processes to play in (no more than the machine's processors).",
+)
+_as_json = click.option(
+    "--json", "as_json", is_flag=True, help="Print the figures as one line of JSON."
+)
 
 
 def _variant(
@@ -38,12 +57,8 @@ def _variant(
 
 @playtest_cli.command("simulate")
 @click.option("--games", type=click.IntRange(1, MOST_GAMES), default=1000, show_default=True)
-@click.option(
-    "--keeper", type=click.Choice(list(LEVELS)), required=True, help="The Keeper's level."
-)
-@click.option(
-    "--shadow", type=click.Choice(list(LEVELS)), required=True, help="The Shadow's level."
-)
+@_keeper
+@_shadow
 @click.option(
     "--variant",
     "variant",
@@ -52,17 +67,11 @@ def _variant(
     callback=_variant,
     help="A rule number to change, such as halfway=6 or exchange_sizes=1,2,2 (repeatable).",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Processes to play in (no more than the machine's processors).",
-)
+@_workers
 @click.option(
     "--seed", type=int, default=1, show_default=True, help="The same seed, the same games."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as one line of JSON.")
+@_as_json
 @click.option("--save", is_flag=True, help="Store the run for the admin dashboard.")
 def simulate_command(
     games: int,
@@ -85,3 +94,60 @@ def simulate_command(
         with transaction():
             run = save_run(settings, result)
         click.echo(f"Stored as run {run.id}.", err=True)
+
+
+@playtest_cli.command("compare")
+@click.option(
+    "--games",
+    type=click.IntRange(1, MOST_GAMES),
+    default=1000,
+    show_default=True,
+    help="Deals, each played under both rule sets.",
+)
+@_keeper
+@_shadow
+@click.option(
+    "--variant",
+    "variant",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=_variant,
+    help="A rule number of the rules to try, such as exchange_sizes=1,2,1 (repeatable).",
+)
+@click.option(
+    "--against",
+    "against",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=_variant,
+    help="A rule number of the rules to compare with (repeatable; default: the printed rules).",
+)
+@_workers
+@click.option(
+    "--seed", type=int, default=1, show_default=True, help="The same seed, the same deals."
+)
+@_as_json
+def compare_command(
+    games: int,
+    keeper: str,
+    shadow: str,
+    variant: Variant,
+    against: Variant,
+    workers: int,
+    seed: int,
+    as_json: bool,
+) -> None:
+    """Play two rule sets on the same deals and print how much the Keeper's win rate differs."""
+    if variant == against:
+        # The same rules play the same games: every deal would agree.
+        raise click.UsageError(
+            f"--variant and --against give the same rules ({variant.describe() or 'printed'}); "
+            "give a rule number that differs, such as --variant exchange_sizes=1,2,1"
+        )
+    comparison = Comparison(
+        games=games, keeper=keeper, shadow=shadow, variant=variant, against=against, seed=seed
+    )
+    with click.progressbar(length=games, label="Playing", file=sys.stderr) as bar:
+        deals = compare(comparison, workers=workers, progress=bar.update)
+    result = comparison_figures(comparison, deals)
+    click.echo(json.dumps(result) if as_json else describe_comparison(result))

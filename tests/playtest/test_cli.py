@@ -1,4 +1,4 @@
-"""``flask --app service playtest simulate``: the report, its JSON, variants, stored runs."""
+"""``flask --app service playtest simulate`` and ``compare``: reports, JSON, variants, runs."""
 
 from __future__ import annotations
 
@@ -31,22 +31,37 @@ KEYS = {
     "track_by",
     "shadow_wins_by",
 }
+COMPARE_KEYS = {
+    "games",
+    "keeper",
+    "shadow",
+    "seed",
+    "players",
+    "variant",
+    "against",
+    "deals",
+    "agree",
+    "agree_rate",
+    "difference",
+    "difference_ci",
+    "p_mid",
+    "p_exact",
+}
+
+
+def playtest(runner, command: str, *args: str):
+    """``playtest COMMAND`` on 6 games (or deals), easy as the Keeper, random as the Shadow."""
+    return runner.invoke(
+        args=["playtest", command, "--games", "6", "--keeper", "easy", "--shadow", "random", *args]
+    )
 
 
 def simulate(runner, *args: str):
-    return runner.invoke(
-        args=[
-            "playtest",
-            "simulate",
-            "--games",
-            "6",
-            "--keeper",
-            "easy",
-            "--shadow",
-            "random",
-            *args,
-        ]
-    )
+    return playtest(runner, "simulate", *args)
+
+
+def compare(runner, *args: str):
+    return playtest(runner, "compare", *args)
 
 
 def test_simulate_prints_the_figures(runner) -> None:
@@ -156,3 +171,57 @@ def test_without_save_nothing_is_stored(app, runner) -> None:
     assert simulate(runner).exit_code == 0
     with app.app_context():
         assert db.session.scalars(select(PlaytestRun)).all() == []
+
+
+def test_compare_prints_both_rule_sets_and_the_difference(runner) -> None:
+    result = compare(runner, "--variant", "halfway=0", "--seed", "3")
+    assert result.exit_code == 0, result.output
+    for words in (
+        "6 deals, each played under both rule sets: easy as the Keeper, random as the Shadow, "
+        "seed 3",
+        "  halfway=0 ",
+        "  printed rules ",
+        "95% Wilson interval",
+        "Deals the Keeper won under both:",
+        "Difference in the Keeper's win rate, halfway=0 minus printed rules:",
+        "95% Newcombe paired interval",
+        "McNemar test of no difference: mid-p",
+    ):
+        assert words in result.stdout, result.stdout
+
+
+def test_compare_json_is_the_last_line_with_stable_keys(runner) -> None:
+    args = ("--json", "--variant", "halfway=0", "--against", "swap_size=1", "--workers", "2")
+    result = compare(runner, *args)
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(figures) == COMPARE_KEYS
+    assert figures["variant"]["rules"] == {"halfway": "0"}
+    assert figures["against"]["rules"] == {"swap_size": "1"}
+    assert figures["games"] == sum(figures["deals"].values()) == 6
+    assert figures["players"] == players_digest()
+    assert compare(runner, *args).stdout == result.stdout
+
+
+def test_compare_refuses_the_same_rules_on_both_sides(runner) -> None:
+    for args in (
+        (),
+        ("--variant", "exchange_sizes=1,2,3"),
+        ("--variant", "halfway=6", "--against", "halfway=6"),
+    ):
+        result = compare(runner, *args)
+        assert result.exit_code == 2, args
+        assert "--variant and --against give the same rules" in result.output, result.output
+
+
+def test_compare_refuses_bad_options(runner) -> None:
+    for args, message in (
+        (("--against", "colour=red"), "Invalid value for '--against': unknown variant parameter"),
+        (("--variant", "halfway"), "'halfway' is not KEY=VALUE"),
+        (("--variant", "halfway=6", "--games", "0"), "0 is not in the range 1<=x<=1000000"),
+        (("--variant", "halfway=6", "--keeper", "genius"), "'genius' is not one of"),
+        (("--variant", "halfway=6", "--workers", "0"), "0 is not in the range x>=1"),
+    ):
+        result = compare(runner, *args)
+        assert result.exit_code == 2, args
+        assert message in result.output, result.output
