@@ -5,6 +5,9 @@ challenger as the Keeper in one and as the Shadow in the other, so both play
 each role equally often on the same cards. Pair n is dealt from
 ``game_seed(seed, n)``, as the playtest lab deals its game n, so runs with
 different ``--seed`` play different deals and their figures are independent.
+The levels play as in the lab, by their budgets of play-outs without the
+time limit that the service adds: the same seed plays the same games on any
+machine, however slow or busy.
 The table gives the challenger's win rate as the Keeper, as the Shadow and
 overall, with the 95% Wilson interval of the overall rate, and the processor
 time per move of each level (the time a move takes on one core, however busy
@@ -42,7 +45,7 @@ def play_game(job: tuple[str, str, str, int]) -> dict[str, Any]:
     challenger, opponent, seat, seed = job
     sides = {seat: "challenger", ("shadow" if seat == "keeper" else "keeper"): "opponent"}
     levels = {"challenger": challenger, "opponent": opponent}
-    players = {each: player(levels[sides[each]]) for each in SEATS}
+    players = {each: player(levels[sides[each]], timed=False) for each in SEATS}
     rngs = {each: random.Random(f"{seed}:{each}") for each in SEATS}
     times: dict[str, list[float]] = {side: [] for side in levels}
     walls: dict[str, list[float]] = {side: [] for side in levels}
