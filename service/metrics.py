@@ -107,15 +107,17 @@ class OutboxCollector(Collector):
             depth.add_metric([status], counts.get(status, 0))
         age = GaugeMetricFamily(
             "splitmind_outbox_oldest_queued_age_seconds",
-            "Seconds since the oldest queued email was queued; 0 when none waits",
+            "Seconds the most overdue queued email has been due, unsent: how far the mail "
+            "worker is behind; 0 when none is due",
             value=(utcnow() - oldest).total_seconds() if oldest else 0.0,
         )
         return [up, depth, age]
 
 
 def read_outbox() -> tuple[dict[str, int], datetime | None]:
-    """How many messages each status of :data:`DEPTH_STATUSES` holds, and when the oldest
-    queued one was queued (``None``: none waits)."""
+    """How many messages each status of :data:`DEPTH_STATUSES` holds, and since when the
+    most overdue queued message has been due (``None``: none is due; one held or put off
+    until later, a turn email while its player's page is open or a retry, is not yet)."""
     counts = dict(
         db.session.execute(
             select(OutboxMessage.status, func.count())
@@ -123,10 +125,11 @@ def read_outbox() -> tuple[dict[str, int], datetime | None]:
             .group_by(OutboxMessage.status)
         ).all()
     )
+    # The (status, next_attempt_at) index: the first queued message due is the most overdue.
     oldest = db.session.scalar(
-        select(OutboxMessage.created_at)
-        .where(OutboxMessage.status == "queued")
-        .order_by(OutboxMessage.id)
+        select(OutboxMessage.next_attempt_at)
+        .where(OutboxMessage.status == "queued", OutboxMessage.next_attempt_at <= utcnow())
+        .order_by(OutboxMessage.next_attempt_at)
         .limit(1)
     )
     return counts, oldest

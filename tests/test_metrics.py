@@ -6,6 +6,7 @@ import logging
 import random
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from sqlalchemy import func, select
 
 from service import create_app
 from service.mail.worker import drain
-from service.models import OutboxMessage, db
+from service.models import OutboxMessage, db, utcnow
 
 from .conftest import base_config
 from .helpers import pick_action
@@ -126,6 +127,36 @@ def test_outbox_depth_and_oldest_age_come_from_the_database(
     assert value(samples, "splitmind_outbox_messages", status="queued") == 0
     assert value(samples, "splitmind_outbox_oldest_queued_age_seconds") == 0
     assert value(samples, "splitmind_mail_total", outcome="sent") == sent_before + queued - 1
+
+
+def test_the_oldest_age_counts_from_when_an_email_fell_due(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """An email put off until later (a turn email while its player's page is open, a retry)
+    is not due yet; one that fell due an hour ago, however long ago it was queued or first
+    tried, has been due an hour: the worker is an hour behind."""
+    make_game(seed=1)
+    now = utcnow()
+    with app.app_context():
+        first, second = db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id))
+        for message in (first, second):
+            message.created_at = now - timedelta(days=2)
+            message.next_attempt_at = now + timedelta(minutes=5)
+        db.session.commit()
+    assert value(scrape(client), "splitmind_outbox_oldest_queued_age_seconds") == 0
+    with app.app_context():
+        first, second = db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id))
+        first.next_attempt_at = now - timedelta(hours=1)
+        db.session.commit()
+    age = value(scrape(client), "splitmind_outbox_oldest_queued_age_seconds")
+    assert 3600 <= age < 3700
+    with app.app_context():
+        first, second = db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id))
+        first.attempts = 3  # retried: still due an hour ago
+        second.next_attempt_at = now - timedelta(minutes=10)
+        db.session.commit()
+    age = value(scrape(client), "splitmind_outbox_oldest_queued_age_seconds")
+    assert 3600 <= age < 3700
 
 
 def test_the_counts_are_served_while_the_database_is_down(

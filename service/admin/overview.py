@@ -97,8 +97,8 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
         oldest_queued=db.session.scalars(
             select(OutboxMessage)
             .options(defer(OutboxMessage.text_body), defer(OutboxMessage.html_body))
-            .where(*queued)
-            .order_by(OutboxMessage.id)
+            .where(*queued, OutboxMessage.next_attempt_at <= now)
+            .order_by(OutboxMessage.next_attempt_at, OutboxMessage.id)
             .limit(1)
         ).first(),
         workers=[
