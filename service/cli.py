@@ -227,7 +227,10 @@ def mail_worker(once: bool, poll: float) -> None:
     """
     moves = computer.ComputerMoves()
     if not once:
-        worker.run(poll=poll, sweep=deadlines.sweep, moves=moves)
+        # SIGTERM (systemctl stop, docker stop) ends the loop after the message in hand:
+        # killed mid-send, the worker would leave it to be sent again.
+        stop = _until_signalled()
+        worker.run(poll=poll, sweep=deadlines.sweep, moves=moves, should_stop=stop.is_set)
         return
     try:
         handled = worker.run(once=True, moves=moves)

@@ -302,8 +302,11 @@ def _sending(message_id: int) -> OutboxMessage | None:
     ).first()
 
 
-def deliver_batch(transport: Transport, size: int = BATCH) -> int:
-    """Deliver up to ``size`` due messages; returns how many were handled.
+def deliver_batch(
+    transport: Transport, size: int = BATCH, should_stop: Callable[[], bool] = lambda: False
+) -> int:
+    """Deliver up to ``size`` due messages, fewer once ``should_stop`` says so (it is asked
+    before each); returns how many were handled.
 
     Each message takes two transactions. The first claims it under its row lock,
     writes it and marks it ``sending``: from its commit on, a newer email that
@@ -317,6 +320,8 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
     outcomes: Counter[str] = Counter()
     try:
         for _ in range(size):
+            if should_stop():
+                break
             claimed: int | None = None
             try:
                 # An error rolls back: the claim of a message left as it was ends.
@@ -335,8 +340,8 @@ def deliver_batch(transport: Transport, size: int = BATCH) -> int:
                             continue
                         outcome = _send(transport, message)
                         after_commit(partial(metrics.count_mail, message.status))
-            except ServerUnavailable:
-                _put_back(claimed)
+            except ServerUnavailable as exc:
+                _put_back(claimed, f"not sent yet: the SMTP server was unavailable ({exc})")
                 raise
             except DBAPIError as exc:
                 if is_outage(exc) or claimed is None:
@@ -368,14 +373,16 @@ def _set_aside(message_id: int, exc: DBAPIError) -> str:
     return "failed"
 
 
-def _put_back(message_id: int | None) -> None:
-    """Queue again, as it was, a message the SMTP server could not take for want of a session."""
+def _put_back(message_id: int | None, why: str) -> None:
+    """Queue again a message the SMTP server could not take for want of a session, saying
+    ``why`` on its row for the admins (no attempt of its own is counted)."""
     if message_id is None:
         return
     try:
         with transaction():
             message = _sending(message_id)
             if message is not None:
+                message.last_error = _error_text(why)
                 outbox.put_back(message)
     except IntegrityError:
         _skipped_if_replaced(message_id)
@@ -545,14 +552,21 @@ def retry_delay(attempts: int) -> float:
     return base * current_app.config.get("MAIL_RETRY_SCALE", 1.0)
 
 
-def drain(transport: Transport | None = None) -> int:
-    """Deliver every message that is due now; returns how many were handled."""
+def drain(
+    transport: Transport | None = None,
+    *,
+    should_stop: Callable[[], bool] = lambda: False,
+    after_batch: Callable[[], object] = lambda: None,
+) -> int:
+    """Deliver every message that is due now, until ``should_stop`` says so (between two
+    messages), calling ``after_batch`` after each batch; returns how many were handled."""
     own = transport is None
     transport = transport or Transport()
     handled = 0
     try:
-        while batch := deliver_batch(transport):
+        while batch := deliver_batch(transport, should_stop=should_stop):
             handled += batch
+            after_batch()
     finally:
         if own:
             transport.close()
@@ -589,12 +603,14 @@ def run(
     try:
         while not should_stop():
             try:
+                # Alive, whatever the pass then meets: an SMTP server down is said on the
+                # messages it holds back, a long queue by the beats between its batches.
+                beat()
                 if sweep is not None and time.monotonic() - last_sweep >= sweep_every:
                     last_sweep = time.monotonic()
                     _sweep(sweep)
                 moved = _moves(moves) if moves is not None else 0
-                handled += drain(transport)
-                beat()
+                handled += drain(transport, should_stop=should_stop, after_batch=beat)
             except DATABASE_ERRORS as exc:
                 db.session.rollback()
                 if once:

@@ -399,6 +399,6 @@ def test_a_message_put_back_as_a_newer_one_is_queued_is_skipped(
 
     monkeypatch.setattr(outbox, "_queued", too_soon)
     with app.app_context():
-        worker._put_back(left)
+        worker._put_back(left, "not sent yet: the SMTP server was unavailable")
     assert len(looks) == 2  # the put-back's look, then the one after the refusal
     assert row(app, left).status == "skipped"

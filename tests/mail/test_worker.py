@@ -190,11 +190,15 @@ def test_a_server_refusing_the_session_delays_mail_and_counts_no_attempt(
     queue_games(app, 2)
     with app.app_context(), pytest.raises(ServerUnavailable):
         drain()
-    assert [(m.status, m.attempts, m.last_error) for m in outbox(app)] == [("queued", 0, None)] * 4
+    rows = outbox(app)
+    assert [(m.status, m.attempts) for m in rows] == [("queued", 0)] * 4
+    # The message in hand says why it waits, for the admins; no attempt of its own is counted.
+    (error,) = [m.last_error for m in rows if m.last_error]
+    assert error.startswith(f"not sent yet: the SMTP server was unavailable ({refusal}: ")
     behave(smtp_server)
     with app.app_context():
         assert drain() == 4
-    assert {(m.status, m.attempts) for m in outbox(app)} == {("sent", 1)}
+    assert {(m.status, m.attempts, m.last_error) for m in outbox(app)} == {("sent", 1, None)}
     assert len(smtp_server.received) == 4
 
 
@@ -400,6 +404,46 @@ def test_three_workers_split_the_queue_and_deliver_each_message_exactly_once(
     rows = outbox(pg_app)
     assert {m.status for m in rows} == {"sent"} and {m.attempts for m in rows} == {1}
     assert {m.message_id for m in rows} == set(ids)
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_worker_stopped_by_sigterm_ends_after_the_message_in_hand(
+    pg_app: Flask, postgres_database: str, smtp_server: SMTPServer, tmp_path: Path
+) -> None:
+    """systemctl stop and docker stop send SIGTERM: the worker sends the message in hand,
+    records it, and exits, leaving none half sent (which the next worker sends again)."""
+    queue_games(pg_app, 5)
+    arrived = threading.Event()
+    accept = smtp_server.handler.handle_DATA
+
+    async def slow(server: Any, session: Any, envelope: Any) -> str:
+        import asyncio
+
+        arrived.set()
+        await asyncio.sleep(0.3)
+        return await accept(server, session, envelope)
+
+    smtp_server.handler.handle_DATA = slow  # type: ignore[method-assign]
+    env = worker_env(postgres_database, smtp_server.port, tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "flask", "--app", "service", "mail", "worker", "--poll", "0.5"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert arrived.wait(60), "the worker sent nothing"
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err.decode()
+    statuses = Counter(m.status for m in outbox(pg_app))
+    assert "sending" not in statuses and 1 <= statuses["sent"] < 10, statuses
+    ids = Counter(r.message["Message-ID"] for r in smtp_server.received)
+    assert sum(ids.values()) == statuses["sent"] and set(ids.values()) == {1}
 
 
 @pytest.mark.postgres

@@ -4,6 +4,7 @@ the message in flight; the worker says what it does in its log."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections import Counter
 from pathlib import Path
@@ -13,14 +14,14 @@ import psycopg
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import text
+from sqlalchemy import select, text
 
 from service import create_app
 from service.admin.auth import create_admin
 from service.games import Seating, create_game
 from service.mail import queue, worker
 from service.mail.compose import Email
-from service.models import db
+from service.models import WorkerHeartbeat, db
 from service.unit_of_work import transaction
 
 from ..admin.conftest import csrf_token, sign_in
@@ -303,6 +304,30 @@ def test_the_worker_logs_its_settings_batches_and_outages(
     assert Counter(m.status for m in outbox(app)) == {"sent": 1, "failed": 1}
 
 
+def test_an_smtp_server_down_is_said_on_the_messages_it_holds_back(
+    app: Flask, smtp_server: SMTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker is alive (it beats every pass) while the server is down, and the messages
+    it could not send say why they wait, until one goes."""
+    smtp_server.stop()
+    passes: list[float] = []
+    monkeypatch.setattr(worker, "_sleep", lambda seconds, should_stop: passes.append(seconds))
+    queue_games(app, 1)
+    with app.app_context():
+        worker.run(poll=1, should_stop=lambda: len(passes) == 2)
+        beats = db.session.scalars(select(WorkerHeartbeat)).all()
+    assert len(beats) == 1 and beats[0].pid == os.getpid()
+    waiting = [m for m in outbox(app) if m.last_error]
+    assert len(waiting) == 1 and waiting[0].status == "queued" and waiting[0].attempts == 0
+    assert waiting[0].last_error.startswith(
+        "not sent yet: the SMTP server was unavailable (connecting to 127.0.0.1:"
+    )
+    smtp_server.restart()
+    with app.app_context():
+        assert worker.drain() == 2
+    assert {(m.status, m.last_error) for m in outbox(app)} == {("sent", None)}
+
+
 def test_a_fault_in_the_deadline_sweep_does_not_stop_the_mail(
     app: Flask, smtp_server: SMTPServer, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -357,8 +382,12 @@ def test_the_worker_loop_keeps_sending_past_a_message_the_server_hangs_up_on(
     """The loop neither stops nor waits for a server that is there."""
     smtp_server.handler.hang_up_on = {"k0@example.com"}
     queue_games(app, 2)
+
+    def done() -> bool:  # asked between messages: once the hung-up one has failed too
+        return len(smtp_server.received) == 3 and "queued" not in {m.status for m in outbox(app)}
+
     with app.app_context():
-        worker.run(poll=0.05, should_stop=lambda: len(smtp_server.received) == 3)
+        worker.run(poll=0.05, should_stop=done)
     assert "SMTP server unavailable" not in caplog.text
     assert Counter(m.status for m in outbox(app)) == {"sent": 3, "failed": 1}
 
