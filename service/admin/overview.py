@@ -9,7 +9,7 @@ fresh on every visit.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, exists, func, select
@@ -43,6 +43,7 @@ class Overview:
     stalled_days: int
     stalled: list[Game]
     stalled_count: int
+    today: date  # in UTC, the day failed_today counts
     failed_today: int
     queued: int
     oldest_queued: OutboxMessage | None
@@ -87,6 +88,7 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
             )
         )
         or 0,
+        today=day_start.date(),
         failed_today=db.session.scalar(
             select(func.count()).where(
                 OutboxMessage.status == "failed", OutboxMessage.failed_at >= day_start

@@ -79,7 +79,11 @@ def test_the_overview_shows_what_needs_attention(
     html = admin.get("/admin/").get_data(as_text=True)
     assert section(html, "worker-status").startswith("up last pass just now")
     assert section(html, "oldest-queued") == "—"
-    assert re.search(r'href="/admin/mail\?status=failed">1</a>', html)
+    # Its link lists the failures of that day, not every failure ever.
+    today = utcnow().date().isoformat()
+    link = re.search(r'href="(/admin/mail\?status=failed&amp;day=[0-9-]+)">1</a>', html)
+    assert link and link.group(1).endswith(f"day={today}")
+    assert "bob@example.com" in admin.get(unescape(link.group(1))).get_data(as_text=True)
     # A worker silent for minutes is down.
     with app.app_context(), transaction():
         back = utcnow() - timedelta(minutes=6)
@@ -91,7 +95,7 @@ def test_the_overview_shows_what_needs_attention(
         failed.failed_at = utcnow() - timedelta(days=2)
     html = admin.get("/admin/").get_data(as_text=True)
     assert section(html, "worker-status").startswith("down last pass 6 minutes ago")
-    assert re.search(r'href="/admin/mail\?status=failed">0</a>', html)
+    assert re.search(r'href="/admin/mail\?status=failed&amp;day=[0-9-]+">0</a>', html)
 
 
 def section_html(html: str, element_id: str) -> str:
