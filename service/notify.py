@@ -472,42 +472,49 @@ def _reminder_wanted(message: OutboxMessage) -> bool:
     return game is not None and game.reminded
 
 
-# Why an email about a game was skipped (:attr:`.mail.kinds.Kind.unwanted`).
+# Why an email about a game was skipped (:attr:`.mail.kinds.Kind.unwanted`, ``unwritten``).
 NOT_IN_PLAY = "its game was no longer in play"
+ADDRESS_GONE = "its player no longer had the address it was queued for"
 STOPPED = "the player stopped this game's emails"
 
+
+def _about_a_game(
+    name: str,
+    extra: Callable[[Player, dict[str, Any]], dict[str, Any]] | None = None,
+    **options: Any,
+) -> Kind:
+    """A kind of email about a player's game, written by :func:`_writer` (with ``extra``): one
+    to an address the player no longer has is skipped, saying so."""
+    return Kind(name, write=_writer(extra), unwritten=ADDRESS_GONE, **options)
+
+
 kinds.register(
-    Kind("invitation", still_wanted=_in_play, unwanted=NOT_IN_PLAY, write=_writer()),
-    Kind(
+    _about_a_game("invitation", still_wanted=_in_play, unwanted=NOT_IN_PLAY),
+    _about_a_game(
         "turn",
         replaces_queued=True,
         still_wanted=_turn_wanted,
         unwanted="the player no longer owed that move, or wanted no email for it",
         held_until=_turn_held,
-        write=_writer(),
     ),
-    Kind(
-        "round_end", still_wanted=_in_play, unwanted=NOT_IN_PLAY, write=_writer(_round_that_ended)
-    ),
-    Kind("game_over", still_wanted=_notified, unwanted=STOPPED, write=_writer(_rematch)),
-    Kind("game_ended", still_wanted=_notified, unwanted=STOPPED, write=_writer(_rematch)),
-    Kind(
+    _about_a_game("round_end", _round_that_ended, still_wanted=_in_play, unwanted=NOT_IN_PLAY),
+    _about_a_game("game_over", _rematch, still_wanted=_notified, unwanted=STOPPED),
+    _about_a_game("game_ended", _rematch, still_wanted=_notified, unwanted=STOPPED),
+    _about_a_game(
         "reminder",
         still_wanted=_reminder_wanted,
         unwanted="the player moved, or the deadline changed, before it went",
-        write=_writer(),
     ),
-    Kind(
+    _about_a_game(
         "deadline_extended",
         still_wanted=_deadline_wanted,
         unwanted="the game was no longer in play, or the player stopped its emails",
-        write=_writer(),
     ),
     # Sent even to a player who stopped the game's emails: an admin resends a link on request,
     # and an answer replies to the player's own email. A link is written when sent, with the
     # link of that moment: two waiting would say the same, so the newer replaces the older.
-    Kind("link", replaces_queued=True, write=_writer()),
-    Kind("answer", write=_writer()),
+    _about_a_game("link", replaces_queued=True),
+    _about_a_game("answer"),
     # Queued bare, so that asking costs the same whether or not the address plays here.
     Kind("your_games", write=write_links),
     Kind(

@@ -55,6 +55,8 @@ class Kind:
     # Writes a queued message of this kind, when it is sent, from what it was queued with:
     # the email, or None when there is none to send (the message is skipped).
     write: Callable[[OutboxMessage], Email | None] | None = None
+    # Why a message of this kind was skipped when its writer wrote none, for the admins.
+    unwritten: str = "there was nothing to write"
 
 
 KINDS: dict[str, Kind] = {}

@@ -441,7 +441,7 @@ def _write(message: OutboxMessage) -> str:
     except Exception as exc:
         return _failed(message, exc)
     if email is None:
-        outbox.skip(message, "there was nothing to write")
+        outbox.skip(message, kind.unwritten)
         return "skipped"
     message.subject, message.text_body = email.subject, email.text
     message.html_body = email.html

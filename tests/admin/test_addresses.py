@@ -13,7 +13,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 
 from service.mail.worker import drain
-from service.models import AdminAction, Event, Game, db
+from service.models import AdminAction, Event, Game, OutboxMessage, db
 
 from ..smtp import SMTPServer
 from .conftest import ADMIN, submit
@@ -62,6 +62,11 @@ def test_correcting_an_address_sends_a_fresh_link_and_kills_the_old(
     (received,) = smtp_server.handler.to(FIXED)
     (link,) = received.links("/play/")
     assert client.get(urlsplit(link).path).status_code == 200
+    with app.app_context():  # the invitation queued to the old address says why it never went
+        unsent = db.session.scalars(select(OutboxMessage).where(OutboxMessage.recipient == old))
+        assert [m.last_error for m in unsent] == [
+            "skipped: its player no longer had the address it was queued for"
+        ]
     note = f"corrected the shadow's address from {old} to {FIXED}"
     assert trail(app) == [(ADMIN, "correct_address", game["id"], note)]
     with app.app_context():
