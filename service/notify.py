@@ -241,12 +241,17 @@ def answer(player: Player, parent: str, **extra: Any) -> None:
     _send(player, "answer", always=True, parent=parent, **extra)
 
 
+def told(game: Game) -> list[Player]:
+    """The players an email to both about ``game`` reaches: people who take its emails and
+    whose address something vouches for (see :func:`_unvouched`)."""
+    return [p for p in game.players if p.email and p.notify and not _unvouched(p)]
+
+
 def ended(game: Game, reason: str = "") -> None:
     """Tell both players a game ended other than by play: timeout, forfeit, cancel; with the
     admin's ``reason``, if one was given."""
-    for player in game.players:
-        if not _unvouched(player):
-            _send(player, "game_ended", reason=reason)
+    for player in told(game):
+        _send(player, "game_ended", reason=reason)
 
 
 def reminder(game: Game) -> None:
@@ -258,7 +263,7 @@ def reminder(game: Game) -> None:
 
 def deadline_extended(game: Game) -> None:
     """Tell both players the new deadline an admin gave the move that is due."""
-    for player in game.players:
+    for player in told(game):
         _send(player, "deadline_extended")
 
 

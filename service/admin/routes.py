@@ -30,7 +30,7 @@ from sqlalchemy import select
 from werkzeug.wrappers import Response as BaseResponse
 from wtforms import SelectChoice
 
-from .. import addresses, audit, games, notes
+from .. import addresses, audit, games, notes, notify
 from ..game_text import the_seat, upfirst
 from ..logs import redact
 from ..mail.compose import with_headers
@@ -309,6 +309,17 @@ def _act(
     return _done(game_id)
 
 
+def _told(game: Game) -> str:
+    """Who an email to both players about the game reaches, as a confirmation says it:
+    ``both players are told``, ``only the Keeper is told``, ``no player is told``."""
+    reached = notify.told(game)
+    if len(reached) == 2:
+        return "both players are told"
+    if reached:
+        return f"only {the_seat(reached[0].seat, game.look)} is told"
+    return "no player is told"
+
+
 def _the(player: Player) -> str:
     """The player's seat as a sentence starts with it, in the game's look: ``The Keeper``,
     ``Jekyll``."""
@@ -393,7 +404,7 @@ def extend_deadline(game_id: int) -> BaseResponse:
             game_id, form.days.data, actor=current_user.name, seen=form.seen_deadline()
         ),
         lambda game: (
-            f"The deadline is extended to {game.deadline:%Y-%m-%d %H:%M} UTC; the players are told."
+            f"The deadline is extended to {game.deadline:%Y-%m-%d %H:%M} UTC; {_told(game)}."
         ),
         form,
         "Extend a deadline by 1 to 60 days.",
@@ -413,9 +424,7 @@ def cancel(game_id: int) -> BaseResponse:
             reason=form.reason.data or "",
             seen=form.version.data,
         ),
-        lambda game: (
-            "The game is cancelled" + ("; both players are told." if game.started_at else ".")
-        ),
+        lambda game: "The game is cancelled" + (f"; {_told(game)}." if game.started_at else "."),
         form,
         "Tick the box to confirm that the game is to be cancelled.",
     )
@@ -436,8 +445,7 @@ def forfeit(game_id: int) -> BaseResponse:
             seen=form.version.data,
         ),
         lambda game: (
-            f"The game is over by forfeit: {the_seat(game.winner, game.look)} wins; "
-            "both players are told."
+            f"The game is over by forfeit: {the_seat(game.winner, game.look)} wins; {_told(game)}."
         ),
         form,
         "Choose who forfeits and tick the box to confirm.",

@@ -122,10 +122,16 @@ def test_extending_emails_the_new_deadline_and_says_it(
     with app.app_context():
         deadline = db.session.get_one(Game, game["id"]).deadline
     shown = f"{deadline:%Y-%m-%d %H:%M} UTC"
-    assert f"The deadline is extended to {shown}; the players are told." in text(admin, page)
+    assert f"The deadline is extended to {shown}; both players are told." in text(admin, page)
     told = emails(app, "deadline_extended")
     assert sorted(m.recipient for m in told) == ["kim@example.com", "sam@example.com"]
     assert all("The deadline of game" in m.text_body and "is extended" in m.text_body for m in told)
+    # Sam stops the game's emails: the next confirmation says only Kim is told, and is right.
+    with app.app_context(), transaction():
+        db.session.get_one(Game, game["id"]).player("shadow").notify = False
+    submit(admin, page, f"{page}/extend", days="1", deadline=shown_deadline(admin, game["id"]))
+    assert "UTC; only the Keeper is told." in text(admin, page)
+    assert len(emails(app, "deadline_extended")) == 3
 
 
 def test_a_waiting_game_can_be_cancelled_and_a_closed_one_offers_no_link_actions(
