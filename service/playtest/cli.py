@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -15,6 +17,8 @@ from .compare import Comparison, compare, comparison_figures
 from .report import describe, describe_comparison
 from .runs import save_run
 from .simulate import MOST_GAMES, Settings, figures, simulate
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 playtest_cli = ServiceGroup("playtest", help="Computer players on variants of the rules.")
 
@@ -55,17 +59,20 @@ def _variant(
         raise click.BadParameter(str(exc)) from None
 
 
+def _rules(name: str, help: str) -> Callable[[F], F]:
+    """A repeatable ``--<name> KEY=VALUE`` option giving a variant of the rules."""
+    return click.option(
+        f"--{name}", name, multiple=True, metavar="KEY=VALUE", callback=_variant, help=help
+    )
+
+
 @playtest_cli.command("simulate")
 @click.option("--games", type=click.IntRange(1, MOST_GAMES), default=1000, show_default=True)
 @_keeper
 @_shadow
-@click.option(
-    "--variant",
+@_rules(
     "variant",
-    multiple=True,
-    metavar="KEY=VALUE",
-    callback=_variant,
-    help="A rule number to change, such as halfway=6 or exchange_sizes=1,2,2 (repeatable).",
+    "A rule number to change, such as halfway=6 or exchange_sizes=1,2,2 (repeatable).",
 )
 @_workers
 @click.option(
@@ -106,21 +113,10 @@ def simulate_command(
 )
 @_keeper
 @_shadow
-@click.option(
-    "--variant",
-    "variant",
-    multiple=True,
-    metavar="KEY=VALUE",
-    callback=_variant,
-    help="A rule number of the rules to try, such as exchange_sizes=1,2,1 (repeatable).",
-)
-@click.option(
-    "--against",
+@_rules("variant", "A rule number of the rules to try, such as exchange_sizes=1,2,1 (repeatable).")
+@_rules(
     "against",
-    multiple=True,
-    metavar="KEY=VALUE",
-    callback=_variant,
-    help="A rule number of the rules to compare with (repeatable; default: the printed rules).",
+    "A rule number of the rules to compare with (repeatable; default: the printed rules).",
 )
 @_workers
 @click.option(
