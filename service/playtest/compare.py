@@ -12,8 +12,7 @@ intervals side by side.
 from __future__ import annotations
 
 import math
-import multiprocessing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -26,6 +25,7 @@ from .simulate import (
     play_game,
     players_digest,
     processes,
+    spread,
     wilson,
 )
 
@@ -188,19 +188,7 @@ def compare(
         (comparison, start, stop)
         for _, start, stop in chunks(settings, chunk_size(settings, workers))
     )
-    if workers <= 1:
-        return _gather(map(play_deals, parts), progress)
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        return _gather(pool.imap(play_deals, parts), progress)
-
-
-def _gather(done: Iterable[Deals], progress: Callable[[int], None] | None) -> Deals:
-    total = Deals()
-    for deals in done:
-        total = total + deals
-        if progress is not None:
-            progress(deals.total)
-    return total
+    return spread(play_deals, parts, workers, Deals(), lambda deals: deals.total, progress)
 
 
 def _side(variant: Variant, keeper_wins: int, games: int) -> dict[str, Any]:

@@ -21,11 +21,11 @@ import multiprocessing
 import os
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, Self, TypeVar
 
 from ..bots import LEVELS, player
 from ..rules import (
@@ -259,18 +259,45 @@ def simulate(
     ``progress`` hears games done."""
     workers = processes(settings, workers)
     parts = chunks(settings, chunk_size(settings, workers))
+    return spread(play_chunk, parts, workers, Tally(), lambda tally: tally.games, progress)
+
+
+class Adds(Protocol):
+    """What a part of a run gives: parts add up."""
+
+    def __add__(self, other: Self) -> Self: ...
+
+
+Part = TypeVar("Part")
+Sum = TypeVar("Sum", bound=Adds)
+
+
+def spread(
+    play: Callable[[Part], Sum],
+    parts: Iterable[Part],
+    workers: int,
+    total: Sum,
+    count: Callable[[Sum], int],
+    progress: Callable[[int], None] | None,
+) -> Sum:
+    """``play`` each part, in this process (``workers`` 1) or in up to ``workers`` new ones,
+    and add what they give to ``total``; ``progress`` hears the ``count`` of each part."""
     if workers <= 1:
-        return _gather(map(play_chunk, parts), progress)
+        return _add_up(map(play, parts), total, count, progress)
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        return _gather(pool.imap(play_chunk, parts), progress)
+        return _add_up(pool.imap(play, parts), total, count, progress)
 
 
-def _gather(done: Iterator[Tally], progress: Callable[[int], None] | None) -> Tally:
-    total = Tally()
-    for tally in done:
-        total = total + tally
+def _add_up(
+    done: Iterable[Sum],
+    total: Sum,
+    count: Callable[[Sum], int],
+    progress: Callable[[int], None] | None,
+) -> Sum:
+    for part in done:
+        total = total + part
         if progress is not None:
-            progress(tally.games)
+            progress(count(part))
     return total
 
 
