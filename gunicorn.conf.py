@@ -69,7 +69,9 @@ def child_exit(server: Arbiter, worker: Worker) -> None:
     """Retire an exited worker's live metrics (its counts stay in the totals)."""
     from prometheus_client import multiprocess
 
-    multiprocess.mark_process_dead(worker.pid)
+    from service.metrics import process_name
+
+    multiprocess.mark_process_dead(process_name(worker.pid))
 
 
 def on_starting(server: Arbiter) -> None:

@@ -9,8 +9,10 @@ database cannot be read, the scrape serves the counts without them.
 Under gunicorn every worker counts on its own: with ``PROMETHEUS_MULTIPROC_DIR``
 set (before the process starts: prometheus-client reads it on import) each
 process writes its counts to a file there and a scrape adds the files up. The
-mail worker and ``flask tick`` join in when they share the directory.
-gunicorn.conf.py marks the files of a worker that exits.
+mail worker and ``flask tick`` join in when they share the directory. The
+files are named by the host and the process id (:func:`process_name`), so
+containers sharing one directory, each with its own process ids, never write
+to the same file. gunicorn.conf.py marks the files of a worker that exits.
 
 ``/metrics`` answers only a request bearing ``Authorization: Bearer
 <METRICS_TOKEN>``; without the setting it is not found.
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import hmac
 import logging
+import os
+import socket
 import time
 from datetime import datetime
 
@@ -31,6 +35,7 @@ from prometheus_client import (
     Counter,
     Histogram,
     generate_latest,
+    values,
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -42,6 +47,19 @@ from .errors import is_outage, outage_reason
 from .models import OutboxMessage, db, utcnow
 
 log = logging.getLogger(__name__)
+
+# prometheus-client names a process's files by its pid alone: two containers sharing the
+# directory would write to one file. Set before the first metric is made, as it is read then.
+HOST = socket.gethostname().replace("_", "-")  # "_" separates the parts of a file's name
+
+
+def process_name(pid: int) -> str:
+    """What the metrics files of the process ``pid`` of this host are named by."""
+    return f"{HOST}-{pid}"
+
+
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    values.ValueClass = values.MultiProcessValue(lambda: process_name(os.getpid()))
 
 REQUEST_SECONDS = Histogram(
     "splitmind_http_request_duration_seconds",
