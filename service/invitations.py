@@ -314,6 +314,15 @@ def respond(
     return started
 
 
+def expires_at(invitation: Invitation) -> str | None:
+    """When an open invitation ends unanswered (ISO, UTC), as its pages say; ``None`` for one
+    answered or closed, or when invitations never end (``INVITATION_DAYS`` 0)."""
+    days = current_app.config["INVITATION_DAYS"]
+    if not days or invitation.status not in OPEN_INVITATIONS:
+        return None
+    return (invitation.updated_at + timedelta(days=days)).isoformat(timespec="seconds")
+
+
 def unanswered(now: datetime) -> list[int]:
     """The invitations left open for ``INVITATION_DAYS`` (none when that is 0), oldest first:
     the opponent never answered, or the creator never confirmed their address."""

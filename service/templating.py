@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from . import game_text, move_text
+from . import game_text, invitations, move_text
 from .replies import answers
 from .rules import EXCHANGE, OVER, PLAY, SWAP, is_elixir
 from .rules.cards import suit_of
@@ -45,6 +45,7 @@ def init_app(app: Flask) -> None:
     app.add_template_global(game_text.move_due)
     app.add_template_global(game_text.invitee_role)
     app.add_template_global(game_text.days_per_move_text)
+    app.add_template_global(invitations.expires_at, "invitation_expires_at")
     app.add_template_global(game_text.move_due_on)
     app.add_template_filter(suit_of, "suit_of")
     app.add_template_test(is_elixir, "elixir")

@@ -181,8 +181,8 @@ def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_gam
     assert f"Game {finished['id']} against Sam" in page
     assert "won: the" in page or "You won" in page
     assert f"/rematch/{finished['keeper']}" in page  # the rematch button
-    assert f"You invited Bob to game {sent_game}: waiting for their answer." in page
-    assert f"Cat invites you to game {waiting_game}." in page
+    assert f"You invited Bob to game {sent_game}: waiting for their answer. It expires on" in page
+    assert f"Cat invites you to game {waiting_game}. It expires on" in page
     assert "Ann invites" not in page  # Ann has not confirmed her address yet
     assert f'href="/new?email={KIM}&amp;name=Kim"' in page
 

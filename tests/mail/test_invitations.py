@@ -126,6 +126,10 @@ def test_an_invitation_left_unanswered_expires_and_the_creator_is_told(
     invite = invited(client, smtp_server, deliver)
     told = len(smtp_server.handler.to("ann@example.com"))
     with app.app_context():
+        ends = db.session.scalars(select(Invitation)).one().updated_at + timedelta(days=14)
+    page = client.get(invite).get_data(as_text=True)
+    assert f"This invitation expires on {ends:%b} {ends.day}, {ends.year}," in page
+    with app.app_context():
         assert sweep(utcnow() + timedelta(days=13)).invitations_expired == []
     assert statuses(app) == ("invited", "waiting")
     with app.app_context():
