@@ -165,6 +165,28 @@ def test_a_request_never_confirmed_expires_without_a_word(
     assert len(smtp_server.received) == 1  # Bob was never invited
 
 
+def test_a_rematch_that_expired_unanswered_may_be_asked_for_again(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    from ..factories import played
+
+    game = make_game(seed=30)
+    played(app, game["id"], 30, emails=False)
+    deliver()
+    (rematch,) = smtp_server.handler.to("kim@example.com")[-1].links("/rematch/")
+    assert client.post(path_of(rematch)).status_code == 200
+    with app.app_context():
+        (expired,) = sweep(utcnow() + timedelta(days=15)).invitations_expired
+    page = client.post(path_of(rematch)).get_data(as_text=True)
+    assert "Sam is invited. The game starts when they accept." in page
+    with app.app_context():
+        rows = db.session.scalars(select(Invitation).order_by(Invitation.id)).all()
+        assert [(row.id == expired, row.status) for row in rows] == [
+            (True, "expired"),
+            (False, "invited"),
+        ]
+
+
 def test_invitations_wait_for_ever_with_no_invitation_days(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
