@@ -231,18 +231,18 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
         return _close(row, "dropped", "sent from another address")
     if len(CONTENT_TYPE_LINE.findall(raw)) > MAX_MIME_PARTS:
         log.warning("reply for player %d not read: over %d MIME parts", player.id, MAX_MIME_PARTS)
-        raise Refusal("no_text", Understood(), "")
+        raise _unread(player)
     try:
         message = _parse(raw)
     except RecursionError:  # parts nested deeper than the parser goes
         log.warning("reply for player %d not read: parts nested too deep", player.id)
-        raise Refusal("no_text", Understood(), "") from None
+        raise _unread(player) from None
     ours = OurText.sent_to(player)
     reply = read_reply(ours.without_our_lines(body_text(message)))
     written = reply.written
     if not written.strip():
         log.info("reply for player %d not read: no text", player.id)
-        raise Refusal("no_text", Understood(), "")
+        raise _unread(player)
     understood = read_move(reply.move)
     game = games.lock_game(player.game_id)
     if game.status == "active" and version != game.version and game.state["phase"] == PLAY:
@@ -358,6 +358,13 @@ def _action(understood: Understood, player: Player, written: str) -> dict[str, A
     if phase in (EXCHANGE, SWAP):
         return {phase: list(cards)}
     return {PLAY: cards[0]}  # the game is over, which the game service says
+
+
+def _unread(player: Player) -> Refusal:
+    """The refusal of the player's reply with no text to read: write the move in the body,
+    or, for a game that takes no more moves, that."""
+    game = games.lock_game(player.game_id)
+    return Refusal("no_text" if game.status == "active" else "closed", Understood(), "")
 
 
 def _stale_code(stale: games.StaleVersion) -> str:

@@ -181,6 +181,21 @@ def test_an_empty_reply_is_answered(app, started, smtp_server, deliver, inbound)
     assert "Give 1 card of your hand." in answer.text
 
 
+def test_an_empty_reply_to_a_game_that_ended_says_so(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    game_id = started()
+    email = newest(smtp_server, "keeper")
+    with app.app_context(), transaction():
+        games.cancel_game(game_id, actor="admin")
+    deliver()
+    message = reply_message(email, "")
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 1)  # the cancel's
+    assert "Nothing was changed in the game. This game takes no more moves." in answer.text
+    assert NO_TEXT not in answer.text
+
+
 @pytest.mark.parametrize("attached", ["application/octet-stream", "message/rfc822"])
 def test_a_reply_of_an_attachment_alone_is_answered(
     app, started, smtp_server, deliver, inbound, attached: str
