@@ -1,6 +1,6 @@
 """The dashboard's landing page: what needs an operator's attention now.
 
-Games stalled for days, mail that failed today, the outbox's oldest queued
+Games stalled for days, mail that failed today, the outbox's most overdue
 message, whether the mail worker is passing, addresses that bounce, and games
 whose deadline is near. Each is a small query on an index; the page is read
 fresh on every visit.
@@ -46,7 +46,7 @@ class Overview:
     today: date  # in UTC, the day failed_today counts
     failed_today: int
     queued: int
-    oldest_queued: OutboxMessage | None
+    most_overdue: OutboxMessage | None  # queued and due longest ago: how far the worker is behind
     workers: list[Worker]
     bouncing: list[Address]
     near_hours: int
@@ -96,7 +96,7 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
         )
         or 0,
         queued=db.session.scalar(select(func.count()).where(*queued)) or 0,
-        oldest_queued=db.session.scalars(
+        most_overdue=db.session.scalars(
             select(OutboxMessage)
             .options(defer(OutboxMessage.text_body), defer(OutboxMessage.html_body))
             .where(*queued, OutboxMessage.next_attempt_at <= now)

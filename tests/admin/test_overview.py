@@ -60,7 +60,7 @@ def test_the_overview_shows_what_needs_attention(
     assert listed(section_html(html, "near-deadline")) == [busy]
     assert "fay@example.com: 550 5.1.1 User unknown, just now" in section(html, "bouncing")
     assert section(html, "worker-status").startswith("down no worker has passed yet")
-    assert section(html, "oldest-queued").startswith("#1, queued")
+    assert section(html, "most-overdue").startswith("#1, due")
     # Ten days makes one game stalled; two hours leaves no deadline near.
     html = admin.get("/admin/", query_string={"stalled": 10, "hours": 2}).get_data(as_text=True)
     assert listed(section_html(html, "stalled")) == [older]
@@ -78,7 +78,7 @@ def test_the_overview_shows_what_needs_attention(
         run(once=True)
     html = admin.get("/admin/").get_data(as_text=True)
     assert section(html, "worker-status").startswith("up last pass just now")
-    assert section(html, "oldest-queued") == "—"
+    assert section(html, "most-overdue") == "—"
     # Its link lists the failures of that day, not every failure ever.
     today = utcnow().date().isoformat()
     link = re.search(r'href="(/admin/mail\?status=failed&amp;day=[0-9-]+)">1</a>', html)
