@@ -352,7 +352,10 @@ def test_the_computers_answer_is_emailed_only_to_a_person_away(
     with time_machine.travel(utcnow() + timedelta(minutes=6)):
         deliver()
     with app.app_context():
-        assert db.session.scalars(select(OutboxMessage.status)).all().count("queued") == 0
+        turns = db.session.scalars(
+            select(OutboxMessage.status).where(OutboxMessage.kind == "turn")
+        ).all()
+    assert turns == ["sent"]
 
 
 def test_the_computer_waits_for_the_delay(app: Flask, client, against_computer) -> None:

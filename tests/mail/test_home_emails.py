@@ -116,6 +116,14 @@ def test_a_turn_email_held_for_an_open_page_is_withdrawn_by_the_move(
     for mover, _, _ in one_by_one(app, game["id"], 11):
         if mover == "keeper":
             break
+    assert turn_emails(app)[held] == "skipped"  # by the move itself, before it fell due
+    with app.app_context():
+        withdrawn = db.session.scalars(
+            select(OutboxMessage.last_error)
+            .where(OutboxMessage.recipient == KIM, OutboxMessage.kind == "turn")
+            .order_by(OutboxMessage.id)
+        ).all()[held]
+    assert withdrawn == "skipped: the player moved before it went"
     with time_machine.travel(datetime.now(UTC) + timedelta(minutes=6)):
         deliver()
     assert turn_emails(app)[held] == "skipped"
