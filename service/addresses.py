@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from functools import cache
 from zoneinfo import ZoneInfo, available_timezones
 
@@ -184,7 +184,19 @@ def choose_time_zone(settings: AddressSettings, name: str, now: datetime | None 
     the player now is.
     """
     if settings.time_zone is None and settings.email_policy == "digest":
-        settings.digest_hour = hour_in_zone(settings.digest_hour, name, now or utcnow())
+        now = now or utcnow()
+        hour = hour_in_zone(settings.digest_hour, name, now)
+        # Off the whole hour, the moment moves up to an hour later: a digest sent today at
+        # the UTC hour already served the new one's day.
+        slot = now.replace(hour=settings.digest_hour, minute=0, second=0, microsecond=0)
+        if slot > now:
+            slot -= timedelta(days=1)
+        last = settings.last_digest_at
+        if last is not None and last >= slot:
+            later = slot.astimezone(zone_of(name))
+            moved = later.replace(minute=0, second=0) + timedelta(hours=1 if later.minute else 0)
+            settings.last_digest_at = max(last, moved.astimezone(UTC))
+        settings.digest_hour = hour
     settings.time_zone = name
 
 

@@ -253,6 +253,30 @@ def test_a_zone_learnt_later_keeps_the_moment_of_the_hour_chosen(
         assert (settings.time_zone, settings.digest_hour) == ("America/New_York", 4)
 
 
+def test_a_half_hour_zone_learnt_after_the_days_digest_sends_no_second(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """8 UTC is 13:30 in Kolkata, read as 14 (08:30 UTC): the digest of 08:00 UTC served the
+    day, and the next goes the next day at 08:30 UTC."""
+    with time_machine.travel(NOW.replace(hour=7), tick=False):
+        game = make_game(seed=21)
+        with app.app_context(), transaction():
+            homes.set_email_policy(KIM, "digest", digest_hour=8)
+    sent = []
+    for moment in (NOW.replace(hour=8, minute=5), NOW.replace(hour=9), NOW.replace(hour=12)):
+        with time_machine.travel(moment, tick=False), app.app_context():
+            if moment.hour == 9:
+                zone = {"zone": "Asia/Kolkata"}
+                assert (
+                    client.post(f"/play/{game['keeper']}/time-zone", data=zone).status_code == 204
+                )
+            sent.append(deadlines.sweep(moment).digests)
+    next_day = NOW.replace(hour=8, minute=35) + timedelta(days=1)
+    with time_machine.travel(next_day, tick=False), app.app_context():
+        sent.append(deadlines.sweep(next_day).digests)
+    assert sent == [[KIM], [], [], [KIM]]
+
+
 def test_a_digest_queued_before_a_stop_is_not_sent(
     app: Flask, make_game, deliver: Callable[[], int]
 ) -> None:
