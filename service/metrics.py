@@ -44,7 +44,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from .errors import is_outage, outage_reason
-from .models import OutboxMessage, db, utcnow
+from .models import OutboxMessage, WorkerHeartbeat, db, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +105,7 @@ class OutboxCollector(Collector):
         )
         try:
             counts, oldest = read_outbox()
+            beat = db.session.scalar(select(func.max(WorkerHeartbeat.beat_at)))
         except SQLAlchemyError as exc:
             if not is_outage(exc):
                 raise
@@ -129,7 +130,14 @@ class OutboxCollector(Collector):
             "worker is behind; 0 when none is due",
             value=(utcnow() - oldest).total_seconds() if oldest else 0.0,
         )
-        return [up, depth, age]
+        worker = GaugeMetricFamily(
+            "splitmind_mail_worker_last_pass_age_seconds",
+            "Seconds since a mail worker last passed (it passes at least once a poll, and "
+            "between batches); absent until one has",
+        )
+        if beat is not None:
+            worker.add_metric([], (utcnow() - beat).total_seconds())
+        return [up, depth, age, worker]
 
 
 def read_outbox() -> tuple[dict[str, int], datetime | None]:

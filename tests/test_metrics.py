@@ -14,12 +14,13 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from prometheus_client.parser import text_string_to_metric_families
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from service import create_app
+from service.mail import worker
 from service.mail.worker import drain
 from service.metrics import HOST
-from service.models import OutboxMessage, db, utcnow
+from service.models import OutboxMessage, WorkerHeartbeat, db, utcnow
 
 from .conftest import base_config
 from .helpers import pick_action
@@ -128,6 +129,17 @@ def test_outbox_depth_and_oldest_age_come_from_the_database(
     assert value(samples, "splitmind_outbox_messages", status="queued") == 0
     assert value(samples, "splitmind_outbox_oldest_queued_age_seconds") == 0
     assert value(samples, "splitmind_mail_total", outcome="sent") == sent_before + queued - 1
+
+
+def test_the_mail_workers_last_pass_is_a_gauge(app: Flask, client: FlaskClient) -> None:
+    names = {name for name, _ in scrape(client)}
+    assert "splitmind_mail_worker_last_pass_age_seconds" not in names  # no worker yet
+    with app.app_context():
+        worker.beat()
+        db.session.execute(update(WorkerHeartbeat).values(beat_at=utcnow() - timedelta(minutes=7)))
+        db.session.commit()
+    age = value(scrape(client), "splitmind_mail_worker_last_pass_age_seconds")
+    assert 420 <= age < 480
 
 
 def test_the_oldest_age_counts_from_when_an_email_fell_due(
