@@ -48,17 +48,25 @@ def upgrade():
     ):
         addresses.update(pair)
     keyed = dict(connection.execute(sa.select(settings.c.email, settings.c.home_key)).all())
-    for email in sorted(addresses - set(keyed)):
+    # Many rows in a few statements (a multi-row insert, a pipelined update), not one each.
+    new = [
+        {"email": email, "home_key": secrets.token_urlsafe(32), **DEFAULTS}
+        for email in sorted(addresses - set(keyed))
+    ]
+    if new:
+        connection.execute(settings.insert(), new)
+    keyless = [
+        {"address": email, "key": secrets.token_urlsafe(32)}
+        for email, key in keyed.items()
+        if not key
+    ]
+    if keyless:
         connection.execute(
-            settings.insert().values(email=email, home_key=secrets.token_urlsafe(32), **DEFAULTS)
+            settings.update()
+            .where(settings.c.email == sa.bindparam("address"))
+            .values(home_key=sa.bindparam("key")),
+            keyless,
         )
-    for email, key in keyed.items():
-        if not key:
-            connection.execute(
-                settings.update()
-                .where(settings.c.email == email)
-                .values(home_key=secrets.token_urlsafe(32))
-            )
 
 
 def downgrade():
