@@ -197,15 +197,17 @@ def card_list(cards: list[str], look: str) -> str:
 
 
 def card_words(card: str, look: str = "standard") -> str:
-    """A card in words, for screen readers: ``7 of hearts``, ``ace of hearts``, ``elixir 4½``.
+    """A card in words, for screen readers: ``7 of hearts``, ``1 (ace) of hearts``,
+    ``elixir 4½``.
 
+    The ace reads as its face shows it, ``1``, first: a voice command says what it sees.
     A classic potion reads as it is printed, ``potion 4+``."""
     rank = card[0]
     if is_elixir(card) and look == "classic":
         return card_name(card, look)
     if is_elixir(card):
         return f"{elixir_word(look)} {rank}½"
-    word = gettext("ace") if rank == "1" else rank
+    word = gettext("1 (ace)") if rank == "1" else rank
     suit = suit_name(suit_of(card), look)
     if look == "classic":
         return gettext("%(colour)s %(rank)s", colour=suit, rank=word)

@@ -188,11 +188,11 @@ def test_recipient_locale_renders_in_the_players_language(app: Flask, make_game)
         player.language = "fr"
         with recipient_locale(player):
             assert _("Your move") == "À vous de jouer"
-            assert game_text.card_words("1H") == "as de cœur"
+            assert game_text.card_words("1H") == "1 (as) de cœur"
         with recipient_locale("en"):
             assert _("Your move") == "Your move"
         with recipient_locale(None):
-            assert game_text.card_words("1H") == "ace of hearts"
+            assert game_text.card_words("1H") == "1 (ace) of hearts"
         with recipient_locale("xx"):
             assert _("Your move") == "Your move"
     with app.test_request_context(headers={"Accept-Language": "fr"}):
@@ -379,7 +379,7 @@ def test_french_pages_name_no_hidden_card(app, client, make_game) -> None:
     moves = one_by_one(app, game["id"], 8)
     with app.test_request_context(headers={"Accept-Language": "fr"}):
         forms = {card: french_forms(card) for card in DECK}
-    assert forms["1H"][2] == "as de cœur"
+    assert forms["1H"][2] == "1 (as) de cœur"
     for _step in range(300):
         if state["phase"] == "over":
             break

@@ -263,7 +263,7 @@ def test_an_unknown_language_reads_english(app: Flask, make_game) -> None:
 
 
 def test_a_card_named_in_french_is_caught_as_a_leak() -> None:
-    assert leaks("Dernier pli : Sam as de cœur", {"1H"})
+    assert leaks("Dernier pli : Sam 1 (as) de cœur", {"1H"})
     assert leaks("Kim a joué 7 violet.", {"7C"})
     assert leaks("Sam entame avec élixir 4½.", {"4S"})
     assert not leaks("Manche 1, pli 7 : à vous d’entamer.", {"7C", "1H"})
