@@ -26,11 +26,14 @@ from __future__ import annotations
 import io
 from itertools import chain
 from typing import Any
+from urllib.parse import urlsplit
 
-from flask import Flask, abort, request
+from flask import Flask, abort, redirect, request
 from flask.json.provider import DefaultJSONProvider
 from flask_wtf.form import SUBMIT_METHODS
 from werkzeug.datastructures import FileStorage
+from werkzeug.routing import RequestRedirect
+from werkzeug.wrappers import Response as BaseResponse
 
 from .config import FORM_FIELD_BYTES
 from .errors import wants_json
@@ -133,10 +136,24 @@ def refuse_empty_segments() -> None:
         abort(404)
 
 
+def redirect_within_the_site() -> BaseResponse | None:
+    """A path missing its route's last slash (``/admin``) is redirected by its path alone.
+
+    Werkzeug redirects it to an absolute address at the request's Host, which
+    anyone may write: a cache in front would keep the redirect for others.
+    """
+    found = request.routing_exception
+    if not isinstance(found, RequestRedirect):
+        return None
+    target = urlsplit(found.new_url)
+    return redirect(target.path + (f"?{target.query}" if target.query else ""), found.code)
+
+
 def init_app(app: Flask) -> None:
     """Check each request before the other hooks (rate limits, CSRF) read its form."""
     app.json = JSONProvider(app)
     app.before_request(refuse_empty_segments)  # first: no body is read for a path no route has
+    app.before_request(redirect_within_the_site)
     app.before_request(read_chunked_body)
     app.before_request(refuse_long_fields)
     app.before_request(refuse_nul)

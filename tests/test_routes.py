@@ -61,6 +61,13 @@ def test_a_path_with_doubled_slashes_is_not_found(app: Flask, make_game, path: s
         assert "Location" not in response.headers
 
 
+def test_a_path_missing_its_last_slash_is_redirected_by_path_alone(app: Flask) -> None:
+    """``/admin`` leads to ``/admin/`` on this site, whatever Host the request named."""
+    response = app.test_client().get("/admin?x=1", headers={"Host": "evil.example"})
+    assert response.status_code == 308
+    assert response.headers["Location"] == "/admin/?x=1"
+
+
 def test_no_route_answers_options(app: Flask) -> None:
     """Flask would answer OPTIONS on every route with an empty 200: here it is a method the
     path does not take, 405 with the methods it does (the API says so in JSON)."""
