@@ -513,6 +513,9 @@ def test_the_vacation_allowance(app: Flask, client, make_game) -> None:
         refused = post(client, home, "vacation", days="11")
         assert refused.status_code == 400
         assert "You have 10 days of vacation left this year." in refused.get_data(as_text=True)
+        field = re.search(r'<input[^>]*name="days"[^>]*>', refused.get_data(as_text=True))
+        assert field is not None and 'value="11"' in field.group(0)
+        assert 'aria-invalid="true"' in field.group(0)
         assert post(client, home, "vacation", days="0").status_code == 400
         assert post(client, home, "vacation", days="10").status_code == 303
         assert "You have 0 days left this year." in client.get(home).get_data(as_text=True)
@@ -686,6 +689,11 @@ def test_the_address_chooses_its_time_zone(app: Flask, client, make_game) -> Non
         assert "No time zone known yet" in page
         refused = post(client, home, "time-zone", zone="Mars/Olympus")
         assert refused.status_code == 400
+        # What was typed comes back, to be corrected, tied to the error.
+        field = re.search(r'<input[^>]*name="zone"[^>]*>', refused.get_data(as_text=True))
+        assert field is not None and 'value="Mars/Olympus"' in field.group(0)
+        assert 'aria-invalid="true"' in field.group(0)
+        assert 'aria-describedby="home-error"' in field.group(0)
         assert "That is no time zone: write one such as Europe/Paris." in refused.get_data(
             as_text=True
         )

@@ -80,7 +80,17 @@ def page(token: str) -> ResponseReturnValue:
     return _page(_address(token), token)
 
 
-def _page(email: str, token: str, error: str = "", status: int = 200) -> ResponseReturnValue:
+def _page(
+    email: str,
+    token: str,
+    error: str = "",
+    status: int = 200,
+    *,
+    posted: FlaskForm | None = None,
+    invalid: str | None = None,
+) -> ResponseReturnValue:
+    """The home page; with ``error``, the refused form ``posted`` as it was typed, its field
+    ``invalid`` tied to the error."""
     home = homes.overview(email)
     policy = EmailPolicyForm(
         formdata=None,
@@ -102,8 +112,13 @@ def _page(email: str, token: str, error: str = "", status: int = 200) -> Respons
         ],
         policy_form=policy,
         language_form=language,
-        vacation_form=VacationForm(formdata=None),
-        zone_form=TimeZoneForm(formdata=None, zone=home.time_zone or ""),
+        vacation_form=posted if isinstance(posted, VacationForm) else VacationForm(formdata=None),
+        zone_form=(
+            posted
+            if isinstance(posted, TimeZoneForm)
+            else TimeZoneForm(formdata=None, zone=home.time_zone or "")
+        ),
+        invalid=invalid,
         button=ButtonForm(formdata=None),
         invitation_link=homes.invitation_link,
         play_token=token_for,
@@ -124,8 +139,11 @@ def _refused(email: str, token: str, form: FlaskForm) -> ResponseReturnValue:
     """The page again, with the first problem of the form posted."""
     if "csrf_token" in form.errors:
         abort(400, gettext("This form could not be checked: reload the page and send it again."))
-    message = next((str(errors[0]) for errors in form.errors.values() if errors), "")
-    return _page(email, token, message or gettext("This request could not be understood."), 400)
+    field, message = next(
+        ((name, str(errors[0])) for name, errors in form.errors.items() if errors), (None, "")
+    )
+    said = message or gettext("This request could not be understood.")
+    return _page(email, token, said, 400, posted=form, invalid=field)
 
 
 @bp.post("/me/<token>/emails")
@@ -195,7 +213,7 @@ def _save(
         with transaction():
             change(email, value)
     except homes.SettingError:
-        return _page(email, token, refusal(email), 400)
+        return _page(email, token, refusal(email), 400, posted=form, invalid=field)
     return _done(token)
 
 
