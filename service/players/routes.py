@@ -67,9 +67,13 @@ def move(token: str) -> ResponseReturnValue:
     form = MoveForm()
     # A refused form comes back with the note as it was typed, to send with the next try.
     note = form.note.data or ""
-    if ENTER in request.form:  # Enter in the note, without the page's script: no move
-        said = gettext(
-            "Enter sends no move: your note is kept. Choose your card, then press its button."
+    if ENTER in request.form:  # Enter in the note or on a card, without the script: no move
+        said = (
+            gettext(
+                "Enter sends no move: your note is kept. Choose your card, then press its button."
+            )
+            if note
+            else gettext("Enter sends no move: choose your card, then press its button.")
         )
         chosen = request.form.getlist("cards")
         return _page(player, token, said, 200, note=note, chosen=chosen)

@@ -135,8 +135,9 @@
     all(game, ".js-only").forEach(function (element) {
       if (!element.classList.contains("naming")) show(element);
     });
-    /* Enter in the note would press the form's first button: it sends nothing. */
-    all(game, "#note").forEach(function (note) {
+    /* Enter in the note or on a card to give would press the form's first button: it sends
+       nothing. */
+    all(game, "#note, input[name=cards]").forEach(function (note) {
       note.addEventListener("keydown", function (event) {
         if (event.key === "Enter") event.preventDefault();
       });

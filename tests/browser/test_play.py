@@ -163,6 +163,29 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
 
 
 @pytest.mark.parametrize("script", [True, False], ids=["script", "no-script"])
+def test_enter_on_a_card_to_give_gives_nothing_and_keeps_it_ticked(
+    new_game: Callable, phone: Callable, script: bool
+) -> None:
+    """Enter on a ticked card presses the form's first button too: nothing is given, and no
+    note is said to be kept when none was written."""
+    game = new_game(seed=SEED)
+    page = phone(java_script_enabled=script).new_page()
+    page.goto(game["keeper"])
+    page.locator('input[name=cards][value="7D"]').check()
+    page.locator('input[name=cards][value="7D"]').press("Enter")
+    page.wait_for_timeout(300)  # a navigation Enter started would be under way by now
+    page.wait_for_load_state()
+    assert api_view(game["api"]["keeper"])["version"] == 0
+    assert page.locator('input[name=cards][value="7D"]').is_checked()
+    if script:  # not even sent: no page came back saying so
+        assert page.locator(".error").count() == 0
+    else:
+        assert page.locator(".error").inner_text() == (
+            "Enter sends no move: choose your card, then press its button."
+        )
+
+
+@pytest.mark.parametrize("script", [True, False], ids=["script", "no-script"])
 def test_enter_in_the_note_neither_picks_nor_plays_a_card(
     new_game: Callable, phone: Callable, script: bool
 ) -> None:
