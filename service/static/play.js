@@ -198,6 +198,7 @@
         var fresh = page.getElementById("game");
         if (!fresh) return;
         var hadFocus = game.contains(document.activeElement);
+        var notesBefore = lastNote(game);
         game.replaceWith(document.adoptNode(fresh));
         enhance(fresh);
         var status = fresh.querySelector("#status-line");
@@ -207,18 +208,37 @@
           status.focus();
         }
         var announce = document.getElementById("announce");
-        if (announce) announce.textContent = sentences(fresh);
+        if (announce) announce.textContent = sentences(fresh, notesBefore);
       });
   }
 
-  /* What changed, as a screen reader says it: the trick or round that ended, then whose
-     move it is and what to do. */
-  function sentences(game) {
-    return all(game, "#outcome-title, .outcome p, #status-line, #status > p:first-of-type")
-      .map(function (element) { return element.textContent.replace(/\s+/g, " ").trim(); })
+  /* What changed, as a screen reader says it: how the game ended, what happened since the
+     player's move (the cards received, the tricks, the round), a note the opponent wrote
+     with it, then whose move it is and what to do. */
+  function sentences(game, notesBefore) {
+    var news = all(game, "#outcome-title, .outcome p, .news li");
+    var note = lastNote(game);
+    if (note && note !== notesBefore) {
+      news.push(game.querySelector("#notes-title"), game.querySelector(".notes li:last-child"));
+    }
+    return news.concat(all(game, "#status-line, #status > p:first-of-type"))
+      .map(spoken)
       .filter(Boolean)
       .map(function (text) { return /[.!?:]$/.test(text) ? text : text + "."; })
       .join(" ");
+  }
+
+  /* The opponent's latest note on the page, if any. */
+  function lastNote(game) {
+    var item = game.querySelector(".notes li:last-child");
+    return item ? item.textContent : "";
+  }
+
+  /* An element's text as a screen reader reads it: without what is hidden from it. */
+  function spoken(element) {
+    var copy = element.cloneNode(true);
+    copy.querySelectorAll("[aria-hidden=true]").forEach(function (hidden) { hidden.remove(); });
+    return copy.textContent.replace(/\s+/g, " ").trim();
   }
 
   /* A POST of its own: the GETs that read the game never change anything. */

@@ -148,12 +148,17 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
     screenshot(keeper, "06-waiting")
     shadow = phone().new_page()
     shadow.goto(game["shadow"])
+    shadow.locator("#note").fill("hello Kim")
     choose(shadow, ["5S"])
     keeper.locator("#status-line", has_text="Your move").wait_for(timeout=15_000)
     assert keeper.evaluate("window.splitMindMarker") == "still the same page"
     assert keeper.locator("#game").get_attribute("data-version") == "2"
-    assert "Exchange done: you gave" in keeper.locator(".news").inner_text()
-    assert keeper.locator("#announce").inner_text() == "Your move. Lead the next trick."
+    news = keeper.locator(".news li").inner_text().strip()
+    assert news.startswith("Exchange done: you gave")
+    # The screen reader hears the cards received, then whose move it is.
+    assert keeper.locator("#announce").inner_text() == (
+        f"{news} Notes from Sam. hello Kim. Your move. Lead the next trick."
+    )
     # Focus moved to what changed, not to the start of the page.
     assert keeper.evaluate("document.activeElement.id") == "status-line"
     # The new content works like a fresh page: the Keeper leads at once.
