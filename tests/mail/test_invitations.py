@@ -4,6 +4,7 @@ which invites the opponent the same way."""
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -92,7 +93,9 @@ def test_decline_tells_the_creator_and_blocks_future_invitations(
     page = client.get(invite).get_data(as_text=True)
     warning = page.index('id="decline-note">If you decline, this service will not invite')
     assert warning < page.index('aria-describedby="decline-note">Decline</button>')
-    assert client.post(invite, data={"answer": "decline"}).status_code == 200
+    declined = client.post(invite, data={"answer": "decline"})
+    assert declined.status_code == 200
+    assert "You declined: the game will not start" in declined.get_data(as_text=True)
     deliver()
     assert "declined" in str(smtp_server.handler.to("ann@example.com")[-1].message["Subject"])
     with app.app_context():
@@ -323,6 +326,10 @@ def test_the_invited_player_sees_and_may_change_the_name_they_play_under(
     refused = client.post(respond, data={"answer": "accept", "name": "The Computer, hard"})
     assert refused.status_code == 400
     assert "is how this service names the computer" in refused.get_data(as_text=True)
+    # The name typed comes back, tied to the error, where the cursor is.
+    field = re.search(r'<input[^>]*id="name"[^>]*>', refused.get_data(as_text=True))
+    assert field is not None and 'value="The Computer, hard"' in field.group(0)
+    assert 'aria-describedby="answer-error"' in field.group(0) and "autofocus" in field.group(0)
     with app.app_context():
         invitation = db.session.scalars(select(Invitation)).one()
         assert (invitation.status, invitation.opponent_name) == ("invited", "Bob")
