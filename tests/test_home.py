@@ -690,6 +690,8 @@ def test_the_address_chooses_its_time_zone(app: Flask, client, make_game) -> Non
         refused = post(client, home, "time-zone", zone="Mars/Olympus")
         assert refused.status_code == 400
         # What was typed comes back, to be corrected, tied to the error.
+        ids = re.findall(r'\bid="([^"]+)"', refused.get_data(as_text=True))
+        assert len(ids) == len(set(ids))  # many forms, no id twice
         field = re.search(r'<input[^>]*name="zone"[^>]*>', refused.get_data(as_text=True))
         assert field is not None and 'value="Mars/Olympus"' in field.group(0)
         assert 'aria-invalid="true"' in field.group(0)
