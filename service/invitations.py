@@ -314,13 +314,20 @@ def respond(
     return started
 
 
-def expires_at(invitation: Invitation) -> str | None:
-    """When an open invitation ends unanswered (ISO, UTC), as its pages say; ``None`` for one
-    answered or closed, or when invitations never end (``INVITATION_DAYS`` 0)."""
+def _ends_at(invitation: Invitation) -> datetime | None:
+    """When an open invitation ends unanswered; ``None`` for one answered or closed, or when
+    invitations never end (``INVITATION_DAYS`` 0)."""
     days = current_app.config["INVITATION_DAYS"]
     if not days or invitation.status not in OPEN_INVITATIONS:
         return None
-    return (invitation.updated_at + timedelta(days=days)).isoformat(timespec="seconds")
+    return invitation.updated_at + timedelta(days=days)
+
+
+def expires_at(invitation: Invitation) -> str | None:
+    """When an open invitation ends unanswered (ISO, UTC), as its pages say it
+    (:func:`_ends_at`)."""
+    ends = _ends_at(invitation)
+    return ends.isoformat(timespec="seconds") if ends is not None else None
 
 
 def unanswered(now: datetime) -> list[int]:
@@ -350,15 +357,14 @@ def expire(invitation_id: int, now: datetime) -> Invitation | None:
     answered meanwhile: nothing changes. Caller's transaction.
     """
     invitation, game = _lock(db.session.get_one(Invitation, invitation_id))
-    days = current_app.config["INVITATION_DAYS"]
-    if invitation.status not in OPEN_INVITATIONS or not days:
-        return None
-    if invitation.updated_at > now - timedelta(days=days):
+    ends = _ends_at(invitation)
+    if ends is None or ends > now:
         return None
     invited = invitation.status == "invited"
     invitation.status, invitation.updated_at = "expired", now
     games.drop_waiting_game(game.id, "the invitation expired unanswered")
     if invited:
+        days = current_app.config["INVITATION_DAYS"]
         _email(invitation, "invitation_expired", invitation.creator_email, days=days)
     db.session.flush()
     log.info("invitation %d expired unanswered", invitation.id)
@@ -687,16 +693,14 @@ TURNED_AWAY = "the address had stopped emails or declined an invitation"
 kinds.register(
     Kind("confirm_address", still_wanted=_not_blocked, unwanted=TURNED_AWAY, write=_write),
     Kind("invite_opponent", still_wanted=_not_blocked, unwanted=TURNED_AWAY, write=_write),
-    Kind(
-        "declined",
-        still_wanted=_emails_wanted,
-        unwanted="the creator stopped every email",
-        write=_write,
-    ),
-    Kind(
-        "invitation_expired",
-        still_wanted=_emails_wanted,
-        unwanted="the creator stopped every email",
-        write=_write,
+    # What became of the invitation, to its creator.
+    *(
+        Kind(
+            name,
+            still_wanted=_emails_wanted,
+            unwanted="the creator stopped every email",
+            write=_write,
+        )
+        for name in ("declined", "invitation_expired")
     ),
 )
