@@ -73,10 +73,12 @@ def opponent_notes(token: str) -> ResponseReturnValue:
     player turns them off.
     """
     signed = signed_link(token)
-    player = linked_player(signed) if signed is not None else None
+    if signed is None:
+        return error_response(404, "not_found", NOT_FOUND)
+    reading()  # before the first read, or a transaction is open already
+    player = linked_player(signed)
     if player is None:
         return error_response(404, "not_found", NOT_FOUND)
-    reading()
     theirs = notes.from_opponent(player)
     return jsonify({"on": theirs is not None, "notes": theirs or []})
 
