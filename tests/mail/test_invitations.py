@@ -40,11 +40,16 @@ def last_link(smtp_server: SMTPServer, address: str, path: str) -> str:
     return path_of(smtp_server.handler.to(address)[-1].links(path)[0])
 
 
-def invited(client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], int]) -> str:
-    """Ann asks for a game and confirms; returns the path of Bob's accept-or-decline link."""
+def requested(client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], int]) -> str:
+    """Ann asks for a game; returns the path of the link that confirms her address."""
     ask(client)
     deliver()
-    client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
+    return last_link(smtp_server, "ann@example.com", "/invitations/")
+
+
+def invited(client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], int]) -> str:
+    """Ann asks for a game and confirms; returns the path of Bob's accept-or-decline link."""
+    client.post(requested(client, smtp_server, deliver))
     deliver()
     return last_link(smtp_server, "bob@example.com", "/invitations/")
 
@@ -154,9 +159,7 @@ def test_an_invitation_left_unanswered_expires_and_the_creator_is_told(
 def test_a_request_never_confirmed_expires_without_a_word(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
-    ask(client)
-    deliver()
-    confirm = last_link(smtp_server, "ann@example.com", "/invitations/")
+    confirm = requested(client, smtp_server, deliver)
     with app.app_context():
         assert len(sweep(utcnow() + timedelta(days=15)).invitations_expired) == 1
     deliver()
@@ -693,9 +696,7 @@ def test_pages_reached_by_a_link_are_not_stored_by_caches(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
     game = make_game()
-    ask(client)
-    deliver()
-    confirm = last_link(smtp_server, "ann@example.com", "/invitations/")
+    confirm = requested(client, smtp_server, deliver)
     with app.app_context():
         kim = db.session.scalars(select(Player).where(Player.game_id == game["id"])).first()
         unsubscribe = f"/unsubscribe/{compose.unsubscribe_token(kim)}"
@@ -765,9 +766,7 @@ def test_confirming_after_an_admin_cancelled_the_game_closes_the_invitation(
 ) -> None:
     from service import games
 
-    ask(client)
-    deliver()
-    confirm = last_link(smtp_server, "ann@example.com", "/invitations/")
+    confirm = requested(client, smtp_server, deliver)
     with app.app_context(), transaction():
         games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
     response = client.post(confirm)
