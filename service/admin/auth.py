@@ -255,7 +255,7 @@ def authenticate(name: str, password: str) -> AdminUser | None:
     if admin is None:
         check_password_hash(_decoy_hash(), password)
         return None
-    return admin if check_password_hash(admin.password_hash, password) else None
+    return admin if is_password(admin, password) else None
 
 
 @bp.before_request
