@@ -153,8 +153,16 @@ def new_game(pg_app: Flask, live_server: str) -> Callable[..., dict[str, Any]]:
     def make(seed: int, **options: Any) -> dict[str, Any]:
         with pg_app.app_context(), transaction():
             game = create_game(
-                Seating("kim@example.com", "Kim", options.pop("keeper_language", None)),
-                Seating("sam@example.com", "Sam", options.pop("shadow_language", None)),
+                Seating(
+                    "kim@example.com",
+                    options.pop("keeper_name", "Kim"),
+                    options.pop("keeper_language", None),
+                ),
+                Seating(
+                    "sam@example.com",
+                    options.pop("shadow_name", "Sam"),
+                    options.pop("shadow_language", None),
+                ),
                 seed=seed,
                 **options,
             )

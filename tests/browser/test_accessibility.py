@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
+from .conftest import screenshot
+
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
@@ -57,20 +59,25 @@ def test_the_move_page_passes_an_accessibility_audit(
     assert violations(page) == []
 
 
-@pytest.mark.parametrize("look", ["standard", "classic"])
-def test_a_finished_game_passes_an_accessibility_audit(
-    new_game: Callable[..., dict], phone: Callable, look: str
-) -> None:
-    """The page after the last move: what it did, the result, the next games, every round."""
+def play_to_the_end(game: dict[str, Any]) -> None:
+    """Play test_play's whole game (seed 5) through the API."""
     from .test_play import GAME
 
-    game = new_game(seed=5, look=look)
     for number, (seat, kind, cards) in enumerate(GAME):
         card, _, name = cards.partition(":")
         action: dict[str, Any] = {"play": card} if kind == "play" else {kind: cards.split()}
         if name:
             action["name"] = name
         post(game["api"][seat], {"version": number, **action})  # one version per move
+
+
+@pytest.mark.parametrize("look", ["standard", "classic"])
+def test_a_finished_game_passes_an_accessibility_audit(
+    new_game: Callable[..., dict], phone: Callable, look: str
+) -> None:
+    """The page after the last move: what it did, the result, the next games, every round."""
+    game = new_game(seed=5, look=look)
+    play_to_the_end(game)
     page = phone().new_page()
     page.goto(game["keeper"])
     assert page.locator(".outcome").is_visible()
@@ -84,6 +91,31 @@ def test_a_finished_game_passes_an_accessibility_audit(
     summary.click()
     assert "▾" in marker()
     assert violations(page) == []
+
+
+@pytest.mark.parametrize("script", [True, False], ids=["script", "no-script"])
+@pytest.mark.parametrize("locale", ["en-GB", "fr-FR"])
+def test_a_finished_game_fits_the_narrowest_phone(
+    new_game: Callable[..., dict], phone: Callable, locale: str, script: bool
+) -> None:
+    """At 320 px, nothing of the last page scrolls sideways: not the table of the rounds
+    (whose columns the players' names head), not a long name anywhere."""
+    names = {
+        "keeper_name": "Marie-Dominique-Charlotte",
+        "shadow_name": "Wolfgang-Amadeus-Theophilus",
+    }
+    game = new_game(seed=5, **names)
+    play_to_the_end(game)
+    context = phone(
+        locale=locale, java_script_enabled=script, viewport={"width": 320, "height": 568}
+    )
+    page = context.new_page()
+    for seat in ("keeper", "shadow"):
+        page.goto(game[seat])
+        screenshot(page, f"finished-320-{locale}-{'script' if script else 'no-script'}-{seat}")
+        assert page.locator(".rounds table").is_visible()
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 320, f"the {seat}'s last page scrolls sideways at 320 px: {width} px"
 
 
 def test_the_public_pages_pass_an_accessibility_audit(live_server: str, phone: Callable) -> None:
