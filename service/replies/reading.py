@@ -445,12 +445,25 @@ class Understood:
     two_suits: bool = False
 
 
+# A card written with a suit symbol: the rank then the symbol, or the symbol then the rank.
+SYMBOL_CARD = re.compile(
+    rf"(?P<rank>[1-7])\s?(?P<symbol>[{''.join(SYMBOLS)}])"
+    rf"|(?P<symbol_first>[{''.join(SYMBOLS)}])\s?(?P<rank_after>[1-7])"
+)
+
+
 def normalise(text: str) -> str:
     """Lower case, accents and ligatures dropped, suit symbols written as letters (5♥ → 5h)."""
     text = text.replace("œ", "oe").replace("Œ", "oe").replace("’", "'").replace("½", "")
+    # ♠4 is the standard look's elixir 4: rank first, like the notation. Read left to right,
+    # each rank goes with the symbol right beside it, before or after: 3♥ 5♣, ♠3 ♠4, 5♥ ♠4.
+    text = SYMBOL_CARD.sub(
+        lambda card: (
+            (card["rank"] or card["rank_after"]) + SYMBOLS[card["symbol"] or card["symbol_first"]]
+        ),
+        text,
+    )
     for symbol, letter in SYMBOLS.items():
-        # ♠4 is the standard look's elixir 4: rank first, like the notation.
-        text = re.sub(rf"{symbol}\s?([1-7])", rf"\g<1>{letter}", text)
         text = text.replace(symbol, letter)
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()

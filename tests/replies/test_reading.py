@@ -48,6 +48,19 @@ from service.rules.cards import HAND_SIZE
         ("4S, H", ["4S"], "H"),
         ("4S H hearts", ["4S"], "H"),
         ("4S then c", ["4S"], None),
+        # Cards as the emails show them, a symbol after the rank, however they are separated:
+        # the symbol of one card never takes the next one's rank.
+        ("give 5♥ 6♥", ["5H", "6H"], None),
+        ("give 3♥ 5♣", ["3H", "5C"], None),
+        ("3♥\n5♣", ["3H", "5C"], None),
+        ("5♥\n6♥\n7♥", ["5H", "6H", "7H"], None),
+        ("5♥ ♠4", ["5H", "4S"], None),
+        ("♠3½ ♥", ["3S"], "H"),
+        ("give ♠3½ ♠4½", ["3S", "4S"], None),
+        ("♠3½\n♠4½", ["3S", "4S"], None),
+        ("give 5♥ ♠3½ ♠4½", ["5H", "3S", "4S"], None),
+        ("give ♥5 ♥6", ["5H", "6H"], None),
+        ("♥5 ♠4", ["5H", "4S"], None),
     ],
 )
 def test_a_move_in_words_symbols_or_notation(text: str, cards: list[str], name: str) -> None:
