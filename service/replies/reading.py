@@ -10,6 +10,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from email import errors
 from email.message import EmailMessage, Message
 from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
@@ -165,21 +166,34 @@ def html_to_text(html: str) -> str:
 
 
 def body_text(message: EmailMessage) -> str:
-    """The reply's text: its plain-text part, or its HTML converted when it has no other; of
-    either, the first :data:`READ_CHARS` characters only."""
+    """The reply's text: its plain-text part, or its HTML converted when it has no other (or
+    a blank one, as some clients send beside the HTML); of either, the first
+    :data:`READ_CHARS` characters only."""
     part = message.get_body(preferencelist=("plain",))
-    if part is not None:
-        return _content(part)[:READ_CHARS]
+    text = _content(part)[:READ_CHARS] if part is not None else ""
+    if text.strip():
+        return text
     part = message.get_body(preferencelist=("html",))
-    return html_to_text(_content(part)[:READ_CHARS]) if part is not None else ""
+    return html_to_text(_content(part)[:READ_CHARS]) if part is not None else text
+
+
+# What the library notes of a body that claims base64 and is not: its bytes would be garbage.
+NOT_BASE64 = (
+    errors.InvalidBase64CharactersDefect,
+    errors.InvalidBase64PaddingDefect,
+    errors.InvalidBase64LengthDefect,
+)
 
 
 def _content(part: Message) -> str:
+    """The part's text; empty when its body cannot be decoded."""
     try:
         content = part.get_content()  # type: ignore[attr-defined]
-    except (LookupError, ValueError):  # an unknown charset, a broken encoding
+    except (LookupError, ValueError, TypeError):  # a charset unknown or unreadable, say
         payload = part.get_payload(decode=True)
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+    if any(isinstance(defect, NOT_BASE64) for defect in part.defects):
+        return ""
     return storable(content) if isinstance(content, str) else ""
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from email import message_from_bytes
 from email.message import EmailMessage
 
 import pytest
 
 from service.notes import MAX_LENGTH, from_reply
+from service.replies.inbound import READING_POLICY
 from service.replies.reading import (
     READ_CHARS,
     Understood,
@@ -161,6 +163,37 @@ def test_the_body_is_plain_text_or_html_made_text() -> None:
     html_only = EmailMessage()
     html_only.set_content("<p>Play 7&#9827;</p>", subtype="html")
     assert read_move(body_text(html_only)).cards == ["7C"]
+
+
+def test_an_empty_plain_part_gives_way_to_the_html() -> None:
+    """Some clients send a blank plain-text alternative beside the HTML that holds the move."""
+    message = EmailMessage()
+    message.set_content(" \n\n")
+    message.add_alternative("<div>play ♠3½</div>", subtype="html")
+    assert read_move(body_text(message)).cards == ["3S"]
+
+
+def _raw(headers: str, body: bytes) -> EmailMessage:
+    source = f"From: kim@example.com\r\nSubject: Re: your move\r\n{headers}\r\n\r\n".encode()
+    return message_from_bytes(source + body, policy=READING_POLICY)  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        "Content-Type: text/plain; charset*=utf-16''x",  # a charset the library reads as a tuple
+        "Content-Type: text/plain; charset=no-such-charset",
+    ],
+)
+def test_a_charset_the_library_cannot_use_is_read_as_utf8(headers: str) -> None:
+    assert read_move(body_text(_raw(headers, b"play 3C"))).cards == ["3C"]
+
+
+def test_a_body_that_is_not_base64_has_no_text() -> None:
+    """Its bytes would be garbage: the reply is answered as one without a move's text."""
+    headers = "Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64"
+    assert body_text(_raw(headers, b"this is *not* base64 at all!")) == ""
+    assert body_text(_raw(headers, b"cGxheSAzQw==")).strip() == "play 3C"
 
 
 def _html_only(html: str) -> EmailMessage:
