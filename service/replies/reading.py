@@ -35,7 +35,9 @@ QUOTE_CHARS = 200
 
 AUTO_SUBJECT = re.compile(
     r"^\s*(auto(matic)?[ -]?reply|auto:|out of (the )?office|vacation|away from|"
-    r"r[ée]ponse automatique|absence|abwesenheit|automatische antwort)",
+    r"r[ée]ponse automatique|absence|abwesenheit|automatische antwort|risposta automatica|"
+    r"fuori ufficio|respuesta autom[áa]tica|fuera de la oficina|resposta autom[áa]tica|"
+    r"automatisch antwoord|afwezig)",
     re.IGNORECASE,
 )
 DAEMONS = ("mailer-daemon", "postmaster", "noreply", "no-reply")

@@ -139,6 +139,11 @@ def test_a_person_s_reply_is_not_automatic() -> None:
         {"X_Autoreply": "yes"},
         {"Subject": "Out of office: back on Monday"},
         {"Subject": "Réponse automatique : absent"},
+        {"Subject": "Risposta automatica: fuori ufficio"},
+        {"Subject": "Respuesta automática: de vacaciones"},
+        {"Subject": "Resposta automática: ausente"},
+        {"Subject": "Automatisch antwoord: afwezig"},
+        {"Subject": "Afwezig: tot maandag"},
         {"From": "MAILER-DAEMON@example.com"},
     ],
 )
