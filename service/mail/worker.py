@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from email import charset
+from email.header import Header
 from email.policy import SMTP, EmailPolicy
 from email.utils import formataddr, parseaddr
 from functools import partial
@@ -217,18 +218,32 @@ class AsciiHeaders(EmailPolicy):
     would go out as encoded words, which no mail client reads as a link (RFC
     2369 and 8058 want it as written). A header object (a subject or a sender
     that is not ASCII, see :class:`Outgoing`), and a value that cannot be folded
-    at its spaces, are the standard library's to write.
+    at its spaces, are the standard library's to write, except a subject.
+
+    A subject that is not ASCII goes out as encoded words each holding its own
+    spaces (:class:`email.header.Header`): where the library folds between two
+    encoded words it may leave a space of the text in the fold, which readers
+    drop (RFC 2047), so that "le pli 6 :" reads "le pli6 :".
     """
 
     def fold(self, name: str, value: str) -> str:
         """The header as text, with this policy's line ends."""
-        folded = None if hasattr(value, "name") else folded_at_spaces(name, value, self.linesep)
+        folded = self._folded(name, value)
         return folded if folded is not None else super().fold(name, value)
 
     def fold_binary(self, name: str, value: str) -> bytes:
         """The header as bytes, with this policy's line ends."""
-        folded = None if hasattr(value, "name") else folded_at_spaces(name, value, self.linesep)
+        folded = self._folded(name, value)
         return folded.encode("ascii") if folded is not None else super().fold_binary(name, value)
+
+    def _folded(self, name: str, value: str) -> str | None:
+        """The header folded here, or ``None`` to leave it to the standard library."""
+        if not hasattr(value, "name"):
+            return folded_at_spaces(name, value, self.linesep)
+        if name.lower() == "subject" and not str(value).isascii():
+            words = Header(str(value), "utf-8", header_name=name).encode(linesep=self.linesep)
+            return f"{name}: {words}{self.linesep}"
+        return None
 
 
 ASCII_HEADERS = AsciiHeaders() + SMTP

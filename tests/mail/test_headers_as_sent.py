@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
+from email import message_from_bytes, policy
 from typing import Any
 
 import pytest
@@ -106,3 +107,19 @@ def test_a_long_ascii_header_folds_at_its_spaces_only() -> None:
     assert folded_at_spaces("Subject", "Un cœur", "\r\n") is None
     assert folded_at_spaces("X-Note", "one\r\ntwo: injected", "\r\n") is None
     assert folded_at_spaces("X-Note", "x" * 991, "\r\n") is None  # 999 characters
+
+
+def test_a_subject_not_in_ascii_reads_back_as_written_wherever_it_folds(app: Flask) -> None:
+    """Where the library folds between two encoded words, a space of the subject fell in
+    the fold, and RFC 2047 readers drop it: "le pli 6 :" read "le pli6 :"."""
+    subject = "Léa a joué 5♥, vous avez gagné le pli 6\u00a0: à vous d'entamer le pli suivant"
+    with app.test_request_context():
+        for words in range(30):
+            written = "mot " * words + subject
+            mail = Outgoing(subject=written, recipients=["kim@example.com"], body="Hi")
+            mail.sender = "Split Mind <splitmind@splitmind.test>"
+            raw = mail.as_bytes()
+            head = raw.split(b"\r\n\r\n")[0].decode("ascii")
+            assert all(len(line) <= 78 for line in head.split("\r\n")), head
+            read = message_from_bytes(raw, policy=policy.default)
+            assert str(read["Subject"]) == written
