@@ -34,6 +34,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import joinedload
 
 from . import notes
+from .addresses import language as address_language
 from .addresses import settings_for, time_zone, vacation_end
 from .language import recipient_locale
 from .links import home_url, player_url, token_for
@@ -277,9 +278,9 @@ def links_requested(email: str, language: str | None) -> None:
 
     Asking does the same work whether or not the address plays here, so neither
     the page nor the time it takes tells anyone who does (:func:`write_links`).
+    ``language`` is the asker's page's: the email's unless the address chose one.
     """
-    headers = {"Content-Language": language} if language else {}
-    queue(kind="your_games", recipient=email, headers=headers)
+    queue(kind="your_games", recipient=email, params={"language": language})
 
 
 def write_links(message: OutboxMessage) -> Email | None:
@@ -300,10 +301,13 @@ def write_links(message: OutboxMessage) -> Email | None:
     ).all()
     if not any(player.notify for player in players):
         return None
-    language = (message.headers or {}).get("Content-Language")
+    # The address's own choice, if it made one: whoever asked learns nothing from it.
+    language = address_language(message.recipient) or (message.params or {}).get("language")
     email = _write_games("your_games", message.recipient, players, language)
     # Only now, for an address that plays here: the queued row names no address but in its To.
     headers = compose.unsubscribe_headers(compose.stop_all_url(message.recipient))
+    if language:
+        headers["Content-Language"] = language
     return replace(email, headers={**email.headers, **headers})
 
 

@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 from werkzeug.test import TestResponse
 
-from service import games
+from service import games, homes
 from service.links import home_token
 from service.mail import requeue
 from service.models import Game, OutboxMessage, db
@@ -108,6 +108,34 @@ def test_the_page_and_email_in_french(
     (email,) = smtp_server.received
     assert "le lien vers vos parties" in str(email.message["Subject"])
     assert "vous êtes le Gardien contre Sam" in email.text
+
+
+@pytest.mark.parametrize(
+    ("chosen", "asked_in", "subject"),
+    [("fr", None, "le lien vers vos parties"), ("en", "fr", "the link to your games")],
+)
+def test_the_email_is_in_the_language_the_address_chose(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    smtp_server,
+    deliver,
+    chosen: str,
+    asked_in: str | None,
+    subject: str,
+) -> None:
+    """Whoever asks, and in whatever language: the email is only written for an address that
+    plays here, so its own choice tells the asker nothing."""
+    make_game(seed=5)
+    with app.app_context(), transaction():
+        homes.set_language("kim@example.com", chosen)
+    deliver()
+    smtp_server.received.clear()
+    ask(client, "kim@example.com", headers={"Accept-Language": asked_in} if asked_in else None)
+    deliver()
+    (email,) = smtp_server.received
+    assert subject in str(email.message["Subject"])
+    assert email.message["Content-Language"] == chosen
 
 
 def test_asking_does_the_same_work_whether_or_not_the_address_plays(
