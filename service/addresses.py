@@ -16,9 +16,10 @@ from zoneinfo import ZoneInfo, available_timezones
 
 from sqlalchemy import Executable, Select, bindparam, select, update
 
+from .language import DEFAULT_LANGUAGE
 from .links import new_link_key
 from .logs import redact
-from .models import Address, AddressSettings, db, insert_new, utcnow
+from .models import Address, AddressSettings, Game, Player, db, insert_new, utcnow
 
 
 def settings_for(email: str) -> AddressSettings | None:
@@ -105,6 +106,23 @@ def language(email: str | None) -> str | None:
     """The language the address chose on its home page, or ``None`` while it chose none."""
     settings = settings_for(email) if email else None
     return settings.language if settings is not None else None
+
+
+def emails_language(email: str) -> str | None:
+    """The language the address's emails are in: the one it chose, else that of the last game
+    it played (English where that game has none); ``None`` for an address that never played
+    here (a seat in a game that never started is no game played)."""
+    chosen = language(email)
+    if chosen is not None:
+        return chosen
+    last = db.session.execute(
+        select(Player.language)
+        .join(Game)
+        .where(Player.email == email, Game.started_at.is_not(None))
+        .order_by(Player.id.desc())
+        .limit(1)
+    ).first()
+    return None if last is None else last.language or DEFAULT_LANGUAGE
 
 
 def time_zone(email: str | None) -> str | None:

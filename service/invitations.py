@@ -32,7 +32,7 @@ from itsdangerous import BadSignature
 from sqlalchemy import exists, select, update
 
 from . import games, links, notify
-from .addresses import address_row, language, lock_address, settings_row
+from .addresses import address_row, emails_language, lock_address, settings_row
 from .language import gettext, language_code
 from .mail import compose, kinds, queue
 from .mail.compose import Email
@@ -638,18 +638,20 @@ def _email(
 
 def _write(message: OutboxMessage) -> Email | None:
     """Write a queued email of an invitation, in the creator's language (the page's they
-    asked or confirmed on), or, to the opponent, in the language their address chose (on
-    their home page, or answering an earlier invitation) if it chose one.
+    asked or confirmed on), or, to the opponent, in the language their emails are in: the
+    one their address chose (on their home page, or answering an earlier invitation), else
+    that of their last game here (a rematch's opponent, say).
 
-    Otherwise the creator's is the best guess, as people mostly invite someone who
-    reads the language they write in.
+    For an address new here, the creator's is the best guess, as people mostly invite
+    someone who reads the language they write in.
     """
     params = dict(message.params or {})
     invitation = db.session.get(Invitation, params.pop("invitation"))
     if invitation is None:
         return None
     stage = params.pop("stage")
-    chosen = language(message.recipient) if message.recipient == invitation.opponent_email else None
+    opponent = message.recipient == invitation.opponent_email
+    chosen = emails_language(message.recipient) if opponent else None
     return compose.render(
         message.kind,
         chosen or invitation.language,

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from datetime import timedelta
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
@@ -533,6 +534,40 @@ def test_rematch_from_the_game_over_email_invites_the_opponent(
     assert smtp_server.handler.to("kim@example.com")[-1].links("/play/")
     started = client.get(path_of(rematch)).get_data(as_text=True)
     assert "Sam accepted: the game has started, your link is in your email." in started
+
+
+@pytest.mark.parametrize(
+    ("kim", "sam", "subject"),
+    [
+        ("fr", None, "Kim invites you to play Split Mind"),
+        ("en", "fr", "Kim vous invite à jouer à Split Mind"),
+    ],
+)
+def test_a_rematch_invites_the_opponent_in_the_language_their_emails_are_in(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    smtp_server,
+    deliver,
+    kim: str,
+    sam: str | None,
+    subject: str,
+) -> None:
+    """Sam, who never chose a language, has had every email in English: so is the rematch
+    Kim, who reads French, asks for; and Sam who chose French is invited in French."""
+    from service import games, homes
+
+    game = make_game()
+    with app.app_context(), transaction():
+        homes.set_language("kim@example.com", kim)
+        if sam is not None:
+            homes.set_language("sam@example.com", sam)
+        games.declare_forfeit(game["id"], "shadow", "alice")
+    deliver()
+    assert client.post(f"/rematch/{game['keeper']}").status_code == 200
+    deliver()
+    invited = smtp_server.handler.to("sam@example.com")[-1]
+    assert subject in str(invited.message["Subject"])
 
 
 def test_the_opponent_asking_too_is_shown_the_invitation_they_were_sent(
