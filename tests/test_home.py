@@ -301,11 +301,27 @@ def test_the_email_policy_is_saved_and_checked(app: Flask, client, make_game) ->
     assert saved is not None and (saved.email_policy, saved.digest_hour) == ("digest", 7)
     page = client.get(home).get_data(as_text=True)
     assert re.search(r'value="digest"[^>]*checked|checked[^>]*value="digest"', page)
+    assert post(client, home, "emails", policy="every_move", digest_hour="7").status_code == 303
     refused = post(client, home, "emails", policy="digest", digest_hour="24")
     assert refused.status_code == 400
-    assert "Choose an hour from 0 to 23." in refused.get_data(as_text=True)
+    page = refused.get_data(as_text=True)
+    assert "Choose an hour from 0 to 23." in page
+    # What was chosen comes back, to be corrected, the hour tied to the error.
+    assert re.search(r'value="digest"[^>]*checked|checked[^>]*value="digest"', page)
+    field = re.search(r'<input[^>]*name="digest_hour"[^>]*>', page)
+    assert field is not None and 'value="24"' in field.group(0)
+    assert 'aria-invalid="true"' in field.group(0)
+    assert 'aria-describedby="home-error digest-zone"' in field.group(0)
     assert post(client, home, "emails", policy="often", digest_hour="7").status_code == 400
-    assert settings(app).email_policy == "digest"  # type: ignore[union-attr]
+    assert settings(app).email_policy == "every_move"  # type: ignore[union-attr]
+
+
+def test_each_form_s_button_says_what_it_saves(app: Flask, client, make_game) -> None:
+    """A screen reader's list of buttons tells them apart."""
+    make_game(seed=1)
+    page = client.get(home_of(app)).get_data(as_text=True)
+    buttons = re.findall(r"<button[^>]*>([^<]*)</button>", page)
+    assert len(buttons) == len(set(buttons)), buttons
 
 
 def test_the_language_applies_to_every_game(app: Flask, client, make_game) -> None:

@@ -92,10 +92,10 @@ def _page(
     """The home page; with ``error``, the refused form ``posted`` as it was typed, its field
     ``invalid`` tied to the error."""
     home = homes.overview(email)
-    policy = EmailPolicyForm(
-        formdata=None,
-        policy=home.policy,
-        digest_hour=home.digest_hour,
+    policy = (
+        posted
+        if isinstance(posted, EmailPolicyForm)
+        else EmailPolicyForm(formdata=None, policy=home.policy, digest_hour=home.digest_hour)
     )
     # The language stored for the address, not the page's: none ticked while none is stored.
     chosen = home.settings.language if home.settings else None
