@@ -244,6 +244,46 @@ def test_a_note_with_the_first_half_of_an_exchange_reaches_the_second_by_email(
         assert '"Good luck, Sam!"' in email.text_body
 
 
+def test_the_end_of_a_round_and_of_the_game_hold_the_note_that_came_with_it(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """A note with the move that ends a round (or the game) is in the emails that move
+    causes: a player who follows the game by email sees it there or nowhere."""
+    game = make_game(seed=8)
+    rng = random.Random(6)
+    ends: list[tuple[str, str, str]] = []  # (email kind, recipient, the note it must hold)
+    for number in range(200):
+        seat = to_move(client, game)
+        before = view_of(client, game[seat])
+        note = f"note {number} from the {seat}"
+        assert move(client, game[seat], rng, note=note).status_code == 200
+        after = view_of(client, game[seat])
+        other = "shadow" if seat == "keeper" else "keeper"
+        if after["phase"] == "over":
+            ends.append(("game_over", f"{'sam' if other == 'shadow' else 'kim'}@example.com", note))
+            write_queued(app)
+            break
+        if len(after["rounds"]) > len(before["rounds"]):
+            ends.append(("round_end", f"{'sam' if other == 'shadow' else 'kim'}@example.com", note))
+        write_queued(app)  # as the worker would, before the next move
+    assert [kind for kind, _, _ in ends].count("round_end") >= 2
+    assert ends[-1][0] == "game_over"
+    with app.app_context():
+        for kind, recipient, note in ends:
+            bodies = [
+                (email.text_body or "", email.html_body or "")
+                for email in db.session.scalars(
+                    select(OutboxMessage).where(
+                        OutboxMessage.kind == kind, OutboxMessage.recipient == recipient
+                    )
+                )
+            ]
+            assert any(f'"{note}"' in text and note in html for text, html in bodies), (
+                kind,
+                note,
+            )
+
+
 def test_the_api_gives_the_opponents_notes_and_whether_notes_are_on(
     app: Flask, client: FlaskClient, make_game
 ) -> None:

@@ -221,6 +221,27 @@ ALREADY_MOVED = (
 )
 
 
+def test_the_answer_to_the_second_half_of_an_exchange_holds_the_first_half_s_note(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """Sam exchanged first, with a note; Kim, who follows the game by email, completes the
+    exchange by a reply and may owe the lead at once (then no other email comes): the
+    answer is the first email that can show her Sam's note."""
+    game_id = started()
+    shadow = pick_action(views(app, game_id)["shadow"], random.Random(2))
+    with app.app_context(), transaction():
+        player = db.session.get_one(Game, game_id).player("shadow")
+        games.apply_move(player.id, 0, shadow, "Good luck, Kim!")
+    deliver()
+    reply = exchange_reply(app, game_id, smtp_server)
+    send(inbound, reply)
+    deliver()
+    (answer,) = answers_to(smtp_server, reply)
+    assert "Your move is in" in str(answer.message["Subject"])
+    assert 'Sam wrote:\n"Good luck, Kim!"' in answer.text.replace("\r\n", "\n")
+    assert "Good luck, Kim!" in answer.html
+
+
 def test_a_second_reply_to_the_exchange_says_the_move_was_made(
     app, started, smtp_server, deliver, inbound
 ) -> None:
