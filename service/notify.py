@@ -286,9 +286,20 @@ def links_requested(email: str, language: str | None) -> None:
 def write_links(message: OutboxMessage) -> Email | None:
     """Write a queued links request into the email with the links; ``None`` if none is to go.
 
-    None goes to an address that plays no game in play here, nor to one that
-    has stopped the emails of every game it plays: anyone may ask for this one.
+    It links the address's home page (its games, finished or not, and its
+    settings) and lists its games in play. None goes to an address that never
+    played here, nor to one that has stopped the emails of every game it
+    played: anyone may ask for this one.
     """
+    played = exists().where(
+        Player.email == message.recipient,
+        Player.notify,
+        Player.link_key.is_not(None),
+        Game.id == Player.game_id,
+        Game.started_at.is_not(None),
+    )
+    if not db.session.scalar(select(played)):
+        return None
     players = db.session.scalars(
         select(Player)
         .join(Game)
@@ -299,8 +310,6 @@ def write_links(message: OutboxMessage) -> Email | None:
         )
         .order_by(Game.id)
     ).all()
-    if not any(player.notify for player in players):
-        return None
     # The address's own choice, if it made one: whoever asked learns nothing from it.
     language = address_language(message.recipient) or (message.params or {}).get("language")
     email = _write_games("your_games", message.recipient, players, language)

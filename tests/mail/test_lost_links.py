@@ -71,6 +71,26 @@ def test_the_home_link_and_the_games_in_play_go_to_their_address(
             assert not leaks(email.text + email.html, secret, (home,))
 
 
+def test_an_address_whose_games_are_all_over_gets_its_home_link(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    """Its page holds its finished games, their rematches and its settings."""
+    finished = make_game(seed=3)
+    played(app, finished["id"], 3, emails=False)
+    deliver()
+    smtp_server.received.clear()
+    ask(client, "kim@example.com")
+    deliver()
+    (email,) = smtp_server.received
+    assert email.envelope_to == ["kim@example.com"]
+    with app.app_context():
+        assert {path_of(link) for link in email.links("/me/")} == {
+            f"/me/{home_token('kim@example.com')}"
+        }
+    assert "Your games in play" not in email.text
+    assert email.links("/play/") == []
+
+
 def test_an_unknown_address_gets_the_same_answer_and_no_email(
     client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
