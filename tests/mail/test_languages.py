@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from datetime import timedelta
 
 import pytest
 from flask import Flask
@@ -11,8 +12,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from service.links import home_token
-from service.models import AddressSettings, OutboxMessage, Player, db
-from service.perspective import set_language
+from service.models import AddressSettings, Game, OutboxMessage, Player, db
+from service.perspective import player_view, set_language
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one
@@ -281,3 +282,56 @@ def test_a_player_sets_a_language_the_service_speaks(app: Flask, make_game) -> N
             set_language(sam, "xx")
         db.session.expire_all()
         assert db.session.get(Player, sam.id).language == "fr"
+
+
+def test_the_subject_of_a_game_s_end_says_who_wins(app: Flask, make_game) -> None:
+    """Each player reads the outcome in the subject, in their own language; a forfeit's
+    ending too."""
+    from service import games
+
+    from ..factories import played
+
+    game = make_game(seed=30, keeper_language="fr")
+    view = played(app, game["id"], 30, emails=False)
+    over = outbox(app, "game_over")
+    kim, sam = "kim@example.com", "sam@example.com"
+    number = game["id"]
+    if view["winner"] == "keeper":
+        assert (
+            over[kim].subject == f"Split Mind, partie {number}\u00a0: partie terminée, vous gagnez"
+        )
+        assert over[sam].subject == f"Split Mind, game {number}: game over, Kim wins"
+    else:
+        assert over[kim].subject == f"Split Mind, partie {number}\u00a0: partie terminée, Sam gagne"
+        assert over[sam].subject == f"Split Mind, game {number}: game over, you win"
+    forfeited = make_game(seed=31)
+    with app.app_context(), transaction():
+        games.declare_forfeit(forfeited["id"], "shadow", "alice")
+    ended = subjects(app, "game_ended", forfeited["id"])
+    assert ended[kim] == f"Split Mind, game {forfeited['id']}: ended by forfeit, you win"
+    assert ended[sam] == f"Split Mind, game {forfeited['id']}: ended by forfeit, Kim wins"
+    # Kim gives her card; Sam lets the deadline pass.
+    late = make_game(seed=32, days_per_move=2)
+    with app.app_context(), transaction():
+        game = db.session.get_one(Game, late["id"])
+        kim_view = player_view(game.player("keeper"))
+        games.apply_move(game.player("keeper").id, 0, pick_action(kim_view, random.Random(1)))
+    with app.app_context(), transaction():
+        game = db.session.get_one(Game, late["id"])
+        assert games.expire(game.id, game.deadline + timedelta(hours=1)) is not None
+    ended = subjects(app, "game_ended", late["id"])
+    assert ended[kim] == f"Split Mind, game {late['id']}: ended by timeout, you win"
+    assert ended[sam] == f"Split Mind, game {late['id']}: ended by timeout, Kim wins"
+
+
+def subjects(app: Flask, kind: str, game_id: int) -> dict[str, str]:
+    """The subject of each queued email of ``kind`` about the game, by recipient, as it would
+    be sent now."""
+    write_queued(app)
+    with app.app_context():
+        rows = db.session.scalars(
+            select(OutboxMessage).where(
+                OutboxMessage.kind == kind, OutboxMessage.game_id == game_id
+            )
+        ).all()
+        return {row.recipient: row.subject or "" for row in rows}
