@@ -10,6 +10,7 @@ can follow a first inside one transaction, under the same locks and checks.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -142,6 +143,28 @@ class ComputerName(InvalidGame):
         self.name = name
 
 
+class NameWithAddress(InvalidGame):
+    """A person's name that holds a web or email address: a stranger's link in the subject
+    and greeting of an email to someone who never asked for one."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name!r}: a name cannot hold a web or email address")
+        self.name = name
+
+
+# The top-level domains that links in unwanted mail most often end in, and the reserved ones:
+# "evil.test" and "bit.ly/x" are addresses, "ann.lee" (a name made of an address's first part)
+# and "J.Smith" are names.
+LINK_DOMAINS = (
+    "com|net|org|info|biz|io|co|me|ly|app|xyz|top|site|online|club|link|click|shop|live|"
+    "ru|cn|uk|de|fr|eu|us|tk|example|test|invalid|localhost"
+)
+# A web or email address in a name: a scheme, "www.", an @, or a domain.
+ADDRESS_IN_NAME = re.compile(
+    rf"://|\bwww\.|@|\b[\w-]+(?:\.[\w-]+)*\.(?:{LINK_DOMAINS})(?![\w-])", re.IGNORECASE
+)
+
+
 @dataclass(frozen=True)
 class Seating:
     """Who sits in a seat when a game is created: a person, or the computer at a level."""
@@ -191,9 +214,12 @@ def clean_name(name: str, fallback: str) -> str:
 
 def person_name(name: str) -> str:
     """``name`` (cleaned already, :func:`clean_name`) if a person may go by it;
-    :class:`ComputerName` if it reads as the computer's."""
+    :class:`ComputerName` if it reads as the computer's, :class:`NameWithAddress` if it
+    holds a web or email address."""
     if poses_as_computer(name):
         raise ComputerName(name)
+    if ADDRESS_IN_NAME.search(name):
+        raise NameWithAddress(name)
     return name
 
 

@@ -81,6 +81,8 @@ def _start(form: NewGameForm, computer: bool) -> str | None:
         return str(exc)
     except games.ComputerName as exc:
         return _computer_name(exc)
+    except games.NameWithAddress:
+        return _name_with_address()
     except games.InvalidGame:
         # The form has checked the level, the look and the days: what is left is an address.
         if computer:
@@ -94,6 +96,10 @@ def _computer_name(exc: games.ComputerName) -> str:
         "“%(name)s” is how this service names the computer: choose another name.",
         name=exc.name,
     )
+
+
+def _name_with_address() -> str:
+    return gettext("A name cannot hold a web or email address.")
 
 
 @bp.route("/links", methods=["GET", "POST"])
@@ -146,6 +152,8 @@ def invitation(token: str) -> ResponseReturnValue:
             started, status = None, 409  # the page shows how the invitation ended
         except games.ComputerName as exc:
             error, started, status = _computer_name(exc), None, 400
+        except games.NameWithAddress:
+            error, started, status = _name_with_address(), None, 400
         if started is not None:
             # Only the answer that started the game leads to the opponent's seat.
             return redirect(f"/play/{token_for(started)}", code=303)

@@ -251,7 +251,7 @@ def test_a_name_that_reads_as_the_computers_is_refused(app: Flask, client: Flask
 
 # What a stranger might type into the public form, to be carried to someone else's inbox.
 HOSTILE = {
-    "name": "URGENT verify your account at evil.example/login",
+    "name": "URGENT call your bank about your account",
     "opponent_name": "Bank Security Team: call +1 555 0100",
     "opponent_email": "support@phish.example",
 }
@@ -319,6 +319,35 @@ def test_a_game_against_the_computer_greets_by_the_typed_name_once_its_player_mo
         assert greeting(db.session.get_one(Player, kim.id)) == HOSTILE["name"]
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Visit http://evil.test/prize NOW",
+        "win at www.prize now",
+        "prizes at evil.test",
+        "Mallory mallory@evil.test",
+        "bit.ly/x",
+    ],
+)
+def test_a_name_holding_a_web_or_email_address_is_refused(
+    app: Flask, client: FlaskClient, name: str
+) -> None:
+    """Names go into the subject and greeting of an email to a stranger: no link rides in."""
+    for field in ("name", "opponent_name"):
+        response = ask(client, **{field: name})
+        assert response.status_code == 400
+        assert "A name cannot hold a web or email address." in response.get_data(as_text=True)
+    assert count(app, Game) == count(app, Invitation) == count(app, OutboxMessage) == 0
+
+
+def test_names_with_initials_and_numbers_are_names(app: Flask, client: FlaskClient) -> None:
+    names = ("J.Smith", "Dr. Who", "Kim 2.0", "Anne-Marie O'Neil", "ann.lee", "Jo.Anne")
+    for number, name in enumerate(names):
+        response = ask(client, name=name, email=f"ann{number}@example.com")
+        assert response.status_code == 200, name
+    assert count(app, Invitation) == len(names)
+
+
 def test_the_invited_player_sees_and_may_change_the_name_they_play_under(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
@@ -327,6 +356,9 @@ def test_the_invited_player_sees_and_may_change_the_name_they_play_under(
     respond = invited(client, smtp_server, deliver)
     page = client.get(respond).get_data(as_text=True)
     assert 'name="name" value="Bob"' in page and "Ann chose it" in page
+    spam = client.post(respond, data={"answer": "accept", "name": "see evil.test"})
+    assert spam.status_code == 400
+    assert "A name cannot hold a web or email address." in spam.get_data(as_text=True)
     refused = client.post(respond, data={"answer": "accept", "name": "The Computer, hard"})
     assert refused.status_code == 400
     assert "is how this service names the computer" in refused.get_data(as_text=True)

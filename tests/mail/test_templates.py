@@ -194,7 +194,7 @@ def test_a_game_ended_before_its_round_says_in_which_round(
 def test_names_cannot_inject_headers(app: Flask, smtp_server, deliver) -> None:
     with app.app_context(), transaction():
         games.create_game(
-            games.Seating("kim@example.com", "Eve\r\nBcc: evil@example.com"),
+            games.Seating("kim@example.com", "Eve\r\nBcc: evil"),
             games.Seating("sam@example.com", "Sam\nSubject: free money"),
         )
     deliver()
@@ -208,4 +208,4 @@ def test_names_cannot_inject_headers(app: Flask, smtp_server, deliver) -> None:
         assert len(subjects) == 1 and "\n" not in str(subjects[0])
     with app.app_context():
         names = db.session.scalars(select(Game)).one().players
-        assert {p.name for p in names} == {"Eve Bcc: evil@example.com", "Sam Subject: free money"}
+        assert {p.name for p in names} == {"Eve Bcc: evil", "Sam Subject: free money"}
