@@ -26,7 +26,7 @@ from . import audit, bots, figures, metrics, notes, notify
 from .addresses import give_home_key, vacation_end
 from .addresses import language as address_language
 from .errors import NOT_FOUND
-from .game_text import LOOKS, poses_as_computer, seat_name
+from .game_text import LOOKS, poses_as_computer, seat_name, upfirst
 from .links import key_matches, new_link_key
 from .models import (
     NAME_LENGTH,
@@ -807,15 +807,22 @@ def resend_link(player_id: int, actor: str) -> Player:
     return player
 
 
-def correct_address(player_id: int, address: str, actor: str) -> Player:
+def correct_address(player_id: int, address: str, actor: str, seen: str | None = None) -> Player:
     """Put the player's corrected address in the seat: it gets a fresh link by email, and the
     link sent to the old address stops working at once.
 
     Raises :class:`InvalidGame` for an address that is not one, is the seat's already, or is
-    the opponent's (one person would hold both seats and see both hands).
+    the opponent's (one person would hold both seats and see both hands). ``seen``, if
+    given, is the address the admin was shown: if the seat's is no longer that one (another
+    admin corrected it since), nothing changes (:class:`StaleVersion`).
     """
     player = _person(player_id)
-    game = _open_game(player.game_id)
+    game = _open_game(player.game_id)  # re-reads the player too, under the game's lock
+    if seen is not None and seen != player.email:
+        raise StaleVersion(
+            f"{upfirst(_named(player.seat, game))}'s address was changed to {player.email} "
+            f"since this page was loaded: {SEEN_AGAIN}"
+        )
     new = clean_email(address.strip())
     if new == player.email:
         raise InvalidGame(f"{new} is the {player.seat}'s address already.")

@@ -141,9 +141,14 @@ class RotateForm(FlaskForm):
 
 
 class AddressForm(FlaskForm):
-    """A player's corrected address: it gets a fresh link, and the old link stops working."""
+    """A player's corrected address: it gets a fresh link, and the old link stops working.
+
+    The page writes the address it shows: the game service refuses the correction if the
+    seat's address has changed since (another admin corrected it first).
+    """
 
     email = StringField("Corrected address", validators=[InputRequired(), Length(max=EMAIL_LENGTH)])
+    shown = HiddenField(validators=[InputRequired(), Length(max=EMAIL_LENGTH)])
 
 
 class BulkRequeueForm(FlaskForm):

@@ -292,6 +292,8 @@ def _act(
     if form is not None and not form.validate():
         if isinstance(form, SeenVersionForm) and form.version.errors:
             invalid = "This form does not say which version of the game it showed: reload the page."
+        elif isinstance(form, AddressForm) and form.shown.errors:
+            invalid = "This form does not say which address it showed: reload the page."
         flash(invalid, "error")
         return _done(game_id)
     try:
@@ -385,7 +387,9 @@ def correct_address(game_id: int, player_id: int) -> BaseResponse:
     form = AddressForm()
     return _act(
         game_id,
-        lambda: games.correct_address(player.id, form.email.data, actor=current_user.name),
+        lambda: games.correct_address(
+            player.id, form.email.data, actor=current_user.name, seen=form.shown.data
+        ),
         f"{_the(player)}'s address is corrected: a new link is on its way to it, "
         "and the old link no longer works.",
         form,

@@ -10,10 +10,12 @@ from urllib.parse import urlsplit
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
-from sqlalchemy import select
+from sqlalchemy import func, select
 
+from service import games
 from service.mail.worker import drain
 from service.models import AdminAction, Event, Game, OutboxMessage, db
+from service.unit_of_work import transaction
 
 from ..smtp import SMTPServer
 from .conftest import ADMIN, submit
@@ -51,7 +53,9 @@ def test_correcting_an_address_sends_a_fresh_link_and_kills_the_old(
     game = make_game()
     shadow, old = seat_of(app, game["id"], "shadow")
     page = f"/admin/games/{game['id']}"
-    response = submit(admin, page, f"{page}/players/{shadow}/address", email=f" {FIXED.upper()} ")
+    response = submit(
+        admin, page, f"{page}/players/{shadow}/address", email=f" {FIXED.upper()} ", shown=old
+    )
     assert response.status_code == 303
     html = unescape(admin.get(page).get_data(as_text=True))
     assert "The Shadow's address is corrected" in html
@@ -81,15 +85,15 @@ def test_an_address_that_is_not_one_or_is_taken_is_refused(
     game = make_game()
     shadow, old = seat_of(app, game["id"], "shadow")
     page = f"/admin/games/{game['id']}"
-    submit(admin, page, f"{page}/players/{shadow}/address", email="sam at example")
+    submit(admin, page, f"{page}/players/{shadow}/address", email="sam at example", shown=old)
     html = unescape(admin.get(page).get_data(as_text=True))
     assert "'sam at example' is not an email address" in html
-    submit(admin, page, f"{page}/players/{shadow}/address", email=old)
+    submit(admin, page, f"{page}/players/{shadow}/address", email=old, shown=old)
     assert f"{old} is the shadow's address already." in unescape(
         admin.get(page).get_data(as_text=True)
     )
     _, keepers = seat_of(app, game["id"], "keeper")
-    submit(admin, page, f"{page}/players/{shadow}/address", email=str(keepers).upper())
+    submit(admin, page, f"{page}/players/{shadow}/address", email=str(keepers).upper(), shown=old)
     assert f"{keepers} is the keeper's address: a game needs two different addresses." in unescape(
         admin.get(page).get_data(as_text=True)
     )
@@ -124,4 +128,66 @@ def test_the_command_line_needs_a_name_the_audit_trail_holds(
     assert "an admin's name has 1 to 80 characters" in refused.output
     assert refused.exception is None or isinstance(refused.exception, SystemExit)
     assert seat_of(app, game["id"], "keeper")[1] != TYPO
+    assert trail(app) == []
+
+
+def shown_address(admin: FlaskClient, game_id: int, player_id: int) -> str:
+    """The address the game page's correction form for this player was written with."""
+    page = admin.get(f"/admin/games/{game_id}").get_data(as_text=True)
+    form = re.search(
+        rf'action="/admin/games/{game_id}/players/{player_id}/address".*?</form>', page, re.S
+    )
+    assert form is not None, "the page offers no correction"
+    found = re.search(r'<input[^>]*name="shown"[^>]*value="([^"]+)"', form.group(0))
+    assert found is not None
+    return unescape(found.group(1))
+
+
+def test_a_correction_from_a_page_loaded_before_another_is_refused(
+    app: Flask, admin: FlaskClient, make_game: Any
+) -> None:
+    """Another admin corrected the address after this page was loaded: this correction, of
+    the address it showed, is refused (409) with the page as it is now; theirs stands."""
+    game = make_game()
+    keeper, old = seat_of(app, game["id"], "keeper")
+    page = f"/admin/games/{game['id']}"
+    shown = shown_address(admin, game["id"], keeper)
+    assert shown == old
+    with app.app_context(), transaction():
+        games.correct_address(keeper, FIXED, actor="bob")
+    with app.app_context():
+        queued = db.session.scalar(select(func.count()).select_from(OutboxMessage))
+
+    refused = submit(admin, page, f"{page}/players/{keeper}/address", email=TYPO, shown=shown)
+
+    assert refused.status_code == 409
+    html = unescape(refused.get_data(as_text=True))
+    assert (
+        f"The keeper's address was changed to {FIXED} since this page was loaded: "
+        "nothing was changed. Here it is now: do it again if you still mean to."
+    ) in html
+    assert f'name="shown" type="hidden" value="{FIXED}"' in html  # the page as it is now
+    assert seat_of(app, game["id"], "keeper") == (keeper, FIXED)
+    assert [row[:2] for row in trail(app)] == [("bob", "correct_address")]
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(OutboxMessage)) == queued
+
+    # From the page as it is now, the correction is made.
+    now = shown_address(admin, game["id"], keeper)
+    done = submit(admin, page, f"{page}/players/{keeper}/address", email=TYPO, shown=now)
+    assert done.status_code == 303
+    assert seat_of(app, game["id"], "keeper") == (keeper, TYPO)
+
+
+def test_a_correction_needs_the_address_its_page_showed(
+    app: Flask, admin: FlaskClient, make_game: Any
+) -> None:
+    game = make_game()
+    keeper, old = seat_of(app, game["id"], "keeper")
+    page = f"/admin/games/{game['id']}"
+    assert submit(admin, page, f"{page}/players/{keeper}/address", email=TYPO).status_code == 303
+    assert "This form does not say which address it showed: reload the page." in (
+        admin.get(page).get_data(as_text=True)
+    )
+    assert seat_of(app, game["id"], "keeper") == (keeper, old)
     assert trail(app) == []
