@@ -180,7 +180,9 @@ class GameFilterForm(Form):
         default="",
     )
     q = StringField("Search", validators=[Length(max=EMAIL_LENGTH)])
-    email = HiddenField(validators=[Length(max=EMAIL_LENGTH)])
+    # Shown with the other filters (a game page's address links here): a search typed while it
+    # is set looks among that address's games only.
+    email = StringField("Address (whole)", validators=[Length(max=EMAIL_LENGTH)])
     idle = IntegerField(
         "Idle for at least (days)", validators=[Optional(), NumberRange(min=1, max=3650)]
     )

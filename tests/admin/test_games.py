@@ -115,6 +115,26 @@ def test_list_filters_and_counts(app, admin) -> None:
     assert re.search(r">active</a> <strong>3</strong>", html)
 
 
+def test_an_address_the_list_is_filtered_by_is_shown_with_the_filters(app, admin) -> None:
+    """A game page's address leads to that address's games; the list shows the address among
+    its filters, where it can be changed or emptied, and a search looks within its games."""
+    first = new_game(app, "k4@example.com", "s4@example.com", seed=1)
+    new_game(app, "k4@example.com", "t4@example.com", seed=2)
+    other = new_game(app, "x4@example.com", "y4@example.com", seed=3)
+    page = admin.get(f"/admin/games/{first}").get_data(as_text=True)
+    found = re.search(r'<a href="(/admin/games\?email=[^"]+)">k4@example.com</a>', page)
+    assert found, "the game page links the address to its games"
+
+    html = admin.get(found.group(1).replace("&amp;", "&")).get_data(as_text=True)
+    assert len(listed(html)) == 2
+    filters = re.search(r'<form method="get" class="filters">.*?</form>', html, re.S).group(0)
+    assert '<label for="email">Address (whole)</label>' in filters
+    field = re.search(r'<input[^>]*name="email"[^>]*>', filters).group(0)
+    assert 'type="email"' in field and 'value="k4@example.com"' in field
+    # Emptied, the address no longer filters the list: a search finds the other game.
+    assert listed(admin.get("/admin/games", query_string={"email": "", "q": "x4"}).text) == [other]
+
+
 @pytest.mark.parametrize(
     "query",
     [
