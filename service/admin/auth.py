@@ -37,7 +37,7 @@ from flask_limiter.util import get_remote_address
 from flask_login import LoginManager, current_user, login_user, logout_user
 from limits import parse
 from sqlalchemy import func, select
-from werkzeug.exceptions import TooManyRequests
+from werkzeug.exceptions import HTTPException, TooManyRequests
 from werkzeug.security import check_password_hash, generate_password_hash
 from werkzeug.wrappers import Response
 
@@ -268,6 +268,8 @@ def require_admin() -> Response | None:
     if request.endpoint in OPEN_ENDPOINTS:
         return None
     if not current_user.is_authenticated:
+        if request.method == "POST":
+            return sent_signed_out()
         target = request.full_path.rstrip("?") if request.method == "GET" else None
         return redirect(url_for("admin.login", next=target))
     if (
@@ -404,16 +406,51 @@ def too_many_sign_ins(exc: TooManyRequests) -> Any:
     return http_error(exc)
 
 
-def _safe_next(target: str | None) -> str:
-    """Where to go after signing in: only a path of the dashboard, never another site."""
-    parts = urlsplit(target or "")
-    unprintable = any(not char.isprintable() for char in target or "")  # a line break, say
+def _within_dashboard(target: str) -> bool:
+    """Whether ``target`` is a path of the dashboard, never another site's."""
+    parts = urlsplit(target)
+    unprintable = any(not char.isprintable() for char in target)  # a line break, say
     # Dot segments (also written %2e) and empty ones lead out of /admin/ once resolved.
     segments = unquote(parts.path).split("/")[1:]
     stray = any(segment in ("", ".", "..") for segment in segments[:-1]) or ".." in segments
-    if unprintable or parts.scheme or parts.netloc or stray or not parts.path.startswith("/admin/"):
-        return url_for("admin.landing")
-    return target or url_for("admin.landing")
+    return not (
+        unprintable or parts.scheme or parts.netloc or stray or not parts.path.startswith("/admin/")
+    )
+
+
+def _safe_next(target: str | None) -> str:
+    """Where to go after signing in: only a path of the dashboard, never another site."""
+    return target if target and _within_dashboard(target) else url_for("admin.landing")
+
+
+def form_page() -> str | None:
+    """The page of the dashboard that the form being sent was on, to go back to: the
+    ``Referer``'s path if it is one (the path alone: never another site), else the path
+    the form was sent to if it is a page too (it answers a GET); else ``None``."""
+    referrer = urlsplit(request.referrer or "")
+    page = referrer.path + (f"?{referrer.query}" if referrer.query else "")
+    if _within_dashboard(page):
+        return page
+    try:
+        current_app.url_map.bind_to_environ(request.environ).match(method="GET")
+    except HTTPException:
+        return None
+    return request.path
+
+
+# What the sign-in page says when a form was sent after its admin's session ended.
+SENT_SIGNED_OUT = (
+    "Your session had ended (you were signed out, or it ran out), so what you sent was not "
+    "done. Sign in, then send it again from the page you were on."
+)
+
+
+def sent_signed_out() -> Response:
+    """The answer to a form sent once its admin's session had ended (signed out on another
+    device, a new password, twelve hours gone): nothing done, the sign-in page saying so,
+    and back to the form's page once signed in again (:func:`form_page`)."""
+    flash(SENT_SIGNED_OUT, "error")
+    return redirect(url_for("admin.login", next=form_page()), code=303)
 
 
 def _signed_in(admin: AdminUser, target: str | None) -> Response:

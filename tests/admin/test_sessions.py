@@ -13,7 +13,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from service import games
-from service.models import AdminUser, Event, db
+from service.admin.auth import form_page
+from service.models import AdminUser, Event, Game, db
 from service.unit_of_work import transaction
 
 from .conftest import ADMIN, PASSWORD, csrf_token, sign_in
@@ -176,3 +177,69 @@ def test_sessions_survive_a_new_secret_key_while_the_old_one_is_a_fallback(
         SECRET_KEY_FALLBACKS=[old_key] if kept else [],
     )
     assert signed_out(admin) is not kept
+
+
+def test_a_form_sent_after_the_session_ended_says_so_and_returns_to_its_page(
+    app, admin, make_game
+) -> None:
+    """Signed out on another device, the admin sends a form of a page still open: nothing is
+    done, the sign-in page says why, and signing in leads back to that page."""
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    token = csrf_token(admin.get(page).text)
+    phone = app.test_client()
+    assert sign_in(phone).status_code == 303
+    sign_out(phone)
+
+    sent = admin.post(
+        f"{page}/cancel",
+        data={"csrf_token": token, "confirm": "y", "version": "0"},
+        headers={"Referer": f"http://localhost{page}"},
+    )
+
+    assert sent.status_code == 303
+    assert sent.headers["Location"] == f"/admin/login?next={page}"
+    with app.app_context():
+        assert db.session.get_one(Game, game["id"]).status == "active"
+    login = admin.get(sent.headers["Location"]).text
+    assert (
+        "Your session had ended (you were signed out, or it ran out), so what you sent was not "
+        "done. Sign in, then send it again from the page you were on."
+    ) in login
+    signed_in = admin.post(
+        sent.headers["Location"],
+        data={"csrf_token": csrf_token(login), "name": ADMIN, "password": PASSWORD},
+    )
+    assert signed_in.status_code == 303 and signed_in.headers["Location"] == page
+
+
+@pytest.mark.parametrize(
+    ("referrer", "back_to"),
+    [
+        ("http://localhost/admin/mail?status=failed", "/admin/mail?status%3Dfailed"),
+        # Only the path of a page of the dashboard: never another site, never off the dashboard.
+        ("https://evil.example/admin/games", "/admin/games"),
+        ("https://evil.example/", None),
+        ("http://localhost/play/x", None),
+        ("http://localhost/admin/../play/x", None),
+        (None, None),
+    ],
+)
+def test_a_form_sent_signed_out_goes_back_only_to_a_page_of_the_dashboard(
+    app, client, admin_account, referrer, back_to
+) -> None:
+    token = csrf_token(client.get("/admin/login").text)
+    headers = {"Referer": referrer} if referrer else {}
+    sent = client.post("/admin/mail/requeue", data={"csrf_token": token}, headers=headers)
+    assert sent.status_code == 303
+    expected = f"/admin/login?next={back_to}" if back_to else "/admin/login"
+    assert sent.headers["Location"] == expected
+
+
+def test_a_form_sent_to_a_page_goes_back_to_that_page(app) -> None:
+    """Without a Referer, the path a form was sent to is where to go back to if it answers a
+    GET too; a form sent to an action alone has no page to go back to."""
+    with app.test_request_context("/admin/games", method="POST"):
+        assert form_page() == "/admin/games"
+    with app.test_request_context("/admin/games/1/cancel", method="POST"):
+        assert form_page() is None
