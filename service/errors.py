@@ -67,11 +67,12 @@ def page_message(exc: HTTPException) -> str:
 
     A message given where the error was raised (translated there) is kept.
     Werkzeug's descriptions and the CSRF check's reasons are English only, so
-    the page has its own words for them (the English dashboard keeps the CSRF
-    reasons); a 404 always says the same (it reveals nothing), and a 429
-    describes the limit's terms, not the problem.
+    the page has its own words for them (the dashboard answers a failed CSRF
+    check with a page of its own, :func:`service.admin.auth.form_not_checked`);
+    a 404 always says the same (it reveals nothing), and a 429 describes the
+    limit's terms, not the problem.
     """
-    if isinstance(exc, CSRFError) and request.blueprint != "admin":
+    if isinstance(exc, CSRFError):
         return str(UNCHECKED_FORM)
     own = exc.description != type(exc).description and exc.code not in (404, 429)
     if own or exc.code not in PAGE_MESSAGES:

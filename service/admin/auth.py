@@ -35,6 +35,7 @@ from flask import (
 )
 from flask_limiter.util import get_remote_address
 from flask_login import LoginManager, current_user, login_user, logout_user
+from flask_wtf.csrf import CSRFError
 from limits import parse
 from sqlalchemy import func, select
 from werkzeug.exceptions import HTTPException, TooManyRequests
@@ -74,6 +75,10 @@ PENDING_SECONDS = 300
 # Where the session keeps when its admin signed in (seconds since the epoch).
 SIGNED_IN_AT = "admin_signed_in_at"
 COMMAND_LINE = "the command line"
+# Flask-WTF's reasons for a CSRF token that is not the session's: in a signed-in session,
+# each says the session began after the form was loaded (none has a token until a page
+# made one).
+NEWER_SESSION = {"The CSRF tokens do not match.", "The CSRF session token is missing."}
 
 log = logging.getLogger(__name__)
 login_manager = LoginManager()
@@ -404,6 +409,37 @@ def too_many_sign_ins(exc: TooManyRequests) -> Any:
     if exc.response is not None:
         return exc.response
     return http_error(exc)
+
+
+# What the dashboard says of a form whose CSRF token is not its session's: the session began
+# after the page was loaded (each sign-in starts an empty one, :func:`_signed_in`).
+FORM_EXPIRED = (
+    "This form had expired (you signed in again since it was loaded): nothing was done. "
+    "Go back, reload the page and send it again."
+)
+FORM_UNCHECKED = (
+    "This form could not be checked: nothing was done. Go back, reload the page and send it again."
+)
+
+
+@bp.errorhandler(CSRFError)
+def form_not_checked(exc: CSRFError) -> Response | tuple[str, int]:
+    """A form of the dashboard whose CSRF check failed: nothing was done, and the page says
+    so in the dashboard's layout, with a way back to the form's page (400).
+
+    Sent once the admin's session had ended, it is answered as any form sent then
+    (:func:`sent_signed_out`).
+    """
+    if not current_user.is_authenticated and request.endpoint not in OPEN_ENDPOINTS:
+        return sent_signed_out()
+    expired = current_user.is_authenticated and exc.description in NEWER_SESSION
+    page = render_template(
+        "admin/form_refused.html",
+        message=FORM_EXPIRED if expired else FORM_UNCHECKED,
+        reason=exc.description,
+        back=form_page(),
+    )
+    return page, 400
 
 
 def _within_dashboard(target: str) -> bool:

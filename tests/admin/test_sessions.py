@@ -5,6 +5,7 @@ SECRET_KEY keeps sessions while the old key is a fallback."""
 from __future__ import annotations
 
 from datetime import timedelta
+from html import unescape
 
 import pytest
 import time_machine
@@ -243,3 +244,44 @@ def test_a_form_sent_to_a_page_goes_back_to_that_page(app) -> None:
         assert form_page() == "/admin/games"
     with app.test_request_context("/admin/games/1/cancel", method="POST"):
         assert form_page() is None
+
+
+def test_a_form_loaded_before_signing_in_again_says_it_expired_on_the_dashboard(
+    app, admin, make_game
+) -> None:
+    """Signing in again starts a new session, whose CSRF token the page loaded before does not
+    carry: nothing is done, and the dashboard's page says why, with a way back (400)."""
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    token = csrf_token(admin.get(page).text)
+    sign_out(admin)
+    assert sign_in(admin).status_code == 303
+    assert admin.get("/admin/").status_code == 200  # where signing in leads
+
+    refused = admin.post(
+        f"{page}/cancel",
+        data={"csrf_token": token, "confirm": "y", "version": "0"},
+        headers={"Referer": f"http://localhost{page}"},
+    )
+
+    assert refused.status_code == 400
+    html = unescape(refused.text)
+    assert (
+        "This form had expired (you signed in again since it was loaded): nothing was done. "
+        "Go back, reload the page and send it again."
+    ) in html
+    assert '<nav class="admin-nav" aria-label="Dashboard">' in html
+    assert f'<a href="{page}">Back to the page the form was on</a>' in html
+    with app.app_context():
+        assert db.session.get_one(Game, game["id"]).status == "active"
+    # Without a Referer of the dashboard, the way back is the overview.
+    refused = admin.post(f"{page}/cancel", data={"csrf_token": token, "confirm": "y"})
+    assert refused.status_code == 400 and '<a href="/admin/">To the overview</a>' in refused.text
+
+
+def test_a_form_without_a_session_is_answered_as_one_sent_signed_out(app, client) -> None:
+    """A form sent from a page left open once the browser dropped its session (no CSRF token
+    in it any more): the sign-in page says the action was not done."""
+    sent = client.post("/admin/games/1/cancel", data={"csrf_token": "left from before"})
+    assert sent.status_code == 303 and sent.headers["Location"] == "/admin/login"
+    assert "so what you sent was not done" in client.get("/admin/login").text
