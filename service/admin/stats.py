@@ -30,7 +30,7 @@ from sqlalchemy import (
 
 from ..bots import LEVELS
 from ..figures import game_figures
-from ..models import Event, Game, GameFigures, Player, db, insert_new
+from ..models import OPEN_STATUSES, Event, Game, GameFigures, Player, db, insert_new
 from ..unit_of_work import transaction
 
 log = logging.getLogger(__name__)
@@ -168,6 +168,45 @@ def weekly(now: datetime, weeks: int = WEEKS) -> list[Week]:
         )
         for monday in mondays
     ]
+
+
+@dataclass(frozen=True)
+class Endings:
+    """How the games that started have ended, since the service began: as the weekly
+    figures count them, a game cancelled before it started (its invitation declined or never
+    answered) is no game that ended."""
+
+    finished: int
+    timed_out: int
+    abandoned: int
+    cancelled: int
+
+    @property
+    def ended(self) -> int:
+        """Games that started and ended, however they ended."""
+        return self.finished + self.timed_out + self.abandoned + self.cancelled
+
+    @property
+    def timeouts(self) -> int:
+        """Games ended by a deadline: lost by one player's timeout, or abandoned by both."""
+        return self.timed_out + self.abandoned
+
+
+def endings() -> Endings:
+    """How many of the games that started have ended in each way."""
+    counts = dict(
+        db.session.execute(
+            select(Game.status, func.count())
+            .where(Game.started_at.is_not(None), Game.status.not_in(OPEN_STATUSES))
+            .group_by(Game.status)
+        ).all()
+    )
+    return Endings(
+        finished=counts.get("finished", 0),
+        timed_out=counts.get("timed_out", 0),
+        abandoned=counts.get("abandoned", 0),
+        cancelled=counts.get("cancelled", 0),
+    )
 
 
 @dataclass(frozen=True)
@@ -316,6 +355,7 @@ class Statistics:
     """Everything the statistics page shows."""
 
     weeks: list[Week]
+    endings: Endings
     moves: MoveTimes
     # Games between people.
     playtest: Playtest
@@ -328,6 +368,7 @@ def statistics(now: datetime) -> Statistics:
     """Add everything up (reads only)."""
     return Statistics(
         weeks=weekly(now),
+        endings=endings(),
         moves=move_times(),
         playtest=playtest(),
         computer=playtest(against_computer=True),

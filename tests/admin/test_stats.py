@@ -134,6 +134,39 @@ def test_the_statistics_page_matches_games_played_to_the_end(app, admin) -> None
     assert table(html, "counts") == [["0", "1", str(played + 1), "1", "1", "1"]]
 
 
+def test_the_timeout_rate_counts_the_games_that_started_and_ended(app, admin) -> None:
+    """A game cancelled before it started (an invitation never accepted, a waiting game an
+    admin cancelled) is no ended game of the rate, as it is none of the weekly table's."""
+    abandoned = new_game(app, "a1@example.com", "a2@example.com", seed=1)
+    forfeited = new_game(app, "f1@example.com", "f2@example.com", seed=2)
+    cancelled = new_game(app, "c1@example.com", "c2@example.com", seed=3)
+    waiting = [
+        new_game(app, f"w{n}@example.com", f"v{n}@example.com", seed=n, waiting=True)
+        for n in (4, 5)
+    ]
+    with app.app_context():
+        with transaction():
+            games.declare_forfeit(forfeited, "keeper", actor="ada")
+            games.cancel_game(cancelled, actor="ada")
+            games.cancel_game(waiting[0], actor="ada")
+            games.drop_waiting_game(waiting[1], "the invitation expired")
+        late = datetime.now(UTC) - timedelta(minutes=1)
+        db.session.execute(update(Game).where(Game.id == abandoned).values(deadline=late))
+        db.session.commit()
+        assert deadlines.sweep().expired == [abandoned]
+
+    html = admin.get("/admin/stats").get_data(as_text=True)
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+    assert "Timeouts: 1 (33.3% of the 3 games that started and ended;" in text
+    this_week = re.search(
+        r'<table class="list figures weeks">.*?<tbody>\s*<tr>(.*?)</tr>', html, re.S
+    )
+    assert this_week
+    cells = re.findall(r"<td>(\d+)</td>", this_week.group(1))
+    # Started, against the computer, finished, timed out, cancelled: the same three games.
+    assert cells == ["3", "0", "1", "1", "1"]
+
+
 def test_median_time_per_move(app, admin) -> None:
     ids = [new_game(app, f"k{n}@example.com", f"s{n}@example.com", seed=n) for n in range(3)]
     for n, game_id in enumerate(ids):
