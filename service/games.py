@@ -762,7 +762,7 @@ def _person(player_id: int) -> Player:
     if player is None:
         raise InvalidGame(f"no player {player_id}")
     if player.is_computer:
-        raise InvalidGame(f"the computer plays the {player.seat}: it has no link")
+        raise InvalidGame(f"the computer plays {_named(player.seat, player.game)}: it has no link")
     return player
 
 
@@ -825,11 +825,12 @@ def correct_address(player_id: int, address: str, actor: str, seen: str | None =
         )
     new = clean_email(address.strip())
     if new == player.email:
-        raise InvalidGame(f"{new} is the {player.seat}'s address already.")
+        raise InvalidGame(f"{new} is {_named(player.seat, game)}'s address already.")
     opponent = game.player(other(player.seat))
     if new == opponent.email:
         raise InvalidGame(
-            f"{new} is the {opponent.seat}'s address: a game needs two different addresses."
+            f"{new} is {_named(opponent.seat, game)}'s address: a game needs two different "
+            "addresses."
         )
     old = player.email
     player.email = new

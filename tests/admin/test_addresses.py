@@ -102,6 +102,24 @@ def test_an_address_that_is_not_one_or_is_taken_is_refused(
     assert trail(app) == []
 
 
+def test_refusals_name_the_seats_as_a_classic_game_does(
+    app: Flask, admin: FlaskClient, make_game: Any
+) -> None:
+    game = make_game(look="classic")
+    shadow, old = seat_of(app, game["id"], "shadow")
+    _, keepers = seat_of(app, game["id"], "keeper")
+    page = f"/admin/games/{game['id']}"
+    action = f"{page}/players/{shadow}/address"
+    submit(admin, page, action, email=old, shown=old)
+    assert f"{old} is Hyde's address already." in unescape(admin.get(page).get_data(as_text=True))
+    submit(admin, page, action, email=str(keepers), shown=old)
+    assert f"{keepers} is Jekyll's address: a game needs two different addresses." in unescape(
+        admin.get(page).get_data(as_text=True)
+    )
+    assert seat_of(app, game["id"], "shadow") == (shadow, old)
+    assert trail(app) == []
+
+
 def test_the_command_line_corrects_an_address(
     app: Flask, runner: FlaskCliRunner, client: FlaskClient, make_game: Any
 ) -> None:
