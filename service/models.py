@@ -525,6 +525,10 @@ class AdminUser(UserMixin, Base):
         """Whether signing in asks for a code from the admin's authenticator."""
         return self.totp_enabled_at is not None
 
+    def locked_out(self, now: datetime) -> bool:
+        """Whether failed sign-ins hold the admin off at ``now`` (from the address noted)."""
+        return self.locked_until is not None and self.locked_until > now
+
 
 class AdminRecoveryCode(Base):
     """A one-time code that stands in for the authenticator, kept only as a SHA-256 hash."""

@@ -217,8 +217,11 @@ def lift_lockout(name: str, actor: str | None = None) -> AdminUser:
     ``lockout_key``: a new one starts every count afresh. (An address that
     tried too many names is held off whoever it signs in as, until its time is up.)
     Never of oneself (``actor``): whoever is guessing may already be signed in as them.
+    An admin who is not locked out has nothing to lift (:class:`AccountError`).
     """
     admin = _other(name, actor, "lift the sign-in lockout of")
+    if not admin.locked_out(utcnow()):
+        raise AccountError(f"admin {name} is not locked out: nothing to lift")
     admin.lockout_key = secrets.token_urlsafe(12)
     admin.locked_until = admin.locked_from = None
     db.session.flush()

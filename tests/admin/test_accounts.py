@@ -14,7 +14,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from service.admin.auth import create_admin, wait_message
-from service.models import AdminUser, db
+from service.models import AdminAction, AdminUser, db
 from service.unit_of_work import transaction
 
 from .conftest import ADMIN, csrf_token, sign_in, submit
@@ -222,7 +222,9 @@ def lockout_cell(page: str, admin_id: int) -> str:
     row = re.search(rf'<tr id="admin-{admin_id}">(.*?)</tr>', page, re.S)
     assert row, page
     cell = re.search(r'<td data-label="Sign-in">(.*?)</td>', row.group(1), re.S)
-    assert cell and "Lift sign-in lockout" in row.group(1)
+    assert cell
+    # The lockout is offered to be lifted while it lasts, and only then.
+    assert ("Lift sign-in lockout" in row.group(1)) == ("locked out" in cell.group(1))
     return cell.group(1)
 
 
@@ -252,6 +254,20 @@ def test_lifting_a_lockout_clears_it_from_the_admins_page(app, admin, other) -> 
     submit(admin, "/admin/admins", f"/admin/admins/{other}/unlock")
     assert "locked out" not in lockout_cell(admin.get("/admin/admins").text, other)
     assert stored(app, OTHER).locked_until is None
+
+
+def test_an_admin_who_is_not_locked_out_has_no_lockout_to_lift(app, admin, other) -> None:
+    assert "locked out" not in lockout_cell(admin.get("/admin/admins").text, other)
+    before = stored(app, OTHER).lockout_key
+    response = submit(admin, "/admin/admins", f"/admin/admins/{other}/unlock")
+    assert response.status_code == 303
+    page = admin.get("/admin/admins").text
+    assert "Admin bob is not locked out: nothing to lift." in page
+    assert "may try to sign in again" not in page
+    assert stored(app, OTHER).lockout_key == before
+    with app.app_context():
+        actions = db.session.scalars(select(AdminAction.action)).all()
+    assert "lift_lockout" not in actions
 
 
 def test_actions_on_an_unknown_admin_are_not_found(admin) -> None:
