@@ -108,22 +108,45 @@ class CancelForm(SeenVersionForm):
     confirm = BooleanField("Yes, cancel this game", validators=[DataRequired()])
 
 
+# The forfeit menu's first choice, and the one it starts on: no seat, so that the admin
+# chooses who forfeits rather than confirms a seat the menu happened to show.
+NO_SEAT = SelectChoice("", "choose who forfeits")
+
+
 class ForfeitForm(SeenVersionForm):
     """Declare that a seat forfeits: the other seat wins; the reason is optional."""
 
     seat = SelectField(
         "Forfeited by",
-        choices=[SelectChoice("keeper", "Keeper"), SelectChoice("shadow", "Shadow")],
+        choices=[NO_SEAT, SelectChoice("keeper", "Keeper"), SelectChoice("shadow", "Shadow")],
+        validators=[InputRequired()],
     )
     reason = StringField(REASON)
-    confirm = BooleanField("Yes, end the game by forfeit", validators=[DataRequired()])
+    confirm = BooleanField(
+        "Yes, end the game: the seat chosen forfeits, and the other wins",
+        validators=[DataRequired()],
+    )
+
+    def refusal(self) -> str:
+        """What the form lacks, once it is not valid for its seat or its confirmation."""
+        lacks = [
+            what
+            for what, field in (
+                ("choose who forfeits", self.seat),
+                ("tick the box to confirm", self.confirm),
+            )
+            if field.errors
+        ]
+        said = " and ".join(lacks)
+        return f"{said[:1].upper()}{said[1:]}: nothing was done."
 
 
-def forfeit_form(look: str) -> ForfeitForm:
-    """The forfeit form of a game in ``look``: each choice names the seats as the game does,
-    and who would win; empty, whatever the request sent."""
-    form = ForfeitForm(formdata=None)
-    form.seat.choices = [
+def forfeit_form(look: str, sent: bool = False) -> ForfeitForm:
+    """The forfeit form of a game in ``look``: after a first choice of no seat, each choice
+    names the seats as the game does, and who would win. Empty, whatever the request sent,
+    unless ``sent``: then it holds the form as the request sent it."""
+    form = ForfeitForm() if sent else ForfeitForm(formdata=None)
+    form.seat.choices = [NO_SEAT] + [
         SelectChoice(seat, f"{seat_name(seat, look)}: {the_seat(other(seat), look)} wins")
         for seat in SEATS
     ]

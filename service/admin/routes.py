@@ -47,7 +47,7 @@ from ..models import (
     is_row_id,
     utcnow,
 )
-from ..rules import variant_of
+from ..rules import other, variant_of
 from ..unit_of_work import transaction
 from . import bp, cache, gamepage, listing, overview, playtest, stats
 from .export import attributes, csv_response
@@ -57,7 +57,6 @@ from .forms import (
     BulkRequeueForm,
     CancelForm,
     ExtendForm,
-    ForfeitForm,
     GameFilterForm,
     MailFilterForm,
     OverviewForm,
@@ -227,8 +226,9 @@ def game(game_id: int) -> str:
     return _game_page(_game(game_id))
 
 
-def _game_page(found: Game) -> str:
-    """The game's page as it stands, its forms empty (an action refused re-renders it too)."""
+def _game_page(found: Game, **kept: FlaskForm) -> str:
+    """The game's page as it stands, its forms empty (an action refused re-renders it too)
+    but those ``kept`` as they were sent, by their names in the template."""
     events = list(
         db.session.scalars(select(Event).where(Event.game_id == found.id).order_by(Event.id))
     )
@@ -247,8 +247,11 @@ def _game_page(found: Game) -> str:
         rotate_form=RotateForm(formdata=None),
         max_reason=games.MAX_REASON,
         extend_form=ExtendForm(formdata=None),
-        cancel_form=CancelForm(formdata=None),
-        forfeit_form=forfeit_form(found.look),
+        **{
+            "cancel_form": CancelForm(formdata=None),
+            "forfeit_form": forfeit_form(found.look),
+            **kept,
+        },
     )
 
 
@@ -279,22 +282,29 @@ def _act(
     action: Callable[[], Any],
     success: str | Callable[[Any], str],
     form: FlaskForm | None = None,
-    invalid: str = "",
+    invalid: str | Callable[[], str] = "",
     category: str = "notice",
+    keep: str = "",
 ) -> BaseResponse:
     """Check the form, run a service call for the signed-in admin, say how it went.
 
-    The call is one transaction: a refusal leaves nothing of it behind. ``success`` is
-    what to say, or makes it from what the call returned. A refusal for the game as it is
-    now (over, or moved on since the page was loaded: a :class:`games.MoveError`) answers
-    with its status (409) and the game's page as it stands, saying why.
+    A form that is not valid changes nothing; ``invalid`` says what it lacks (or makes it
+    from the form's errors). With ``keep``, the form's name in the game's page, the page
+    shows the form as it was sent (400) rather than again empty. The call is one
+    transaction: a refusal leaves nothing of it behind. ``success`` is what to say, or
+    makes it from what the call returned. A refusal for the game as it is now (over, or
+    moved on since the page was loaded: a :class:`games.MoveError`) answers with its status
+    (409) and the game's page as it stands, saying why.
     """
     if form is not None and not form.validate():
         if isinstance(form, SeenVersionForm) and form.version.errors:
             invalid = "This form does not say which version of the game it showed: reload the page."
+            keep = ""  # a form written by no page: the page as it stands has the version
         elif isinstance(form, AddressForm) and form.shown.errors:
             invalid = "This form does not say which address it showed: reload the page."
-        flash(invalid, "error")
+        flash(invalid() if callable(invalid) else invalid, "error")
+        if keep:
+            return make_response(_game_page(_game(game_id), **{keep: form}), 400)
         return _done(game_id)
     try:
         with transaction():
@@ -436,9 +446,8 @@ def cancel(game_id: int) -> BaseResponse:
 
 @bp.post("/games/<id:game_id>/forfeit")
 def forfeit(game_id: int) -> BaseResponse:
-    """End the game by a seat's forfeit: the other seat wins."""
-    _require_game(game_id)
-    form = ForfeitForm()
+    """End the game by a seat's forfeit, chosen by the admin: the other seat wins."""
+    form = forfeit_form(_game(game_id).look, sent=True)
     return _act(
         game_id,
         lambda: games.declare_forfeit(
@@ -449,10 +458,12 @@ def forfeit(game_id: int) -> BaseResponse:
             seen=form.version.data,
         ),
         lambda game: (
-            f"The game is over by forfeit: {the_seat(game.winner, game.look)} wins; {_told(game)}."
+            f"The game is over by forfeit: {the_seat(other(game.winner), game.look)} "
+            f"forfeited and {the_seat(game.winner, game.look)} wins; {_told(game)}."
         ),
         form,
-        "Choose who forfeits and tick the box to confirm.",
+        form.refusal,
+        keep="forfeit_form",
     )
 
 

@@ -107,9 +107,10 @@ def test_cancel_and_forfeit_reasons_reach_the_players_and_the_log(
     with app.app_context():
         assert db.session.get_one(Game, forfeited).status == "active"
     submit(admin, page, f"{page}/forfeit", seat="keeper", confirm="y", version=version)
-    assert "The game is over by forfeit: the Shadow wins; both players are told." in text(
-        admin, page
-    )
+    assert (
+        "The game is over by forfeit: the Keeper forfeited and the Shadow wins; "
+        "both players are told."
+    ) in text(admin, page)
     assert "The reason given" not in emails(app, "game_ended")[-1].text_body
 
 
@@ -181,6 +182,7 @@ def test_seat_names_follow_the_games_look(app: Flask, admin: FlaskClient, make_g
     game = make_game(look="classic")
     page = f"/admin/games/{game['id']}"
     html = admin.get(page).get_data(as_text=True)
+    assert '<option value="">choose who forfeits</option><option value="keeper">' in html
     assert '<option value="keeper">Jekyll: Hyde wins</option>' in html
     assert '<option value="shadow">Hyde: Jekyll wins</option>' in html
     keeper = player_id(app, game["id"], "keeper")
@@ -188,7 +190,7 @@ def test_seat_names_follow_the_games_look(app: Flask, admin: FlaskClient, make_g
     assert "Jekyll's link is on its way to kim@example.com." in text(admin, page)
     version = shown_version(admin, game["id"])
     submit(admin, page, f"{page}/forfeit", seat="shadow", confirm="y", version=version)
-    assert "The game is over by forfeit: Jekyll wins" in text(admin, page)
+    assert "The game is over by forfeit: Hyde forfeited and Jekyll wins" in text(admin, page)
     with app.app_context():
         notes = db.session.scalars(select(Event.note).where(Event.actor.is_not(None))).all()
         assert notes == ["resent Jekyll's link", "declared a forfeit by Hyde"]

@@ -195,6 +195,56 @@ def test_declaring_a_forfeit(app, admin, make_game) -> None:
     assert any("declared a forfeit by the shadow" in row and row.endswith(ADMIN) for row in rows)
 
 
+# The forfeit menu, required, on its first choice: no seat.
+MENU_ON_NO_SEAT = (
+    '<select id="seat" name="seat" required><option value="">choose who forfeits</option>'
+)
+
+
+def test_a_forfeit_is_declared_only_once_the_admin_chooses_who_forfeits(
+    app, admin, make_game
+) -> None:
+    """The menu starts on no seat; sent so, the forfeit is refused and the form comes back as
+    it was sent, saying what it lacks; the confirmation names who forfeited and who wins."""
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    html = game_page(admin, game["id"])
+    assert MENU_ON_NO_SEAT in html
+    before = what_an_action_leaves(app, game["id"])
+    version = shown_version(admin, game["id"])
+
+    refused = submit(
+        admin, page, f"{page}/forfeit", seat="", reason="Gone quiet", confirm="y", version=version
+    )
+
+    assert refused.status_code == 400
+    html = unescape(refused.get_data(as_text=True))
+    assert "Choose who forfeits: nothing was done." in html
+    assert 'value="Gone quiet"' in html and 'checked id="forfeit-confirm"' in html
+    assert '<option selected value="">choose who forfeits</option>' in html  # still no seat
+    unticked = submit(admin, page, f"{page}/forfeit", seat="", version=version)
+    assert unticked.status_code == 400
+    assert "Choose who forfeits and tick the box to confirm: nothing was done." in unescape(
+        unticked.get_data(as_text=True)
+    )
+    assert what_an_action_leaves(app, game["id"]) == before
+
+    done = submit(
+        admin,
+        page,
+        f"{page}/forfeit",
+        seat="keeper",
+        reason="Gone quiet",
+        confirm="y",
+        version=version,
+    )
+    assert done.status_code == 303
+    assert (
+        "The game is over by forfeit: the Keeper forfeited and the Shadow wins; "
+        "both players are told."
+    ) in unescape(game_page(admin, game["id"]))
+
+
 def what_an_action_leaves(app, game_id: int) -> tuple[object, ...]:
     """What an admin action on the game would change: the game, its log, the audit trail
     and the outbox."""

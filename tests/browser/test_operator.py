@@ -107,12 +107,19 @@ def test_game_actions_confirm_and_name_the_seats_of_a_classic_game(
 
     # The forfeit menu names the seats as the game does, and who would win.
     menu = page.get_by_label("Forfeited by")
-    assert menu.locator("option").all_inner_texts() == ["Jekyll: Hyde wins", "Hyde: Jekyll wins"]
+    assert menu.locator("option").all_inner_texts() == [
+        "choose who forfeits",
+        "Jekyll: Hyde wins",
+        "Hyde: Jekyll wins",
+    ]
+    assert menu.input_value() == ""  # no seat forfeits unless the admin chooses it
     menu.select_option("shadow")
     page.locator("#forfeit-reason").fill("Hyde left the club.")
     page.locator("#forfeit-confirm").check()
     page.get_by_role("button", name="End by forfeit").click()
-    assert "over by forfeit: Jekyll wins" in page.get_by_role("status").inner_text()
+    assert "over by forfeit: Hyde forfeited and Jekyll wins" in (
+        page.get_by_role("status").inner_text()
+    )
     log = page.locator("table.log").inner_text()
     assert "declared a forfeit by Hyde: Hyde left the club." in log
     assert "rotated Jekyll's link and sent the new one" in log
