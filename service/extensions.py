@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
@@ -40,6 +41,27 @@ migrate = Migrate(
     render_as_batch=True, compare_type=True, render_item=render_type, include_object=compared
 )
 csrf = CSRFProtect()
+# An IPv6 host picks its addresses from a whole /64 (SLAAC, privacy addresses): counted one
+# address at a time it would have no limit at all.
+IPV6_CLIENT_PREFIX = 64
+
+
+def client_network() -> str:
+    """Whom a per-client limit counts: the client's IPv4 address (mapped into IPv6 or not),
+    or its IPv6 /64. The client's address is the proxy's word for it behind one
+    (``TRUSTED_PROXIES``)."""
+    address = get_remote_address()
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:  # no address (a test client's, say): counted as given
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/{IPV6_CLIENT_PREFIX}", strict=False))
+    return str(ip)
+
+
 # Storage comes from RATELIMIT_STORAGE_URI, so several web processes can share counts. Each
 # window is one count (Flask-Limiter's default, stated here): sign-in gives back what a right
 # password drew (service.allowances.give_back), which a moving window could not.
@@ -47,7 +69,7 @@ csrf = CSRFProtect()
 # 503: a limit that cannot be checked refuses the request (neither swallow_errors, which would
 # let it through, nor an in-memory fallback, which each worker would count on its own).
 limiter = Limiter(
-    key_func=get_remote_address,
+    key_func=client_network,
     strategy="fixed-window",
     # A Redis that accepts and never answers is as down as one that refuses: a request waits
     # 2 s for it at most, whatever the default of the installed redis client.

@@ -76,6 +76,24 @@ def test_a_post_without_its_csrf_token_counts_against_the_limit(app: Flask, path
     assert statuses == [400] * 10 + [429] * 2
 
 
+def test_an_ipv6_client_is_counted_by_its_64_block(app: Flask) -> None:
+    """An IPv6 host has a whole /64 to pick addresses from: one count per address would be no
+    limit. An IPv4 address, and one mapped into IPv6, count on their own."""
+    client = app.test_client()
+
+    def post(address: str) -> int:
+        return client.post(
+            "/links", data={"email": "kim@example.com"}, environ_base={"REMOTE_ADDR": address}
+        ).status_code
+
+    block = [post(f"2001:db8:1:2::{n:x}") for n in range(1, 12)]
+    assert block == [400] * 10 + [429]
+    assert post("2001:db8:1:3::1") == 400  # the next /64 is another client
+    mapped = [post("::ffff:192.0.2.7") for _ in range(10)]
+    assert mapped == [400] * 10 and post("192.0.2.7") == 429
+    assert post("192.0.2.8") == 400
+
+
 @pytest.mark.parametrize("app_config", [{"RATELIMIT_DEFAULT": "2 per minute"}])
 def test_a_post_without_its_csrf_token_counts_against_a_default_limit(app: Flask) -> None:
     """The limiter's own hook, which checks the default limits, runs before the CSRF check."""

@@ -33,7 +33,6 @@ from flask import (
     session,
     url_for,
 )
-from flask_limiter.util import get_remote_address
 from flask_login import LoginManager, current_user, login_user, logout_user
 from flask_wtf.csrf import CSRFError
 from limits import parse
@@ -45,6 +44,7 @@ from werkzeug.wrappers import Response
 from .. import allowances, audit
 from ..allowances import Allowance
 from ..errors import http_error
+from ..extensions import client_network
 from ..models import AdminUser, db, new_session_key, utcnow
 from ..unit_of_work import transaction
 from . import bp, two_factor
@@ -318,7 +318,7 @@ def _sign_in_allowances() -> list[Allowance]:
 
     Each step of signing in (the password, the code) counts under its own endpoint.
     """
-    address, name, step = get_remote_address(), _login_name(), request.endpoint or ""
+    address, name, step = client_network(), _login_name(), request.endpoint or ""
     name_key = f"{NAME_LOGIN_KEY}:{address}:{name}:{_lockout_key(name)}"
     return [
         Allowance(ADDRESS_LOGIN_LIMIT, (address, step)),
@@ -369,7 +369,7 @@ def _note_lockout(name_allowance: Allowance) -> None:
     reset, remaining = allowances.window(name_allowance)
     if remaining:
         return
-    name, address = _login_name(), get_remote_address()
+    name, address = _login_name(), client_network()
     until = datetime.fromtimestamp(math.ceil(reset), UTC)
     with transaction():
         admin = db.session.scalars(
