@@ -16,8 +16,11 @@ past the allowance are refused with 429, and their transaction rolls back.
 
 from __future__ import annotations
 
-from flask import abort
+import math
+import time
+
 from limits import parse
+from werkzeug.exceptions import TooManyRequests
 
 from .. import allowances, games
 from ..allowances import Allowance
@@ -35,16 +38,26 @@ ALLOWANCES = {
 
 def draw(*emails: tuple[str, str]) -> None:
     """Count one email against each ``(allowance, address)`` given (an allowance is a key of
-    :data:`ALLOWANCES`); 429 if one is past it.
+    :data:`ALLOWANCES`); 429 if one is past it, with when its window ends as ``Retry-After``.
 
     Every allowance is checked before any is drawn on, so a request refused for
     one address uses up nothing of another's. The addresses are ones the request
     has already taken: every way of writing one (capitals, wide letters, another
-    full stop in the domain) is one inbox, so it draws on one allowance.
+    full stop in the domain, a sub-address) is one inbox, so it draws on one
+    allowance.
     """
     drawn = [
-        Allowance(ALLOWANCES[allowance], ("lobby", allowance, games.clean_email(address)))
+        Allowance(ALLOWANCES[allowance], ("lobby", allowance, inbox(address)))
         for allowance, address in emails
     ]
-    if allowances.draw(drawn):
-        abort(429)
+    refused = allowances.draw(drawn)
+    if refused:
+        ends = max(allowances.window(each).reset_time for each in refused)
+        raise TooManyRequests(retry_after=max(1, math.ceil(ends - time.time())))
+
+
+def inbox(address: str) -> str:
+    """The inbox an address reaches, for counting: ``Kim+games@example.com`` reaches
+    ``kim@example.com`` (a sub-address, as most mail servers read a ``+``)."""
+    local, _, domain = games.clean_email(address).rpartition("@")
+    return f"{local.split('+', 1)[0] or local}@{domain}"

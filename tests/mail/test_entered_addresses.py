@@ -103,6 +103,22 @@ def test_the_creators_ways_of_writing_an_address_share_one_allowance(
     assert [m.envelope_to for m in smtp_server.received] == [["ann@example.com"]] * 5
 
 
+def test_sub_addresses_draw_on_their_inbox_s_allowance(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
+) -> None:
+    """ann+1@ and ann+2@ reach ann@'s inbox: one stranger cannot send it more through them.
+    The refusal says when to try again."""
+    addresses = ["ann+1@example.com", "ann+2@example.com", "ann@example.com", "ANN+x@example.com"]
+    answers = [
+        ask_for_game(client, email=address, opponent_email=f"friend{n}@example.com")
+        for n, address in enumerate([*addresses, "ann+y@example.com", "ann+z@example.com"])
+    ]
+    assert [answer.status_code for answer in answers] == [200] * 5 + [429]
+    assert 0 < int(answers[-1].headers["Retry-After"]) <= 24 * 3600
+    deliver()
+    assert len(smtp_server.received) == 5
+
+
 def confirm_latest(app: Flask, client: FlaskClient, of: str | None = None) -> Any:
     """Confirm the latest invitation asked for (to the opponent ``of``, if given), as its
     creator does with the emailed link."""
