@@ -18,7 +18,7 @@ from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
 from flask import current_app
-from sqlalchemy import ColumnElement, select, update
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.exc import StaleDataError
 
@@ -690,11 +690,17 @@ def cancel_game(game_id: int, actor: str, reason: str = "", seen: int | None = N
     reason = clean_reason(reason)
     _close(game, "cancelled", None)
     if not started:  # its invitation is answered no more: its pages and home pages say so
-        db.session.execute(
-            update(Invitation)
-            .where(Invitation.game_id == game.id, Invitation.status.in_(OPEN_INVITATIONS))
-            .values(status="closed")
-        )
+        for invitation in db.session.scalars(
+            select(Invitation).where(
+                Invitation.game_id == game.id, Invitation.status.in_(OPEN_INVITATIONS)
+            )
+        ):
+            # A creator who confirmed waits for an answer; one who never did is not written to.
+            if invitation.status == "invited":
+                notify.invitation_email(
+                    invitation, "invitation_cancelled", invitation.creator_email, reason=reason
+                )
+            invitation.status = "closed"
     _by_admin(game, actor, "cancel", _with_reason("cancelled the game", reason))
     if started:
         notify.ended(game, reason=reason)

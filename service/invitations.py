@@ -25,7 +25,6 @@ import secrets
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from flask import current_app
 from itsdangerous import BadSignature
@@ -34,7 +33,7 @@ from sqlalchemy import exists, select, update
 from . import games, links, notify
 from .addresses import address_row, emails_language, lock_address, settings_row
 from .language import gettext, language_code
-from .mail import compose, kinds, queue
+from .mail import compose, kinds
 from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import (
@@ -190,7 +189,7 @@ def request_game(request: Request) -> Invitation:
     )
     db.session.add(invitation)
     db.session.flush()
-    _email(invitation, "confirm_address", invitation.creator_email, "confirm")
+    notify.invitation_email(invitation, "confirm_address", invitation.creator_email, "confirm")
     db.session.flush()
     log.info("invitation %d to game %d: the creator is asked to confirm", invitation.id, game.id)
     return invitation
@@ -266,7 +265,7 @@ def confirm(invitation: Invitation, language: str | None = None) -> bool:
         invitation.language = (
             adopt_language(game, invitation.creator_email, language) or invitation.language
         )
-        _email(invitation, "invite_opponent", invitation.opponent_email, "respond")
+        notify.invitation_email(invitation, "invite_opponent", invitation.opponent_email, "respond")
     db.session.flush()
     log.info("invitation %d confirmed: %s", invitation.id, invitation.status)
     return invitation.status == "invited"
@@ -308,7 +307,7 @@ def respond(
         invitation.status = "declined"
         address_row(invitation.opponent_email).declined_at = utcnow()
         games.drop_waiting_game(game.id, "the opponent declined")
-        _email(invitation, "declined", invitation.creator_email)
+        notify.invitation_email(invitation, "declined", invitation.creator_email)
     db.session.flush()
     log.info("invitation %d answered: %s", invitation.id, invitation.status)
     return started
@@ -365,7 +364,9 @@ def expire(invitation_id: int, now: datetime) -> Invitation | None:
     games.drop_waiting_game(game.id, "the invitation expired unanswered")
     if invited:
         days = current_app.config["INVITATION_DAYS"]
-        _email(invitation, "invitation_expired", invitation.creator_email, days=days)
+        notify.invitation_email(
+            invitation, "invitation_expired", invitation.creator_email, days=days
+        )
     db.session.flush()
     log.info("invitation %d expired unanswered", invitation.id)
     return invitation
@@ -542,7 +543,7 @@ def propose_rematch(player: Player) -> Invitation:
     )
     db.session.add(invitation)
     db.session.flush()
-    _email(
+    notify.invitation_email(
         invitation,
         "invite_opponent",
         opponent.email,
@@ -620,22 +621,6 @@ def stopped_all_emails(email: str) -> bool:
     return not db.session.scalar(select(taken))
 
 
-def _email(
-    invitation: Invitation, kind: str, recipient: str, stage: str | None = None, **params: Any
-) -> None:
-    """Queue one email of the invitation, with a one-click opt-out; the worker writes it.
-
-    ``stage`` names the invitation's link the email carries (``confirm`` or
-    ``respond``), if any; ``params`` are what else its template says, as JSON.
-    """
-    queue(
-        kind=kind,
-        recipient=recipient,
-        headers=compose.unsubscribe_headers(compose.stop_all_url(recipient)),
-        params={"invitation": invitation.id, "stage": stage, **params},
-    )
-
-
 def _write(message: OutboxMessage) -> Email | None:
     """Write a queued email of an invitation, in the creator's language (the page's they
     asked or confirmed on), or, to the opponent, in the language their emails are in: the
@@ -703,6 +688,6 @@ kinds.register(
             unwanted="the creator stopped every email",
             write=_write,
         )
-        for name in ("declined", "invitation_expired")
+        for name in ("declined", "invitation_expired", "invitation_cancelled")
     ),
 )

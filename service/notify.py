@@ -41,7 +41,7 @@ from .links import home_url, player_url, token_for
 from .mail import compose, kinds, queue, withdraw
 from .mail.compose import Email
 from .mail.kinds import Kind
-from .models import DEFAULT_EMAIL_POLICY, Game, OutboxMessage, Player, db, utcnow
+from .models import DEFAULT_EMAIL_POLICY, Game, Invitation, OutboxMessage, Player, db, utcnow
 from .perspective import player_view
 from .rematch_rules import rematch_refusal
 from .replies.headers import game_headers, reply_to, root_message_id
@@ -266,6 +266,23 @@ def deadline_extended(game: Game) -> None:
     """Tell both players the new deadline an admin gave the move that is due."""
     for player in told(game):
         _send(player, "deadline_extended")
+
+
+def invitation_email(
+    invitation: Invitation, kind: str, recipient: str, stage: str | None = None, **params: Any
+) -> None:
+    """Queue one email of an invitation, with a one-click opt-out; the worker writes it
+    (:mod:`service.invitations`).
+
+    ``stage`` names the invitation's link the email carries (``confirm`` or
+    ``respond``), if any; ``params`` are what else its template says, as JSON.
+    """
+    queue(
+        kind=kind,
+        recipient=recipient,
+        headers=compose.unsubscribe_headers(compose.stop_all_url(recipient)),
+        params={"invitation": invitation.id, "stage": stage, **params},
+    )
 
 
 def link(player: Player) -> None:

@@ -780,7 +780,7 @@ def test_an_invitation_closes_when_an_admin_cancels_its_game(
 
     invite = invited(client, smtp_server, deliver)
     with app.app_context(), transaction():
-        games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
+        games.cancel_game(db.session.scalars(select(Game)).one().id, "alice", "not a real game")
     response = client.post(invite, data={"answer": "accept"})
     assert response.status_code == 200
     assert "This invitation is closed." in response.get_data(as_text=True)
@@ -789,6 +789,25 @@ def test_an_invitation_closes_when_an_admin_cancels_its_game(
         assert db.session.scalars(select(Game)).one().status == "cancelled"
     deliver()
     assert len(smtp_server.handler.to("bob@example.com")) == 1  # only the invitation
+    # Ann, who confirmed, waits for an answer: she is told, with the admin's reason.
+    told = smtp_server.handler.to("ann@example.com")[-1]
+    assert str(told.message["Subject"]) == "Your Split Mind invitation to Bob was cancelled"
+    assert "The service's admins cancelled the game you invited Bob to play" in told.text
+    assert "The reason given: not a real game" in told.text
+    assert told.links("/unsubscribe/")
+
+
+def test_a_creator_who_never_confirmed_is_not_told_of_the_cancel(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """The address may not be theirs: it is written to no more."""
+    from service import games
+
+    requested(client, smtp_server, deliver)
+    with app.app_context(), transaction():
+        games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
+    deliver()
+    assert len(smtp_server.handler.to("ann@example.com")) == 1  # only the confirm link
 
 
 def test_a_rematch_an_admin_cancelled_is_closed_at_once_and_may_be_asked_again(
