@@ -12,11 +12,25 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
+from sqlalchemy import select
+
 from ..addresses import vacation_end
 from ..game_text import card_name, seat_name, suit_name
-from ..models import OPEN_STATUSES, Event, Game, utcnow
+from ..models import OPEN_INVITATIONS, OPEN_STATUSES, Event, Game, Invitation, db, utcnow
 from ..rules import CHOICE_PHASES, State, track_advances
 from ..rules.engine import RoundResult, Trick
+
+
+def invitation_waited_for(game: Game) -> Invitation | None:
+    """The open invitation a waiting game waits on (its creator to confirm their address, or
+    its opponent to answer); ``None`` for a game that does not wait, or waits on none."""
+    if game.status != "waiting":
+        return None
+    return db.session.scalars(
+        select(Invitation).where(
+            Invitation.game_id == game.id, Invitation.status.in_(OPEN_INVITATIONS)
+        )
+    ).first()
 
 
 def is_live(game: Game) -> bool:

@@ -236,6 +236,7 @@ def _game_page(found: Game, **kept: FlaskForm) -> str:
         "admin/game.html",
         game=found,
         live=gamepage.is_live(found),
+        waiting=gamepage.invitation_waited_for(found),
         history=gamepage.history(found.state),
         variant=variant_of(found.state),
         log=gamepage.log_lines(found, events),

@@ -12,11 +12,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service import games
-from service.models import Event, Game, OutboxMessage, db
+from service import games, invitations
+from service.models import Event, Game, Invitation, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..helpers import write_queued
+from ..helpers import request_invitation, write_queued
 from ..smtp import SMTPServer
 from .conftest import shown_deadline, shown_version, submit
 
@@ -141,7 +141,11 @@ def test_a_waiting_game_can_be_cancelled_and_a_closed_one_offers_no_link_actions
     game = make_game(waiting=True)
     page = f"/admin/games/{game['id']}"
     html = text(admin, page)
-    assert "The invitation is not answered yet: no player is told." in html
+    assert "This game waits for its players. It has not started" in html
+    assert "This game is live" not in html and "Phase" not in html
+    assert "not sent yet" in html
+    assert "badge live" not in admin.get(page).get_data(as_text=True)
+    assert "The game has not started: no player is told." in html
     assert "Declare a forfeit" not in html
     submit(admin, page, f"{page}/cancel", confirm="y", version=shown_version(admin, game["id"]))
     html = text(admin, page)
@@ -149,6 +153,23 @@ def test_a_waiting_game_can_be_cancelled_and_a_closed_one_offers_no_link_actions
     assert emails(app, "game_ended") == []
     for gone in ("Resend link", "Rotate link", "Correct address", "Cancel the game", "Phase"):
         assert gone not in html, gone
+
+
+def test_a_waiting_game_says_whom_it_waits_for_and_who_a_cancel_tells(
+    app: Flask, admin: FlaskClient
+) -> None:
+    with app.app_context():
+        invitation = request_invitation("bob@example.com")
+        game_id, invitation_id = invitation.game_id, invitation.id
+    page = f"/admin/games/{game_id}"
+    html = text(admin, page)
+    assert "This game waits for Ann <ann@example.com> to confirm their address" in html
+    assert "The game has not started: no player is told." in html
+    with app.app_context(), transaction():
+        invitations.confirm(db.session.get_one(Invitation, invitation_id))
+    html = text(admin, page)
+    assert "This game waits for Bob <bob@example.com> to answer Ann's invitation" in html
+    assert "Bob has not answered: cancelling tells Ann, who asked for the game, by email." in (html)
 
 
 def test_a_waiting_game_sends_no_link_and_its_page_is_stale_once_it_starts(
