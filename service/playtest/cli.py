@@ -133,7 +133,8 @@ def compare_command(
     seed: int,
     as_json: bool,
 ) -> None:
-    """Play two rule sets on the same deals and print how much the Keeper's win rate differs."""
+    """Play two rule sets on the same deals and print how much the Keeper's win rate differs,
+    and which is nearer an even game."""
     if variant == against:
         # The same rules play the same games: every deal would agree.
         raise click.UsageError(

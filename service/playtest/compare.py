@@ -18,6 +18,7 @@ from typing import Any
 
 from ..rules import PRINTED, Variant
 from .simulate import (
+    TARGET,
     Settings,
     chunk_size,
     chunks,
@@ -192,12 +193,63 @@ def compare(
 
 
 def _side(variant: Variant, keeper_wins: int, games: int) -> dict[str, Any]:
+    """One rule set's figures; a comparison has at least one deal."""
     low, high = wilson(keeper_wins, games)
+    rate = keeper_wins / games
     return {
         "rules": variant.options(),
         "keeper_wins": keeper_wins,
-        "keeper_win_rate": keeper_wins / games if games else None,
+        "keeper_win_rate": rate,
         "keeper_win_rate_ci": [low, high],
+        "distance_from_even": abs(rate - 0.5),
+        "distance_from_even_ci": list(_distances(low, high)),
+        "in_target": TARGET[0] <= rate <= TARGET[1],
+    }
+
+
+def _distances(low: float, high: float) -> tuple[float, float]:
+    """The distances from an even game (50%) of the rates from ``low`` to ``high``."""
+    ends = abs(low - 0.5), abs(high - 0.5)
+    return (0.0 if low <= 0.5 <= high else min(ends)), max(ends)
+
+
+def _lean(low: float, high: float) -> int:
+    """The side of 50% a win rate's interval lies on: −1 below, 1 above, 0 holding it."""
+    return -1 if high < 0.5 else 1 if low > 0.5 else 0
+
+
+def nearer_even(
+    variant: dict[str, Any], against: dict[str, Any], games: int, difference_ci: list[float]
+) -> dict[str, Any]:
+    """Which of the two rule sets of a comparison is nearer an even game, and whether by more
+    than the noise of its deals.
+
+    ``variant`` and ``against`` are the two sides of :func:`comparison_figures`.
+    When both win rates' Wilson intervals lie on the same side of 50%, the
+    change in the distance from even is the difference of the rates (or its
+    negative, below 50%), so the Newcombe interval of the difference is its
+    interval. Otherwise the two rule sets' distances are told apart only when
+    the distances their Wilson intervals allow do not overlap: a cruder test,
+    which says "within the noise" more often than a paired one would.
+    """
+    # In wins, exactly: |2·wins − games| is twice a rule set's distance from even, in games.
+    nearer = abs(2 * variant["keeper_wins"] - games) - abs(2 * against["keeper_wins"] - games)
+    lean = _lean(*variant["keeper_win_rate_ci"])
+    if lean and lean == _lean(*against["keeper_win_rate_ci"]):
+        low, high = sorted(lean * end for end in difference_ci)
+        interval: list[float] | None = [low, high]
+        clear = not low <= 0 <= high
+    else:
+        interval = None
+        (low1, high1), (low2, high2) = (
+            side["distance_from_even_ci"] for side in (variant, against)
+        )
+        clear = high1 < low2 or high2 < low1
+    return {
+        "nearer_even": "variant" if nearer < 0 else "against" if nearer > 0 else None,
+        "distance_change": nearer / (2 * games),
+        "distance_change_ci": interval,
+        "nearer_even_beyond_noise": bool(nearer) and clear,
     }
 
 
@@ -206,20 +258,27 @@ def comparison_figures(comparison: Comparison, deals: Deals) -> dict[str, Any]:
 
     ``difference`` is the variant's Keeper win rate minus the other rules', a
     share of 1, with its Newcombe interval; ``p_mid`` and ``p_exact`` are
-    McNemar's two-sided p-values for no difference.
+    McNemar's two-sided p-values for no difference. Each side's
+    ``distance_from_even`` is how far its Keeper win rate lies from 50% and
+    ``in_target`` whether it lies in the designers' band (:data:`~.simulate.TARGET`);
+    :func:`nearer_even` gives ``nearer_even`` (``variant``, ``against`` or
+    None for equally far), ``distance_change`` (the variant's distance minus
+    the other rules') and whether that is beyond the noise of the deals.
     """
     games = deals.total
     low, high = newcombe_paired(deals.both, deals.variant_only, deals.against_only, deals.neither)
     p_exact, p_mid = mcnemar(deals.variant_only, deals.against_only)
     agree = deals.both + deals.neither
+    variant = _side(comparison.variant, deals.both + deals.variant_only, games)
+    against = _side(comparison.against, deals.both + deals.against_only, games)
     return {
         "games": games,
         "keeper": comparison.keeper,
         "shadow": comparison.shadow,
         "seed": comparison.seed,
         "players": players_digest(),
-        "variant": _side(comparison.variant, deals.both + deals.variant_only, games),
-        "against": _side(comparison.against, deals.both + deals.against_only, games),
+        "variant": variant,
+        "against": against,
         "deals": {
             "both": deals.both,
             "variant_only": deals.variant_only,
@@ -232,4 +291,6 @@ def comparison_figures(comparison: Comparison, deals: Deals) -> dict[str, Any]:
         "difference_ci": [low, high],
         "p_mid": p_mid,
         "p_exact": p_exact,
+        "target": list(TARGET),
+        **nearer_even(variant, against, games, [low, high]),
     }

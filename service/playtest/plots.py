@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-# The band the designers aim for: the Keeper wins 50% ± 2% of games.
-TARGET = (0.48, 0.52)
+from .simulate import TARGET
+
 LABEL_WIDTH = 340
 PLOT_WIDTH = 400
 ROW_HEIGHT = 26

@@ -137,5 +137,62 @@ def describe_comparison(figures: dict[str, Any]) -> str:
         f"(95% Newcombe paired interval {points(low)} to {points(high)})",
         f"McNemar test of no difference: mid-p {p_value(figures['p_mid'])}, "
         f"exact p {p_value(figures['p_exact'])}",
+        "",
+        *describe_balance(figures, sides),
     ]
     return "\n".join(lines)
+
+
+def describe_balance(figures: dict[str, Any], sides: dict[str, str]) -> list[str]:
+    """Which of a comparison's two rule sets is nearer an even game, in lines of text;
+    ``sides`` names the rules of ``variant`` and ``against``."""
+    low, high = figures["target"]
+    width = max(len(name) for name in sides.values())
+    lines = [
+        f"Distance from an even game (the Keeper winning 50%), in points, and the designers' "
+        f"band of {percent(low)} to {percent(high)}:",
+    ]
+    for side, name in sides.items():
+        each = figures[side]
+        near, far = each["distance_from_even_ci"]
+        lines.append(
+            f"  {name:<{width}}  {100 * each['distance_from_even']:>5.1f}  "
+            f"(from its Wilson interval {100 * near:.1f} to {100 * far:.1f})  "
+            f"{'inside' if each['in_target'] else 'outside'} the band"
+        )
+    nearer = figures["nearer_even"]
+    if nearer is None:
+        lines.append("Both are as far from an even game.")
+        return lines
+    farther = "against" if nearer == "variant" else "variant"
+    by = abs(figures["distance_change"])
+    interval = figures["distance_change_ci"]
+    if interval is not None:
+        # Oriented like the sentence: how much farther the other rules are.
+        low, high = sorted(-end if nearer == "variant" else end for end in interval)
+        why = (
+            "both rule sets lean the same way, so the change in distance is the difference "
+            "in the win rate, with its paired interval"
+        )
+        lines.append(
+            f"{sides[nearer]} is nearer an even game than {sides[farther]}, "
+            f"by {100 * by:.1f} points (95% interval {points(low)} to {points(high)}): "
+            + (
+                f"beyond the noise of these deals; {why}."
+                if figures["nearer_even_beyond_noise"]
+                else f"within the noise of these deals, as the interval holds 0; {why}."
+            )
+        )
+    elif figures["nearer_even_beyond_noise"]:
+        lines.append(
+            f"{sides[nearer]} is nearer an even game than {sides[farther]}, "
+            f"by {100 * by:.1f} points: beyond the noise of these deals, as the distances "
+            f"their Wilson intervals allow do not overlap."
+        )
+    else:
+        lines.append(
+            f"{sides[nearer]} is nearer an even game than {sides[farther]} by these deals' "
+            f"estimates, by {100 * by:.1f} points, but that is within their noise: the distances "
+            f"their Wilson intervals allow overlap (one holds 50%, or they lean opposite ways)."
+        )
+    return lines

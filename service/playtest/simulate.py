@@ -42,6 +42,8 @@ from ..rules import (
 )
 
 Z95 = 1.959964
+# The band the designers aim for: the Keeper wins 50% ± 2% of games.
+TARGET = (0.48, 0.52)
 EFFECTS = ("reset", "swap", "steal", "none")
 # The rounds whose first trick the track decides (halfway): round 1's leader is a rule.
 LED_ROUNDS = (2, 3)

@@ -46,6 +46,11 @@ COMPARE_KEYS = {
     "difference_ci",
     "p_mid",
     "p_exact",
+    "target",
+    "nearer_even",
+    "distance_change",
+    "distance_change_ci",
+    "nearer_even_beyond_noise",
 }
 
 
@@ -186,6 +191,9 @@ def test_compare_prints_both_rule_sets_and_the_difference(runner) -> None:
         "Difference in the Keeper's win rate, halfway=0 minus printed rules:",
         "95% Newcombe paired interval",
         "McNemar test of no difference: mid-p",
+        "Distance from an even game (the Keeper winning 50%), in points, and the designers' "
+        "band of 48.0% to 52.0%:",
+        "is nearer an even game than",
     ):
         assert words in result.stdout, result.stdout
 

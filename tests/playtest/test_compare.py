@@ -153,3 +153,59 @@ def test_the_report_gives_both_rule_sets_and_the_difference() -> None:
         "McNemar test of no difference: mid-p",
     ):
         assert words in text, text
+
+
+def test_the_rules_nearer_an_even_game_with_both_leaning_the_same_way() -> None:
+    # exchange_sizes=1,2,1 on seeds 1 and 2 (docs/playtest.md): 48.9% against 47.6%, both
+    # intervals below 50%, so the change in distance is minus the difference, +0.2 to +2.3.
+    found = comparison_figures(comparison(), Deals(3436, 1451, 1328, 3785))
+    assert found["variant"]["distance_from_even"] == pytest.approx(0.0113)
+    assert found["against"]["distance_from_even"] == pytest.approx(0.0236)
+    assert found["variant"]["in_target"] and not found["against"]["in_target"]
+    assert found["target"] == [0.48, 0.52]
+    assert found["nearer_even"] == "variant" and found["nearer_even_beyond_noise"]
+    assert found["distance_change"] == pytest.approx(-0.0123)
+    low, high = found["difference_ci"]
+    assert found["distance_change_ci"] == pytest.approx([-high, -low])
+    text = describe_comparison(found)
+    for words in (
+        "  halfway=0        1.1  (from its Wilson interval 0.2 to 2.1)  inside the band",
+        "  printed rules    2.4  (from its Wilson interval 1.4 to 3.3)  outside the band",
+        "halfway=0 is nearer an even game than printed rules, by 1.2 points "
+        "(95% interval +0.2 to +2.3): beyond the noise of these deals;",
+    ):
+        assert words in text, text
+
+
+def test_a_larger_change_may_leave_the_game_less_even() -> None:
+    # track_length=11 (docs/playtest.md): +17.4 points, from 45.1% to 62.5%, away from even.
+    found = comparison_figures(comparison(), Deals(319, 306, 132, 243))
+    assert found["difference"] == pytest.approx(0.174)
+    assert found["variant"]["distance_from_even"] == pytest.approx(0.125)
+    assert found["against"]["distance_from_even"] == pytest.approx(0.049)
+    assert found["nearer_even"] == "against" and found["nearer_even_beyond_noise"]
+    assert found["distance_change"] == pytest.approx(0.076)
+    assert found["distance_change_ci"] is None
+    assert (
+        "printed rules is nearer an even game than halfway=0, by 7.6 points: beyond the noise"
+        in describe_comparison(found)
+    )
+
+
+def test_a_rule_set_nearer_even_within_the_noise_is_said_to_be() -> None:
+    # first_leader=shadow (docs/playtest.md): 47.6% against 45.7%, +1.9 (−0.6 to +4.4).
+    found = comparison_figures(comparison(), Deals(643, 784, 727, 846))
+    assert found["nearer_even"] == "variant" and not found["nearer_even_beyond_noise"]
+    low, high = found["distance_change_ci"]
+    assert low < found["distance_change"] < 0 < high
+    assert "(95% interval -0.6 to +4.4): within the noise of these deals" in describe_comparison(
+        found
+    )
+    # One rate's interval holds 50%: no interval of the change, and no verdict beyond noise.
+    found = comparison_figures(comparison(), Deals(4, 2, 1, 5))
+    assert found["distance_change_ci"] is None and not found["nearer_even_beyond_noise"]
+    assert "within their noise" in describe_comparison(found)
+    # Equally far from even, on either side.
+    found = comparison_figures(comparison(), Deals(4, 2, 0, 4))
+    assert found["nearer_even"] is None and not found["nearer_even_beyond_noise"]
+    assert "Both are as far from an even game." in describe_comparison(found)
