@@ -110,11 +110,18 @@ def from_games(label: str, kind: str, figures: Playtest) -> Source:
 
 
 def from_run(run: PlaytestRun) -> Source:
-    """A source of a stored run, from its figures."""
+    """A source of a stored run, from its figures.
+
+    Its label says which level played which seat, and the seed: runs with the
+    same seed play the same deals, and the seed is what replays a run.
+    """
     figures: dict[str, Any] = run.figures
     variant = run.variant or "printed rules"
     return Source(
-        label=f"run {run.id}: {run.keeper_level} v {run.shadow_level}, {variant}",
+        label=(
+            f"run {run.id}: {run.keeper_level} (Keeper) v {run.shadow_level} (Shadow), "
+            f"{variant}, seed {run.settings['seed']}"
+        ),
         kind="run",
         games=run.games,
         keeper_wins=run.keeper_wins,

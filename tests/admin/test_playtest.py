@@ -17,9 +17,13 @@ from .test_games import new_game
 from .test_stats import table
 
 
-def store_run(app, games: int = 5, **options: str) -> int:
+def store_run(app, games: int = 5, seed: int = 1, **options: str) -> int:
     settings = Settings(
-        games=games, keeper="easy", shadow="random", variant=Variant.from_options(options)
+        games=games,
+        keeper="easy",
+        shadow="random",
+        variant=Variant.from_options(options),
+        seed=seed,
     )
     with app.app_context(), transaction():
         return save_run(settings, figures(settings, simulate(settings))).id
@@ -35,7 +39,7 @@ def test_the_page_shows_games_and_runs_with_plots(app, admin) -> None:
     over = new_game(app, "ann@example.com", "bob@example.com", seed=2)
     state = play(app, over, seed=3)
     first = store_run(app, halfway="6")
-    second = store_run(app, games=7)
+    second = store_run(app, games=7, seed=4)
     response = admin.get("/admin/playtest")
     assert response.status_code == 200
     assert response.headers["Content-Security-Policy"] == CSP
@@ -44,8 +48,8 @@ def test_the_page_shows_games_and_runs_with_plots(app, admin) -> None:
     rows = table(html, "sources")
     assert [row[0] for row in rows] == [
         "games between people",
-        f"run {second}: easy v random, printed rules",
-        f"run {first}: easy v random, halfway=6",
+        f"run {second}: easy (Keeper) v random (Shadow), printed rules, seed 4",
+        f"run {first}: easy (Keeper) v random (Shadow), halfway=6, seed 1",
     ]
     people = rows[0]
     assert people[1] == "1"
