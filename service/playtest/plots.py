@@ -7,6 +7,7 @@ a title for screen readers, and the page shows the same numbers in a table.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,6 +16,12 @@ from markupsafe import Markup, escape
 from .simulate import TARGET
 
 LABEL_WIDTH = 340
+# The characters of a label's line that fit in LABEL_WIDTH: 12px text, each character
+# counted 7.5px wide, more than the labels' letters and digits take in the usual fonts.
+LABEL_CHARS = 44
+# A longer label is wrapped onto this many lines, the last cut short with an ellipsis.
+LABEL_LINES = 2
+LINE_HEIGHT = 14
 PLOT_WIDTH = 400
 ROW_HEIGHT = 26
 AXIS_HEIGHT = 24
@@ -43,9 +50,32 @@ def _svg(width: float, height: float, title: str, body: list[str]) -> Markup:
     )
 
 
+def label_lines(label: str) -> list[str]:
+    """A row's label cut at spaces into lines that fit beside the plot; one too long for
+    :data:`LABEL_LINES` lines ends in an ellipsis."""
+    return textwrap.wrap(label, LABEL_CHARS, max_lines=LABEL_LINES, placeholder=" …") or [""]
+
+
+def _label(label: str, x: float, middle: float) -> str:
+    """A row's label ending at ``x``, its lines centred on ``middle``, the whole in its title."""
+    lines = label_lines(label)
+    first = middle + 4 - LINE_HEIGHT * (len(lines) - 1) / 2
+    spans = "".join(
+        f'<tspan x="{x}" y="{first + LINE_HEIGHT * number:.1f}">{escape(line)}</tspan>'
+        for number, line in enumerate(lines)
+    )
+    return f'<text class="label" text-anchor="end"><title>{escape(label)}</title>{spans}</text>'
+
+
 def win_rate_plot(rows: Sequence[WinRate]) -> Markup:
-    """The Keeper's win rate of each row as a dot on its 95% interval, against the 48–52% band."""
-    height = AXIS_HEIGHT + ROW_HEIGHT * max(1, len(rows))
+    """The Keeper's win rate of each row as a dot on its 95% interval, against the 48–52% band.
+
+    Each row's label is wrapped to fit beside the plot (see :func:`label_lines`),
+    with the whole label as its title, and the rows are as tall as the longest needs.
+    """
+    lines = max((len(label_lines(row.label)) for row in rows), default=1)
+    row_height = ROW_HEIGHT + LINE_HEIGHT * (lines - 1)
+    height = AXIS_HEIGHT + row_height * max(1, len(rows))
     bottom = height - AXIS_HEIGHT
     body = [
         f'<rect class="target" x="{_x(TARGET[0]):.1f}" y="0" '
@@ -59,11 +89,8 @@ def win_rate_plot(rows: Sequence[WinRate]) -> Markup:
             f"{tick:.0%}</text>"
         )
     for index, row in enumerate(rows):
-        middle = ROW_HEIGHT * index + ROW_HEIGHT / 2
-        body.append(
-            f'<text class="label" x="{LABEL_WIDTH - 8}" y="{middle + 4:.1f}" text-anchor="end">'
-            f"{escape(row.label)}</text>"
-        )
+        middle = row_height * index + row_height / 2
+        body.append(_label(row.label, LABEL_WIDTH - 8, middle))
         if row.rate is None:
             continue
         body.append(
