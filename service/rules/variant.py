@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, TypeGuard
 
 from .cards import HAND_SIZE
 from .names import EXCHANGE, SEATS, Seat
@@ -166,7 +166,7 @@ def _known(options: Mapping[Any, Any]) -> Mapping[Any, Any]:
     return options
 
 
-def _is_whole(value: object) -> bool:
+def _is_whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -193,12 +193,31 @@ def _check_rounds(rounds: int) -> None:
 
 
 def _build(values: dict[str, Any]) -> Variant:
-    """A variant from checked-for-name values, with ``rounds`` and ``exchange_sizes`` completed."""
+    """A variant from checked-for-name values, with ``rounds`` and ``exchange_sizes`` completed.
+
+    A parameter given alone that the defaults of the others cannot go with is
+    refused with a message naming the parameter to give with it, not the
+    default the person never gave.
+    """
     if "exchange_sizes" not in values and _is_whole(values.get("rounds")):
-        _check_rounds(values["rounds"])  # before it makes as many sizes
-        values["exchange_sizes"] = tuple(range(1, values["rounds"] + 1))
+        rounds = values["rounds"]
+        _check_rounds(rounds)  # before it makes as many sizes
+        if rounds > HAND_SIZE:
+            raise VariantError(
+                f"rounds={rounds} needs exchange_sizes too: the default gives round {rounds} "
+                f"an exchange of {rounds} cards, more than a hand ({HAND_SIZE}); give one "
+                f"size of 0 to {HAND_SIZE} per round"
+            )
+        values["exchange_sizes"] = tuple(range(1, rounds + 1))
     elif "rounds" not in values and "exchange_sizes" in values:
         values["rounds"] = len(values["exchange_sizes"])
+    track_length = values.get("track_length")
+    if "halfway" not in values and _is_whole(track_length) and 1 <= track_length < PRINTED.halfway:
+        raise VariantError(
+            f"track_length={track_length} needs halfway too: the default halfway "
+            f"{PRINTED.halfway} is past the end of a track of {track_length}; give halfway "
+            f"0 to {track_length}"
+        )
     return Variant(**values)
 
 

@@ -106,6 +106,8 @@ def test_bad_variants_are_usage_errors(runner) -> None:
         ("colour=red", "unknown variant parameter 'colour'"),
         ("halfway=six", "halfway is a whole number"),
         ("halfway=11", "halfway is 0 to the track length 10"),
+        ("rounds=11", "rounds=11 needs exchange_sizes too"),
+        ("track_length=1", "track_length=1 needs halfway too"),
         ("exchange_sizes=1,x", "exchange_sizes is whole numbers separated by commas"),
         ("halfway", "'halfway' is not KEY=VALUE"),
     ):

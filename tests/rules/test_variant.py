@@ -163,8 +163,13 @@ BAD_OPTIONS: dict[str, tuple[dict[str, str], str]] = {
     "halfway past the track": ({"halfway": "11"}, "halfway is 0 to the track length 10, not 11"),
     "halfway below 0": ({"halfway": "-1"}, "halfway is 0 to the track length 10, not -1"),
     "halfway past a short track": (
-        {"track_length": "4"},
+        {"track_length": "4", "halfway": "5"},
         "halfway is 0 to the track length 4, not 5",
+    ),
+    "a short track without its halfway": (
+        {"track_length": "1"},
+        "track_length=1 needs halfway too: the default halfway 5 is past the end of a track "
+        "of 1; give halfway 0 to 1",
     ),
     "an exchange larger than a hand": (
         {"exchange_sizes": "1,11,3"},
@@ -180,7 +185,8 @@ BAD_OPTIONS: dict[str, tuple[dict[str, str], str]] = {
     ),
     "too many rounds for the derived exchanges": (
         {"rounds": "11", "track_length": "10"},
-        "the round 11 exchange gives 0 to 10 cards (a hand), not 11",
+        "rounds=11 needs exchange_sizes too: the default gives round 11 an exchange of 11 "
+        "cards, more than a hand (10); give one size of 0 to 10 per round",
     ),
     "no rounds": ({"rounds": "0"}, "rounds is 1 to 1000, not 0"),
     "more rounds than a variant holds": (
@@ -226,6 +232,8 @@ def test_bad_options_are_refused_with_the_reason(options: dict[str, str], messag
         ({"rounds": None}, "rounds is a whole number, not None"),
         ({"rounds": None, "exchange_sizes": [1]}, "rounds is a whole number, not None"),
         ({"seed": 3}, "unknown variant parameter 'seed'"),
+        ({"rounds": 11}, "rounds=11 needs exchange_sizes too"),
+        ({"track_length": 2}, "track_length=2 needs halfway too"),
     ],
 )
 def test_bad_json_variants_are_refused(data: object, message: str) -> None:
