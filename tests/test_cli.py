@@ -7,12 +7,14 @@ import random
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
+import click
 import pytest
 from flask import Flask
 
 from service import create_app
-from service.commands import ServiceCommand
+from service.commands import ServiceCommand, ServiceGroup
 from service.links import player_for
 from service.models import Game, db
 from service.rules import Variant, run, summary
@@ -203,3 +205,25 @@ def test_every_command_of_the_service_says_an_outage_in_one_line(app: Flask) -> 
     ours = {name: command for name, command in app.cli.commands.items() if name not in others}
     assert {"games", "mail", "tick", "serve", "admin", "playtest"} <= set(ours)
     assert all(isinstance(command, ServiceCommand) for command in ours.values())
+
+
+def test_the_readme_lists_every_command(app: Flask) -> None:
+    """Each of the service's commands starts a line of one of the README's lists of commands:
+    the command-line section's, or the admin dashboard's for ``admin``."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    listed = readme.splitlines()
+    context = click.Context(app.cli)
+    commands: list[str] = []
+    for name in app.cli.list_commands(context):
+        command = app.cli.get_command(context, name)
+        if isinstance(command, ServiceGroup):
+            commands += [f"{name} {each}" for each in command.commands]
+        elif isinstance(command, ServiceCommand):
+            commands.append(name)
+    assert "playtest compare" in commands
+    missing = [
+        each
+        for each in commands
+        if not any(line.startswith(f"flask --app service {each} ") for line in listed)
+    ]
+    assert not missing, f"README does not list {missing}"
