@@ -242,6 +242,26 @@ def ctx(app: Flask) -> Iterator[Flask]:
         yield app
 
 
+def create_kim_and_sam(seed: int, options: dict[str, Any]) -> Game:
+    """Kim (the Keeper) against Sam, dealt from ``seed``. Options besides those of
+    ``create_game``: ``keeper_name``, ``shadow_name``, and ``keeper_language``,
+    ``shadow_language`` (the language each player reads)."""
+    return create_game(
+        Seating(
+            "kim@example.com",
+            options.pop("keeper_name", "Kim"),
+            options.pop("keeper_language", None),
+        ),
+        Seating(
+            "sam@example.com",
+            options.pop("shadow_name", "Sam"),
+            options.pop("shadow_language", None),
+        ),
+        seed=seed,
+        **options,
+    )
+
+
 @pytest.fixture
 def make_game(app: Flask) -> Callable[..., dict[str, Any]]:
     """Create a game; returns its id and each seat's token.
@@ -252,20 +272,7 @@ def make_game(app: Flask) -> Callable[..., dict[str, Any]]:
 
     def make(seed: int = 7, **options: Any) -> dict[str, Any]:
         with app.app_context(), transaction():
-            game = create_game(
-                Seating(
-                    "kim@example.com",
-                    options.pop("keeper_name", "Kim"),
-                    options.pop("keeper_language", None),
-                ),
-                Seating(
-                    "sam@example.com",
-                    options.pop("shadow_name", "Sam"),
-                    options.pop("shadow_language", None),
-                ),
-                seed=seed,
-                **options,
-            )
+            game = create_kim_and_sam(seed, options)
             return {
                 "id": game.id,
                 "keeper": token_for(game.player("keeper")),

@@ -17,11 +17,10 @@ import pytest
 from flask import Flask
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from service.games import Seating, create_game
 from service.links import token_for
 from service.unit_of_work import transaction
 
-from ..conftest import IN_CI
+from ..conftest import IN_CI, create_kim_and_sam
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -152,20 +151,7 @@ def new_game(pg_app: Flask, live_server: str) -> Callable[..., dict[str, Any]]:
 
     def make(seed: int, **options: Any) -> dict[str, Any]:
         with pg_app.app_context(), transaction():
-            game = create_game(
-                Seating(
-                    "kim@example.com",
-                    options.pop("keeper_name", "Kim"),
-                    options.pop("keeper_language", None),
-                ),
-                Seating(
-                    "sam@example.com",
-                    options.pop("shadow_name", "Sam"),
-                    options.pop("shadow_language", None),
-                ),
-                seed=seed,
-                **options,
-            )
+            game = create_kim_and_sam(seed, options)
             return {
                 "id": game.id,
                 "keeper": f"{live_server}/play/{token_for(game.player('keeper'))}",
