@@ -10,6 +10,7 @@ Keeper and Shadow) or ``classic`` (red, green and purple cards, potions 2+ to
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
@@ -102,6 +103,25 @@ def _as_latin(ch: str) -> str:
 # The articles the computer's name begins with, in the service's languages ("the",
 # "l’"), as name keys: a name without it reads as the computer's just the same.
 ARTICLES = ("the", "l")
+
+
+# The top-level domains that links in unwanted mail most often end in, and the reserved ones:
+# "evil.test" and "bit.ly/x" are addresses, "ann.lee" (a name made of an address's first part)
+# and "J.Smith" are names.
+LINK_DOMAINS = (
+    "com|net|org|info|biz|io|co|me|ly|app|xyz|top|site|online|club|link|click|shop|live|"
+    "ru|cn|uk|de|fr|eu|us|tk|example|test|invalid|localhost"
+)
+# A web or email address in a name: a scheme, "www.", an @, or a domain.
+ADDRESS_IN_NAME = re.compile(
+    rf"://|\bwww\.|@|\b[\w-]+(?:\.[\w-]+)*\.(?:{LINK_DOMAINS})(?![\w-])", re.IGNORECASE
+)
+
+
+def holds_an_address(name: str) -> bool:
+    """Whether a person's name holds a web or email address, which would carry a link into
+    the subject and greeting of an email to someone who never asked for one."""
+    return ADDRESS_IN_NAME.search(name) is not None
 
 
 def poses_as_computer(name: str) -> bool:

@@ -10,7 +10,6 @@ can follow a first inside one transaction, under the same locks and checks.
 from __future__ import annotations
 
 import logging
-import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,7 +25,7 @@ from . import audit, bots, figures, metrics, notes, notify
 from .addresses import give_home_key, vacation_end
 from .addresses import language as address_language
 from .errors import NOT_FOUND
-from .game_text import LOOKS, poses_as_computer, seat_name, upfirst
+from .game_text import LOOKS, holds_an_address, poses_as_computer, seat_name, upfirst
 from .links import key_matches, new_link_key
 from .models import (
     NAME_LENGTH,
@@ -152,19 +151,6 @@ class NameWithAddress(InvalidGame):
         self.name = name
 
 
-# The top-level domains that links in unwanted mail most often end in, and the reserved ones:
-# "evil.test" and "bit.ly/x" are addresses, "ann.lee" (a name made of an address's first part)
-# and "J.Smith" are names.
-LINK_DOMAINS = (
-    "com|net|org|info|biz|io|co|me|ly|app|xyz|top|site|online|club|link|click|shop|live|"
-    "ru|cn|uk|de|fr|eu|us|tk|example|test|invalid|localhost"
-)
-# A web or email address in a name: a scheme, "www.", an @, or a domain.
-ADDRESS_IN_NAME = re.compile(
-    rf"://|\bwww\.|@|\b[\w-]+(?:\.[\w-]+)*\.(?:{LINK_DOMAINS})(?![\w-])", re.IGNORECASE
-)
-
-
 @dataclass(frozen=True)
 class Seating:
     """Who sits in a seat when a game is created: a person, or the computer at a level."""
@@ -218,7 +204,7 @@ def person_name(name: str) -> str:
     holds a web or email address."""
     if poses_as_computer(name):
         raise ComputerName(name)
-    if ADDRESS_IN_NAME.search(name):
+    if holds_an_address(name):
         raise NameWithAddress(name)
     return name
 

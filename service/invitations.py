@@ -278,7 +278,8 @@ def respond(
 
     Accepting, the opponent may give the name they play under instead of the one
     the creator wrote for them (an empty one keeps it); one that reads as the
-    computer's raises :class:`games.ComputerName`, and nothing changes. The
+    computer's raises :class:`games.ComputerName`, one holding a web or email
+    address :class:`games.NameWithAddress`, and nothing changes. The
     ``language`` they accepted in (the page's) becomes their seat's, as
     :func:`adopt_language` says, before the game's first emails are queued.
     Returns the opponent's seat in the game when this answer started it, and

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection
 
 from sqlalchemy import or_, select
 
-from .game_text import poses_as_computer
+from .game_text import holds_an_address, poses_as_computer
 from .language import gettext
 from .models import Address, Player, db
 from .rules import other
@@ -71,11 +71,17 @@ def _refusal(player: Player, is_blocked: Callable[[str], bool]) -> str | None:
             "%(name)s has asked not to receive invitations from this service.",
             name=opponent.name,
         )
-    # A name given before names that read as the computer's were refused: a rematch would copy it.
+    # A name given before such names were refused: a rematch would copy it.
     for person in game.players:
         if not person.is_computer and poses_as_computer(person.name):
             return gettext(
                 "“%(name)s” is how this service names the computer, so no rematch copies it: "
+                "start a new game under another name.",
+                name=person.name,
+            )
+        if not person.is_computer and holds_an_address(person.name):
+            return gettext(
+                "The name “%(name)s” holds a web or email address, so no rematch copies it: "
                 "start a new game under another name.",
                 name=person.name,
             )

@@ -683,6 +683,26 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_addr
         ).all()
 
 
+def test_no_rematch_copies_a_stored_name_holding_an_address(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """A name given before such names were refused stays, but no rematch copies it: the
+    rematch's invitation would carry it to the opponent (nor does one against the computer)."""
+    from service import games
+
+    finished = make_game(seed=35)
+    with app.app_context(), transaction():
+        games.declare_forfeit(finished["id"], "keeper", "alice")
+        db.session.get_one(Game, finished["id"]).player("shadow").name = "Sam sam.com"
+    for method in (client.get, client.post):
+        response = method(f"/rematch/{finished['keeper']}")
+        assert response.status_code == 409
+        assert "holds a web or email address, so no rematch copies it" in (
+            response.get_data(as_text=True)
+        )
+    assert count(app, Invitation) == 0 and count(app, Game) == 1
+
+
 def test_no_rematch_copies_a_stored_name_that_reads_as_the_computers(
     app: Flask, client: FlaskClient, make_game
 ) -> None:
