@@ -10,7 +10,6 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from email import errors
 from email.message import EmailMessage, Message
 from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
@@ -179,23 +178,13 @@ def body_text(message: EmailMessage) -> str:
     return html_to_text(_content(part)[:READ_CHARS]) if part is not None else text
 
 
-# What the library notes of a body that claims base64 and is not: its bytes would be garbage.
-NOT_BASE64 = (
-    errors.InvalidBase64CharactersDefect,
-    errors.InvalidBase64PaddingDefect,
-    errors.InvalidBase64LengthDefect,
-)
-
-
 def _content(part: Message) -> str:
-    """The part's text; empty when its body cannot be decoded."""
+    """The part's text, as well as it can be decoded (an unknown charset reads as UTF-8)."""
     try:
         content = part.get_content()  # type: ignore[attr-defined]
     except (LookupError, ValueError, TypeError):  # a charset unknown or unreadable, say
         payload = part.get_payload(decode=True)
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
-    if any(isinstance(defect, NOT_BASE64) for defect in part.defects):
-        return ""
     return storable(content) if isinstance(content, str) else ""
 
 
