@@ -34,8 +34,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import joinedload
 
 from . import notes
-from .addresses import language as address_language
-from .addresses import settings_for, time_zone, vacation_end
+from .addresses import emails_language, settings_for, time_zone, vacation_end
 from .language import recipient_locale
 from .links import home_url, player_url, token_for
 from .mail import compose, kinds, queue, withdraw
@@ -62,7 +61,8 @@ def _context(player: Player) -> dict[str, Any]:
         "home": home_url(player.email) if player.email else None,
         "opponent_away_until": opponent_away_until(player),
         "time_zone": time_zone(player.email),
-        # The opponent's notes since the player's last move (the turn email shows them).
+        # The opponent's notes since the player's last move (the emails that ask for a move,
+        # or end the game, show them).
         "notes": notes.from_opponent(player, since_own_move=True),
     }
 
@@ -327,8 +327,8 @@ def write_links(message: OutboxMessage) -> Email | None:
         )
         .order_by(Game.id)
     ).all()
-    # The address's own choice, if it made one: whoever asked learns nothing from it.
-    language = address_language(message.recipient) or (message.params or {}).get("language")
+    # The language of the address's emails: whoever asked learns nothing from it.
+    language = emails_language(message.recipient) or (message.params or {}).get("language")
     email = _write_games("your_games", message.recipient, players, language)
     # Only now, for an address that plays here: the queued row names no address but in its To.
     headers = compose.unsubscribe_headers(compose.stop_all_url(message.recipient))

@@ -118,7 +118,7 @@ def test_bad_input_and_limits(client: FlaskClient, make_game) -> None:
 def test_the_page_and_email_in_french(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
-    make_game(seed=5)
+    make_game(seed=5, keeper_language="fr")  # Kim reads her games in French
     deliver()
     smtp_server.received.clear()
     french = {"Accept-Language": "fr-FR,fr;q=0.9"}
@@ -132,7 +132,12 @@ def test_the_page_and_email_in_french(
 
 @pytest.mark.parametrize(
     ("chosen", "asked_in", "subject"),
-    [("fr", None, "le lien vers vos parties"), ("en", "fr", "the link to your games")],
+    [
+        ("fr", None, "le lien vers vos parties"),
+        ("en", "fr", "the link to your games"),
+        # Chosen nowhere: the language its games' emails are in (English here).
+        (None, "fr", "the link to your games"),
+    ],
 )
 def test_the_email_is_in_the_language_the_address_chose(
     app: Flask,
@@ -147,15 +152,16 @@ def test_the_email_is_in_the_language_the_address_chose(
     """Whoever asks, and in whatever language: the email is only written for an address that
     plays here, so its own choice tells the asker nothing."""
     make_game(seed=5)
-    with app.app_context(), transaction():
-        homes.set_language("kim@example.com", chosen)
+    if chosen is not None:
+        with app.app_context(), transaction():
+            homes.set_language("kim@example.com", chosen)
     deliver()
     smtp_server.received.clear()
     ask(client, "kim@example.com", headers={"Accept-Language": asked_in} if asked_in else None)
     deliver()
     (email,) = smtp_server.received
     assert subject in str(email.message["Subject"])
-    assert email.message["Content-Language"] == chosen
+    assert email.message["Content-Language"] == (chosen or "en")
 
 
 def test_asking_does_the_same_work_whether_or_not_the_address_plays(
