@@ -285,7 +285,9 @@ def mail_fetch(once: bool, poll: float) -> None:
         try:
             handled = servers.fetch(app, once=True)
         except (OSError, imaplib.IMAP4.error) as exc:
-            raise click.ClickException(f"the IMAP server is unavailable: {exc}") from None
+            raise click.ClickException(
+                f"the IMAP server is unavailable: {servers.unavailable_reason(exc, app.config)}"
+            ) from None
         click.echo(f"handled {handled} message(s)")
         return
     stop = _until_signalled()

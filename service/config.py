@@ -61,6 +61,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "IMAP_PASSWORD": (None, "IMAP password"),
     "IMAP_FOLDER": ("INBOX", "IMAP folder where replies arrive"),
     "IMAP_DONE_FOLDER": ("Handled", "IMAP folder where `mail fetch` moves what it handled"),
+    "IMAP_TIMEOUT": ("30", "seconds an IMAP server may stay silent before `mail fetch` gives up"),
     "RATELIMIT_STORAGE_URI": ("memory://", "Flask-Limiter storage, e.g. redis://host:6379"),
     "MAX_CONTENT_LENGTH": (
         "8192",
@@ -176,6 +177,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         IMAP_PASSWORD=env.get("IMAP_PASSWORD"),
         IMAP_FOLDER=env["IMAP_FOLDER"],
         IMAP_DONE_FOLDER=env["IMAP_DONE_FOLDER"],
+        IMAP_TIMEOUT=number(env, "IMAP_TIMEOUT", float, least=1, most=DAY),
         MAIL_SUPPRESS_SEND=False,  # the worker decides: SMTP or the local mailbox
         RATELIMIT_STORAGE_URI=limit_storage(env),
         # Werkzeug refuses a larger body (413) while reading it, before any form or JSON is

@@ -128,15 +128,20 @@ IDLE_SPELL = 5.0
 
 
 def imap_mailbox(config: Mapping[str, Any]) -> BaseMailBox:
-    """Log in to ``IMAP_SERVER``: TLS from the start on port 993, else STARTTLS when offered."""
-    host, port = config["IMAP_SERVER"], config["IMAP_PORT"]
+    """Log in to ``IMAP_SERVER``: TLS from the start on port 993, else STARTTLS when offered.
+
+    The connection gives up on a server silent for ``IMAP_TIMEOUT`` seconds, to connect,
+    greet or answer (a :class:`TimeoutError`, an outage like any other): without it, a
+    server that accepts and never answers would hold the reader for ever, deaf to a stop.
+    """
+    host, port, timeout = config["IMAP_SERVER"], config["IMAP_PORT"], config["IMAP_TIMEOUT"]
     if not host:
         raise click.ClickException("IMAP_SERVER is not set")
     box: BaseMailBox
     if port == 993:
-        box = MailBox(host, port, ssl_context=ssl.create_default_context())
+        box = MailBox(host, port, timeout=timeout, ssl_context=ssl.create_default_context())
     else:
-        box = MailBoxUnencrypted(host, port)
+        box = MailBoxUnencrypted(host, port, timeout=timeout)
         if "STARTTLS" in box.client.capabilities:
             box.client.starttls(ssl.create_default_context())
     box.login(config["IMAP_USERNAME"] or "", config["IMAP_PASSWORD"] or "")
@@ -251,10 +256,20 @@ def fetch(
         except (OSError, imaplib.IMAP4.error, SQLAlchemyError) as exc:
             if once:
                 raise
-            log.warning("IMAP reading paused, waiting %.0fs: %s", poll, outage_reason(exc))
+            log.warning(
+                "IMAP reading paused, waiting %.0fs: %s", poll, unavailable_reason(exc, app.config)
+            )
         if should_stop():
             return handled
         _sleep(poll, should_stop)
+
+
+def unavailable_reason(exc: BaseException, config: Mapping[str, Any]) -> str:
+    """What made the IMAP server (or the database) unavailable, in one line: a timeout
+    says how long the server was silent, where the socket says only ``timed out``."""
+    if isinstance(exc, TimeoutError):
+        return f"no answer from {config['IMAP_SERVER']} in {config['IMAP_TIMEOUT']:g}s"
+    return outage_reason(exc)
 
 
 def _sleep(seconds: float, should_stop: Callable[[], bool]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -346,3 +347,62 @@ def test_a_message_the_server_will_not_move_holds_up_no_reply(
     assert version(app, game_id) == 1
     with mailbox(imap_server) as box:
         assert box.uids() == [first]
+
+
+@contextmanager
+def silent_server(greeting: bytes) -> Iterator[int]:
+    """A server on a free port that accepts each connection, says ``greeting`` and then
+    nothing more, until the block ends; yields its port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:  # closed: the block ended
+                return
+            connection.sendall(greeting)
+            accepted.append(connection)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        thread.join(5)
+        for connection in accepted:
+            connection.close()
+
+
+@pytest.mark.parametrize("greeting", [b"", b"* OK IMAP4rev1 ready\r\n"], ids=["mute", "greets"])
+def test_a_server_that_never_answers_is_given_up_on(
+    app: Flask, runner, greeting: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Connected, then silent (from the start, or after its greeting): one pass fails with one
+    line, and the reader logs an outage and goes on, within seconds of IMAP_TIMEOUT."""
+    with silent_server(greeting) as port:
+        app.config.update(IMAP_PORT=port, IMAP_TIMEOUT=1)
+        start = time.monotonic()
+        result = runner.invoke(args=["mail", "fetch", "--once"])
+        assert time.monotonic() - start < 10
+        assert result.exit_code == 1
+        assert result.output.strip().splitlines() == [
+            "Error: the IMAP server is unavailable: no answer from 127.0.0.1 in 1s"
+        ]
+        start = time.monotonic()
+        stop = threading.Event()
+        reader = threading.Thread(
+            target=servers.fetch,
+            args=(app,),
+            kwargs={"once": False, "poll": 0.1, "should_stop": stop.is_set},
+        )
+        reader.start()
+        while not caplog.records and time.monotonic() - start < 10:
+            time.sleep(0.1)
+        stop.set()
+        reader.join(10)
+    assert not reader.is_alive()
+    paused = [r.getMessage() for r in caplog.records if r.name == servers.__name__]
+    assert paused[0] == "IMAP reading paused, waiting 0s: no answer from 127.0.0.1 in 1s"
