@@ -17,7 +17,8 @@ import imaplib
 import logging
 import ssl
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from functools import partial
 from typing import Any
 
@@ -148,7 +149,56 @@ def imap_mailbox(config: Mapping[str, Any]) -> BaseMailBox:
     return box
 
 
-def fetch_once(app: Flask, box: BaseMailBox) -> int:
+@contextmanager
+def connected(config: Mapping[str, Any]) -> Iterator[BaseMailBox]:
+    """:func:`imap_mailbox`, logged out of at the end. After an error the logout's own
+    failure (the connection is most likely gone) is dropped: the first error tells why."""
+    box = imap_mailbox(config)
+    try:
+        yield box
+    except BaseException:
+        with suppress(OSError, imaplib.IMAP4.error, UnexpectedCommandStatusError):
+            box.logout()
+        raise
+    box.logout()
+
+
+# Times the server may fail to hand over one message before the reader sets it aside.
+READ_TRIES = 3
+
+
+class MessageLost(Exception):
+    """The IMAP server dropped the connection as it handed over one message (Dovecot does,
+    with ``BYE``, when it cannot read the message's file): the reader connects again at
+    once, and the message counts one failure more in its :class:`Unreadable`."""
+
+
+class Unreadable:
+    """The messages the IMAP server failed to hand over, by folder UIDVALIDITY and UID,
+    counted over the passes of one process.
+
+    The server failing on one message would otherwise stop every pass at it, as the
+    passes read the folder from its lowest UID on: the replies behind it would wait for
+    ever. One that failed ``READ_TRIES`` times is set aside, moved unread with the others
+    the reader cannot read; if the server refuses that move too, it is passed over until
+    the process ends.
+    """
+
+    def __init__(self) -> None:
+        self.failures: dict[str, int] = {}
+        self.passed_over: set[str] = set()
+
+    def failed(self, key: str) -> int:
+        """Count one more failure to hand over ``key``; returns how many there were."""
+        self.failures[key] = self.failures.get(key, 0) + 1
+        return self.failures[key]
+
+    def set_aside(self, key: str) -> bool:
+        """Whether ``key`` is no more to be read: it failed ``READ_TRIES`` times."""
+        return key in self.passed_over or self.failures.get(key, 0) >= READ_TRIES
+
+
+def fetch_once(app: Flask, box: BaseMailBox, unreadable: Unreadable | None = None) -> int:
     """Read every message in ``IMAP_FOLDER``, hand each to the service, then move it to
     ``IMAP_DONE_FOLDER`` (created if missing); returns how many were handled.
 
@@ -157,25 +207,46 @@ def fetch_once(app: Flask, box: BaseMailBox) -> int:
     reply read before is known by its Message-ID and not applied twice). One that
     fails for anything else, the bytes of a stranger's message included, would
     fail again on every pass: it is logged and moved too, so that it holds up no
-    reply behind it.
+    reply behind it. So is one the server failed to hand over ``READ_TRIES`` times
+    (counted in ``unreadable``), unread.
     """
+    if unreadable is None:
+        unreadable = Unreadable()
     folder, done = app.config["IMAP_FOLDER"], app.config["IMAP_DONE_FOLDER"]
     if not box.folder.exists(done):
         box.folder.create(done)
     box.folder.set(folder)
+    # A UID names the same message only while the folder keeps its UIDVALIDITY.
+    validity = (box.client.untagged_responses.get("UIDVALIDITY") or [b""])[-1]
     handled = 0
     for uid in box.uids():
-        with app.app_context():
+        key = f"{validity!r}/{uid}"
+        if unreadable.set_aside(key):
+            if key in unreadable.passed_over:
+                continue
+            # Marked first: a move that loses the connection too is not tried again.
+            unreadable.passed_over.add(key)
+        else:
             try:
-                # The bytes as they came, as the LMTP server hands them over: a message is
-                # parsed only by the service, here where what it raises stays this message's.
-                receive(_raw_message(box, uid))
-            except Exception as exc:
-                if is_outage(exc) or isinstance(exc, OSError | imaplib.IMAP4.error):
-                    raise  # the message stays, to be read once the database or server is back
-                log.exception("reply %s could not be read", uid)
-            finally:
-                db.session.remove()
+                raw = _raw_message(box, uid)
+            except (OSError, imaplib.IMAP4.error, MailboxFetchError) as exc:
+                tries = unreadable.failed(key)
+                log.warning(
+                    "reply %s could not be fetched (%d of %d tries%s): %s",
+                    uid,
+                    tries,
+                    READ_TRIES,
+                    f", set aside in {done}" if tries >= READ_TRIES else "",
+                    outage_reason(exc),
+                )
+                if isinstance(exc, MailboxFetchError):
+                    if tries < READ_TRIES:
+                        continue  # refused, the connection kept: tried again next pass
+                    unreadable.passed_over.add(key)
+                else:
+                    raise MessageLost(uid) from exc
+            else:
+                _handle(app, uid, raw)
         try:
             box.move(uid, done)
         except UnexpectedCommandStatusError as exc:
@@ -184,6 +255,22 @@ def fetch_once(app: Flask, box: BaseMailBox) -> int:
             log.warning("reply %s could not be moved to %s: %s", uid, done, exc)
         handled += 1
     return handled
+
+
+def _handle(app: Flask, uid: str, raw: bytes) -> None:
+    """Hand the message ``uid`` to the service; raises only for an outage, which leaves it
+    in the folder."""
+    with app.app_context():
+        try:
+            # The bytes as they came, as the LMTP server hands them over: a message is
+            # parsed only by the service, here where what it raises stays this message's.
+            receive(raw)
+        except Exception as exc:
+            if is_outage(exc):
+                raise  # the message stays, to be read once the database is back
+            log.exception("reply %s could not be read", uid)
+        finally:
+            db.session.remove()
 
 
 def _raw_message(box: BaseMailBox, uid: str) -> bytes:
@@ -234,10 +321,11 @@ def fetch(
     between passes (IDLE where the server has it, else every ``poll`` seconds) and through
     outages. Returns how many messages were handled."""
     handled = 0
+    unreadable = Unreadable()
     while True:
         try:
-            with imap_mailbox(app.config) as box:
-                handled += fetch_once(app, box)
+            with connected(app.config) as box:
+                handled += fetch_once(app, box, unreadable)
                 if once:
                     return handled
                 idle = "IDLE" in box.client.capabilities
@@ -245,14 +333,16 @@ def fetch(
                 while not should_stop():
                     if not idle:
                         _sleep(poll, should_stop)
-                        handled += fetch_once(app, box)
+                        handled += fetch_once(app, box, unreadable)
                         continue
                     if passed:
                         passed, left = left_after_pass(box, left)
                     # IDLE in short spells, so that a stop is heard; a pass only when told.
                     if passed or news_in_idle(box):
-                        handled += fetch_once(app, box)
+                        handled += fetch_once(app, box, unreadable)
                         passed = True
+        except MessageLost:
+            continue  # at once: the server is there, it failed on one message, now counted
         except (OSError, imaplib.IMAP4.error, SQLAlchemyError) as exc:
             if once:
                 raise

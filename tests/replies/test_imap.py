@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskCliRunner
-from imap_tools import BaseMailBox, MailboxMoveError, MailBoxUnencrypted
+from imap_tools import BaseMailBox, MailboxFetchError, MailboxMoveError, MailBoxUnencrypted
 from imap_tools.idle import IdleManager
 
 from service import create_app
@@ -162,8 +162,8 @@ def test_mail_arriving_before_the_first_spell_is_read(
     passes = []
     first_pass = servers.fetch_once
 
-    def then_mail_comes(app: Flask, box: Any) -> int:
-        handled = first_pass(app, box)
+    def then_mail_comes(app: Flask, box: Any, *args: Any) -> int:
+        handled = first_pass(app, box, *args)
         if not passes:
             arrive()
         passes.append(handled)
@@ -406,3 +406,60 @@ def test_a_server_that_never_answers_is_given_up_on(
     assert not reader.is_alive()
     paused = [r.getMessage() for r in caplog.records if r.name == servers.__name__]
     assert paused[0] == "IMAP reading paused, waiting 0s: no answer from 127.0.0.1 in 1s"
+
+
+def test_a_message_the_server_cannot_hand_over_holds_up_no_reply(
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server, caplog
+) -> None:
+    """Dovecot cannot read the first message's file: it answers its FETCH with BYE and drops
+    the connection. The reader connects again and tries it again; the third time it sets
+    it aside, moved unread, and reads the reply behind it in the same run."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    with mailbox(imap_server) as box:
+        box.append(stranger_message(), "INBOX")
+        (unreadable,) = (imap_server.root / "mail").rglob("cur/*")
+        unreadable.chmod(0)
+        box.append(a_reply(app, game_id, smtp_server), "INBOX")
+        first = box.uids()[0]
+    result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert result.exit_code == 0, result.output
+    assert "handled 2 message(s)" in result.output
+    assert version(app, game_id) == 1
+    warnings = [r.getMessage() for r in caplog.records if r.name == servers.__name__]
+    assert [w.split(":")[0] for w in warnings] == [
+        f"reply {first} could not be fetched (1 of 3 tries)",
+        f"reply {first} could not be fetched (2 of 3 tries)",
+        f"reply {first} could not be fetched (3 of 3 tries, set aside in Handled)",
+    ]
+    with mailbox(imap_server) as box:
+        assert box.uids() == []
+        box.folder.set("Handled")
+        assert len(box.uids()) == 2
+
+
+def test_a_message_whose_fetch_is_refused_is_passed_over_in_the_pass(
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server, monkeypatch
+) -> None:
+    """The server answers NO to the first message's FETCH and keeps the connection: the
+    reply behind it is read in the same pass, the refused one stays for the next."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    with mailbox(imap_server) as box:
+        box.append(stranger_message(), "INBOX")
+        box.append(a_reply(app, game_id, smtp_server), "INBOX")
+        first = box.uids()[0]
+    fetch = servers._raw_message
+
+    def refused_for_the_first(box: BaseMailBox, uid: str) -> bytes:
+        if uid == first:
+            raise MailboxFetchError(("NO", [b"Internal error"]), "OK")
+        return fetch(box, uid)
+
+    monkeypatch.setattr(servers, "_raw_message", refused_for_the_first)
+    result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert result.exit_code == 0, result.output
+    assert "handled 1 message(s)" in result.output
+    assert version(app, game_id) == 1
+    with mailbox(imap_server) as box:
+        assert box.uids() == [first]
