@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import imaplib
 import json
 import math
 import signal
@@ -284,7 +283,7 @@ def mail_fetch(once: bool, poll: float) -> None:
     if once:
         try:
             handled = servers.fetch(app, once=True)
-        except (OSError, imaplib.IMAP4.error) as exc:
+        except servers.IMAP_UNAVAILABLE as exc:
             raise click.ClickException(
                 f"the IMAP server is unavailable: {servers.unavailable_reason(exc, app.config)}"
             ) from None

@@ -31,12 +31,16 @@ from imap_tools import (
     BaseMailBox,
     MailBox,
     MailboxFetchError,
+    MailboxFolderCreateError,
+    MailboxFolderSelectError,
+    MailboxLoginError,
     MailBoxUnencrypted,
     UnexpectedCommandStatusError,
 )
 from imap_tools.utils import check_command_status
 from sqlalchemy.exc import SQLAlchemyError
 
+from ..config import ConfigError
 from ..errors import is_outage, outage_reason
 from ..models import db
 from .inbound import MAX_MESSAGE_BYTES, Outcome, receive
@@ -124,6 +128,10 @@ def serve(app: Flask, host: str, port: int, *, smtp: bool, should_stop: Callable
 # --- IMAP ----------------------------------------------------------------------------
 
 
+# What the IMAP server being unreachable, lost or refusing a command for now raises: the
+# reader waits and tries again (imap_tools' own errors for a refused command included).
+IMAP_UNAVAILABLE = (OSError, imaplib.IMAP4.error, UnexpectedCommandStatusError)
+
 # Seconds of each IDLE before the reader checks whether it is asked to stop.
 IDLE_SPELL = 5.0
 
@@ -145,8 +153,34 @@ def imap_mailbox(config: Mapping[str, Any]) -> BaseMailBox:
         box = MailBoxUnencrypted(host, port, timeout=timeout)
         if "STARTTLS" in box.client.capabilities:
             box.client.starttls(ssl.create_default_context())
-    box.login(config["IMAP_USERNAME"] or "", config["IMAP_PASSWORD"] or "")
+    user = config["IMAP_USERNAME"] or ""
+    try:
+        # No folder yet: fetch_once opens IMAP_FOLDER, and says so if it cannot.
+        box.login(user, config["IMAP_PASSWORD"] or "", initial_folder=None)
+    except MailboxLoginError as exc:
+        box.client.shutdown()
+        said = server_said(exc)
+        if any(code in said for code in TEMPORARY_REFUSALS):
+            raise imaplib.IMAP4.error(f"login refused for now: {said}") from None
+        raise ConfigError(
+            f"the IMAP server refused the login of IMAP_USERNAME {user!r}: {said}"
+        ) from None
     return box
+
+
+# RFC 5530 codes of a login refused for now: the reader tries again, as for an outage.
+TEMPORARY_REFUSALS = ("[UNAVAILABLE]", "[INUSE]")
+
+
+def server_said(exc: UnexpectedCommandStatusError) -> str:
+    """What the IMAP server answered to a command it refused, in one line."""
+    data = exc.command_result[1] if len(exc.command_result) > 1 else []
+    said = " ".join(
+        item.decode(errors="replace") if isinstance(item, bytes) else str(item)
+        for item in data or []
+        if item is not None
+    )
+    return " ".join(said.split()) or str(exc.command_result[0])
 
 
 @contextmanager
@@ -214,8 +248,19 @@ def fetch_once(app: Flask, box: BaseMailBox, unreadable: Unreadable | None = Non
         unreadable = Unreadable()
     folder, done = app.config["IMAP_FOLDER"], app.config["IMAP_DONE_FOLDER"]
     if not box.folder.exists(done):
-        box.folder.create(done)
-    box.folder.set(folder)
+        try:
+            box.folder.create(done)
+        except MailboxFolderCreateError as exc:
+            raise ConfigError(
+                f"IMAP_DONE_FOLDER {done!r} could not be created on the IMAP server: "
+                f"{server_said(exc)}"
+            ) from None
+    try:
+        box.folder.set(folder)
+    except MailboxFolderSelectError as exc:
+        raise ConfigError(
+            f"IMAP_FOLDER {folder!r} could not be opened on the IMAP server: {server_said(exc)}"
+        ) from None
     # A UID names the same message only while the folder keeps its UIDVALIDITY.
     validity = (box.client.untagged_responses.get("UIDVALIDITY") or [b""])[-1]
     handled = 0
@@ -343,7 +388,7 @@ def fetch(
                         passed = True
         except MessageLost:
             continue  # at once: the server is there, it failed on one message, now counted
-        except (OSError, imaplib.IMAP4.error, SQLAlchemyError) as exc:
+        except (*IMAP_UNAVAILABLE, SQLAlchemyError) as exc:
             if once:
                 raise
             log.warning(
@@ -359,6 +404,8 @@ def unavailable_reason(exc: BaseException, config: Mapping[str, Any]) -> str:
     says how long the server was silent, where the socket says only ``timed out``."""
     if isinstance(exc, TimeoutError):
         return f"no answer from {config['IMAP_SERVER']} in {config['IMAP_TIMEOUT']:g}s"
+    if isinstance(exc, UnexpectedCommandStatusError):
+        return server_said(exc)
     return outage_reason(exc)
 
 

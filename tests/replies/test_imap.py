@@ -15,7 +15,13 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskCliRunner
-from imap_tools import BaseMailBox, MailboxFetchError, MailboxMoveError, MailBoxUnencrypted
+from imap_tools import (
+    BaseMailBox,
+    MailboxFetchError,
+    MailboxLoginError,
+    MailboxMoveError,
+    MailBoxUnencrypted,
+)
 from imap_tools.idle import IdleManager
 
 from service import create_app
@@ -463,3 +469,64 @@ def test_a_message_whose_fetch_is_refused_is_passed_over_in_the_pass(
     assert version(app, game_id) == 1
     with mailbox(imap_server) as box:
         assert box.uids() == [first]
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "error"),
+    [
+        (
+            "IMAP_PASSWORD",
+            "wrong",
+            "Error: the IMAP server refused the login of IMAP_USERNAME 'replies': "
+            "[AUTHENTICATIONFAILED] Authentication failed.",
+        ),
+        (
+            "IMAP_FOLDER",
+            "Replies",
+            "Error: IMAP_FOLDER 'Replies' could not be opened on the IMAP server: "
+            "Mailbox doesn't exist: Replies",
+        ),
+        (
+            "IMAP_DONE_FOLDER",
+            "~Handled",
+            "Error: IMAP_DONE_FOLDER '~Handled' could not be created on the IMAP server: "
+            "[CANNOT] Invalid mailbox name: Begins with '~'",
+        ),
+    ],
+    ids=["login", "folder", "done-folder"],
+)
+@pytest.mark.parametrize("once", [True, False], ids=["once", "until-stopped"])
+def test_settings_the_server_refuses_stop_the_reader_with_one_line(
+    app: Flask, runner, setting: str, value: str, error: str, once: bool
+) -> None:
+    """Waiting would not help: the reader stops, naming the setting (never the password)."""
+    app.config[setting] = value
+    result = runner.invoke(args=["mail", "fetch", *(["--once"] if once else ["--poll", "1"])])
+    assert result.exit_code == 1
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(error), line
+    assert app.config["IMAP_PASSWORD"] not in line
+
+
+def test_a_login_refused_for_now_is_an_outage(
+    app: Flask, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """[UNAVAILABLE] (RFC 5530): the reader logs one line and tries again."""
+
+    def unavailable(self: BaseMailBox, *args: Any, **kwargs: Any) -> BaseMailBox:
+        raise MailboxLoginError(("NO", [b"[UNAVAILABLE] Maintenance, try later"]), "OK")
+
+    monkeypatch.setattr(BaseMailBox, "login", unavailable)
+    logins = 0
+
+    def twice() -> bool:
+        nonlocal logins
+        logins = sum(r.name == servers.__name__ for r in caplog.records)
+        return logins >= 2
+
+    servers.fetch(app, once=False, poll=0, should_stop=twice)
+    paused = {r.getMessage() for r in caplog.records if r.name == servers.__name__}
+    assert paused == {
+        "IMAP reading paused, waiting 0s: login refused for now: "
+        "[UNAVAILABLE] Maintenance, try later"
+    }
