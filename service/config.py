@@ -176,7 +176,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         IMAP_USERNAME=env.get("IMAP_USERNAME"),
         IMAP_PASSWORD=env.get("IMAP_PASSWORD"),
         IMAP_FOLDER=env["IMAP_FOLDER"],
-        IMAP_DONE_FOLDER=env["IMAP_DONE_FOLDER"],
+        IMAP_DONE_FOLDER=done_folder(env),
         IMAP_TIMEOUT=number(env, "IMAP_TIMEOUT", float, least=1, most=DAY),
         MAIL_SUPPRESS_SEND=False,  # the worker decides: SMTP or the local mailbox
         RATELIMIT_STORAGE_URI=limit_storage(env),
@@ -337,6 +337,19 @@ def number(
     if most is not None and result > most:
         raise ConfigError(f"{name} must be at most {most:g}, not {value!r}")
     return result
+
+
+def done_folder(env: Mapping[str, Any]) -> str:
+    """``IMAP_DONE_FOLDER``, if it is not ``IMAP_FOLDER`` itself (INBOX in any case, as IMAP
+    names it): `mail fetch` would move each message into the folder it reads, and read it
+    again, for ever."""
+    folder, done = env["IMAP_FOLDER"], env["IMAP_DONE_FOLDER"]
+    if done == folder or done.upper() == folder.upper() == "INBOX":
+        raise ConfigError(
+            f"IMAP_DONE_FOLDER must not be IMAP_FOLDER ({folder!r}): "
+            "the replies handled are moved out of the folder read"
+        )
+    return str(done)
 
 
 def fallback_keys(env: Mapping[str, Any]) -> list[str]:

@@ -142,6 +142,18 @@ REFUSED = [
         "REPLY_ANSWERS_PER_HOUR must be a whole number, not 'many'",
     ),
     ({"IMAP_PORT": "imap"}, "IMAP_PORT must be a whole number, not 'imap'"),
+    # `mail fetch` would move each reply into the folder it reads, and read it for ever.
+    (
+        {"IMAP_DONE_FOLDER": "inbox"},
+        "IMAP_DONE_FOLDER must not be IMAP_FOLDER ('INBOX'): "
+        "the replies handled are moved out of the folder read",
+    ),
+    (
+        {"IMAP_FOLDER": "Replies", "IMAP_DONE_FOLDER": "Replies"},
+        "IMAP_DONE_FOLDER must not be IMAP_FOLDER ('Replies'): "
+        "the replies handled are moved out of the folder read",
+    ),
+    ({"IMAP_TIMEOUT": "0"}, "IMAP_TIMEOUT must be at least 1, not '0'"),
     # Values that would start and fail later: at each connection, message or new game.
     ({"MAIL_TIMEOUT": "nan"}, "MAIL_TIMEOUT must be a number, not 'nan'"),
     (
@@ -214,6 +226,9 @@ BAD_VALUES = refused(
     "REPLY_ADDRESS",
     "REPLY_ANSWERS_PER_HOUR",
     "IMAP_PORT",
+    "IMAP_FOLDER",
+    "IMAP_DONE_FOLDER",
+    "IMAP_TIMEOUT",
     "MAX_CONTENT_LENGTH",
     "RATELIMIT_STORAGE_URI",
 )
