@@ -232,7 +232,12 @@ class Unreadable:
         return key in self.passed_over or self.failures.get(key, 0) >= READ_TRIES
 
 
-def fetch_once(app: Flask, box: BaseMailBox, unreadable: Unreadable | None = None) -> int:
+def fetch_once(
+    app: Flask,
+    box: BaseMailBox,
+    unreadable: Unreadable | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> int:
     """Read every message in ``IMAP_FOLDER``, hand each to the service, then move it to
     ``IMAP_DONE_FOLDER`` (created if missing); returns how many were handled.
 
@@ -242,7 +247,9 @@ def fetch_once(app: Flask, box: BaseMailBox, unreadable: Unreadable | None = Non
     fails for anything else, the bytes of a stranger's message included, would
     fail again on every pass: it is logged and moved too, so that it holds up no
     reply behind it. So is one the server failed to hand over ``READ_TRIES`` times
-    (counted in ``unreadable``), unread.
+    (counted in ``unreadable``), unread. The pass ends early, between two messages,
+    once ``should_stop`` says so: a backlog would outlast a service manager's wait
+    after SIGTERM, and the rest is read on the next start.
     """
     if unreadable is None:
         unreadable = Unreadable()
@@ -265,6 +272,8 @@ def fetch_once(app: Flask, box: BaseMailBox, unreadable: Unreadable | None = Non
     validity = (box.client.untagged_responses.get("UIDVALIDITY") or [b""])[-1]
     handled = 0
     for uid in box.uids():
+        if should_stop():
+            break
         key = f"{validity!r}/{uid}"
         if unreadable.set_aside(key):
             if key in unreadable.passed_over:
@@ -367,10 +376,18 @@ def fetch(
     outages. Returns how many messages were handled."""
     handled = 0
     unreadable = Unreadable()
+    if not once:
+        log.info(
+            "reading replies from IMAP %s:%d, folder %s, as %s",
+            app.config["IMAP_SERVER"],
+            app.config["IMAP_PORT"],
+            app.config["IMAP_FOLDER"],
+            app.config["IMAP_USERNAME"],
+        )
     while True:
         try:
             with connected(app.config) as box:
-                handled += fetch_once(app, box, unreadable)
+                handled += fetch_once(app, box, unreadable, should_stop)
                 if once:
                     return handled
                 idle = "IDLE" in box.client.capabilities
@@ -378,13 +395,13 @@ def fetch(
                 while not should_stop():
                     if not idle:
                         _sleep(poll, should_stop)
-                        handled += fetch_once(app, box, unreadable)
+                        handled += fetch_once(app, box, unreadable, should_stop)
                         continue
                     if passed:
                         passed, left = left_after_pass(box, left)
                     # IDLE in short spells, so that a stop is heard; a pass only when told.
                     if passed or news_in_idle(box):
-                        handled += fetch_once(app, box, unreadable)
+                        handled += fetch_once(app, box, unreadable, should_stop)
                         passed = True
         except MessageLost:
             continue  # at once: the server is there, it failed on one message, now counted
@@ -395,6 +412,7 @@ def fetch(
                 "IMAP reading paused, waiting %.0fs: %s", poll, unavailable_reason(exc, app.config)
             )
         if should_stop():
+            log.info("stopped reading replies from IMAP: %d message(s) handled", handled)
             return handled
         _sleep(poll, should_stop)
 

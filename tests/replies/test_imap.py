@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import socket
 import threading
@@ -65,6 +66,11 @@ def app_config(mail_config: dict[str, Any], imap_server: IMAPServer) -> dict[str
 
 def mailbox(server: IMAPServer) -> MailBoxUnencrypted:
     return MailBoxUnencrypted("127.0.0.1", server.port).login(server.user, server.password)
+
+
+def warned_by_reader(record: logging.LogRecord) -> bool:
+    """Whether ``record`` is a warning (or worse) of the IMAP reader's."""
+    return record.name == servers.__name__ and record.levelno >= logging.WARNING
 
 
 def a_reply(app: Flask, game_id: int, smtp_server) -> bytes:
@@ -168,8 +174,8 @@ def test_mail_arriving_before_the_first_spell_is_read(
     passes = []
     first_pass = servers.fetch_once
 
-    def then_mail_comes(app: Flask, box: Any, *args: Any) -> int:
-        handled = first_pass(app, box, *args)
+    def then_mail_comes(app: Flask, box: Any, *args: Any, **kwargs: Any) -> int:
+        handled = first_pass(app, box, *args, **kwargs)
         if not passes:
             arrive()
         passes.append(handled)
@@ -253,12 +259,12 @@ def test_reading_paused_by_a_database_outage_is_one_line_in_the_log(
     end = time.monotonic() + 30
 
     def warned() -> bool:
-        return time.monotonic() > end or any(r.name == servers.__name__ for r in caplog.records)
+        return time.monotonic() > end or any(warned_by_reader(r) for r in caplog.records)
 
     servers.fetch(app, once=False, poll=0, should_stop=warned)
     with app.app_context():
         db.engine.dispose()
-    (paused,) = [r.getMessage() for r in caplog.records if r.name == servers.__name__]
+    (paused,) = [r.getMessage() for r in caplog.records if warned_by_reader(r)]
     assert paused.startswith("IMAP reading paused, waiting 0s: ")
     assert "\n" not in paused and paused.endswith("Connection refused")
 
@@ -410,7 +416,7 @@ def test_a_server_that_never_answers_is_given_up_on(
         stop.set()
         reader.join(10)
     assert not reader.is_alive()
-    paused = [r.getMessage() for r in caplog.records if r.name == servers.__name__]
+    paused = [r.getMessage() for r in caplog.records if warned_by_reader(r)]
     assert paused[0] == "IMAP reading paused, waiting 0s: no answer from 127.0.0.1 in 1s"
 
 
@@ -503,8 +509,9 @@ def test_settings_the_server_refuses_stop_the_reader_with_one_line(
     app.config[setting] = value
     result = runner.invoke(args=["mail", "fetch", *(["--once"] if once else ["--poll", "1"])])
     assert result.exit_code == 1
-    (line,) = result.output.strip().splitlines()
+    *started, line = result.output.strip().splitlines()
     assert line.startswith(error), line
+    assert len(started) == (0 if once else 1)  # the line saying it started
     assert app.config["IMAP_PASSWORD"] not in line
 
 
@@ -521,12 +528,42 @@ def test_a_login_refused_for_now_is_an_outage(
 
     def twice() -> bool:
         nonlocal logins
-        logins = sum(r.name == servers.__name__ for r in caplog.records)
+        logins = sum(warned_by_reader(r) for r in caplog.records)
         return logins >= 2
 
     servers.fetch(app, once=False, poll=0, should_stop=twice)
-    paused = {r.getMessage() for r in caplog.records if r.name == servers.__name__}
+    paused = {r.getMessage() for r in caplog.records if warned_by_reader(r)}
     assert paused == {
         "IMAP reading paused, waiting 0s: login refused for now: "
         "[UNAVAILABLE] Maintenance, try later"
     }
+
+
+def test_a_stop_ends_a_backlog_between_two_messages(
+    app: Flask,
+    imap_server: IMAPServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Asked to stop while it reads the first of three messages, the reader ends after it,
+    leaving the other two for its next start; it says when it starts and stops."""
+    with mailbox(imap_server) as box:
+        for _ in range(3):
+            box.append(stranger_message(), "INBOX")
+    stop = threading.Event()
+    receive = servers.receive
+
+    def then_stop(raw: bytes) -> Any:
+        stop.set()  # SIGTERM, as the message is read
+        return receive(raw)
+
+    monkeypatch.setattr(servers, "receive", then_stop)
+    caplog.set_level("INFO", logger=servers.__name__)
+    assert servers.fetch(app, once=False, poll=3600, should_stop=stop.is_set) == 1
+    with mailbox(imap_server) as box:
+        assert len(box.uids()) == 2
+    said = [r.getMessage() for r in caplog.records if r.name == servers.__name__]
+    server = f"127.0.0.1:{imap_server.port}"
+    assert said[0] == f"reading replies from IMAP {server}, folder INBOX, as replies"
+    assert said[-1] == "stopped reading replies from IMAP: 1 message(s) handled"
+    assert not any(imap_server.password in line for line in said)
