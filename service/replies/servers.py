@@ -283,7 +283,7 @@ def fetch_once(
         else:
             try:
                 raw = _raw_message(box, uid)
-            except (OSError, imaplib.IMAP4.error, MailboxFetchError) as exc:
+            except (OSError, imaplib.IMAP4.error, MailboxFetchError, LookupError) as exc:
                 tries = unreadable.failed(key)
                 log.warning(
                     "reply %s could not be fetched (%d of %d tries%s): %s",
@@ -291,9 +291,9 @@ def fetch_once(
                     tries,
                     READ_TRIES,
                     f", set aside in {done}" if tries >= READ_TRIES else "",
-                    outage_reason(exc),
+                    unavailable_reason(exc, app.config),
                 )
-                if isinstance(exc, MailboxFetchError):
+                if isinstance(exc, MailboxFetchError | LookupError):
                     if tries < READ_TRIES:
                         continue  # refused, the connection kept: tried again next pass
                     unreadable.passed_over.add(key)

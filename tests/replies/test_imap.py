@@ -450,11 +450,17 @@ def test_a_message_the_server_cannot_hand_over_holds_up_no_reply(
         assert len(box.uids()) == 2
 
 
+@pytest.mark.parametrize(
+    "refusal",
+    [MailboxFetchError(("NO", [b"Internal error"]), "OK"), LookupError("no message 1")],
+    ids=["no", "nothing"],
+)
 def test_a_message_whose_fetch_is_refused_is_passed_over_in_the_pass(
-    app: Flask, runner, make_game, smtp_server, deliver, imap_server, monkeypatch
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server, monkeypatch, refusal
 ) -> None:
-    """The server answers NO to the first message's FETCH and keeps the connection: the
-    reply behind it is read in the same pass, the refused one stays for the next."""
+    """The server answers the first message's FETCH with NO, or with no message (gone
+    meanwhile), and keeps the connection: the reply behind it is read in the same pass,
+    the refused one stays for the next."""
     game_id = make_game(seed=12)["id"]
     deliver()
     with mailbox(imap_server) as box:
@@ -465,7 +471,7 @@ def test_a_message_whose_fetch_is_refused_is_passed_over_in_the_pass(
 
     def refused_for_the_first(box: BaseMailBox, uid: str) -> bytes:
         if uid == first:
-            raise MailboxFetchError(("NO", [b"Internal error"]), "OK")
+            raise refusal
         return fetch(box, uid)
 
     monkeypatch.setattr(servers, "_raw_message", refused_for_the_first)
