@@ -382,10 +382,12 @@ def silent_server(greeting: bytes) -> Iterator[int]:
     try:
         yield listener.getsockname()[1]
     finally:
+        listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() waiting in the thread
         listener.close()
         thread.join(5)
         for connection in accepted:
             connection.close()
+    assert not thread.is_alive()
 
 
 @pytest.mark.parametrize("greeting", [b"", b"* OK IMAP4rev1 ready\r\n"], ids=["mute", "greets"])
