@@ -62,6 +62,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "IMAP_FOLDER": ("INBOX", "IMAP folder where replies arrive"),
     "IMAP_DONE_FOLDER": ("Handled", "IMAP folder where `mail fetch` moves what it handled"),
     "IMAP_TIMEOUT": ("30", "seconds an IMAP server may stay silent before `mail fetch` gives up"),
+    "IMAP_PLAINTEXT_LOGIN": ("false", "log in to an IMAP server that offers no TLS (a local one)"),
     "RATELIMIT_STORAGE_URI": ("memory://", "Flask-Limiter storage, e.g. redis://host:6379"),
     "MAX_CONTENT_LENGTH": (
         "8192",
@@ -178,6 +179,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         IMAP_FOLDER=env["IMAP_FOLDER"],
         IMAP_DONE_FOLDER=done_folder(env),
         IMAP_TIMEOUT=number(env, "IMAP_TIMEOUT", float, least=1, most=DAY),
+        IMAP_PLAINTEXT_LOGIN=flag(env, "IMAP_PLAINTEXT_LOGIN"),
         MAIL_SUPPRESS_SEND=False,  # the worker decides: SMTP or the local mailbox
         RATELIMIT_STORAGE_URI=limit_storage(env),
         # Werkzeug refuses a larger body (413) while reading it, before any form or JSON is

@@ -154,6 +154,7 @@ REFUSED = [
         "the replies handled are moved out of the folder read",
     ),
     ({"IMAP_TIMEOUT": "0"}, "IMAP_TIMEOUT must be at least 1, not '0'"),
+    ({"IMAP_PLAINTEXT_LOGIN": "maybe"}, "IMAP_PLAINTEXT_LOGIN must be true or false, not 'maybe'"),
     # Values that would start and fail later: at each connection, message or new game.
     ({"MAIL_TIMEOUT": "nan"}, "MAIL_TIMEOUT must be a number, not 'nan'"),
     (
@@ -229,6 +230,7 @@ BAD_VALUES = refused(
     "IMAP_FOLDER",
     "IMAP_DONE_FOLDER",
     "IMAP_TIMEOUT",
+    "IMAP_PLAINTEXT_LOGIN",
     "MAX_CONTENT_LENGTH",
     "RATELIMIT_STORAGE_URI",
 )

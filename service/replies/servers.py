@@ -137,7 +137,9 @@ IDLE_SPELL = 5.0
 
 
 def imap_mailbox(config: Mapping[str, Any]) -> BaseMailBox:
-    """Log in to ``IMAP_SERVER``: TLS from the start on port 993, else STARTTLS when offered.
+    """Log in to ``IMAP_SERVER``: TLS from the start on port 993, else STARTTLS. A server
+    that offers no STARTTLS gets no password (a :class:`ConfigError`: one in the middle may
+    have taken the offer out) unless ``IMAP_PLAINTEXT_LOGIN`` says it may.
 
     The connection gives up on a server silent for ``IMAP_TIMEOUT`` seconds, to connect,
     greet or answer (a :class:`TimeoutError`, an outage like any other): without it, a
@@ -153,6 +155,13 @@ def imap_mailbox(config: Mapping[str, Any]) -> BaseMailBox:
         box = MailBoxUnencrypted(host, port, timeout=timeout)
         if "STARTTLS" in box.client.capabilities:
             box.client.starttls(ssl.create_default_context())
+        elif not config["IMAP_PLAINTEXT_LOGIN"]:
+            box.client.shutdown()
+            raise ConfigError(
+                f"the IMAP server {host}:{port} offers no STARTTLS, so the password would cross "
+                "the network in clear: use port 993, or set IMAP_PLAINTEXT_LOGIN=true for a "
+                "server on this machine or a private network"
+            )
     user = config["IMAP_USERNAME"] or ""
     try:
         # No folder yet: fetch_once opens IMAP_FOLDER, and says so if it cannot.

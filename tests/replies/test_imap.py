@@ -61,6 +61,7 @@ def app_config(mail_config: dict[str, Any], imap_server: IMAPServer) -> dict[str
         "IMAP_PORT": str(imap_server.port),
         "IMAP_USERNAME": imap_server.user,
         "IMAP_PASSWORD": imap_server.password,
+        "IMAP_PLAINTEXT_LOGIN": "true",  # the tests' Dovecot, on this machine, has no TLS
     }
 
 
@@ -575,3 +576,48 @@ def test_a_stop_ends_a_backlog_between_two_messages(
     assert said[0] == f"reading replies from IMAP {server}, folder INBOX, as replies"
     assert said[-1] == "stopped reading replies from IMAP: 1 message(s) handled"
     assert not any(imap_server.password in line for line in said)
+
+
+@contextmanager
+def server_without_tls(heard: list[bytes]) -> Iterator[int]:
+    """An IMAP server on a free port whose capabilities hold no STARTTLS (as when one in the
+    middle takes it out); every line it hears goes into ``heard``. Yields its port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        try:
+            connection, _ = listener.accept()
+        except OSError:  # closed: the block ended
+            return
+        with connection, connection.makefile("rb") as lines:
+            connection.sendall(b"* OK IMAP4rev1 ready\r\n")
+            for line in lines:
+                heard.append(line)
+                tag, _, command = line.decode().partition(" ")
+                if command.upper().startswith("CAPABILITY"):
+                    connection.sendall(b"* CAPABILITY IMAP4rev1 AUTH=PLAIN\r\n")
+                connection.sendall(f"{tag} OK done\r\n".encode())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+        thread.join(5)
+
+
+def test_no_password_goes_to_a_server_that_offers_no_tls(app: Flask, runner) -> None:
+    heard: list[bytes] = []
+    with server_without_tls(heard) as port:
+        app.config.update(IMAP_PORT=port, IMAP_PLAINTEXT_LOGIN=False)
+        result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: the IMAP server 127.0.0.1:{port} offers no STARTTLS, so the password would "
+        "cross the network in clear: use port 993, or set IMAP_PLAINTEXT_LOGIN=true for a "
+        "server on this machine or a private network"
+    ]
+    assert heard and not any(b"LOGIN" in line.upper() for line in heard)
+    assert not any(app.config["IMAP_PASSWORD"].encode() in line for line in heard)
