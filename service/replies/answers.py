@@ -102,6 +102,10 @@ REASONS: dict[str, Callable[[], str]] = {
     "no_text": lambda: gettext(
         "Your reply held no text to read: write your move in the body of the email."
     ),
+    "too_large": lambda: gettext(
+        "Your reply was too large to read (over 1 MB): write your move in a short reply, "
+        "without attachments."
+    ),
     # The game service's refusals other than a rule (games.StaleVersion, games.GameClosed).
     "closed": lambda: gettext("This game takes no more moves."),
 }

@@ -79,6 +79,8 @@ READING_POLICY = LenientHeaders()
 # A reply is a few lines; this leaves room for a phone's HTML, a quoted email or two and a
 # picture in a signature. The LMTP server refuses a larger message before it is sent.
 MAX_MESSAGE_BYTES = 1024 * 1024
+# Where the headers of a message over that are looked for: its first bytes.
+HEAD_BYTES = 64 * 1024
 # A reply has a few MIME parts (its text, its HTML, a picture, a quoted email), each with its
 # Content-Type. Parsing slows with the square of the parts' nesting, so a message with more
 # parts than this is not parsed: a stranger's small message could hold the server for minutes.
@@ -127,10 +129,11 @@ def receive(
     outcome is committed on its own: an applied move with its answer and the
     turn email it causes, or a refusal with its answer and nothing else.
     """
-    if len(raw) > MAX_MESSAGE_BYTES:
-        log.warning("reply dropped: over %d bytes", MAX_MESSAGE_BYTES)
-        return Outcome("dropped", "too large")
-    head = _parse(raw, headers_only=True)
+    # Over the limit, only the headers are read (from the message's first bytes): the
+    # player's own reply is answered, a stranger's dropped as any other. The LMTP server
+    # refuses such a message before it is sent; the IMAP reader finds it in the mailbox.
+    too_large = len(raw) > MAX_MESSAGE_BYTES
+    head = _parse(raw[:HEAD_BYTES] if too_large else raw, headers_only=True)
     overlong = _overlong_header(head)
     if overlong is not None:
         log.warning("reply dropped: a %s header over %d characters", overlong, MAX_HEADER_CHARS)
@@ -143,6 +146,8 @@ def receive(
     tag = _tag(head, recipients)
     try:
         with transaction():
+            if too_large:
+                return _refuse_too_large(head, message_id, tag)
             return _apply(raw, head, message_id, tag)
     except Refusal as refusal:
         with transaction():
@@ -358,6 +363,21 @@ def _action(understood: Understood, player: Player, written: str) -> dict[str, A
     if phase in (EXCHANGE, SWAP):
         return {phase: list(cards)}
     return {PLAY: cards[0]}  # the game is over, which the game service says
+
+
+def _refuse_too_large(head: EmailMessage, message_id: str, tag: str | None) -> Outcome:
+    """A message over :data:`MAX_MESSAGE_BYTES`, its body unread: refused, and answered if
+    the player sent it (the tag and the From are theirs)."""
+    found = _player(tag)
+    if found is None:
+        return Outcome("dropped", "no valid reply tag")
+    player, _ = found
+    if not _sent_by(player, sender_of(head)):
+        log.warning("reply for player %d dropped: sent from another address", player.id)
+        return Outcome("dropped", "sent from another address")
+    log.warning("reply for player %d not read: over %d bytes", player.id, MAX_MESSAGE_BYTES)
+    game = games.lock_game(player.game_id)
+    raise Refusal("too_large" if game.status == "active" else "closed", Understood(), "")
 
 
 def _unread(player: Player) -> Refusal:

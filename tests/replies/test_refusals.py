@@ -573,8 +573,12 @@ def test_a_strangers_header_the_parser_chokes_on_is_dropped(
         assert receive(raw.encode(), recipients=(f"{local}+hello@{domain}",)) == outcome
 
 
-def test_a_message_over_a_megabyte_is_not_taken(app, started, smtp_server, inbound) -> None:
-    """The LMTP server refuses it before it is sent; the IMAP reader drops it unread."""
+def test_a_message_over_a_megabyte_is_not_taken(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """The LMTP server refuses it before it is sent; the IMAP reader, which finds it in the
+    mailbox, reads its headers only and tells the player (a photo attached, say); a
+    stranger's is dropped as any other."""
     game_id = started()
     message = exchange_reply(app, game_id, smtp_server)
     message.add_attachment(b"x" * 800_000, maintype="application", subtype="octet-stream")
@@ -583,8 +587,15 @@ def test_a_message_over_a_megabyte_is_not_taken(app, started, smtp_server, inbou
         send_bytes(inbound, raw, EMAILS["keeper"], message["To"])
     assert refused.value.smtp_code == 552
     with app.app_context():
-        assert receive(raw) == Outcome("dropped", "too large")
+        assert receive(raw) == Outcome("refused", "too_large", answered=True)
+    deliver()
+    (answer,) = answers_to(smtp_server, message)
+    assert "Your reply was too large to read (over 1 MB)" in answer.text
     assert snapshot(app, game_id)[0] == 0
+    message.replace_header("From", "someone@example.org")
+    message.replace_header("Message-ID", "<another@example.org>")
+    with app.app_context():
+        assert receive(as_bytes(message)) == Outcome("dropped", "sent from another address")
 
 
 # --- replies written in other ways, applied all the same ----------------------------------
