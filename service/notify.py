@@ -295,7 +295,8 @@ def links_requested(email: str, language: str | None) -> None:
 
     Asking does the same work whether or not the address plays here, so neither
     the page nor the time it takes tells anyone who does (:func:`write_links`).
-    ``language`` is the asker's page's: the email's unless the address chose one.
+    ``language`` is the asker's page's: the email's only for an address whose emails have
+    none (:func:`.addresses.emails_language`).
     """
     queue(kind="your_games", recipient=email, params={"language": language})
 

@@ -146,9 +146,7 @@ def receive(
     tag = _tag(head, recipients)
     try:
         with transaction():
-            if too_large:
-                return _refuse_too_large(head, message_id, tag)
-            return _apply(raw, head, message_id, tag)
+            return _apply(raw, head, message_id, tag, too_large=too_large)
     except Refusal as refusal:
         with transaction():
             return _refuse(message_id, tag, refusal)
@@ -222,7 +220,10 @@ def _first_reading(message_id: str, player: Player) -> InboundReply | None:
     return db.session.get_one(InboundReply, row_id)
 
 
-def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> Outcome:
+def _apply(
+    raw: bytes, head: EmailMessage, message_id: str, tag: str | None, *, too_large: bool = False
+) -> Outcome:
+    """Apply the reply's move, or refuse it; ``too_large``: its body is not read at all."""
     found = _player(tag)
     if found is None:
         return Outcome("dropped", "no valid reply tag")
@@ -234,6 +235,9 @@ def _apply(raw: bytes, head: EmailMessage, message_id: str, tag: str | None) -> 
     if not _sent_by(player, sender_of(head)):
         log.warning("reply for player %d dropped: sent from another address", player.id)
         return _close(row, "dropped", "sent from another address")
+    if too_large:
+        log.warning("reply for player %d not read: over %d bytes", player.id, MAX_MESSAGE_BYTES)
+        raise _unread(player, "too_large")
     if len(CONTENT_TYPE_LINE.findall(raw)) > MAX_MIME_PARTS:
         log.warning("reply for player %d not read: over %d MIME parts", player.id, MAX_MIME_PARTS)
         raise _unread(player)
@@ -365,26 +369,12 @@ def _action(understood: Understood, player: Player, written: str) -> dict[str, A
     return {PLAY: cards[0]}  # the game is over, which the game service says
 
 
-def _refuse_too_large(head: EmailMessage, message_id: str, tag: str | None) -> Outcome:
-    """A message over :data:`MAX_MESSAGE_BYTES`, its body unread: refused, and answered if
-    the player sent it (the tag and the From are theirs)."""
-    found = _player(tag)
-    if found is None:
-        return Outcome("dropped", "no valid reply tag")
-    player, _ = found
-    if not _sent_by(player, sender_of(head)):
-        log.warning("reply for player %d dropped: sent from another address", player.id)
-        return Outcome("dropped", "sent from another address")
-    log.warning("reply for player %d not read: over %d bytes", player.id, MAX_MESSAGE_BYTES)
+def _unread(player: Player, code: str = "no_text") -> Refusal:
+    """The refusal of the player's reply with no text to read (``no_text``: write the move in
+    the body) or too large to read (``too_large``), or, for a game that takes no more moves,
+    that."""
     game = games.lock_game(player.game_id)
-    raise Refusal("too_large" if game.status == "active" else "closed", Understood(), "")
-
-
-def _unread(player: Player) -> Refusal:
-    """The refusal of the player's reply with no text to read: write the move in the body,
-    or, for a game that takes no more moves, that."""
-    game = games.lock_game(player.game_id)
-    return Refusal("no_text" if game.status == "active" else "closed", Understood(), "")
+    return Refusal(code if game.status == "active" else "closed", Understood(), "")
 
 
 def _stale_code(stale: games.StaleVersion) -> str:
