@@ -515,6 +515,14 @@ def test_no_more_emails_after_stopping_them(
     assert len(smtp_server.handler.to("kim@example.com")) == before
 
 
+def refuses_rematch(client: FlaskClient, token: str, reason: str) -> None:
+    """The rematch page of the player with ``token``, read and posted, refuses with ``reason``."""
+    for method in (client.get, client.post):
+        response = method(f"/rematch/{token}")
+        assert response.status_code == 409, reason
+        assert reason in response.get_data(as_text=True)
+
+
 def count(app: Flask, model: type) -> int:
     with app.app_context():
         return db.session.scalar(select(db.func.count()).select_from(model))
@@ -662,20 +670,14 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_addr
         (cancelled, f"Game {cancelled['id']} was cancelled: it has no rematch."),
         (first_of_match, "is the first game of a return match: the second game follows it."),
     ):
-        for method in (client.get, client.post):
-            response = method(f"/rematch/{tokens['keeper']}")
-            assert response.status_code == 409, reason
-            assert reason in response.get_data(as_text=True)
+        refuses_rematch(client, tokens["keeper"], reason)
     finished = make_game(seed=34)
     with app.app_context(), transaction():
         games.declare_forfeit(finished["id"], "shadow", "alice")
         db.session.add(Address(email="sam@example.com", unsubscribed_at=utcnow()))
-    for method in (client.get, client.post):
-        response = method(f"/rematch/{finished['keeper']}")
-        assert response.status_code == 409
-        assert "Sam has asked not to receive invitations from this service." in (
-            response.get_data(as_text=True)
-        )
+    refuses_rematch(
+        client, finished["keeper"], "Sam has asked not to receive invitations from this service."
+    )
     assert count(app, Invitation) == 0 and count(app, Game) == 5
     with app.app_context():
         assert not db.session.scalars(
@@ -694,12 +696,9 @@ def test_no_rematch_copies_a_stored_name_holding_an_address(
     with app.app_context(), transaction():
         games.declare_forfeit(finished["id"], "keeper", "alice")
         db.session.get_one(Game, finished["id"]).player("shadow").name = "Sam sam.com"
-    for method in (client.get, client.post):
-        response = method(f"/rematch/{finished['keeper']}")
-        assert response.status_code == 409
-        assert "holds a web or email address, so no rematch copies it" in (
-            response.get_data(as_text=True)
-        )
+    refuses_rematch(
+        client, finished["keeper"], "holds a web or email address, so no rematch copies it"
+    )
     assert count(app, Invitation) == 0 and count(app, Game) == 1
 
 
@@ -720,12 +719,11 @@ def test_no_rematch_copies_a_stored_name_that_reads_as_the_computers(
         ).id
         for game_id in (finished["id"], match_id):
             db.session.get(Game, game_id).player("shadow").name = "the computer, hard"
-    for method in (client.get, client.post):
-        response = method(f"/rematch/{finished['keeper']}")
-        assert response.status_code == 409
-        assert "is how this service names the computer, so no rematch copies it" in (
-            response.get_data(as_text=True)
-        )
+    refuses_rematch(
+        client,
+        finished["keeper"],
+        "is how this service names the computer, so no rematch copies it",
+    )
     assert count(app, Invitation) == 0
     played(app, match_id, 36, emails=False)
     with app.app_context():
