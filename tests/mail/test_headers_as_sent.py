@@ -81,7 +81,9 @@ def test_ascii_headers_go_out_as_written(
     (french, *_) = smtp_server.handler.to("kim@example.com")
     with app.app_context():
         row = db.session.scalars(
-            db.select(OutboxMessage).where(OutboxMessage.recipient == "kim@example.com")
+            db.select(OutboxMessage)
+            .where(OutboxMessage.recipient == "kim@example.com")
+            .order_by(OutboxMessage.id)
         ).first()
         assert row is not None
         subject = row.subject
