@@ -407,6 +407,25 @@ def _lock(player_id: int) -> tuple[Game, Player]:
     return game, next(player for player in game.players if player.id == player_id)
 
 
+def turn_notes_off(player: Player) -> None:
+    """Turn the notes of the player's game off, for both players, for good.
+
+    Under the game's lock, as every change to a game: two players turning them
+    off at the same moment write one event, at the version the game is at.
+    """
+    game = lock_game(player.game_id)
+    if notes.are_on(game):
+        game.events.add(
+            Event(
+                kind="notes_off",
+                seat=player.seat,
+                version=game.version,
+                note=f"the {player.seat} turned notes off",
+            )
+        )
+        db.session.flush()
+
+
 def lock_game(game_id: int) -> Game:
     """The game, re-read with its players and locked for update until the transaction ends."""
     game = _locked(Game.id == game_id)

@@ -91,21 +91,6 @@ def are_on(game: Game) -> bool:
     )
 
 
-def turn_off(player: Player) -> None:
-    """Turn the notes of the player's game off, for both players, for good."""
-    game = player.game
-    if are_on(game):
-        game.events.add(
-            Event(
-                kind="notes_off",
-                seat=player.seat,
-                version=game.version,
-                note=f"the {player.seat} turned notes off",
-            )
-        )
-        db.session.flush()
-
-
 def from_opponent(player: Player, *, since_own_move: bool = False) -> list[str] | None:
     """The opponent's latest notes, oldest first, or ``None`` while the game's notes are off
     or the opponent is the computer, which neither reads nor writes any.

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from sqlalchemy import select
 
 from service.games import Seating, create_game
 from service.links import token_for
@@ -140,3 +141,21 @@ def test_two_different_moves_on_the_same_version_apply_exactly_one(pg_app: Flask
             assert stored.version == view["version"] + 1 and played == winner
             moves = db.session.query(Event).filter_by(game_id=game["id"], kind="move").count()
             assert moves == 3
+
+
+def test_both_players_turning_notes_off_at_once_write_one_event(pg_app: Flask) -> None:
+    """Turning notes off is a change to the game, made under its lock as a move is."""
+    for seed in range(10):
+        game = new_game(pg_app, seed=200 + seed)
+
+        def turn_off(token: str) -> int:
+            with pg_app.test_client() as client:
+                return client.post(f"/play/{token}/notes-off").status_code
+
+        calls = [lambda token=game[seat]: turn_off(token) for seat in ("keeper", "shadow")]
+        assert at_once(calls) == [303, 303]
+        with pg_app.app_context():
+            offs = db.session.scalars(
+                select(Event.seat).where(Event.game_id == game["id"], Event.kind == "notes_off")
+            ).all()
+            assert len(offs) == 1, offs

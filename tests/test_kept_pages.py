@@ -121,7 +121,7 @@ def test_what_changes_without_a_move_changes_the_kept_page(
         keeper = player_for(token)
         assert keeper is not None
         assert notes.from_opponent(keeper) == []
-    changed(lambda: notes.turn_off(_player(token)))
+    changed(lambda: games.turn_notes_off(_player(token)))
     changed(lambda: homes.replace_home_link("kim@example.com"))
     changed(lambda: games.extend_deadline(game["id"], 2, "root"))
     assert 'lang="fr"' in changed(lambda: homes.set_language("kim@example.com", "fr"))

@@ -104,7 +104,7 @@ def notes_off(token: str) -> ResponseReturnValue:
     """Turn the game's notes off, for both players."""
     player = _player(token)
     with transaction():
-        notes.turn_off(player)
+        games.turn_notes_off(player)
     return redirect(url_for("players.play", token=token), code=303)
 
 
