@@ -321,7 +321,9 @@ class OutboxMessage(Base):
         Index(None, "status", "next_attempt_at"),
         Index(None, "status", "id"),  # the mail page: one status, newest first
         Index(None, "game_id"),
+        Index(None, "player_id"),  # what was sent to a player, which a reply may quote
         Index(None, "recipient"),
+        Index(None, "created_at"),  # the mail page's day, as failed_at
         Index(None, "failed_at"),
         # At most one unsent email per replace key: a newer one replaces it.
         Index(
@@ -460,6 +462,7 @@ class Invitation(Base):
     __table_args__ = (
         Index(None, "creator_email"),
         Index(None, "opponent_email"),
+        Index(None, "game_id"),  # a game's invitation: its pages ask whether a rematch waits
         # The sweep's invitations left unanswered: the open ones only, however many ended.
         Index(
             "ix_invitations_open_updated_at",
