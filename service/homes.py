@@ -51,6 +51,7 @@ from .models import (
     AddressSettings,
     Game,
     Invitation,
+    Match,
     Player,
     db,
     is_row_id,
@@ -120,13 +121,18 @@ def overview(email: str, now: datetime | None = None) -> Home:
     now = now or utcnow()
     settings = settings_for(email)
     home = Home(email=email, settings=settings, address=db.session.get(Address, email))
-    # Each line reads its game and both its players: loaded here in two statements.
+    # Each line reads its game and both its players, and a return match's line both games of
+    # the match with their players: loaded here in five statements, however many games.
+    game = contains_eager(Player.game)
     players = db.session.scalars(
         select(Player)
         .join(Game)
         .where(Player.email == email, Game.status != "waiting")
         .order_by(Game.updated_at.desc(), Game.id.desc())
-        .options(contains_eager(Player.game).selectinload(Game.players))
+        .options(
+            game.selectinload(Game.players),
+            game.selectinload(Game.match).selectinload(Match.games).selectinload(Game.players),
+        )
     ).all()
     opponents = (p.game.player(other(p.seat)).email for p in players if p.game.status == "active")
     away = addresses_away(opponents, now)

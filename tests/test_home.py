@@ -674,25 +674,40 @@ def finished_game(app: Flask, make_game, seed: int, rematch: bool) -> None:
             invitations.propose_rematch(game.player("keeper"))
 
 
+def return_match(app: Flask, seed: int, forfeit: bool) -> None:
+    """A return match of Kim's, its first game in play, or (``forfeit``) forfeited by Sam."""
+    with app.app_context(), transaction():
+        kim, sam = games.Seating(KIM, "Kim"), games.Seating("sam@example.com", "Sam")
+        first = games.create_match(kim, sam, seed=seed)
+        if forfeit:
+            games.declare_forfeit(first.id, "shadow", "ada")
+
+
 def test_a_home_page_costs_the_same_queries_for_more_games(app: Flask, make_game) -> None:
-    """Each game's line reads its game and players from two statements for all of them, and
-    the finished games' rematches (or why none can follow) from three more."""
+    """Each game's line reads its game and players from two statements for all of them, its
+    return match's games from three more, and the finished games' rematches (or why none can
+    follow) from three more."""
     make_game(seed=1)
     finished_game(app, make_game, seed=2, rematch=True)
     finished_game(app, make_game, seed=3, rematch=False)
+    return_match(app, seed=4, forfeit=False)
+    return_match(app, seed=5, forfeit=True)
     few = home_page_statements(app)
-    for seed in range(4, 13):
-        if seed % 3 == 0:
+    for seed in range(6, 18):
+        if seed % 4 == 0:
             make_game(seed=seed)
+        elif seed % 4 == 1:
+            return_match(app, seed=seed, forfeit=seed % 3 == 0)
         else:
             finished_game(app, make_game, seed=seed, rematch=seed % 2 == 0)
     many = home_page_statements(app)
-    assert len(many) == len(few) == 13, "\n".join(many)
+    assert len(many) == len(few) == 16, "\n".join(many)
     # The rematches asked for after every finished game, and which opponents take no invitation.
     assert sum("FROM events " in statement for statement in many) == 1
     assert sum("FROM addresses " in statement for statement in many) == 2  # and Kim's own
     page = app.test_client().get(home_of(app)).get_data(as_text=True)
-    assert page.count("Rematch: game ") == 4 and page.count("for a rematch</button>") == 4
+    # Four rematches asked for; four finished games and two forfeited matches can ask for one.
+    assert page.count("Rematch: game ") == 4 and page.count("for a rematch</button>") == 6
 
 
 def test_the_address_chooses_its_time_zone(app: Flask, client, make_game) -> None:
