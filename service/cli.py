@@ -141,9 +141,19 @@ def _game(game_id: int) -> Game:
 
 @games_cli.command("export")
 @click.argument("game_id", metavar="ID", type=GAME_ID)
-def export(game_id: int) -> None:
+@click.option(
+    "--in-play", is_flag=True, help="Print a game still in play too: its deals are secret."
+)
+def export(game_id: int, in_play: bool) -> None:
     """Print the game as a replay scenario for ``python -m service.replay``."""
-    click.echo(json.dumps(games.export_game(_game(game_id)), indent=1))
+    try:
+        scenario = games.export_game(_game(game_id), in_play=in_play)
+    except games.GameOpen as exc:
+        raise click.ClickException(
+            f"{exc}: its replay shows both hands and the cards set aside; "
+            "give --in-play to print it all the same"
+        ) from None
+    click.echo(json.dumps(scenario, indent=1))
 
 
 @games_cli.command("show")

@@ -904,8 +904,6 @@ def review_game(game: Game) -> list[Step]:
     Raises :class:`GameOpen` while the game can still be played: the steps
     show both hands and the cards set aside.
     """
-    if game.status in OPEN_STATUSES:
-        raise GameOpen(f"game {game.id} is {describe_status(game.status)}")
     return review(game.state, export_game(game)["actions"])
 
 
@@ -914,8 +912,15 @@ def replay_filename(game: Game) -> str:
     return f"split-mind-game-{game.id}.json"
 
 
-def export_game(game: Game) -> dict[str, Any]:
-    """The game as a replay scenario: its deals, seed and every move in order."""
+def export_game(game: Game, *, in_play: bool = False) -> dict[str, Any]:
+    """The game as a replay scenario: its deals, seed and every move in order.
+
+    Raises :class:`GameOpen` while the game can still be played, as its deals
+    are secret then, unless ``in_play`` says the caller may see them (an
+    operator at the command line).
+    """
+    if game.status in OPEN_STATUSES and not in_play:
+        raise GameOpen(f"game {game.id} is {describe_status(game.status)}")
     actions = [
         {"seat": event.seat, **(event.action or {})}
         for event in db.session.scalars(

@@ -119,7 +119,7 @@ def test_export_replays_to_the_stored_state(
             if view["your_turn"]:
                 body = {"version": view["version"], **pick_action(view, rng)}
                 assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
-    result = runner.invoke(args=["games", "export", str(game["id"])])
+    result = runner.invoke(args=["games", "export", "--in-play", str(game["id"])])
     assert result.exit_code == 0
     scenario = json.loads(result.output)
     with app.app_context():
@@ -164,6 +164,17 @@ def down(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
     yield app
     with app.app_context():
         db.engine.dispose()
+
+
+def test_export_of_a_game_in_play_is_asked_for_by_name(runner, make_game) -> None:
+    """Its deals are the players' secrets: the operator says they mean to see them."""
+    game = make_game(seed=34)
+    refused = runner.invoke(args=["games", "export", str(game["id"])])
+    assert refused.exit_code == 1 and refused.output.startswith(f"Error: game {game['id']} is ")
+    assert "give --in-play to print it all the same" in refused.output
+    assert '"deals"' not in refused.output
+    printed = runner.invoke(args=["games", "export", "--in-play", str(game["id"])])
+    assert printed.exit_code == 0 and json.loads(printed.output)["deals"]
 
 
 @pytest.mark.parametrize(

@@ -260,10 +260,12 @@ def _game_page(found: Game, **kept: FlaskForm) -> str:
 def replay(game_id: int) -> Response:
     """A finished game as a replay scenario to download; a live game's would give its deal away."""
     found = _game(game_id)
-    if gamepage.is_live(found):
+    try:
+        scenario = games.export_game(found)
+    except games.GameOpen:
         abort(403, "A game's replay holds its deal: it can be downloaded once the game is over.")
     return Response(
-        json.dumps(games.export_game(found), indent=1) + "\n",
+        json.dumps(scenario, indent=1) + "\n",
         mimetype="application/json",
         headers={"Content-Disposition": f'attachment; filename="{games.replay_filename(found)}"'},
     )

@@ -18,7 +18,7 @@ from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
 from ..links import home_token, player_for
-from ..models import OPEN_STATUSES, Player
+from ..models import Player
 from ..notify import opponent_away_until
 from ..perspective import (
     PlayerView,
@@ -170,9 +170,10 @@ def replay(token: str) -> ResponseReturnValue:
     """A closed game as a replay file (docs/rules.md), to download; a 409 while it is open."""
     player = _player(token)
     game = player.game
-    if game.status in OPEN_STATUSES:
+    try:
+        response = jsonify(games.export_game(game))
+    except games.GameOpen:
         abort(409, description=REVIEW_WAITS)
-    response = jsonify(games.export_game(game))
     response.headers["Content-Disposition"] = (
         f'attachment; filename="{games.replay_filename(game)}"'
     )
