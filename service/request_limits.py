@@ -43,14 +43,16 @@ NUL_IN_REQUEST = "The request holds a NUL character (\\0), which no field or add
 
 
 def read_chunked_body() -> None:
-    """Read a chunked body now (no further than the limit); 413 if it reaches it."""
+    """Read a chunked body now (no further than the limit); 413 if it goes past it."""
     if (
         request.content_length is not None
         or "chunked" not in request.headers.get("Transfer-Encoding", "").lower()
     ):
         return
     request.get_data(cache=True, parse_form_data=False)
-    if getattr(request.stream, "is_exhausted", False):
+    # Werkzeug's stream stops at the limit whether the body ends there or goes on: a byte
+    # more from the server's stream tells which (reading the limited one would raise).
+    if getattr(request.stream, "is_exhausted", False) and request.environ["wsgi.input"].read(1):
         abort(413)
 
 

@@ -105,6 +105,27 @@ def test_a_body_sent_without_a_length_is_read_no_further_than_the_limit(
     assert load_game(app, game["id"]).version == 0
 
 
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_body_of_exactly_the_limit_is_read_however_it_is_sent(
+    app: Flask, client: FlaskClient, make_game: Callable[..., dict[str, Any]], chunked: bool
+) -> None:
+    """The limit is the bytes a body may hold: one that ends there is read, with or without
+    a length (a stale move here: 409, not 413)."""
+    game = make_game()
+    start = b'{"version": 99, "play": "1H"'
+    body = start + b" " * (app.config["MAX_CONTENT_LENGTH"] - len(start) - 1) + b"}"
+    sent = {"input_stream": io.BytesIO(body)} if chunked else {"data": body}
+    response = client.post(
+        f"/api/play/{game['keeper']}",
+        content_type="application/json",
+        headers={"Transfer-Encoding": "chunked"} if chunked else {},
+        environ_overrides={"wsgi.input_terminated": True},
+        **sent,
+    )
+    assert response.status_code == 409, response.get_json()
+    assert load_game(app, game["id"]).version == 0
+
+
 def test_multipart_forms_hold_short_fields_and_few_of_them(
     client: FlaskClient, make_game: Callable[..., dict[str, Any]]
 ) -> None:
