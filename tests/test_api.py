@@ -270,6 +270,22 @@ def test_bad_links_get_404(client, make_game) -> None:
         }
 
 
+def test_a_revoked_or_unknown_link_is_not_found_whatever_the_body(app, client, make_game) -> None:
+    """A body the API refuses is no answer to a link that is no one's: 404 before 400."""
+    game = make_game()
+    with app.app_context(), transaction():
+        games.rotate_link(player_for(game["keeper"]).id, "ada")
+        unknown = serializer(SALT).dumps([123456, "key"])
+    malformed = [{}, {"version": "x", "play": "1H"}, {"version": 0, "play": "1H", "note": "\x01"}]
+    for token in (game["keeper"], unknown):
+        for body in malformed:
+            response = post(client, token, body)
+            assert response.status_code == 404, (body, response.get_json())
+            assert response.get_json()["error"]["code"] == "not_found"
+    # The player's link of now is told what is wrong with the body.
+    assert post(client, game["shadow"], {}).status_code == 400
+
+
 @pytest.mark.parametrize("player_id", [2**31, 2**63, 0, -1, True])
 def test_a_signed_link_to_no_possible_row_is_not_found(app, client, player_id) -> None:
     """Only the service's key signs a link, so only a leaked key could make these; still, no

@@ -109,6 +109,9 @@ def move(token: str) -> ResponseReturnValue:
     except games.IllegalMove as exc:  # the rule's name lets a client explain it in its own words
         return error_response(exc.status, exc.code, exc.message, rule=exc.rule)
     except games.MoveError as exc:
+        # A body is checked before the link is looked up: a link that is no one's is told so.
+        if exc.status == 400 and linked_player(signed) is None:
+            return error_response(404, "not_found", NOT_FOUND)
         return error_response(exc.status, exc.code, exc.message)
     return jsonify(answer)
 
