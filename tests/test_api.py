@@ -176,18 +176,18 @@ def test_malformed_bodies_get_400(app, client, make_game, body: Any) -> None:
 
 
 ONE_KIND = 'an action has exactly one of "exchange", "play" or "swap"'
-SEAT_KEY = "unexpected key 'seat': the link says whose move it is"
+SEAT_KEY = 'unexpected key "seat": the link says whose move it is'
 
 
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"": None, "version": 0, "exchange": ["1C"]}, "unexpected key '' in an exchange action"),
+        ({"": None, "version": 0, "exchange": ["1C"]}, 'unexpected key "" in an exchange action'),
         ({"version": 0, "play": "1C", "swap": ["1C"]}, ONE_KIND),
-        ({"version": 0, "play": "1C", "cards": []}, "unexpected key 'cards' in a play action"),
-        ({"version": 0, "swap": ["1C"], "name": "H"}, "unexpected key 'name' in a swap action"),
+        ({"version": 0, "play": "1C", "cards": []}, 'unexpected key "cards" in a play action'),
+        ({"version": 0, "swap": ["1C"], "name": "H"}, 'unexpected key "name" in a swap action'),
         ({"version": 0, "exchange": ["1H"], "seat": "keeper"}, SEAT_KEY),
-        ({"version": 7, "exchange": ["XX"]}, "unknown card 'XX'"),
+        ({"version": 7, "exchange": ["XX"]}, 'unknown card "XX"'),
     ],
 )  # fmt: skip
 def test_a_malformed_body_is_named_whatever_the_game_state(

@@ -85,7 +85,7 @@ ERRORS: dict[str, dict[str, Any]] = {
             "or the address or the query string holds a NUL character (bad_request)"
         ),
         "codes": ["malformed", "bad_request"],
-        "example": {"code": "malformed", "message": "unexpected key 'cards' in an exchange action"},
+        "example": {"code": "malformed", "message": 'unexpected key "cards" in an exchange action'},
     },
     "404": {
         "description": "Unknown, tampered or revoked link",

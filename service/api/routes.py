@@ -152,7 +152,7 @@ def _read_move(body: object) -> tuple[object, dict[str, Any], object]:
         raise games.BadMove('Send a JSON object: {"version": V, ...move}.')
     action = {key: value for key, value in body.items() if key not in ("version", "note")}
     if "seat" in action:
-        raise games.BadMove("unexpected key 'seat': the link says whose move it is")
+        raise games.BadMove('unexpected key "seat": the link says whose move it is')
     try:
         kind, _ = parse_action(action)
     except ActionError as exc:

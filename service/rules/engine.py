@@ -14,6 +14,7 @@ only in the messages of :class:`RuleError`, :class:`ActionError` and
 
 from __future__ import annotations
 
+import json
 import random
 from itertools import combinations
 from typing import Any, NotRequired, TypedDict
@@ -371,20 +372,30 @@ def parse_action(action: object) -> tuple[str, Action]:
     for key in action:
         if key not in allowed:
             article = "an" if kind[0] in "aeiou" else "a"
-            raise ActionError(f"unexpected key {key!r} in {article} {kind} action")
+            raise ActionError(f"unexpected key {_shown(key)} in {article} {kind} action")
     value = action[kind]
     if kind == PLAY:
         if not is_card(value):
-            raise ActionError(f"unknown card {value!r}")
+            raise ActionError(f"unknown card {_shown(value)}")
         if "name" in action and action["name"] not in SUITS:
-            raise ActionError(f"a named suit is H, D or C, not {action['name']!r}")
+            raise ActionError(f"a named suit is H, D or C, not {_shown(action['name'])}")
     else:
         if not isinstance(value, list):
             raise ActionError(f'"{kind}" takes a list of cards')
         for card in value:
             if not is_card(card):
-                raise ActionError(f"unknown card {card!r}")
+                raise ActionError(f"unknown card {_shown(card)}")
     return kind, action
+
+
+def _shown(value: object, most: int = 60) -> str:
+    """A value of an action as JSON writes it (``null``, ``["4S"]``), cut at ``most``
+    characters: an action comes as JSON, from the API or a replay file."""
+    try:
+        shown = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    return shown if len(shown) <= most else shown[: most - 1] + "…"
 
 
 def apply(state: State, seat: Seat, action: Action) -> State:

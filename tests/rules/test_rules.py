@@ -504,12 +504,21 @@ def test_malformed_actions(action: object) -> None:
 @pytest.mark.parametrize(
     ("action", "message"),
     [
-        ({"exchange": ["1H"], "": None}, "unexpected key '' in an exchange action"),
-        ({"play": "1H", "cards": ["1H"]}, "unexpected key 'cards' in a play action"),
-        ({"swap": ["1H"], "name": "H"}, "unexpected key 'name' in a swap action"),
+        ({"exchange": ["1H"], "": None}, 'unexpected key "" in an exchange action'),
+        ({"play": "1H", "cards": ["1H"]}, 'unexpected key "cards" in a play action'),
+        ({"swap": ["1H"], "name": "H"}, 'unexpected key "name" in a swap action'),
+        ({"play": "1H", "\x00": 1}, 'unexpected key "\\u0000" in a play action'),
+        ({"play": ["4S"]}, 'unknown card ["4S"]'),
+        ({"play": {"a": 1}}, 'unknown card {"a": 1}'),
+        ({"play": "5♠"}, 'unknown card "5♠"'),
+        ({"play": "5S", "name": "♥"}, 'a named suit is H, D or C, not "♥"'),
+        ({"play": "4S", "name": None}, "a named suit is H, D or C, not null"),
+        ({"swap": ["1H", True]}, "unknown card true"),
+        ({"play": "x" * 100}, f'unknown card "{"x" * 58}…'),
     ],
 )
-def test_an_unexpected_key_is_named_with_its_kind(action: dict, message: str) -> None:
+def test_a_malformed_action_is_told_what_it_holds(action: dict, message: str) -> None:
+    """Each value in JSON, as the action came: a reader of the API or a replay file knows it."""
     with pytest.raises(ActionError) as refused:
         parse_action(action)
     assert str(refused.value) == message
