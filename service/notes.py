@@ -47,10 +47,15 @@ def clean(note: object) -> str | None:
         raise BadNote('"note" must be a string')
     if len(note) > MAX_LENGTH:
         raise BadNote(f"a note holds at most {MAX_LENGTH} characters")
-    # Cc: the control characters; Cs: a lone surrogate, which is no text at all; Zl and Zp:
-    # the line and paragraph separators, line breaks all the same.
-    if any(unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp") for char in note):
+    # Cc: the control characters; Zl and Zp: the line and paragraph separators, line breaks
+    # all the same; Cs: a lone surrogate, which JSON can write and no text holds.
+    categories = {unicodedata.category(char) for char in note}
+    if not categories.isdisjoint(("Cc", "Zl", "Zp")):
         raise BadNote("a note cannot hold control characters such as line breaks")
+    if "Cs" in categories:
+        raise BadNote(
+            'a note cannot hold a lone surrogate ("\\ud800" to "\\udfff"), half a character'
+        )
     # On the opponent's page and in the turn email, these would change how the note reads.
     if not MISLEADING.isdisjoint(note):
         raise InvisibleCharacter(

@@ -171,6 +171,11 @@ def test_a_note_of_280_characters_and_a_non_string(app, client: FlaskClient, mak
     game = make_game(seed=6)
     rng = random.Random(4)
     assert move(client, game["keeper"], rng, note=17).status_code == 400
+    half = move(client, game["keeper"], rng, note="\ud800 a half")
+    assert half.status_code == 400
+    assert half.get_json()["error"]["message"] == (
+        'a note cannot hold a lone surrogate ("\\ud800" to "\\udfff"), half a character'
+    )
     assert move(client, game["keeper"], rng, note="é" * 280).status_code == 200
     assert notes_of(app, game["id"]) == ["é" * 280]
 
