@@ -468,9 +468,12 @@ def _check_version(game: Game, seen: int, again: str) -> None:
 def stale_move(game: Game, seat: Seat, seen: int) -> StaleVersion:
     """The refusal of a move by ``seat`` made against version ``seen`` of ``game`` (locked),
     which has moved on: saying whether the mover's own move came first."""
-    # A version the game has not reached has no moves since it (nor one the database holds).
-    mine = 0 <= seen < game.version and game.has_moved(seat, since=seen)
-    if mine:
+    if seen > game.version:  # not echoed: JSON's 1e300 is a version too
+        return StaleVersion(
+            f"The game has not reached the version you sent (it is at version {game.version}): "
+            "reload it and make your move again."
+        )
+    if 0 <= seen < game.version and game.has_moved(seat, since=seen):
         return StaleVersion(
             f"You have moved since version {seen} of the game (it is at version "
             f"{game.version}): nothing more was changed. Reload it to see the game now.",

@@ -108,9 +108,9 @@ def test_double_submit_applies_once(app, client, make_game) -> None:
         "changed. Reload it to see the game now."
     )
     assert load_game(app, game["id"]).version == 1
-    # A version the game is not at, with no move of theirs since: the game moved on.
+    # A version the game has not reached: not one the player saw.
     third = post(client, game["keeper"], {**body, "version": 7})
-    assert third.get_json()["error"]["message"].startswith("The game has moved on (version 1")
+    assert third.get_json()["error"]["message"].startswith("The game has not reached the version")
 
 
 def test_illegal_move_gets_422_with_the_rule(app, client, make_game) -> None:
@@ -284,6 +284,20 @@ def test_a_revoked_or_unknown_link_is_not_found_whatever_the_body(app, client, m
             assert response.get_json()["error"]["code"] == "not_found"
     # The player's link of now is told what is wrong with the body.
     assert post(client, game["shadow"], {}).status_code == 400
+
+
+def test_a_version_the_game_never_had_is_not_called_stale(app, client, make_game) -> None:
+    game = make_game()
+    view = client.get(f"/api/play/{game['keeper']}").get_json()
+    move = pick_action(view, random.Random(1))
+    for ahead in (1, 102, 1e300):
+        response = post(client, game["keeper"], {"version": ahead, **move})
+        assert response.status_code == 409
+        assert response.get_json()["error"]["message"] == (
+            "The game has not reached the version you sent (it is at version 0): "
+            "reload it and make your move again."
+        )
+    assert load_game(app, game["id"]).version == 0
 
 
 @pytest.mark.parametrize("player_id", [2**31, 2**63, 0, -1, True])
