@@ -270,9 +270,9 @@ def effect_text(
     if effect == "steal" and outcome == "took":
         return gettext("Steal: %(winner)s took a trick from %(loser)s", winner=winner, loser=loser)
     if effect == "steal" and reader == lost:
-        return gettext("Steal: you had no trick to take")
+        return gettext("Steal: nothing to take from you")
     if effect == "steal":
-        return gettext("Steal: %(loser)s had no trick to take", loser=loser)
+        return gettext("Steal: nothing to take from %(loser)s", loser=loser)
     if effect == "swap" and int(outcome) and pending:
         return ngettext(
             "Swap: each gives %(num)d card", "Swap: each gives %(num)d cards", int(outcome)

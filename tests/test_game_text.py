@@ -72,8 +72,8 @@ ELIXIR_AND_CLUBS = ("4S 1D 2D 3D 4D 5D 6D 7D 1H 2H", "5S 1C 2C 3C 4C 5C 3H 4H 5H
         ),
         (
             [("keeper", "4S", "C"), ("shadow", "5C")],
-            "Steal: Keeper had no trick to take",
-            "Steal: Jekyll had no trick to take",
+            "Steal: nothing to take from Keeper",
+            "Steal: nothing to take from Jekyll",
         ),
         (
             [("keeper", "4S", "D"), ("shadow", "5S")],
@@ -181,8 +181,8 @@ def test_effect_texts_call_the_reader_you() -> None:
     assert effect_text(took, NAMES, reader="keeper") == "Steal: you took a trick from Sam"
     assert effect_text(took, NAMES, reader="shadow") == "Steal: Kim took a trick from you"
     assert effect_text(took, NAMES) == "Steal: Kim took a trick from Sam"
-    assert effect_text(nothing, NAMES, reader="keeper") == "Steal: you had no trick to take"
-    assert effect_text(nothing, NAMES, reader="shadow") == "Steal: Kim had no trick to take"
+    assert effect_text(nothing, NAMES, reader="keeper") == "Steal: nothing to take from you"
+    assert effect_text(nothing, NAMES, reader="shadow") == "Steal: nothing to take from Kim"
 
 
 def test_effect_texts_call_the_reader_vous_in_french(french: None) -> None:
@@ -190,9 +190,7 @@ def test_effect_texts_call_the_reader_vous_in_french(french: None) -> None:
     nothing = play(playing(*ELIXIR_AND_CLUBS), *NOBODY_TO_STEAL_FROM)["history"][-1]
     assert effect_text(took, NAMES, reader="keeper") == "Vol\u00a0: vous prenez un pli à Sam"
     assert effect_text(took, NAMES, reader="shadow") == "Vol\u00a0: Kim vous prend un pli"
-    assert effect_text(nothing, NAMES, reader="keeper") == (
-        "Vol\u00a0: vous n’aviez aucun pli à prendre"
-    )
+    assert effect_text(nothing, NAMES, reader="keeper") == ("Vol\u00a0: rien à vous prendre")
 
 
 def test_a_swap_gives_until_both_have_chosen_then_gave(french: None) -> None:

@@ -311,12 +311,21 @@ def test_history_entries_lose_the_engines_english(app: Flask) -> None:
         db.session.remove()
         upgrade()
         after = db.session.scalar(stored)
-    # A downgrade writes back the English the engine wrote: the words the API still shows.
+    # A downgrade writes back the English the engine wrote: the words the API still shows,
+    # but for a Steal with nothing to take, which it has said otherwise since.
     assert [entry.pop("text") for entry in before["history"]] == [
-        effect_text(entry) for entry in state["history"]
+        engine_english(entry) for entry in state["history"]
     ]
     assert before == state
     assert after == state
+
+
+def engine_english(entry: dict) -> str:
+    """What the engine wrote into a history entry before entries held facts only."""
+    if entry["effect"] == "steal" and entry["outcome"] == "nothing":
+        loser = "Shadow" if entry["winner"] == "keeper" else "Keeper"
+        return f"Steal: {loser} had no trick to take"
+    return effect_text(entry)
 
 
 def test_the_computer_seats_survive_a_downgrade_with_an_address_no_mail_reaches(

@@ -171,7 +171,7 @@ def test_steal_with_nothing_to_steal(follow: str, winner: Seat, loser: Seat) -> 
     state = play(state, ("keeper", "4S", "C"), ("shadow", follow))
     assert last_effect(state) == (winner, "steal", "nothing")
     assert state["tricks"] == {winner: 1, loser: 0}
-    assert effect_text(state["history"][-1]) == f"Steal: {loser.capitalize()} had no trick to take"
+    assert effect_text(state["history"][-1]) == f"Steal: nothing to take from {loser.capitalize()}"
 
 
 # --- naming and ranking (rulings 4 and 5) -----------------------------------------------
