@@ -5,6 +5,7 @@ from __future__ import annotations
 import html as html_text
 import random
 import re
+from datetime import timedelta
 
 import pytest
 from flask import Flask
@@ -15,6 +16,7 @@ from service import games
 from service.links import player_for
 from service.models import OutboxMessage, db
 from service.players import routes
+from service.players.annotations import time_left
 from service.rules import CHOICE_PHASES, SEATS, TRICKS_PER_ROUND, Variant, apply
 from service.unit_of_work import transaction
 
@@ -505,3 +507,26 @@ def test_the_page_speaks_french_after_a_trick(client, make_game) -> None:
     play_seed_5(client, game, 0, 3)
     html = post_play(client, game["shadow"], "7H")
     assert outcome(html).startswith("Vous avez gagné le pli 1.")
+
+
+@pytest.mark.parametrize(
+    ("left", "said"),
+    [
+        (timedelta(days=3) - timedelta(milliseconds=30), "in 3 days"),
+        (timedelta(days=10), "in 10 days"),
+        (timedelta(days=13, hours=20), "in 13 days"),
+        (timedelta(days=20, hours=23), "in 2 weeks"),
+        (timedelta(hours=47, minutes=50), "in 47 hours"),
+        (timedelta(days=89), "in 2 months"),
+        (timedelta(minutes=-150), "2 hours ago"),
+        (timedelta(minutes=-119, seconds=-30), "119 minutes ago"),
+        (timedelta(seconds=30), "in 30 seconds"),
+        (timedelta(seconds=59), "in 59 seconds"),
+        (timedelta(hours=1, minutes=59), "in 119 minutes"),
+        (timedelta(hours=2) - timedelta(milliseconds=30), "in 2 hours"),
+    ],
+)
+def test_the_time_left_is_never_more_than_there_is(app, left: timedelta, said: str) -> None:
+    """Whole units, from two of a unit on: 11 days read "in 2 weeks" when rounded."""
+    with app.test_request_context():
+        assert time_left(left) == said

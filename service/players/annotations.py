@@ -8,9 +8,10 @@ Everything is derived from :func:`service.games.player_view`, never from the gam
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from babel.dates import TIMEDELTA_UNITS
 from flask_babel import format_timedelta
 
 from ..game_text import deadline_text, exchange_elixir_reason, follow_reason
@@ -60,9 +61,31 @@ def deadline(due: str | None, now: datetime | None = None) -> dict[str, Any] | N
     return {
         "iso": due,
         "when": deadline_text(due),
-        "left": format_timedelta(left, add_direction=True, threshold=1.1),
+        "left": time_left(left),
         "late": left.total_seconds() <= 0,
     }
+
+
+# A unit is used from two of it on: "in 10 days", not "in 1 week".
+THRESHOLD = 2
+# A deadline just given (3 days less the request's milliseconds) is still "in 3 days": at
+# most a minute, and a hundredth of the unit counted, is read as the whole unit.
+SLACK = 60
+
+
+def time_left(left: timedelta) -> str:
+    """How long ``left`` is in words (``in 10 days``, ``2 hours ago``), in whole units and
+    never more than it is (but for :data:`SLACK`): rounded, 11 days would read "in 2 weeks"."""
+    ahead = left.total_seconds() > 0
+    seconds = abs(left.total_seconds())
+    whole = seconds
+    for _, size in TIMEDELTA_UNITS:
+        given = seconds + (min(SLACK, size / 100) if ahead else 0)
+        if given >= THRESHOLD * size:
+            whole = given // size * size
+            break
+    shown = timedelta(seconds=whole if ahead else -whole)
+    return format_timedelta(shown, add_direction=True, threshold=THRESHOLD)
 
 
 def choose_reasons(view: PlayerView) -> dict[str, Any]:
