@@ -157,12 +157,14 @@ def invitation(token: str) -> ResponseReturnValue:
         if started is not None:
             # Only the answer that started the game leads to the opponent's seat.
             return redirect(f"/play/{token_for(started)}", code=303)
+    reader = invite.creator_email if stage == "confirm" else invite.opponent_email
     page = render_template(
         "lobby/invitation.html",
         invitation=invite,
         stage=stage,
         error=error,
         name_length=NAME_LENGTH,
+        time_zone=addresses.time_zone(reader),
     )
     return page, status
 

@@ -7,6 +7,7 @@ import random
 import re
 from collections.abc import Callable
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from flask import Flask
@@ -14,7 +15,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import func, select
 from werkzeug.test import TestResponse
 
-from service import invitations
+from service import homes, invitations
 from service.deadlines import sweep
 from service.invitations import REPEAT_WINDOW
 from service.links import token_for
@@ -138,6 +139,13 @@ def test_an_invitation_left_unanswered_expires_and_the_creator_is_told(
         ends = db.session.scalars(select(Invitation)).one().updated_at + timedelta(days=14)
     page = client.get(invite).get_data(as_text=True)
     assert f"This invitation expires on {ends:%b} {ends.day}, {ends.year}," in page
+    # In the time zone the invitee's address chose, as its emails and home page give times.
+    with app.app_context(), transaction():
+        homes.set_time_zone("bob@example.com", "Asia/Tokyo")
+    tokyo = ends.astimezone(ZoneInfo("Asia/Tokyo"))
+    page = client.get(invite).get_data(as_text=True)
+    assert f"expires on {tokyo:%b} {tokyo.day}, {tokyo.year}, {tokyo:%-I:%M:%S}" in page
+    assert " Asia/Tokyo." in page
     with app.app_context():
         assert sweep(utcnow() + timedelta(days=13)).invitations_expired == []
     assert statuses(app) == ("invited", "waiting")
