@@ -131,6 +131,12 @@ def time_zone(email: str | None) -> str | None:
     return settings.time_zone if settings is not None else None
 
 
+def known_time_zone(name: str | None) -> str | None:
+    """``name`` if it is a time zone this machine knows, else ``None``: times are then given
+    in UTC (a zone stored on a machine whose zone list differs, say)."""
+    return name if name is not None and is_time_zone(name) else None
+
+
 def is_time_zone(name: str) -> bool:
     """Whether ``name`` is an IANA time zone this machine knows (``Europe/Paris``).
 

@@ -506,8 +506,8 @@ def test_a_finished_game_against_the_computer_shows_its_rematch(
 
 def test_the_home_page_gives_times_in_the_addresss_time_zone(app: Flask, client, make_game) -> None:
     """Once a move page has told the address's time zone, the emails use it, and so does
-    the home page: deadlines and vacations alike. The move page marks the opponent's
-    return as a time, which its script shows in the reader's zone."""
+    the home page and the move page: deadlines and vacations alike, each time marked with
+    the zone it is in, so that the page's script leaves it as it is."""
     with time_machine.travel(NOW, tick=False):
         game = make_game(seed=1, days_per_move=2)
         with app.app_context(), transaction():
@@ -515,10 +515,35 @@ def test_the_home_page_gives_times_in_the_addresss_time_zone(app: Flask, client,
             homes.take_vacation("sam@example.com", 3)
         page = unescape(client.get(home_of(app)).get_data(as_text=True))
         move_page = client.get(f"/play/{game['keeper']}").get_data(as_text=True)
-    assert 'Sam is on vacation until <time datetime="2026-06-04T12:00:00+00:00">' in move_page
+    move_page = unescape(move_page)
+    for text in (
+        '<time datetime="2026-06-04T12:00:00+00:00" data-zone="Europe/Paris">'
+        "Jun 4, 2026, 2:00:00\u202fPM Europe/Paris</time>",
+        '<time datetime="2026-06-06T12:00:00+00:00" data-zone="Europe/Paris">'
+        "Jun 6, 2026, 2:00:00\u202fPM Europe/Paris</time>",
+    ):
+        assert text in move_page
+    assert "PM UTC" not in move_page
     assert "Your move and Sam's are due Jun 6, 2026, 2:00:00\u202fPM Europe/Paris." in page
     assert "Sam is on vacation until Jun 4, 2026, 2:00:00\u202fPM Europe/Paris." in page
     assert "PM UTC" not in page
+
+
+def test_a_time_zone_this_machine_does_not_know_gives_times_in_utc(
+    app: Flask, client, make_game
+) -> None:
+    """Stored elsewhere, say: the page's times are in UTC, which its script then shows in
+    the browser's zone, unmarked by a zone it is not in."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=1, days_per_move=2)
+        with app.app_context(), transaction():
+            homes.set_time_zone(KIM, "Europe/Paris")
+            db.session.get_one(AddressSettings, KIM).time_zone = "Mars/Olympus_Mons"
+        for _ in range(2):  # rendered, then kept
+            move_page = unescape(client.get(f"/play/{game['keeper']}").get_data(as_text=True))
+            assert "data-zone" not in move_page
+            assert '<time datetime="2026-06-03T12:00:00+00:00">Jun 3, 2026' in move_page
+            assert "PM UTC</time>" in move_page
 
 
 def test_the_vacation_allowance(app: Flask, client, make_game) -> None:

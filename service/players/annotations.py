@@ -52,15 +52,17 @@ def last_move(view: PlayerView) -> dict[str, Any] | None:
     return {"trick": trick, "round": result}
 
 
-def deadline(due: str | None, now: datetime | None = None) -> dict[str, Any] | None:
-    """The next move's deadline, ``due`` as the view gives it: ``when`` (a date in UTC) and
-    ``left`` (``in 6 days``)."""
+def deadline(
+    due: str | None, now: datetime | None = None, zone: str | None = None
+) -> dict[str, Any] | None:
+    """The next move's deadline, ``due`` as the view gives it: ``when`` (a date, in the time
+    zone ``zone`` the player's address chose, else in UTC) and ``left`` (``in 6 days``)."""
     if not due:
         return None
     left = datetime.fromisoformat(due) - (now or utcnow())
     return {
         "iso": due,
-        "when": deadline_text(due),
+        "when": deadline_text(due, zone),
         "left": time_left(left),
         "late": left.total_seconds() <= 0,
     }
@@ -129,12 +131,14 @@ def play_reasons(view: PlayerView) -> dict[str, str]:
     return {card: reason for card in view["hand"] if card not in playable}
 
 
-def page_context(view: PlayerView) -> dict[str, Any]:
-    """Everything the move page template needs besides the view itself."""
+def page_context(view: PlayerView, time_zone: str | None) -> dict[str, Any]:
+    """Everything the move page template needs besides the view itself, its times in
+    ``time_zone`` (the one the player's address chose; ``None``: UTC)."""
     context: dict[str, Any] = {
         "news": since_last_move(view),
         "last_move": last_move(view),
-        "deadline": deadline(view["deadline"]),
+        "deadline": deadline(view["deadline"], zone=time_zone),
+        "time_zone": time_zone,
     }
     if view["choosing"]:
         context["reasons"] = choose_reasons(view)

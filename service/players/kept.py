@@ -31,6 +31,7 @@ from flask import Flask, current_app, g, request
 from sqlalchemy import Executable, exists
 from sqlalchemy.orm import aliased
 
+from ..addresses import known_time_zone
 from ..links import signed_home, signed_link
 from ..models import AddressSettings, Event, Player, db, utcnow
 from ..perspective import (
@@ -59,6 +60,7 @@ class PageKey:
     away_until: str | None
     notes_shown: bool
     deadline: tuple[tuple[str, Any], ...] | None
+    time_zone: str | None
     root: str
 
 
@@ -117,7 +119,8 @@ def kept_page(token: str) -> str | None:
         home_token=signed_home(row.email, row.home_key) if row.email and row.home_key else None,
         away_until=away.isoformat(timespec="seconds") if away else None,
         notes_shown=row.their_level is None and not row.notes_off,
-        due=deadline(iso(row.deadline), now),
+        due=deadline(iso(row.deadline), now, known_time_zone(row.time_zone)),
+        time_zone=known_time_zone(row.time_zone),
     )
     return kept_pages().get(key)
 
@@ -136,9 +139,10 @@ def page_key(
     away_until: str | None,
     notes_shown: bool,
     due: dict[str, Any] | None,
+    time_zone: str | None,
 ) -> PageKey:
     """The key of a page rendered from these (``due``: its deadline, from
-    :func:`~service.players.annotations.deadline`)."""
+    :func:`~service.players.annotations.deadline`; ``time_zone``: the one its times are in)."""
     return PageKey(
         token=token,
         tag=tag,
@@ -146,6 +150,7 @@ def page_key(
         away_until=away_until,
         notes_shown=notes_shown,
         deadline=tuple(sorted(due.items())) if due else None,
+        time_zone=time_zone,
         root=request.script_root,
     )
 
@@ -164,6 +169,7 @@ def _page_query() -> Executable:
             Player.email,
             Player.language,
             mine.home_key,
+            mine.time_zone,
             theirs.vacation_until,
             notes_off.label("notes_off"),
         )

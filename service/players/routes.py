@@ -17,7 +17,7 @@ from ..game_text import LOOKS, rule_message_in
 from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
-from ..links import home_token, player_for
+from ..links import home_token, player_for, signed_home
 from ..models import Player
 from ..notify import opponent_away_until
 from ..perspective import (
@@ -194,8 +194,14 @@ def _page(
     view = view_of(facts, match_summary(player))
     if isinstance(error, games.MoveError):
         error = _move_error(view, error)
-    context = page_context(view)
-    home = home_token(player.email) if player.email else None
+    # The address's choices give the home link and the zone of the page's times: one read.
+    settings = addresses.settings_for(player.email) if player.email else None
+    home = (
+        signed_home(settings.email, settings.home_key) if settings and settings.home_key else None
+    )
+    context = page_context(
+        view, addresses.known_time_zone(settings.time_zone if settings else None)
+    )
     away_until = opponent_away_until(player)
     their_notes = notes.from_opponent(player)
     html = render_template(
@@ -220,6 +226,7 @@ def _page(
             away_until=away_until,
             notes_shown=their_notes is not None,
             due=context["deadline"],
+            time_zone=context["time_zone"],
         )
         keep(view, html, key)
     return html, status

@@ -116,9 +116,10 @@
     update();
   }
 
-  /* The deadline in the reader's own time zone. */
+  /* The deadline in the reader's own time zone, where the page gives it in UTC: a time
+     given in the zone the player chose (data-zone) is left as it is, named. */
   function localTimes(root) {
-    all(root, "time[datetime]").forEach(function (time) {
+    all(root, "time[datetime]:not([data-zone])").forEach(function (time) {
       var moment = new Date(time.getAttribute("datetime"));
       if (isNaN(moment)) return;
       var local = moment.toLocaleString(document.documentElement.lang, {

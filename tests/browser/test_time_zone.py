@@ -9,6 +9,8 @@ from typing import Any
 from flask import Flask
 
 from service.addresses import time_zone
+from service.homes import set_time_zone
+from service.unit_of_work import transaction
 
 
 def test_the_move_page_reports_the_browser_time_zone(
@@ -25,3 +27,21 @@ def test_the_move_page_reports_the_browser_time_zone(
             time.sleep(0.1)
         assert time_zone("kim@example.com") == "Europe/Paris"
         assert time_zone("sam@example.com") is None
+
+
+def test_a_deadline_in_the_chosen_zone_stays_in_it_whatever_the_browser(
+    pg_app: Flask, new_game: Callable[..., dict[str, Any]], phone: Any
+) -> None:
+    """Given in UTC, the script shows a time in the browser's zone; given in the zone the
+    address chose, it is left as it is, named, as the emails and home page give it."""
+    game = new_game(seed=5, days_per_move=3)
+    page = phone(timezone_id="America/New_York").new_page()
+    page.goto(game["shadow"])
+    shown = page.locator("p.deadline time")
+    assert shown.get_attribute("title").endswith(" UTC")  # rewritten, the UTC text kept
+    assert "UTC" not in shown.inner_text()
+    with pg_app.app_context(), transaction():
+        set_time_zone("sam@example.com", "Asia/Tokyo")
+    page.goto(game["shadow"])
+    assert shown.inner_text().endswith(" Asia/Tokyo")
+    assert shown.get_attribute("title") is None
