@@ -236,6 +236,8 @@ def test_error_pages_in_french(client: FlaskClient, make_game) -> None:
         assert response.status_code == 404
         html = response.get_data(as_text=True)
         assert '<html lang="fr">' in html and "Il n’y a rien à cette adresse." in html
+        # A link replaced since its email was sent: the way to the links of now.
+        assert re.search(r'<a href="/links">[^<]+</a>', html), html
         assert "There is nothing at this address." in client.get(path).get_data(as_text=True)
     # The API keeps its English whatever the browser says.
     api = client.get("/api/play/forged", headers=FRENCH)
