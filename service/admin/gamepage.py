@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select
 
 from ..addresses import vacation_end
-from ..game_text import card_name, seat_name, suit_name
+from ..game_text import card_name, computer_name, seat_name, suit_name
 from ..models import OPEN_INVITATIONS, OPEN_STATUSES, Event, Game, Invitation, db, utcnow
 from ..rules import CHOICE_PHASES, State, track_advances
 from ..rules.engine import RoundResult, Trick
@@ -103,12 +103,17 @@ def history(state: State) -> list[RoundHistory]:
 
 
 def owes(game: Game) -> str:
-    """Who owes a move, in words."""
+    """Who owes a move, in words: the computer named as such, as the mail worker makes its
+    moves (one it owes for long says the worker is not passing)."""
     if game.to_act == "both":
         return "both players"
-    if game.to_act:
-        return f"the {seat_name(game.to_act, game.look)}"
-    return "nobody"
+    if not game.to_act:
+        return "nobody"
+    seat = f"the {seat_name(game.to_act, game.look)}"
+    player = game.player(game.to_act)  # type: ignore[arg-type]
+    if player.computer_level is not None:
+        return f"{seat}, {computer_name(player.computer_level)}"
+    return seat
 
 
 def vacations(game: Game) -> dict[str, str]:

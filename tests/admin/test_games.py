@@ -15,7 +15,7 @@ from sqlalchemy import select, update
 from service import games, homes
 from service.admin import listing
 from service.game_text import card_name
-from service.models import Game, OutboxMessage, db, utcnow
+from service.models import Game, OutboxMessage, Player, db, utcnow
 from service.rules import Variant, run, summary, to_act
 from service.unit_of_work import transaction
 
@@ -350,6 +350,13 @@ def test_a_game_against_the_computer_names_it_and_offers_no_link_actions(app, ad
     assert f"/players/{kim}/rotate" in html and f"/players/{bot}/rotate" not in html
     stats_html = admin.get("/admin/stats").get_data(as_text=True)
     assert 'id="computer-levels"' in stats_html
+    # Once Kim has given her card, the computer owes its own: the worker makes that move.
+    with app.app_context(), transaction():
+        view = games.player_view(db.session.get_one(Player, kim))
+        games.apply_move(kim, 0, pick_action(view, random.Random(1)))
+    for page in (f"/admin/games/{game_id}", "/admin/games"):
+        html = admin.get(page).get_data(as_text=True)
+        assert "the Shadow, the computer (hard)" in html, page
 
 
 def test_the_computer_has_no_link_to_resend_or_rotate(app, admin) -> None:
