@@ -91,6 +91,8 @@ class Home:
     invited: list[Invitation] = field(default_factory=list)
     sent: list[Invitation] = field(default_factory=list)
     stopped: list[Player] = field(default_factory=list)
+    # Every email stopped: the invitations and each game's (invitations.stopped_all_emails).
+    emails_stopped: bool = False
     vacation_left: int = 0
     on_vacation_until: datetime | None = None
 
@@ -121,6 +123,9 @@ def overview(email: str, now: datetime | None = None) -> Home:
     now = now or utcnow()
     settings = settings_for(email)
     home = Home(email=email, settings=settings, address=db.session.get(Address, email))
+    # Asked only of an address that stopped emails (the read of no Address is not kept).
+    unsubscribed = home.address is not None and home.address.unsubscribed_at is not None
+    home.emails_stopped = unsubscribed and invitations.stopped_all_emails(email)
     # Each line reads its game and both its players, and a return match's line both games of
     # the match with their players: loaded here in five statements, however many games.
     game = contains_eager(Player.game)

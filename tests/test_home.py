@@ -398,13 +398,17 @@ def test_stopping_and_undoing(app: Flask, client, make_game) -> None:
     # Nor is a number no game can have, however large.
     for number in ("0", "-3000000000", "3000000000", "9" * 20):
         assert post(client, home, "games/resume", game=number).status_code == 404, number
-    # Every email, and back.
+    # Every email, and back; the choice of when to email stays, and says it is not used.
+    stopped = "You stopped all emails: none is sent, whatever you choose here,"
+    assert stopped not in client.get(home).get_data(as_text=True)
     assert post(client, home, "stop-all").status_code == 303
     with app.app_context():
         assert invitations.stopped_all_emails(KIM)
+    assert stopped in client.get(home).get_data(as_text=True)
     assert post(client, home, "resume-all").status_code == 303
     with app.app_context():
         assert not invitations.stopped_all_emails(KIM) and not invitations.blocked(KIM)
+    assert stopped not in client.get(home).get_data(as_text=True)
 
 
 def test_a_declined_invitation_can_be_taken_back(app: Flask, client, make_game) -> None:
