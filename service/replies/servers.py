@@ -2,8 +2,10 @@
 and an IMAP reader for a site with only a mailbox. Both hand each message to
 :func:`.inbound.receive`.
 
-The LMTP server answers a message once it is handled, per recipient as LMTP
-wants; a database that is unavailable gets a temporary refusal (451), so the
+The LMTP server refuses at once (550) a recipient that is no reply address
+whose tag is valid now, so that a reply to a forged or dead tag bounces to its
+sender rather than vanish; it answers a message once it is handled, per
+recipient as LMTP wants; a database that is unavailable gets a temporary refusal (451), so the
 mail server tries again later (a reply handled before is known by its
 Message-ID and not applied twice), and a message that cannot be read at all
 a permanent one (554), which the mail server reports to its sender: a
@@ -44,7 +46,7 @@ from ..config import ConfigError
 from ..errors import is_outage, outage_reason
 from ..models import db
 from .inbound import MAX_MESSAGE_BYTES, Outcome, receive
-from .tags import tag_in
+from .tags import read_tag, tag_in
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +61,16 @@ class Delivery:
     async def handle_RCPT(
         self, server: Any, session: Any, envelope: Any, address: str, options: list[str]
     ) -> str:
-        """Only the tagged reply addresses receive mail here: the rest is refused at once."""
-        with self.app.app_context():
-            ours = tag_in(address) is not None
-        if not ours:
+        """Only reply addresses whose tag is valid now receive mail here: the rest is refused
+        at once, so that the sender's mail server tells the sender. A tag is signed over the
+        player's link, so it is checked against the database (in a thread, as it is not
+        asynchronous): a forged tag, one of a rotated key or a replaced link is refused."""
+        check = partial(self.valid_tag, address)
+        try:
+            valid = await asyncio.get_running_loop().run_in_executor(None, check)
+        except Exception as exc:
+            return _refusal(exc, "550 5.3.0 The reply address could not be read")
+        if not valid:
             return "550 5.1.1 No such reply address"
         envelope.rcpt_tos.append(address)
         return "250 2.1.5 OK"
@@ -75,19 +83,21 @@ class Delivery:
         try:
             await asyncio.get_running_loop().run_in_executor(None, read)
         except Exception as exc:
-            if is_outage(exc):
-                log.warning("reply put off, the database is unavailable: %s", outage_reason(exc))
-                reply = "451 4.3.0 Try again later"
-            else:
-                # Reading it again would fail again (a database error that is no outage too):
-                # the mail server tells the sender instead.
-                log.exception("reply could not be read")
-                reply = "554 5.6.0 The reply could not be read"
+            reply = _refusal(exc, "554 5.6.0 The reply could not be read")
         else:
             reply = "250 2.0.0 OK"
         if self.lmtp:  # one reply per recipient
             return "\r\n".join([reply] * max(1, len(envelope.rcpt_tos)))
         return reply
+
+    def valid_tag(self, address: str) -> bool:
+        """Whether ``address`` is a reply address whose tag is valid under the current keys."""
+        with self.app.app_context():
+            try:
+                tag = tag_in(address)
+                return tag is not None and read_tag(tag) is not None
+            finally:
+                db.session.remove()
 
     def read(self, raw: bytes, mail_from: str | None, recipients: tuple[str, ...]) -> Outcome:
         """Hand one message to the service, in an application context of its own."""
@@ -96,6 +106,18 @@ class Delivery:
                 return receive(raw, envelope_from=mail_from, recipients=recipients)
             finally:
                 db.session.remove()
+
+
+def _refusal(exc: Exception, permanent: str) -> str:
+    """The answer when reading an address or a message failed: a temporary refusal (451) for
+    a database outage, so the mail server tries again later, else ``permanent``: reading it
+    again would fail again (a database error that is no outage too), and the mail server
+    tells the sender instead."""
+    if is_outage(exc):
+        log.warning("reply put off, the database is unavailable: %s", outage_reason(exc))
+        return "451 4.3.0 Try again later"
+    log.exception("reply could not be read")
+    return permanent
 
 
 class InboundController(Controller):

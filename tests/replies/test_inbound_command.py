@@ -18,6 +18,7 @@ from service.models import Game, db
 from service.perspective import player_view
 from service.replies import servers
 from service.replies.servers import InboundController
+from service.replies.tags import reply_address
 
 from ..conftest import BASE_URL, STARTED_SMTP, base_config
 from ..helpers import pick_action
@@ -101,25 +102,11 @@ def test_reading_replies_needs_a_reply_address(app: Flask, runner, command: str)
     assert "REPLY_ADDRESS is not set" in result.output
 
 
-def refusal_of_a_reply(port: int) -> int:
-    """The code with which the LMTP server on ``port`` refuses a reply it cannot take now."""
-    with (
-        smtplib.LMTP("127.0.0.1", port) as client,
-        pytest.raises(smtplib.SMTPDataError) as refused,
-    ):
-        client.sendmail(
-            "kim@example.com",
-            [f"play+1.0.{'a' * 26}@splitmind.test"],
-            b"From: kim@example.com\r\nMessage-ID: <x@example.com>\r\n\r\n5H\r\n",
-        )
-    return refused.value.smtp_code
-
-
 def test_a_reply_is_put_off_while_the_database_is_down(
     tmp_path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A temporary refusal (451): the mail server keeps the reply and tries again later. The
-    log says why in one line."""
+    """A temporary refusal (451) of the address, whose tag is checked against the player's
+    link: the mail server keeps the reply and tries again later. The log says why in one line."""
     config = {
         **base_config("postgresql://root@127.0.0.1:1/nowhere", tmp_path / "instance"),
         "REPLY_ADDRESS": REPLY_ADDRESS,
@@ -130,7 +117,10 @@ def test_a_reply_is_put_off_while_the_database_is_down(
     controller.start()
     STARTED_SMTP.add(("127.0.0.1", port))
     try:
-        assert refusal_of_a_reply(port) == 451
+        with smtplib.LMTP("127.0.0.1", port) as client:
+            client.ehlo()
+            client.mail("kim@example.com")
+            assert client.rcpt(f"play+1.0.{'a' * 26}@splitmind.test")[0] == 451
     finally:
         STARTED_SMTP.discard(("127.0.0.1", port))
         controller.stop()
@@ -140,13 +130,26 @@ def test_a_reply_is_put_off_while_the_database_is_down(
 
 
 def test_a_reply_the_database_refuses_is_refused_for_good(
-    app: Flask, inbound: int, monkeypatch: pytest.MonkeyPatch
+    app: Flask, make_game, inbound: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A database error that is no outage would recur on every attempt: a permanent refusal
     (554), not a temporary one that has the mail server retry for days."""
+    game_id = make_game(seed=3)["id"]
+    with app.app_context():
+        address = reply_address(db.session.get_one(Game, game_id).player("keeper"), 0)
+    assert address is not None
 
     def refused(raw: bytes, **_: object) -> None:
         db.session.execute(text("SELECT 1 / 0"))  # a real error from the database, no outage
 
     monkeypatch.setattr(servers, "receive", refused)
-    assert refusal_of_a_reply(inbound) == 554
+    with (
+        smtplib.LMTP("127.0.0.1", inbound) as client,
+        pytest.raises(smtplib.SMTPDataError) as refused_data,
+    ):
+        client.sendmail(
+            "kim@example.com",
+            [address],
+            b"From: kim@example.com\r\nMessage-ID: <x@example.com>\r\n\r\n5H\r\n",
+        )
+    assert refused_data.value.smtp_code == 554

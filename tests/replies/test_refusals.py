@@ -94,7 +94,17 @@ def assert_dropped(app, game_id, smtp_server, message, deliver) -> None:
     assert readings(app) == 0
 
 
-def test_a_tampered_tag_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
+def refused_at_once(port: int, message) -> int:
+    """The code with which the LMTP server on ``port`` refuses the recipient of ``message``."""
+    with pytest.raises(smtplib.SMTPRecipientsRefused) as refused:
+        send(port, message)
+    ((code, _),) = refused.value.recipients.values()
+    return code
+
+
+def test_a_tampered_tag_is_refused_or_dropped(app, started, smtp_server, deliver, inbound) -> None:
+    """The LMTP server refuses its address, so the player's mail server tells them; read from
+    a mailbox, the reply is dropped."""
     game_id = started()
     invitation = newest(smtp_server, "keeper")
     reply_to = str(invitation.message["Reply-To"])
@@ -102,8 +112,24 @@ def test_a_tampered_tag_is_dropped(app, started, smtp_server, deliver, inbound) 
     tampered = local[:-1] + ("a" if local[-1] != "a" else "b") + "@" + domain
     cards = keepers_exchange(app, game_id)
     message = reply_message(invitation, " ".join(cards), to=tampered)
-    send(inbound, message)
+    assert refused_at_once(inbound, message) == 550
+    with app.app_context():
+        assert receive(as_bytes(message)) == Outcome("dropped", "no valid reply tag")
     assert_dropped(app, game_id, smtp_server, message, deliver)
+
+
+def test_a_tag_of_a_dropped_key_is_refused(app, started, smtp_server, deliver, inbound) -> None:
+    """Signed with a key that is no more SECRET_KEY nor one of SECRET_KEY_FALLBACKS; while it is
+    a fallback, the reply is a move."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    old = app.config["SECRET_KEY"]
+    app.config.update(SECRET_KEY="a-new-secret-key", SECRET_KEY_FALLBACKS=[])
+    assert refused_at_once(inbound, message) == 550
+    assert_dropped(app, game_id, smtp_server, message, deliver)
+    app.config["SECRET_KEY_FALLBACKS"] = [old]
+    send(inbound, message)
+    assert snapshot(app, game_id)[0] == 1
 
 
 def test_a_reply_whose_link_is_rotated_while_it_is_read_is_dropped(
@@ -127,12 +153,12 @@ def test_a_reply_whose_link_is_rotated_while_it_is_read_is_dropped(
         assert db.session.scalars(select(InboundReply.reason)).one() == "no valid reply tag"
 
 
-def test_a_reply_to_a_rotated_link_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
+def test_a_reply_to_a_rotated_link_is_refused(app, started, smtp_server, deliver, inbound) -> None:
     game_id = started()
     message = exchange_reply(app, game_id, smtp_server)
     with app.app_context(), transaction():
         games.rotate_link(db.session.get_one(Game, game_id).player("keeper").id, "admin")
-    send(inbound, message)
+    assert refused_at_once(inbound, message) == 550
     assert_dropped(app, game_id, smtp_server, message, deliver)
 
 
@@ -515,13 +541,20 @@ def nested_parts(depth: int, text: str, eol: bytes = b"\r\n") -> bytes:
 def test_a_strangers_message_is_dropped_on_its_headers(
     app, started, smtp_server, deliver, inbound
 ) -> None:
-    """A tag of the right shape but not signed is known from the envelope: the body is never
-    parsed, here nested deeper than the parser can follow, and the message is taken and dropped."""
+    """A tag of the right shape but not signed is known from the envelope: the LMTP server
+    refuses its address, and read from a mailbox the body is never parsed, here nested deeper
+    than the parser can follow, and the message is dropped."""
     game_id = started()
     local, _, domain = REPLY_ADDRESS.partition("@")
     address = f"{local}+1.0.{'a' * 26}@{domain}"
     head = f"From: eve@example.net\r\nTo: {address}\r\nSubject: 5H\r\n".encode()
-    send_bytes(inbound, head + nested_parts(1500, "5H\r\n"), "eve@example.net", address)
+    raw = head + nested_parts(1500, "5H\r\n")
+    with pytest.raises(smtplib.SMTPRecipientsRefused):
+        send_bytes(inbound, raw, "eve@example.net", address)
+    with app.app_context():
+        assert receive(raw, envelope_from="eve@example.net", recipients=(address,)) == Outcome(
+            "dropped", "no valid reply tag"
+        )
     deliver()
     assert snapshot(app, game_id)[0] == 0
     assert readings(app) == 0
@@ -703,15 +736,15 @@ def test_a_copy_pasted_right_under_the_move_is_no_note(
         assert notes.from_opponent(game.player("shadow")) == []
 
 
-def test_a_tag_no_player_can_have_is_dropped(app, started, smtp_server, deliver, inbound) -> None:
-    """A player number past the database's integers: dropped as any unknown tag, accepted by
-    the LMTP server rather than put off again and again."""
+def test_a_tag_no_player_can_have_is_refused(app, started, smtp_server, deliver, inbound) -> None:
+    """A player number past the database's integers: refused by the LMTP server as any unknown
+    tag, rather than put off again and again."""
     game_id = started()
     local, _, domain = REPLY_ADDRESS.partition("@")
     message = reply_message(
         newest(smtp_server, "keeper"), "4S 5H", to=f"{local}+99999999999.1.{'a' * 26}@{domain}"
     )
-    send(inbound, message)
+    assert refused_at_once(inbound, message) == 550
     assert_dropped(app, game_id, smtp_server, message, deliver)
 
 
