@@ -307,7 +307,8 @@ def mail_fetch(once: bool, poll: float) -> None:
 @with_appcontext
 def tick() -> None:
     """Run the deadline sweep once (reminders, timeouts, digests) and make the computer's
-    moves that are due: for cron, where no mail worker does both."""
+    moves that are due: for cron, where no mail worker does both. The email they cause is
+    queued: `mail worker --once` delivers it."""
     result = deadlines.sweep()
     click.echo(f"reminded {len(result.reminded)} game(s), timed out {len(result.expired)} game(s)")
     click.echo(f"ended {len(result.invitations_expired)} invitation(s) left unanswered")

@@ -8,6 +8,7 @@ import random
 import re
 from collections.abc import Callable, Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -400,6 +401,25 @@ def test_tick_makes_the_computers_moves(app: Flask, runner: FlaskCliRunner, agai
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1] == "made 1 computer move(s)"
     assert to_act(load(app, game["id"]).state) == ["shadow"]
+
+
+def test_the_readmes_cron_line_delivers_the_email(
+    app: Flask, runner: FlaskCliRunner, against_computer, smtp_server
+) -> None:
+    """With no mail worker running, the cron line the README gives is all that sends mail:
+    the computer's move is made, and every email queued is delivered."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    cron = readme[readme.index("# /etc/cron.d/splitmind") :].split("```")[0]
+    commands = re.findall(r"splitmind-flask ([\w -]+?) *(?:;|\}|2>|\|)", cron)
+    assert commands[0].split() == ["tick"]
+    game = against_computer(computer="keeper")
+    for command in commands:
+        result = runner.invoke(args=command.split())
+        assert result.exit_code == 0, result.output
+    assert to_act(load(app, game["id"]).state) == ["shadow"]
+    with app.app_context():
+        assert set(db.session.scalars(select(OutboxMessage.status))) == {"sent"}
+    assert smtp_server.handler.to(KIM)
 
 
 # --- deadlines -----------------------------------------------------------------------
