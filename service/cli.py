@@ -232,7 +232,7 @@ def mail_worker(once: bool, poll: float) -> None:
 
     With ``--once``, make the moves that are due (a few seconds of them, as one pass
     does), deliver what is queued, and exit; an unreachable database or SMTP server
-    ends it with an error.
+    ends it with an error, as does a server refusing the login, queue empty or not.
     """
     moves = computer.ComputerMoves()
     if not once:

@@ -151,14 +151,20 @@ class Transport:
             return  # the local mailbox page reads sent messages from the outbox
         if self.connection is not None and not self._alive():
             self.close()
-        if self.connection is None:
-            connection = TimeoutConnection(current_app.extensions["mail"])
-            self.connection = connection.__enter__()
+        self.open()
+        assert self.connection is not None
         try:
             self.connection.send(mail)
         except Exception:
             self.close()
             raise
+
+    def open(self) -> None:
+        """Open the SMTP session (connect, greet, start TLS, log in) unless one is open or
+        the mail goes to the local mailbox; raises :class:`ServerUnavailable` on failure."""
+        if self.local or self.connection is not None:
+            return
+        self.connection = TimeoutConnection(current_app.extensions["mail"]).__enter__()
 
     def _alive(self) -> bool:
         """Whether the kept connection still answers."""
@@ -603,10 +609,12 @@ def run(
     ``moves`` returns how many it made: after a pass that made some, the next one
     starts at once, as a pass makes only a few seconds of them and more may be due.
 
-    With ``once``, make the moves, drain the queue and return; a database or SMTP server that
-    cannot be reached is raised instead of waited for. Otherwise outages are
-    logged and waited out with a growing pause, and so is their end. Returns
-    how many messages were handled (sent, skipped, failed or put off for a retry).
+    With ``once``, make the moves, drain the queue, open an SMTP session if sending opened
+    none (so that an empty queue checks the server too) and return; a database or SMTP
+    server that cannot be reached, or refuses the session, is raised instead of waited
+    for. Otherwise outages are logged and waited out with a growing pause, and so is their
+    end. Returns how many messages were handled (sent, skipped, failed or put off for a
+    retry).
     """
     log.info("mail worker started: %s, batch %d, poll %gs", _settings(), BATCH, poll)
     transport = Transport()
@@ -626,6 +634,9 @@ def run(
                     _sweep(sweep)
                 moved = _moves(moves) if moves is not None else 0
                 handled += drain(transport, should_stop=should_stop, after_batch=beat)
+                if once:
+                    # A check even with nothing to send: the server answers, takes the login.
+                    transport.open()
             except DATABASE_ERRORS as exc:
                 db.session.rollback()
                 if once:

@@ -325,6 +325,33 @@ def test_worker_once_gives_up_when_the_smtp_server_is_down(
     smtp_server.restart()
 
 
+@pytest.mark.parametrize("fault", ["down", "login"])
+def test_worker_once_checks_the_smtp_server_with_nothing_to_send(
+    app: Flask, smtp_server: SMTPServer, fault: str
+) -> None:
+    """An empty queue sends nothing, but --once still connects (and logs in): a check cron or
+    an operator can trust, whatever is queued."""
+    if fault == "down":
+        smtp_server.stop()  # its port closed
+    else:
+        refuse_the_session(app, smtp_server, "login")
+    result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
+    if fault == "down":
+        smtp_server.restart()
+    assert result.exit_code == 1
+    said = result.output.splitlines()[-1]
+    assert said.startswith("Error: the SMTP server is unavailable: ")
+    assert ("Connection refused" if fault == "down" else "535") in said
+
+
+def test_worker_once_checks_a_live_smtp_server_and_quits(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    result = app.test_cli_runner().invoke(args=["mail", "worker", "--once"])
+    assert (result.exit_code, result.stdout) == (0, "handled 0 message(s)\n")
+    assert smtp_server.received == []
+
+
 def test_worker_once_gives_up_when_the_database_is_down(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
