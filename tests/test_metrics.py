@@ -29,6 +29,13 @@ from .smtp import free_port
 
 TOKEN = "metrics-token-for-tests"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+# The gauges a scrape reads from the database, left out while it cannot be read.
+READ_FROM_THE_DATABASE = (
+    "splitmind_outbox_messages",
+    "splitmind_outbox_oldest_queued_age_seconds",
+    "splitmind_mail_worker_last_pass_age_seconds",
+)
 
 
 @pytest.fixture
@@ -172,6 +179,38 @@ def test_the_oldest_age_counts_from_when_an_email_fell_due(
     assert 3600 <= age < 3700
 
 
+def test_an_unreachable_smtp_server_shows_in_the_oldest_age_alone(
+    app: Flask, client: FlaskClient, make_game, smtp_server
+) -> None:
+    """No message is handled while no session opens: none counts as deferred, and they wait
+    queued, due, as the README says."""
+    app.config["LOCAL_MAILBOX"] = False
+    mail = app.extensions["mail"]
+    mail.server, mail.port = "127.0.0.1", smtp_server.port
+    make_game(seed=1)
+    with app.app_context():
+        db.session.execute(
+            update(OutboxMessage).values(next_attempt_at=utcnow() - timedelta(minutes=10))
+        )
+        db.session.commit()
+    deferred = value(scrape(client), "splitmind_mail_total", outcome="deferred")
+    smtp_server.stop()
+    try:
+        with app.app_context(), pytest.raises(worker.ServerUnavailable):
+            drain()
+    finally:
+        smtp_server.restart()
+    samples = scrape(client)
+    assert value(samples, "splitmind_mail_total", outcome="deferred") == deferred
+    assert value(samples, "splitmind_outbox_oldest_queued_age_seconds") >= 600
+    (row,) = [
+        line
+        for line in README.splitlines()
+        if line.startswith("| `splitmind_outbox_oldest_queued_age_seconds`")
+    ]
+    assert "An SMTP server that cannot be reached" in row and "shows here alone" in row
+
+
 def test_the_counts_are_served_while_the_database_is_down(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -191,7 +230,10 @@ def test_the_counts_are_served_while_the_database_is_down(
     assert ("splitmind_moves_total", ()) in samples
     assert value(samples, "splitmind_database_up") == 0
     names = {name for name, _ in samples}
-    assert not {"splitmind_outbox_messages", "splitmind_outbox_oldest_queued_age_seconds"} & names
+    assert not set(READ_FROM_THE_DATABASE) & names
+    # The README names each gauge an outage takes, for the operator who alerts on them.
+    (row,) = [line for line in README.splitlines() if line.startswith("| `splitmind_database_up`")]
+    assert all(f"`{name}`" in row for name in READ_FROM_THE_DATABASE)
     said = [record for record in caplog.records if record.levelno >= logging.WARNING]
     assert len(said) == 1 and said[0].getMessage().startswith("database unavailable: ")
     assert said[0].getMessage().endswith("Connection refused; /metrics served without the outbox")
