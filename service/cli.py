@@ -346,7 +346,10 @@ def serve(host: str, port: int) -> None:
 
 
 def init_app(app: Flask) -> None:
-    """Register the command groups."""
+    """Register the command groups, and put Flask-Migrate's ``db`` among them."""
+    migrations = app.cli.commands["db"]
+    assert isinstance(migrations, click.Group)
+    app.cli.add_command(ServiceGroup.of(migrations))
     app.cli.add_command(games_cli)
     app.cli.add_command(mail_cli)
     app.cli.add_command(tick)

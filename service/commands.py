@@ -33,3 +33,18 @@ class ServiceCommand(click.Command):
 class ServiceGroup(ServiceCommand, AppGroup):
     """Flask's command group (each command runs in the app context), which says a database
     outage in any of its commands in one line, as a :class:`ServiceCommand`."""
+
+    @classmethod
+    def of(cls, group: click.Group) -> ServiceGroup:
+        """Another library's ``group`` (Flask-Migrate's ``db``) as one of these: the same
+        name, options and commands, a database outage said in one line. ``db upgrade`` runs
+        before the services start (a unit's ``ExecStartPre``, the image's ``CMD``), where an
+        outage is common and a chained traceback says it in a hundred lines."""
+        return cls(
+            group.name,
+            commands=group.commands,
+            callback=group.callback,
+            params=group.params,
+            help=group.help,
+            short_help=group.short_help,
+        )
