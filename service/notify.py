@@ -24,14 +24,14 @@ The kinds of email sent here are registered at the end (see :mod:`.mail.kinds`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
 from sqlalchemy import exists, select
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import contains_eager, joinedload
 
 from . import notes
 from .addresses import emails_language, settings_for, time_zone, vacation_end
@@ -40,7 +40,16 @@ from .links import home_url, player_url, token_for
 from .mail import compose, kinds, queue, withdraw
 from .mail.compose import Email
 from .mail.kinds import Kind
-from .models import DEFAULT_EMAIL_POLICY, Game, Invitation, OutboxMessage, Player, db, utcnow
+from .models import (
+    DEFAULT_EMAIL_POLICY,
+    Game,
+    Invitation,
+    Match,
+    OutboxMessage,
+    Player,
+    db,
+    utcnow,
+)
 from .perspective import player_view
 from .rematch_rules import rematch_refusal
 from .replies.headers import game_headers, reply_to, root_message_id
@@ -338,10 +347,25 @@ def write_links(message: OutboxMessage) -> Email | None:
     return replace(email, headers={**email.headers, **headers})
 
 
-def _write_games(kind: str, email: str, players: Sequence[Player], language: str | None) -> Email:
-    """Write an email to an address about several of its games, each with its link."""
+def _write_games(
+    kind: str,
+    email: str,
+    players: Sequence[Player],
+    language: str | None,
+    notes_of: Mapping[int, list[str] | None] | None = None,
+) -> Email:
+    """Write an email to an address about several of its games, each with its link, its
+    opponent and, from ``notes_of`` (by player id), the opponent's notes it quotes."""
     with recipient_locale(language):
-        games = [{"view": player_view(player), "link": player_url(player)} for player in players]
+        games = [
+            {
+                "view": player_view(player),
+                "link": player_url(player),
+                "opponent": player.game.player(other(player.seat)),
+                "notes": (notes_of or {}).get(player.id),
+            }
+            for player in players
+        ]
     return compose.render(
         kind,
         language,
@@ -363,8 +387,16 @@ def digest(email: str, players: list[Player], language: str | None) -> None:
 
 
 def write_digest(message: OutboxMessage) -> Email | None:
-    """Write a queued digest: the moves of its games that the address still owes when it goes."""
+    """Write a queued digest: the moves of its games that the address still owes when it goes.
+
+    Each game says what changed since the player's last move and quotes the
+    opponent's notes since, as a turn email would: the digest stands for the
+    turn emails the address does not get. Its games, their players and their
+    return matches are read together; the notes, two statements a game (a digest
+    goes once a day).
+    """
     params = message.params or {}
+    game = contains_eager(Player.game)
     players = [
         player
         for player in db.session.scalars(
@@ -372,12 +404,17 @@ def write_digest(message: OutboxMessage) -> Email | None:
             .join(Game)
             .where(Player.id.in_(params["players"]), Player.email == message.recipient)
             .order_by(Game.id)
+            .options(
+                game.selectinload(Game.players),
+                game.selectinload(Game.match).selectinload(Match.games).selectinload(Game.players),
+            )
         )
         if in_digest(player)
     ]
     if not players:
         return None
-    return _write_games("digest", message.recipient, players, params["language"])
+    notes_of = {player.id: notes.from_opponent(player, since_own_move=True) for player in players}
+    return _write_games("digest", message.recipient, players, params["language"], notes_of)
 
 
 def in_digest(player: Player) -> bool:

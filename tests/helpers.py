@@ -112,6 +112,28 @@ def random_move(
     return seat, views[seat]
 
 
+def kim_owes_after_sam_wrote(
+    client: FlaskClient, tokens: dict[str, Any], rng: random.Random, notes: list[str]
+) -> None:
+    """From the start of a game, random moves until Kim owes one after a trick was played and
+    Sam moved last: Sam first while both owe (the exchange), each of Sam's moves with the next
+    of ``notes`` (none once they run out). What Kim hears of next has an exchange done, a
+    trick and Sam's last note at least."""
+    written, last = iter(notes), None
+    for _ in range(40):
+        views = {seat: client.get(f"/api/play/{tokens[seat]}").get_json() for seat in SEATS}
+        keeper, shadow = views["keeper"], views["shadow"]
+        if last == "shadow" and keeper["your_turn"] and keeper["history"]:
+            return
+        seat = last = "shadow" if shadow["your_turn"] else "keeper"
+        body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
+        if seat == "shadow":
+            body["note"] = next(written, None)
+        response = client.post(f"/api/play/{tokens[seat]}", json=body)
+        assert response.status_code == 200, response.get_json()
+    raise AssertionError("Kim never owed a move after a trick")
+
+
 def _service_views(app: Flask, tokens: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each seat's view, as ``GET /api/play/<token>`` gives it."""
     with app.app_context():

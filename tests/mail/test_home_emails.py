@@ -4,6 +4,7 @@ it, the daily digest, and a vacation as the opponent reads it."""
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -13,13 +14,17 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service import deadlines, homes
-from service.links import home_token
+from service import deadlines, games, homes, notify
+from service.games import Seating
+from service.links import home_token, token_for
 from service.models import AddressSettings, Game, OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
-from ..factories import one_by_one
-from ..smtp import SMTPServer
+from ..conftest import load_game
+from ..factories import one_by_one, played_against_computer
+from ..helpers import kim_owes_after_sam_wrote, pick_action, statements_run
+from ..secrecy import hidden_cards, leaks
+from ..smtp import Received, SMTPServer
 from .test_invitations import path_of
 
 KIM = "kim@example.com"
@@ -167,7 +172,7 @@ def test_the_daily_digest(
     smtp_server: SMTPServer,
 ) -> None:
     with time_machine.travel(NOW, tick=False):
-        games = [make_game(seed=n, days_per_move=3) for n in (21, 22)]
+        made = [make_game(seed=n, days_per_move=3) for n in (21, 22)]
         with app.app_context(), transaction():
             homes.set_email_policy(KIM, "digest", digest_hour=8)
         deliver()
@@ -181,7 +186,7 @@ def test_the_daily_digest(
     deliver()
     (digest,) = smtp_server.handler.to(KIM)
     assert str(digest.message["Subject"]) == "Split Mind: 2 moves wait for you"
-    for game in games:
+    for game in made:
         assert f"/play/{game['keeper']}" in digest.text
         assert f"Game {game['id']}: you are the Keeper against Sam." in digest.text
     with app.app_context():
@@ -193,6 +198,143 @@ def test_the_daily_digest(
             player.game.status = "finished"
     with time_machine.travel(NOW + timedelta(days=1, hours=1), tick=False), app.app_context():
         assert deadlines.sweep().digests == []
+
+
+HOSTILE = '<b>bold</b> & "quoted"'
+
+
+def kims_digest(app: Flask, deliver: Callable[[], int], smtp_server: SMTPServer) -> Received:
+    """Kim asks for the digest at 8 and gets it at 08:05 on NOW's day: the email sent."""
+    with time_machine.travel(NOW.replace(hour=8, minute=5), tick=False):
+        with app.app_context():
+            with transaction():
+                homes.set_email_policy(KIM, "digest", digest_hour=8)
+            assert deadlines.sweep().digests == [KIM]
+        deliver()
+    (digest,) = [m for m in smtp_server.handler.to(KIM) if "wait" in str(m.message["Subject"])]
+    return digest
+
+
+def block(text: str, heading: str, mark: str) -> list[str]:
+    """The lines starting with ``mark`` right after the line ``heading`` in ``text``."""
+    lines = text.splitlines()
+    after = lines[lines.index(heading) + 1 :]
+    return list(itertools.takewhile(lambda line: line.startswith(mark), after))
+
+
+@pytest.mark.both_backends
+def test_the_digest_tells_what_the_opponent_did_and_wrote(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    deliver: Callable[[], int],
+    smtp_server: SMTPServer,
+) -> None:
+    """After Sam's exchange, a trick and Sam's notes, Kim's digest says what her turn email
+    said of them (the email it stands for), the notes escaped in its HTML part, and no card
+    Kim may not see."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=21, days_per_move=3)
+        kim_owes_after_sam_wrote(client, game, random.Random(21), ["Good luck!", HOSTILE])
+        deliver()
+    turn = smtp_server.handler.to(KIM)[-1]
+    news = block(turn.text, "Since your last move:", "- ")
+    notes = block(turn.text, "Sam wrote:", '"')
+    assert news and f'"{HOSTILE}"' in notes
+    digest = kims_digest(app, deliver, smtp_server)
+    assert block(digest.text, "Since your last move:", "- ") == news
+    assert block(digest.text, "Sam wrote:", '"') == notes
+    assert "Since your last move:" in digest.html and "Sam wrote:" in digest.html
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; &#34;quoted&#34;" in digest.html
+    assert "<b>bold" not in digest.html
+    state = load_game(app, game["id"]).state
+    body = digest.text + digest.html
+    assert not leaks(body, hidden_cards(state, "keeper"), (game["keeper"], game["shadow"]))
+
+
+def test_a_digest_quotes_no_note_once_notes_are_off(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    deliver: Callable[[], int],
+    smtp_server: SMTPServer,
+) -> None:
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=21, days_per_move=3)
+        kim_owes_after_sam_wrote(client, game, random.Random(21), ["Good luck!", HOSTILE])
+        assert client.post(f"/play/{game['shadow']}/notes-off").status_code == 303
+        deliver()
+    digest = kims_digest(app, deliver, smtp_server)
+    assert "Since your last move:" in digest.text and "Since your last move:" in digest.html
+    for part in (digest.text, digest.html):
+        assert "wrote:" not in part and "Good luck" not in part and "bold" not in part
+
+
+def test_a_digest_of_a_game_against_the_computer_quotes_no_note(
+    app: Flask, client: FlaskClient, deliver: Callable[[], int], smtp_server: SMTPServer
+) -> None:
+    """The computer writes no note; Kim's own notes to it are not quoted back to her."""
+    with time_machine.travel(NOW, tick=False):
+        with app.app_context(), transaction():
+            computer = Seating.the_computer("easy")
+            game = games.create_game(Seating(KIM, "Kim"), computer, seed=21, days_per_move=3)
+            game_id, token = game.id, token_for(game.player("keeper"))
+        view = client.get(f"/api/play/{token}").get_json()
+        body = {"version": view["version"], **pick_action(view, random.Random(21))}
+        response = client.post(f"/api/play/{token}", json={**body, "note": "Hello, machine"})
+        assert response.status_code == 200
+        played_against_computer(
+            app, game_id, 21, until=lambda view: bool(view["history"]) and view["your_turn"]
+        )
+        deliver()
+    digest = kims_digest(app, deliver, smtp_server)
+    assert "Since your last move:" in digest.text and "Since your last move:" in digest.html
+    for part in (digest.text, digest.html):
+        assert "wrote:" not in part and "machine" not in part
+
+
+@pytest.mark.both_backends
+def test_a_digest_reads_its_games_together_and_each_games_notes_alone(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Its games, their players and return matches are read together: each game more costs
+    only the reads of its notes (two statements), never its game, players or match."""
+    sam = Seating("sam@example.com", "Sam")
+    with time_machine.travel(NOW, tick=False):
+        first = make_game(seed=21, days_per_move=3)
+        kim_owes_after_sam_wrote(client, first, random.Random(21), ["Good luck!"])
+        with app.app_context(), transaction():
+            games.create_match(Seating(KIM, "Kim"), sam, seed=25, days_per_move=3)
+        two = statements_to_write_a_digest(app, games_listed=2)
+        for seed in (22, 23):
+            game = make_game(seed=seed, days_per_move=3)
+            kim_owes_after_sam_wrote(client, game, random.Random(seed), ["Hi", "Well played"])
+        with app.app_context(), transaction():
+            computer = Seating.the_computer("easy")
+            games.create_game(Seating(KIM, "Kim"), computer, seed=24, days_per_move=3)
+            games.create_match(Seating(KIM, "Kim"), sam, seed=26, days_per_move=3)
+        assert statements_to_write_a_digest(app, games_listed=6) <= two + 2 * 4
+
+
+def statements_to_write_a_digest(app: Flask, games_listed: int) -> int:
+    """How many SQL statements writing Kim's digest runs, from a fresh session."""
+    with app.app_context():
+        with transaction():
+            players = db.session.scalars(
+                select(Player).where(Player.email == KIM).order_by(Player.id)
+            ).all()
+            notify.digest(KIM, [p for p in players if notify.in_digest(p)], None)
+        message = db.session.scalars(
+            select(OutboxMessage)
+            .where(OutboxMessage.kind == "digest")
+            .order_by(OutboxMessage.id.desc())
+        ).first()
+        assert message is not None
+        db.session.expunge_all()
+        with statements_run(app) as statements:
+            email = notify.write_digest(message)
+        assert email is not None and email.text.count("/play/") == games_listed
+        return len(statements)
 
 
 def digests_at(

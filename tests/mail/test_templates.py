@@ -8,6 +8,7 @@ Each email is rendered for English readers (``snapshots/email/<kind>.txt`` and
 from __future__ import annotations
 
 import os
+import random
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,6 +25,7 @@ from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one, played
+from ..helpers import kim_owes_after_sam_wrote
 from .test_invitations import last_link
 
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots" / "email"
@@ -113,7 +115,7 @@ def emails(
             deliver()
             sweep(deadline + timedelta(hours=1))
             deliver()
-        make_game(seed=103, days_per_move=3, **readers)
+        third = make_game(seed=103, days_per_move=3, **readers)
         deliver()
         with app.app_context(), transaction():
             invitations.send_links("kim@example.com", language)
@@ -124,6 +126,10 @@ def emails(
         client.post(
             last_link(smtp_server, "bob@example.com", "/invitations/"), data={"answer": "decline"}
         )
+        deliver()
+        # The digest below tells of the exchange, a trick and Sam's notes in the third game.
+        notes = ["Good luck!", "Well done & have fun <3"]
+        kim_owes_after_sam_wrote(client, third, random.Random(103), notes)
         deliver()
         with app.app_context():
             with transaction():
