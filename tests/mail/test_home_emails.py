@@ -17,7 +17,9 @@ from sqlalchemy import select
 from service import deadlines, games, homes, notify
 from service.games import Seating
 from service.links import home_token, token_for
+from service.mail.compose import news
 from service.models import AddressSettings, Game, OutboxMessage, Player, db
+from service.perspective import player_view
 from service.unit_of_work import transaction
 
 from ..conftest import load_game
@@ -41,6 +43,16 @@ def turn_emails(app: Flask, email: str = KIM) -> list[str]:
                 .order_by(OutboxMessage.id)
             )
         )
+
+
+HOSTILE = '<b>bold</b> & "quoted"'
+
+
+def block(text: str, heading: str, mark: str) -> list[str]:
+    """The lines starting with ``mark`` right after the line ``heading`` in ``text``."""
+    lines = text.splitlines()
+    after = lines[lines.index(heading) + 1 :]
+    return list(itertools.takewhile(lambda line: line.startswith(mark), after))
 
 
 def until_kim_owes_a_new_move(app: Flask, client: FlaskClient, game: dict, seed: int) -> None:
@@ -164,6 +176,39 @@ def test_reminders_still_go_out_with_reminders_only(
     assert sorted(due) == [[KIM], ["sam@example.com"]]
 
 
+def test_a_reminder_tells_what_the_opponent_did_and_wrote(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    deliver: Callable[[], int],
+    smtp_server: SMTPServer,
+) -> None:
+    """With reminders only, the reminder is the one email Kim gets of a move she owes: it
+    says what the turn email would of Sam's moves and notes since her last move."""
+    game = make_game(seed=21, days_per_move=3)
+    with app.app_context(), transaction():
+        homes.set_email_policy(KIM, "reminders")
+    kim_owes_after_sam_wrote(client, game, random.Random(21), ["Good luck!", HOSTILE])
+    deliver()
+    assert set(turn_emails(app)) == {"skipped"}
+    with app.app_context():
+        kim = db.session.get_one(Game, game["id"]).player("keeper")
+        expected = [f"- {sentence}" for sentence in news(player_view(kim))]
+        deadline = kim.game.deadline
+        assert expected and deadline is not None
+        assert deadlines.sweep(deadline - timedelta(hours=2)).reminded == [game["id"]]
+    deliver()
+    (reminder,) = [m for m in smtp_server.handler.to(KIM) if "due soon" in m.text + m.html]
+    assert block(reminder.text, "Since your last move:", "- ") == expected
+    assert f'"{HOSTILE}"' in block(reminder.text, "Sam wrote:", '"')
+    assert "Since your last move:" in reminder.html and "Sam wrote:" in reminder.html
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; &#34;quoted&#34;" in reminder.html
+    assert "<b>bold" not in reminder.html
+    state = load_game(app, game["id"]).state
+    body = reminder.text + reminder.html
+    assert not leaks(body, hidden_cards(state, "keeper"), (game["keeper"], game["shadow"]))
+
+
 def test_the_daily_digest(
     app: Flask,
     client: FlaskClient,
@@ -200,9 +245,6 @@ def test_the_daily_digest(
         assert deadlines.sweep().digests == []
 
 
-HOSTILE = '<b>bold</b> & "quoted"'
-
-
 def kims_digest(app: Flask, deliver: Callable[[], int], smtp_server: SMTPServer) -> Received:
     """Kim asks for the digest at 8 and gets it at 08:05 on NOW's day: the email sent."""
     with time_machine.travel(NOW.replace(hour=8, minute=5), tick=False):
@@ -213,13 +255,6 @@ def kims_digest(app: Flask, deliver: Callable[[], int], smtp_server: SMTPServer)
         deliver()
     (digest,) = [m for m in smtp_server.handler.to(KIM) if "wait" in str(m.message["Subject"])]
     return digest
-
-
-def block(text: str, heading: str, mark: str) -> list[str]:
-    """The lines starting with ``mark`` right after the line ``heading`` in ``text``."""
-    lines = text.splitlines()
-    after = lines[lines.index(heading) + 1 :]
-    return list(itertools.takewhile(lambda line: line.startswith(mark), after))
 
 
 @pytest.mark.both_backends
