@@ -602,12 +602,16 @@ def run(
     sweep: Callable[[], object] | None = None,
     moves: Callable[[], int] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """The worker loop: make the computer's ``moves``, drain the queue, run the deadline
     sweep now and then, wait, repeat.
 
     ``moves`` returns how many it made: after a pass that made some, the next one
     starts at once, as a pass makes only a few seconds of them and more may be due.
+    An SMTP server that cannot be reached holds back the mail alone: it is tried again
+    after a growing pause, while every pass still makes the computer's moves (a person
+    playing the computer on the page needs no email). ``clock`` tells when (monotonic).
 
     With ``once``, make the moves, drain the queue, open an SMTP session if sending opened
     none (so that an empty queue checks the server too) and return; a database or SMTP
@@ -618,7 +622,8 @@ def run(
     """
     log.info("mail worker started: %s, batch %d, poll %gs", _settings(), BATCH, poll)
     transport = Transport()
-    pause = poll
+    pause = mail_pause = poll
+    mail_at = 0.0  # when the mail is tried next: later while the SMTP server is down
     last_sweep = 0.0
     handled = 0
     moved = 0
@@ -629,36 +634,47 @@ def run(
                 # Alive, whatever the pass then meets: an SMTP server down is said on the
                 # messages it holds back, a long queue by the beats between its batches.
                 beat()
-                if sweep is not None and time.monotonic() - last_sweep >= sweep_every:
-                    last_sweep = time.monotonic()
+                if sweep is not None and clock() - last_sweep >= sweep_every:
+                    last_sweep = clock()
                     _sweep(sweep)
                 moved = _moves(moves) if moves is not None else 0
-                handled += drain(transport, should_stop=should_stop, after_batch=beat)
-                if once:
-                    # A check even with nothing to send: the server answers, takes the login.
-                    transport.open()
+                if clock() >= mail_at:
+                    try:
+                        handled += drain(transport, should_stop=should_stop, after_batch=beat)
+                        if once:
+                            # A check even with nothing to send: the server answers, takes
+                            # the login.
+                            transport.open()
+                    except (smtplib.SMTPException, OSError) as exc:
+                        if once:
+                            raise
+                        down.setdefault("SMTP server", clock())
+                        reason = outage_reason(exc)
+                        log.warning(
+                            "SMTP server unavailable, waiting %.0fs: %s", mail_pause, reason
+                        )
+                        mail_at = clock() + mail_pause
+                        mail_pause = min(mail_pause * 2, 60)
+                    else:
+                        # Back only once the server answered: a drain that found nothing to
+                        # send (the message held back was withdrawn meanwhile) asked nothing.
+                        if transport.local or transport.connection is not None:
+                            mail_pause, mail_at = poll, 0.0
+                            _back("SMTP server", down, clock())
             except DATABASE_ERRORS as exc:
                 db.session.rollback()
                 if once:
                     raise
-                down.setdefault("database", time.monotonic())
+                down.setdefault("database", clock())
                 if is_outage(exc):
                     reason = outage_reason(exc)
                     log.warning("database unavailable, waiting %.0fs: %s", pause, reason)
                 else:
                     log.error("worker pass failed, waiting %.0fs", pause, exc_info=exc)
-            except (smtplib.SMTPException, OSError) as exc:
-                if once:
-                    raise
-                down.setdefault("SMTP server", time.monotonic())
-                reason = outage_reason(exc)
-                log.warning("SMTP server unavailable, waiting %.0fs: %s", pause, reason)
             else:
                 if once:
                     return handled
-                for what, since in down.items():
-                    log.info("%s available again after %.0fs", what, time.monotonic() - since)
-                down.clear()
+                _back("database", down, clock())
                 pause = poll
                 if not moved:
                     _sleep(pause, should_stop)
@@ -670,6 +686,13 @@ def run(
         transport.close()
         db.session.remove()
     return handled
+
+
+def _back(what: str, down: dict[str, float], now: float) -> None:
+    """Log that ``what`` is available again, if it was down (``down``: since when)."""
+    since = down.pop(what, None)
+    if since is not None:
+        log.info("%s available again after %.0fs", what, now - since)
 
 
 def beat() -> None:

@@ -203,8 +203,9 @@ def test_a_server_refusing_the_session_delays_mail_and_counts_no_attempt(
 
 
 def test_the_worker_waits_out_a_refused_login_with_a_growing_pause(
-    app: Flask, smtp_server: SMTPServer, monkeypatch: pytest.MonkeyPatch
+    app: Flask, smtp_server: SMTPServer, monkeypatch: pytest.MonkeyPatch, caplog
 ) -> None:
+    """The mail is tried again after 1, then 2 seconds, passes going on each second."""
     from service.mail import worker
 
     pauses: list[float] = []
@@ -219,9 +220,14 @@ def test_the_worker_waits_out_a_refused_login_with_a_growing_pause(
     queue_games(app, 1)
     with app.app_context():
         handled = worker.run(
-            poll=1, should_stop=lambda: len(smtp_server.received) == 2 or len(pauses) > 5
+            poll=1,
+            should_stop=lambda: len(smtp_server.received) == 2 or len(pauses) > 5,
+            clock=lambda: float(len(pauses)),
         )
-    assert handled == 2 and pauses == [1, 2, 4, 1]  # the first pause is the poll
+    assert handled == 2 and pauses == [1, 1, 1, 1]
+    said = [r.getMessage() for r in caplog.records]
+    waits = [m.partition(":")[0] for m in said if m.startswith("SMTP server unavailable")]
+    assert waits == ["SMTP server unavailable, waiting 1s", "SMTP server unavailable, waiting 2s"]
     assert {(m.status, m.attempts) for m in outbox(app)} == {("sent", 1)}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import threading
 from collections import Counter
 from pathlib import Path
@@ -16,16 +17,19 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select, text
 
-from service import create_app
+from service import create_app, games
 from service.admin.auth import create_admin
+from service.computer import ComputerMoves
 from service.games import Seating, create_game
 from service.mail import queue, worker
 from service.mail.compose import Email
-from service.models import WorkerHeartbeat, db
+from service.models import Game, WorkerHeartbeat, db
+from service.rules import to_act
 from service.unit_of_work import transaction
 
 from ..admin.conftest import csrf_token, sign_in
 from ..conftest import base_config
+from ..helpers import pick_action
 from ..smtp import Received, SMTPServer, free_port
 from .test_worker import _ids, _wait_for, outbox, queue_games, worker_thread
 
@@ -286,7 +290,9 @@ def test_the_worker_logs_its_settings_batches_and_outages(
     # The first message is put off once, the second refused for good.
     smtp_server.handler.replies = ["451 4.3.0 Try again later", "550 5.1.1 No such user"]
     with app.app_context():
-        worker.run(poll=1, should_stop=lambda: len(pauses) == 3)
+        # Passes a second apart; the mail is tried at 0 and 1, then 3, once the server is back.
+        clock = lambda: float(len(pauses))  # noqa: E731
+        worker.run(poll=1, should_stop=lambda: len(pauses) == 4, clock=clock)
     port = smtp_server.port
     messages = [r.getMessage() for r in caplog.records if r.name == worker.__name__]
     assert messages[0] == (
@@ -452,3 +458,73 @@ def test_one_pass_with_no_connection_free_ends_with_one_line(
     last = result.output.splitlines()[-1]
     assert last.startswith("Error: the database is unavailable: QueuePool limit"), result.output
     assert "Traceback" not in result.output
+
+
+def test_the_computer_moves_on_while_the_smtp_server_is_down(
+    app: Flask, smtp_server: SMTPServer, monkeypatch: pytest.MonkeyPatch, caplog
+) -> None:
+    """A person playing the computer on the page needs no email: the mail waits out the
+    outage with a growing pause, and every pass still makes the computer's moves."""
+    with app.app_context(), transaction():
+        game = create_game(Seating("kim@example.com", "Kim"), Seating.the_computer("easy"))
+        game_id = game.id
+    smtp_server.stop()
+    pauses: list[float] = []
+    made: list[int] = []
+    computer = ComputerMoves()
+    rng = random.Random(5)
+
+    def moves() -> int:
+        made.append(computer())
+        if made[-1] == 0:  # Kim plays her part as soon as the computer has played its own
+            with transaction():
+                kim = db.session.get_one(Game, game_id).player("keeper")
+                if kim.seat in to_act(kim.game.state):
+                    action = pick_action(games.player_view(kim), rng)
+                    games.apply_move(kim.id, kim.game.version, action)
+        return made[-1]
+
+    monkeypatch.setattr(worker, "_sleep", lambda seconds, stop: pauses.append(seconds))
+    with app.app_context():
+        clock = lambda: float(len(pauses))  # noqa: E731
+        try:
+            worker.run(poll=1, moves=moves, should_stop=lambda: len(pauses) == 8, clock=clock)
+        finally:
+            smtp_server.restart()
+        version = db.session.get_one(Game, game_id).version
+    assert sum(made) >= 4 and version >= 8  # the computer's moves, one a pass or more
+    assert pauses == [1.0] * 8
+    said = [r.getMessage() for r in caplog.records]
+    waits = [m.partition(":")[0] for m in said if m.startswith("SMTP server unavailable")]
+    # Tried at 0, 1, 3 and 7 seconds: the pause doubles, the passes go on each second.
+    assert waits == [f"SMTP server unavailable, waiting {s}s" for s in (1, 2, 4, 8)]
+    # Nothing went out: the emails wait for the server (or were withdrawn as Kim moved).
+    assert "queued" in {m.status for m in outbox(app)} and smtp_server.received == []
+
+
+def test_an_smtp_server_is_back_only_once_it_answers(
+    app: Flask, smtp_server: SMTPServer, monkeypatch: pytest.MonkeyPatch, caplog
+) -> None:
+    """The email held back is withdrawn meanwhile: a drain with nothing to send asked the
+    server nothing, and does not say it is back."""
+    caplog.set_level(logging.INFO, logger=worker.__name__)
+    queue_games(app, 1)
+    smtp_server.stop()
+    pauses: list[float] = []
+
+    def sleep(seconds: float, should_stop: Any) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 1:  # the player moved on the page: the emails are not wanted now
+            with app.app_context(), transaction():
+                for message in outbox(app):
+                    db.session.merge(message).status = "skipped"
+
+    monkeypatch.setattr(worker, "_sleep", sleep)
+    with app.app_context():
+        try:
+            worker.run(poll=1, should_stop=lambda: len(pauses) == 4, clock=lambda: len(pauses))
+        finally:
+            smtp_server.restart()
+    said = [r.getMessage() for r in caplog.records if r.name == worker.__name__]
+    assert sum(m.startswith("SMTP server unavailable") for m in said) == 1
+    assert not any("available again" in m for m in said), said
