@@ -7,6 +7,7 @@ import itertools
 import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 import time_machine
@@ -199,14 +200,24 @@ def test_a_reminder_tells_what_the_opponent_did_and_wrote(
         assert deadlines.sweep(deadline - timedelta(hours=2)).reminded == [game["id"]]
     deliver()
     (reminder,) = [m for m in smtp_server.handler.to(KIM) if "due soon" in m.text + m.html]
-    assert block(reminder.text, "Since your last move:", "- ") == expected
-    assert f'"{HOSTILE}"' in block(reminder.text, "Sam wrote:", '"')
-    assert "Since your last move:" in reminder.html and "Sam wrote:" in reminder.html
-    assert "&lt;b&gt;bold&lt;/b&gt; &amp; &#34;quoted&#34;" in reminder.html
-    assert "<b>bold" not in reminder.html
+    tells_what_sam_did(app, game, reminder, expected)
+
+
+def tells_what_sam_did(
+    app: Flask, game: dict[str, Any], email: Received, news: list[str]
+) -> list[str]:
+    """Whether Kim's ``email`` gives ``news`` since her last move and quotes Sam's notes (his
+    hostile one escaped in the HTML part), and no card Kim may not see: the notes quoted."""
+    assert block(email.text, "Since your last move:", "- ") == news
+    notes = block(email.text, "Sam wrote:", '"')
+    assert f'"{HOSTILE}"' in notes
+    assert "Since your last move:" in email.html and "Sam wrote:" in email.html
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; &#34;quoted&#34;" in email.html
+    assert "<b>bold" not in email.html
     state = load_game(app, game["id"]).state
-    body = reminder.text + reminder.html
+    body = email.text + email.html
     assert not leaks(body, hidden_cards(state, "keeper"), (game["keeper"], game["shadow"]))
+    return notes
 
 
 def test_the_daily_digest(
@@ -277,14 +288,7 @@ def test_the_digest_tells_what_the_opponent_did_and_wrote(
     notes = block(turn.text, "Sam wrote:", '"')
     assert news and f'"{HOSTILE}"' in notes
     digest = kims_digest(app, deliver, smtp_server)
-    assert block(digest.text, "Since your last move:", "- ") == news
-    assert block(digest.text, "Sam wrote:", '"') == notes
-    assert "Since your last move:" in digest.html and "Sam wrote:" in digest.html
-    assert "&lt;b&gt;bold&lt;/b&gt; &amp; &#34;quoted&#34;" in digest.html
-    assert "<b>bold" not in digest.html
-    state = load_game(app, game["id"]).state
-    body = digest.text + digest.html
-    assert not leaks(body, hidden_cards(state, "keeper"), (game["keeper"], game["shadow"]))
+    assert tells_what_sam_did(app, game, digest, news) == notes
 
 
 def test_a_digest_quotes_no_note_once_notes_are_off(
