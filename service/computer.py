@@ -84,6 +84,14 @@ def due(now: datetime, delay: float, after: Due | None = None) -> list[Due]:
     return [Due(*row) for row in db.session.execute(query)]
 
 
+def longest_owed(now: datetime) -> datetime | None:
+    """Since when the computer's longest-owed move has been owed (its game's last change);
+    ``None`` while it owes none. The mail worker makes these moves: one owed for long says
+    the worker is not passing."""
+    seats = due(now, 0.0)
+    return seats[0].updated_at if seats else None
+
+
 def rng_for(game_id: int, version: int) -> random.Random:
     """The computer's random source for its move at a version of a game.
 

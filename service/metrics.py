@@ -103,9 +103,13 @@ class OutboxCollector(Collector):
             "1 when the scrape read the outbox from the database; 0 when the database could "
             "not be read, and the outbox's gauges are left out",
         )
+        # Here: the computer's module moves games, which count in this module.
+        from .computer import longest_owed
+
         try:
             counts, oldest = read_outbox()
             beat = db.session.scalar(select(func.max(WorkerHeartbeat.beat_at)))
+            owed = longest_owed(utcnow())
         except SQLAlchemyError as exc:
             if not is_outage(exc):
                 raise
@@ -137,7 +141,13 @@ class OutboxCollector(Collector):
         )
         if beat is not None:
             worker.add_metric([], (utcnow() - beat).total_seconds())
-        return [up, depth, age, worker]
+        computer = GaugeMetricFamily(
+            "splitmind_computer_move_wait_seconds",
+            "Seconds the computer's longest-owed move has waited since its game's last change "
+            "(the mail worker makes it, after BOT_DELAY_SECONDS); 0 when it owes none",
+            value=(utcnow() - owed).total_seconds() if owed else 0.0,
+        )
+        return [up, depth, age, worker, computer]
 
 
 def read_outbox() -> tuple[dict[str, int], datetime | None]:

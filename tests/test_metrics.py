@@ -16,11 +16,13 @@ from flask.testing import FlaskClient
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select, update
 
-from service import create_app
+from service import create_app, games
+from service.games import Seating, create_game
 from service.mail import worker
 from service.mail.worker import drain
 from service.metrics import HOST
-from service.models import OutboxMessage, WorkerHeartbeat, db, utcnow
+from service.models import Game, OutboxMessage, WorkerHeartbeat, db, utcnow
+from service.unit_of_work import transaction
 
 from .conftest import base_config
 from .helpers import pick_action
@@ -35,6 +37,7 @@ READ_FROM_THE_DATABASE = (
     "splitmind_outbox_messages",
     "splitmind_outbox_oldest_queued_age_seconds",
     "splitmind_mail_worker_last_pass_age_seconds",
+    "splitmind_computer_move_wait_seconds",
 )
 
 
@@ -147,6 +150,22 @@ def test_the_mail_workers_last_pass_is_a_gauge(app: Flask, client: FlaskClient) 
         db.session.commit()
     age = value(scrape(client), "splitmind_mail_worker_last_pass_age_seconds")
     assert 420 <= age < 480
+
+
+def test_the_computers_longest_owed_move_is_a_gauge(app: Flask, client: FlaskClient) -> None:
+    """The mail worker makes the computer's moves: one owed for long says none is passing."""
+    assert value(scrape(client), "splitmind_computer_move_wait_seconds") == 0
+    with app.app_context(), transaction():
+        game = create_game(Seating("kim@example.com", "Kim"), Seating.the_computer("easy"))
+        kim = game.player("keeper")
+        games.apply_move(kim.id, 0, pick_action(games.player_view(kim), random.Random(1)))
+        game.updated_at = utcnow() - timedelta(minutes=3)
+        game_id = game.id
+    waited = value(scrape(client), "splitmind_computer_move_wait_seconds")
+    assert 180 <= waited < 240
+    with app.app_context(), transaction():
+        db.session.get_one(Game, game_id).status = "cancelled"
+    assert value(scrape(client), "splitmind_computer_move_wait_seconds") == 0
 
 
 def test_the_oldest_age_counts_from_when_an_email_fell_due(
