@@ -11,17 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import and_, or_, select
 
 from . import games, homes, invitations, metrics
+from .games import REMINDER_BEFORE, SHORT_REMINDER_BEFORE
 from .models import Game, db, utcnow
 from .unit_of_work import transaction
-
-REMINDER_BEFORE = timedelta(hours=24)
-# With one day per move, every deadline is already within a day: remind halfway instead.
-SHORT_REMINDER_BEFORE = timedelta(hours=12)
 
 
 @dataclass

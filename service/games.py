@@ -885,10 +885,27 @@ def expire(game_id: int, now: datetime) -> Game | None:
     return game
 
 
+# A move is reminded of a day before its deadline; with one day per move, every deadline is
+# already within a day: halfway instead.
+REMINDER_BEFORE = timedelta(hours=24)
+SHORT_REMINDER_BEFORE = timedelta(hours=12)
+
+
+def reminder_before(days_per_move: int) -> timedelta:
+    """How long before its deadline a move of a game with ``days_per_move`` is reminded of."""
+    return SHORT_REMINDER_BEFORE if days_per_move == 1 else REMINDER_BEFORE
+
+
 def remind(game_id: int, now: datetime) -> Game | None:
-    """Remind whoever owes a move that their deadline is near (once per deadline)."""
+    """Remind whoever owes a move that their deadline is near (once per deadline).
+
+    Read again under the game's lock: a move made since the sweep read the game may
+    have given a new deadline, days away, which is reminded of in its own time.
+    """
     game = lock_game(game_id)
-    if game.status != "active" or game.reminded or game.deadline is None or game.deadline <= now:
+    if game.status != "active" or game.reminded or game.deadline is None:
+        return None
+    if not now < game.deadline <= now + reminder_before(game.days_per_move or 0):
         return None
     game.reminded = True
     notify.reminder(game)

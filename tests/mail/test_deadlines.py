@@ -6,9 +6,11 @@ import random
 from datetime import timedelta
 
 import pytest
+import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
 
+from service import games
 from service.deadlines import sweep
 from service.models import Event, Game, db, utcnow
 from service.rules import SEATS
@@ -156,3 +158,24 @@ def test_one_day_per_move_is_reminded_halfway(app: Flask, make_game) -> None:
         assert sweep(deadline - timedelta(hours=23)).reminded == []  # just after the move
         assert sweep(deadline - timedelta(hours=13)).reminded == []
         assert sweep(deadline - timedelta(hours=11)).reminded == [game["id"]]
+
+
+def test_a_deadline_moved_away_since_the_sweep_read_it_is_not_reminded_of(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """The sweep reads the games near their deadline, then takes each one's lock: a move made
+    between the two gave a new deadline, days away, reminded of in its own time."""
+    game = make_game(seed=6, days_per_move=7)
+    with app.app_context():
+        near = db.session.get_one(Game, game["id"]).deadline
+    now = near - timedelta(hours=2)  # the sweep's moment: the first deadline is near
+    with time_machine.travel(now, tick=False):  # then the players move: a new deadline
+        move(client, game["keeper"], random.Random(6))
+        move(client, game["shadow"], random.Random(7))
+    with app.app_context():
+        stored = db.session.get_one(Game, game["id"])
+        assert stored.deadline is not None and stored.deadline > near
+        assert games.remind(game["id"], now) is None
+        assert not db.session.get_one(Game, game["id"]).reminded
+        later = db.session.get_one(Game, game["id"]).deadline - timedelta(hours=2)
+        assert games.remind(game["id"], later) is not None
