@@ -582,10 +582,13 @@ def deadline_after_vacations(game: Game, acting: list[Seat], now: datetime) -> d
     return max(now, away) + timedelta(days=game.days_per_move)
 
 
-def pause_deadline(game: Game, seat: Seat, start: datetime, until: datetime) -> None:
+def pause_deadline(game: Game, seat: Seat, start: datetime, until: datetime, now: datetime) -> None:
     """The player in ``seat``, who owes a move of ``game`` (locked), is away from ``start``
-    to ``until``: the move's deadline moves back by that much, and the log says so."""
-    if game.deadline is not None:
+    to ``until``: the move's deadline moves back by that much, and the log says so.
+
+    A deadline passed by ``now`` stays passed: the sweep ends the game, whoever goes away.
+    """
+    if game.deadline is not None and game.deadline > now:
         game.deadline = max(game.deadline, start) + (until - start)
         game.reminded = False
     note = f"the {seat} is on vacation until {until.isoformat(timespec='minutes')}"

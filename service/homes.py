@@ -324,7 +324,7 @@ def take_vacation(email: str, days: int, now: datetime | None = None) -> datetim
     settings.vacation_until = until
     settings.vacation_days_used += days
     for game, seat in _moves_owed(email):
-        games.pause_deadline(game, seat, start, until)
+        games.pause_deadline(game, seat, start, until, now)
     db.session.flush()
     log.info("an address is on vacation for %d days", days)
     return until

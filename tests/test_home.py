@@ -471,6 +471,22 @@ def test_vacation_pauses_the_deadlines_of_moves_owed(app: Flask, client, make_ga
         assert deadlines.sweep(later).expired == [game["id"]]
 
 
+def test_a_vacation_taken_after_the_deadline_passed_does_not_bring_it_back(
+    app: Flask, client, make_game
+) -> None:
+    """Between the deadline and the sweep that ends the game, going away saves nothing."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=9, days_per_move=2)
+        with app.app_context():
+            passed = db.session.get_one(Game, game["id"]).deadline
+        assert passed is not None
+    with time_machine.travel(passed + timedelta(hours=3), tick=False):
+        assert post(client, home_of(app), "vacation", days="1").status_code == 303
+        with app.app_context():
+            assert db.session.get_one(Game, game["id"]).deadline == passed
+            assert deadlines.sweep().expired == [game["id"]]
+
+
 def test_a_move_owed_during_a_vacation_counts_from_its_end(app: Flask, client, make_game) -> None:
     with time_machine.travel(NOW, tick=False):
         game = make_game(seed=9, days_per_move=2)
