@@ -587,9 +587,15 @@ def pause_deadline(game: Game, seat: Seat, start: datetime, until: datetime, now
     to ``until``: the move's deadline moves back by that much, and the log says so.
 
     A deadline passed by ``now`` stays passed: the sweep ends the game, whoever goes away.
+    Time already paused for an opponent who owes the move too and is away then counts
+    once: the deadline moves back by the part of the vacation theirs does not cover.
     """
     if game.deadline is not None and game.deadline > now:
-        game.deadline = max(game.deadline, start) + (until - start)
+        others = [owing for owing in to_act(game.state) if owing != seat]
+        with db.session.no_autoflush:
+            theirs = vacation_end((game.player(owing).email for owing in others), start)
+        covered = max(min(until, theirs) - start, timedelta(0)) if theirs else timedelta(0)
+        game.deadline = max(game.deadline, start) + (until - start) - covered
         game.reminded = False
     note = f"the {seat} is on vacation until {until.isoformat(timespec='minutes')}"
     game.events.add(Event(kind="vacation", version=game.version, seat=seat, note=note))

@@ -487,6 +487,21 @@ def test_a_vacation_taken_after_the_deadline_passed_does_not_bring_it_back(
             assert deadlines.sweep().expired == [game["id"]]
 
 
+def test_two_vacations_at_once_pause_a_move_both_owe_once(app: Flask, make_game) -> None:
+    """Both owe the exchange and both go away for the same five days, then Sam for two more:
+    seven days are paused, not twelve."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=9, days_per_move=2)
+        with app.app_context():
+            before = db.session.get_one(Game, game["id"]).deadline
+            with transaction():
+                homes.take_vacation(KIM, 5)
+            with transaction():
+                homes.take_vacation("sam@example.com", 7)
+            after = db.session.get_one(Game, game["id"]).deadline
+    assert before is not None and after == before + timedelta(days=7)
+
+
 def test_a_move_owed_during_a_vacation_counts_from_its_end(app: Flask, client, make_game) -> None:
     with time_machine.travel(NOW, tick=False):
         game = make_game(seed=9, days_per_move=2)
