@@ -369,6 +369,11 @@ def apply_move(
             raise GameClosed(
                 f"This game is {describe_status(game.status)}: it takes no more moves."
             )
+        if _late(game, player):
+            raise GameClosed(
+                "The deadline of this move has passed: the game ends by timeout, and takes "
+                "no more moves."
+            )
         # The second half of an exchange or swap is made against the version of the first.
         if version != game.version and not _opponent_chose_since(game, player.seat, version):
             raise stale_move(game, player.seat, version)
@@ -392,6 +397,13 @@ def apply_move(
     log.info("game %d: the %s moved (version %d)", game.id, player.seat, game.version)
     after_commit(metrics.MOVES.inc)
     return game
+
+
+def _late(game: Game, player: Player) -> bool:
+    """Whether the person in ``player`` owes a move of ``game`` whose deadline has passed:
+    the sweep ends such a game at its next pass, whoever sends a move meanwhile."""
+    owes = player.seat in to_act(game.state) and not player.is_computer
+    return owes and game.deadline is not None and game.deadline <= utcnow()
 
 
 def _lock(player_id: int) -> tuple[Game, Player]:

@@ -179,3 +179,23 @@ def test_a_deadline_moved_away_since_the_sweep_read_it_is_not_reminded_of(
         assert not db.session.get_one(Game, game["id"]).reminded
         later = db.session.get_one(Game, game["id"]).deadline - timedelta(hours=2)
         assert games.remind(game["id"], later) is not None
+
+
+def test_a_move_sent_after_its_deadline_is_refused_and_the_sweep_ends_the_game(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Whether a late player loses does not hang on when the sweep next runs."""
+    game = make_game(seed=6, days_per_move=2)
+    view = client.get(f"/api/play/{game['keeper']}").get_json()
+    body = {"version": view["version"], **pick_action(view, random.Random(6))}
+    with app.app_context():
+        deadline = db.session.get_one(Game, game["id"]).deadline
+    assert deadline is not None
+    with time_machine.travel(deadline + timedelta(hours=3), tick=False):
+        response = client.post(f"/api/play/{game['keeper']}", json=body)
+        assert response.status_code == 409
+        assert response.get_json()["error"]["code"] == "closed"
+        assert "deadline of this move has passed" in response.get_json()["error"]["message"]
+        with app.app_context():
+            assert db.session.get_one(Game, game["id"]).version == 0
+            assert sweep().expired == [game["id"]]
