@@ -87,8 +87,7 @@ def match_summary(player: Player) -> MatchScore | None:
         return None
     second = games.get(2)
     result = return_match(first.state, second.state if second else None)
-    # "first" is the Keeper of game 1, who is the Shadow of game 2.
-    me = "first" if first.player("keeper").email == player.email else "second"
+    me = _side(game.match_game, player.seat)
     them = "second" if me == "first" else "first"
     winner = result["winner"]
     over = result["over"]
@@ -97,8 +96,7 @@ def match_summary(player: Player) -> MatchScore | None:
         over = True
         winner = None
         if cut_short.winner:
-            won_by_me = cut_short.player(cut_short.winner).email == player.email
-            winner = me if won_by_me else them
+            winner = _side(cut_short.match_game, cut_short.winner)
     relative: dict[str | None, Literal["you", "opponent"] | None] = {
         me: "you",
         them: "opponent",
@@ -113,6 +111,14 @@ def match_summary(player: Player) -> MatchScore | None:
         "draw": over and winner is None and cut_short is None,
         "ended_early": cut_short is not None,
     }
+
+
+def _side(match_game: int | None, seat: str) -> Literal["first", "second"]:
+    """The side of a return match that plays ``seat`` in its game ``match_game``: "first"
+    is the Keeper of game 1, who is the Shadow of game 2. By seat, never by address: an
+    admin may correct a player's address in one game of the two."""
+    keeper_first = match_game == 1
+    return "first" if (seat == "keeper") == keeper_first else "second"
 
 
 def _ended_early(game: Game) -> bool:

@@ -156,3 +156,40 @@ def test_a_match_cut_short_in_its_first_game_may_have_a_rematch(
             "sam@example.com",
         )
         assert invitations.rematch_of(db.session.get_one(Game, first_id)) == invitation
+
+
+def test_the_match_score_holds_after_an_address_is_corrected_in_one_game(
+    app: Flask, client: FlaskClient
+) -> None:
+    """Sides are read by seat, not address: Kim's address corrected in the second game, both
+    players still read one score, each from their own side, and one winner."""
+    with app.app_context(), transaction():
+        first_id = games.create_match(
+            games.Seating("kim@example.com", "Kim"),
+            games.Seating("sam@example.com", "Sam"),
+            seed=40,
+        ).id
+    played(app, first_id, 40, emails=False)
+    with app.app_context(), transaction():
+        second = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
+        games.correct_address(second.player("shadow").id, "kim2@example.com", "ada")
+        second_id = second.id
+    ids = tokens(app, second_id)
+    views = {
+        seat: client.get(f"/api/play/{ids[seat]}").get_json()["match"]
+        for seat in ("keeper", "shadow")
+    }
+    kim, sam = views["shadow"], views["keeper"]  # Kim keeps game 1, shadows game 2
+    assert (kim["you"], kim["opponent"]) == (sam["opponent"], sam["you"])
+    assert (kim["you"], kim["opponent"]) != (0, 0)
+    with app.app_context():
+        first = db.session.get_one(Game, first_id)
+        expected = return_match(first.state, None)["scores"]
+    assert (kim["you"], kim["opponent"]) == (expected["first"], expected["second"])
+    played(app, second_id, 41, emails=False)
+    ends = {
+        seat: client.get(f"/api/play/{ids[seat]}").get_json()["match"]
+        for seat in ("keeper", "shadow")
+    }
+    winners = {ends["shadow"]["winner"], ends["keeper"]["winner"]}
+    assert winners in ({"you", "opponent"}, {None})
