@@ -132,7 +132,8 @@ def overview(email: str, now: datetime | None = None) -> Home:
     players = db.session.scalars(
         select(Player)
         .join(Game)
-        .where(Player.email == email, Game.status != "waiting")
+        # A game that never started (an invitation declined or left to expire) was not played.
+        .where(Player.email == email, Game.started_at.is_not(None))
         .order_by(Game.updated_at.desc(), Game.id.desc())
         .options(
             game.selectinload(Game.players),

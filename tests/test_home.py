@@ -411,6 +411,24 @@ def test_stopping_and_undoing(app: Flask, client, make_game) -> None:
     assert stopped not in client.get(home).get_data(as_text=True)
 
 
+def test_a_game_whose_invitation_was_declined_is_not_among_the_games_played(
+    app: Flask, client, make_game
+) -> None:
+    make_game(seed=1)
+    with app.app_context():
+        invitation = request_invitation(KIM, creator="ann@example.com")
+        with transaction():
+            invitations.confirm(invitation)
+        with transaction():
+            invitations.respond(invitation, accept=False)
+        declined = invitation.game_id
+        assert db.session.get_one(Game, declined).status == "cancelled"
+    for address in (KIM, "ann@example.com"):
+        page = unescape(client.get(home_of(app, address)).get_data(as_text=True))
+        assert f"Game {declined}" not in page, address
+        assert "cancelled by the server" not in page
+
+
 def test_a_declined_invitation_can_be_taken_back(app: Flask, client, make_game) -> None:
     make_game(seed=1)
     with app.app_context():
