@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from flask import current_app
-from sqlalchemy import or_, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import contains_eager
 
 from . import games, invitations, notify, rematch_rules
@@ -355,24 +355,25 @@ def end_vacation(email: str, now: datetime | None = None) -> None:
 
 
 def _moves_owed(email: str) -> Iterator[tuple[Game, Seat]]:
-    """Each game in play where the address owes a move, locked, with the address's seat."""
-    for game_id in _games_owed(email):
+    """Each game in play where the address owes a move, locked, with the address's seat.
+
+    Every game the address plays is locked and read again, not only those it owed
+    a move in when first read: an opponent's move that makes it owe one, made at the
+    same moment, is waited for (it read the address's vacation before this one).
+    """
+    for game_id in _games_in_play(email):
         game = games.lock_game(game_id)
         seats = [p.seat for p in game.players if p.email == email]
         if game.status == "active" and set(seats) & set(to_act(game.state)):
             yield game, seats[0]
 
 
-def _games_owed(email: str) -> list[int]:
+def _games_in_play(email: str) -> list[int]:
     return list(
         db.session.scalars(
             select(Game.id)
             .join(Player)
-            .where(
-                Player.email == email,
-                Game.status == "active",
-                or_(Game.to_act == Player.seat, Game.to_act == "both"),
-            )
+            .where(Player.email == email, Game.status == "active")
             .order_by(Game.id)
         )
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 import re
+import threading
 from datetime import UTC, datetime, timedelta
 from html import unescape
 
@@ -29,6 +30,7 @@ from service.links import (
 from service.logs import redact
 from service.mail import compose
 from service.models import Address, AddressSettings, Event, Game, OutboxMessage, Player, db
+from service.rules import to_act
 from service.unit_of_work import transaction
 
 from .conftest import BASE_URL
@@ -734,6 +736,40 @@ def test_vacations_asked_at_the_same_instant_apply_one_after_the_other(
                 select(Event.note).where(Event.game_id == game["id"], Event.kind == "vacation")
             ).all()
             assert notes.count("back from vacation") == 1
+
+
+@pytest.mark.postgres
+def test_a_vacation_taken_as_the_opponent_moves_pauses_the_move_it_makes_owed(
+    app: Flask, make_game
+) -> None:
+    """Sam's move, which makes Kim owe one, holds the game's lock as Kim goes away: her
+    vacation waits for it, then pauses the deadline that move gave her."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=9, days_per_move=5)
+        with app.app_context(), transaction():
+            kim, sam = db.session.get_one(Game, game["id"]).players
+            kim_view = games.player_view(kim)
+            games.apply_move(kim.id, 0, pick_action(kim_view, random.Random(1)))
+            sam_id = sam.id
+        with app.app_context():
+            sam = db.session.get_one(Player, sam_id)
+            sam_move = pick_action(games.player_view(sam), random.Random(2))
+        away = threading.Thread(target=lambda: vacation(app, 10))
+        with app.app_context(), transaction():
+            games.apply_move(sam_id, 1, sam_move)  # the game locked until this block ends
+            away.start()
+            away.join(1)  # Kim's vacation waits for the lock (or, unlocked, is done)
+        away.join(10)
+        with app.app_context():
+            stored = db.session.get_one(Game, game["id"])
+            assert "keeper" in to_act(stored.state)
+            assert stored.deadline == NOW + timedelta(days=10 + 5)
+
+
+def vacation(app: Flask, days: int) -> None:
+    """Kim goes away for ``days`` days, in a transaction of her own."""
+    with app.app_context(), transaction():
+        homes.take_vacation(KIM, days)
 
 
 def home_page_statements(app: Flask) -> list[str]:
