@@ -603,26 +603,30 @@ def pause_deadline(game: Game, seat: Seat, start: datetime, until: datetime, now
     once: the deadline moves back by the part of the vacation theirs does not cover.
     """
     if game.deadline is not None and game.deadline > now:
-        others = [owing for owing in to_act(game.state) if owing != seat]
-        with db.session.no_autoflush:
-            theirs = vacation_end((game.player(owing).email for owing in others), start)
-        covered = max(min(until, theirs) - start, timedelta(0)) if theirs else timedelta(0)
+        covered = _covered_by_others(game, seat, start, until)
         game.deadline = max(game.deadline, start) + (until - start) - covered
         game.reminded = False
     note = f"the {seat} is on vacation until {until.isoformat(timespec='minutes')}"
     game.events.add(Event(kind="vacation", version=game.version, seat=seat, note=note))
 
 
+def _covered_by_others(game: Game, seat: Seat, start: datetime, until: datetime) -> timedelta:
+    """How much of ``start`` to ``until`` the vacations of the others who owe the move (away
+    at ``start``) already pause: a time paused counts once, however many are away."""
+    others = [owing for owing in to_act(game.state) if owing != seat]
+    with db.session.no_autoflush:
+        theirs = vacation_end((game.player(owing).email for owing in others), start)
+    return max(min(until, theirs) - start, timedelta(0)) if theirs else timedelta(0)
+
+
 def end_pause(game: Game, seat: Seat, unused: timedelta, now: datetime) -> None:
     """The player in ``seat``, who owes a move of ``game`` (locked), is back ``unused``
-    early: the deadline loses the pause not used, but never more than the opponent's own
-    vacation leaves it (a move both owe keeps the deadline that the opponent's vacation,
-    still running, gives it), and the log says so."""
+    early: the deadline loses the pause not used, but for the part of it that the
+    opponent's own vacation, still running, pauses a move both owe; and the log says so."""
     if game.deadline is not None:
-        others = [owing for owing in to_act(game.state) if owing != seat]
-        floor = deadline_after_vacations(game, others, now) or now
-        # Earlier by the unused pause, but not past the opponent's: never later either.
-        earlier = min(game.deadline, max(game.deadline - unused, floor))
+        kept = _covered_by_others(game, seat, now, now + unused)
+        # Earlier by the unused pause the opponent's does not cover: never later.
+        earlier = min(game.deadline, max(game.deadline - unused + kept, now))
         if earlier != game.deadline:
             # A reminder sent during the vacation gave the later deadline: another is due.
             game.deadline, game.reminded = earlier, False

@@ -522,6 +522,27 @@ def test_two_vacations_at_once_pause_a_move_both_owe_once(app: Flask, make_game)
     assert before is not None and after == before + timedelta(days=7)
 
 
+def test_coming_back_at_once_gives_back_what_the_opponents_vacation_does_not_pause(
+    app: Flask, make_game
+) -> None:
+    """Both owe the exchange, a day left: Kim goes away for five days, Sam for thirty and
+    comes back a minute later. The deadline is Kim's five days later, no more."""
+    game = make_game(seed=9, days_per_move=7)
+    with app.app_context():
+        due = db.session.get_one(Game, game["id"]).deadline
+    assert due is not None
+    with time_machine.travel(due - timedelta(days=1), tick=False), app.app_context():
+        with transaction():
+            homes.take_vacation(KIM, 5)
+        with transaction():
+            homes.take_vacation("sam@example.com", 30)
+        assert db.session.get_one(Game, game["id"]).deadline == due + timedelta(days=30)
+    with time_machine.travel(due - timedelta(days=1, minutes=-1), tick=False), app.app_context():
+        with transaction():
+            homes.end_vacation("sam@example.com")
+        assert db.session.get_one(Game, game["id"]).deadline == due + timedelta(days=5)
+
+
 def test_a_move_owed_during_a_vacation_counts_from_its_end(app: Flask, client, make_game) -> None:
     with time_machine.travel(NOW, tick=False):
         game = make_game(seed=9, days_per_move=2)
