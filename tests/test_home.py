@@ -417,13 +417,8 @@ def test_a_game_whose_invitation_was_declined_is_not_among_the_games_played(
     app: Flask, client, make_game
 ) -> None:
     make_game(seed=1)
+    declined = ann_invites_and_kim_declines(app)
     with app.app_context():
-        invitation = request_invitation(KIM, creator="ann@example.com")
-        with transaction():
-            invitations.confirm(invitation)
-        with transaction():
-            invitations.respond(invitation, accept=False)
-        declined = invitation.game_id
         assert db.session.get_one(Game, declined).status == "cancelled"
     for address in (KIM, "ann@example.com"):
         page = unescape(client.get(home_of(app, address)).get_data(as_text=True))
@@ -431,14 +426,20 @@ def test_a_game_whose_invitation_was_declined_is_not_among_the_games_played(
         assert "cancelled by the server" not in page
 
 
-def test_a_declined_invitation_can_be_taken_back(app: Flask, client, make_game) -> None:
-    make_game(seed=1)
+def ann_invites_and_kim_declines(app: Flask) -> int:
+    """Ann asks for a game with Kim, confirms, and Kim declines: the id of its game."""
     with app.app_context():
         invitation = request_invitation(KIM, creator="ann@example.com")
         with transaction():
             invitations.confirm(invitation)
         with transaction():
             invitations.respond(invitation, accept=False)
+        return invitation.game_id
+
+
+def test_a_declined_invitation_can_be_taken_back(app: Flask, client, make_game) -> None:
+    make_game(seed=1)
+    ann_invites_and_kim_declines(app)
     home = home_of(app)
     page = client.get(home).get_data(as_text=True)
     assert "You declined an invitation, so nobody can invite you to a game here." in page

@@ -19,6 +19,13 @@ from ..factories import played
 pytestmark = pytest.mark.parametrize("app", ["postgres"], indirect=True)
 
 
+def kim_and_sam_match(app: Flask, seed: int) -> int:
+    """A return match, Kim the Keeper of its first game: that game's id."""
+    with app.app_context(), transaction():
+        kim, sam = games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
+        return games.create_match(kim, sam, seed=seed).id
+
+
 def tokens(app: Flask, game_id: int) -> dict[str, str | int]:
     with app.app_context():
         game = db.session.get(Game, game_id)
@@ -29,12 +36,7 @@ def tokens(app: Flask, game_id: int) -> dict[str, str | int]:
 def test_a_return_match_plays_two_games_and_scores_them(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
-    with app.app_context(), transaction():
-        first_id = games.create_match(
-            games.Seating("kim@example.com", "Kim"),
-            games.Seating("sam@example.com", "Sam"),
-            seed=40,
-        ).id
+    first_id = kim_and_sam_match(app, seed=40)
     first = tokens(app, first_id)
     view = client.get(f"/api/play/{first['keeper']}").get_json()
     assert view["match"]["game"] == 1 and view["match"]["over"] is False
@@ -163,12 +165,7 @@ def test_the_match_score_holds_after_an_address_is_corrected_in_one_game(
 ) -> None:
     """Sides are read by seat, not address: Kim's address corrected in the second game, both
     players still read one score, each from their own side, and one winner."""
-    with app.app_context(), transaction():
-        first_id = games.create_match(
-            games.Seating("kim@example.com", "Kim"),
-            games.Seating("sam@example.com", "Sam"),
-            seed=40,
-        ).id
+    first_id = kim_and_sam_match(app, seed=40)
     played(app, first_id, 40, emails=False)
     with app.app_context(), transaction():
         second = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
