@@ -667,12 +667,18 @@ def _not_blocked(message: OutboxMessage) -> bool:
 
 def _emails_wanted(message: OutboxMessage) -> bool:
     """Whether the creator still takes the answer to their invitation: not once they stopped
-    every email, before or after it was queued.
+    every email, before or after it was queued, unless they made the invitation since
+    (a rematch asked after stopping a game's emails: asking is wanting the answer).
 
     Declining someone else's invitation, or stopping one game's emails, turns
     away invitations to the address, not the answer to one it made.
     """
-    return not stopped_all_emails(message.recipient)
+    if not stopped_all_emails(message.recipient):
+        return True
+    invitation = db.session.get(Invitation, (message.params or {}).get("invitation"))
+    address = db.session.get(Address, message.recipient)
+    stopped_at = address.unsubscribed_at if address is not None else None
+    return invitation is not None and stopped_at is not None and invitation.created_at > stopped_at
 
 
 # Why an email of an invitation was skipped (:attr:`.mail.kinds.Kind.unwanted`).

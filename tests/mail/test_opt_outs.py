@@ -210,6 +210,26 @@ def test_no_declined_email_to_a_creator_who_stopped_every_email(
     assert kinds(app, "ann@example.com")[-2:] == [("declined", "skipped")] * 2
 
 
+def test_a_rematch_asked_after_stopping_emails_is_answered(
+    app: Flask, client: FlaskClient, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    """Sam stopped his one game's emails, then asked Kim for a rematch: asking is wanting the
+    answer, which reaches him when Kim declines."""
+    game = make_game()
+    with app.app_context(), transaction():
+        stopped = games.declare_forfeit(game["id"], "keeper", "alice").player("shadow")
+        invitations.stop_emails(stopped)
+    deliver()
+    assert client.post(f"/rematch/{game['shadow']}").status_code == 200
+    deliver()
+    invite = last_link(smtp_server, "kim@example.com", "/invitations/")
+    received = len(smtp_server.handler.to("sam@example.com"))
+    assert client.post(invite, data={"answer": "decline"}).status_code == 200
+    deliver()
+    (answer,) = smtp_server.handler.to("sam@example.com")[received:]
+    assert "declined" in str(answer.message["Subject"])
+
+
 def test_a_stranger_naming_the_address_does_not_undo_its_stop(
     app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
 ) -> None:
