@@ -112,14 +112,14 @@ def test_one_pass_reads_the_folder_and_moves_what_it_handled(
 
 
 @contextmanager
-def reader_waiting(app: Flask) -> Iterator[None]:
-    """The reader, in a thread, until the block ends; an hour between polls, so only IDLE
-    can bring a reply in while the block waits."""
+def reader_running(app: Flask, poll: float = 3600) -> Iterator[None]:
+    """The reader, in a thread, until the block ends; by default an hour between polls, so
+    only IDLE can bring a reply in while the block waits."""
     stop = threading.Event()
     reader = threading.Thread(
         target=servers.fetch,
         args=(app,),
-        kwargs={"once": False, "poll": 3600, "should_stop": stop.is_set},
+        kwargs={"once": False, "poll": poll, "should_stop": stop.is_set},
     )
     reader.start()
     try:
@@ -162,7 +162,7 @@ def reply_to_come(
 
 def test_the_reader_waits_for_new_mail_with_idle(app: Flask, reply_to_come, short_spells) -> None:
     game_id, arrive = reply_to_come
-    with reader_waiting(app):
+    with reader_running(app):
         arrive()
         assert applied(app, game_id)
 
@@ -183,7 +183,7 @@ def test_mail_arriving_before_the_first_spell_is_read(
         return handled
 
     monkeypatch.setattr(servers, "fetch_once", then_mail_comes)
-    with reader_waiting(app):
+    with reader_running(app):
         assert applied(app, game_id)
     assert passes[0] == 0 and sum(passes) == 1
 
@@ -207,7 +207,7 @@ def test_mail_arriving_during_a_pass_after_its_search_is_read(
         return found
 
     monkeypatch.setattr(BaseMailBox, "uids", then_mail_comes)
-    with reader_waiting(app):
+    with reader_running(app):
         assert applied(app, game_id)
     assert len(searches[0]) == 1  # the stranger's message alone
 
@@ -229,7 +229,7 @@ def test_mail_arriving_as_a_spell_ends_is_read(
         return said
 
     monkeypatch.setattr(IdleManager, "poll", then_mail_comes)
-    with reader_waiting(app):
+    with reader_running(app):
         assert applied(app, game_id)
     assert spells[0] == []
 
@@ -407,18 +407,9 @@ def test_a_server_that_never_answers_is_given_up_on(
             "Error: the IMAP server is unavailable: no answer from 127.0.0.1 in 1s"
         ]
         start = time.monotonic()
-        stop = threading.Event()
-        reader = threading.Thread(
-            target=servers.fetch,
-            args=(app,),
-            kwargs={"once": False, "poll": 0.1, "should_stop": stop.is_set},
-        )
-        reader.start()
-        while not caplog.records and time.monotonic() - start < 10:
-            time.sleep(0.1)
-        stop.set()
-        reader.join(10)
-    assert not reader.is_alive()
+        with reader_running(app, poll=0.1):
+            while not caplog.records and time.monotonic() - start < 10:
+                time.sleep(0.1)
     paused = [r.getMessage() for r in caplog.records if warned_by_reader(r)]
     assert paused[0] == "IMAP reading paused, waiting 0s: no answer from 127.0.0.1 in 1s"
 
