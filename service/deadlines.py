@@ -2,9 +2,10 @@
 the end of invitations left unanswered, and the daily digests of the addresses that asked
 for one.
 
-Both queries use the (status, deadline) index: their cost grows with the games
-in play near their deadline, never with the games already finished. The sweep
-owns its transactions: one for each game it changes.
+Both queries (the reminders' in :func:`service.games.reminders_due`, beside the window
+it reads again under each game's lock) use the (status, deadline) index: their cost
+grows with the games in play near their deadline, never with the games already
+finished. The sweep owns its transactions: one for each game it changes.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import select
 
 from . import games, homes, invitations, metrics
-from .games import REMINDER_BEFORE, SHORT_REMINDER_BEFORE
 from .models import Game, db, utcnow
 from .unit_of_work import transaction
 
@@ -40,17 +40,7 @@ def sweep(now: datetime | None = None) -> SweepResult:
     """
     now = now or utcnow()
     with transaction():
-        soon = db.session.scalars(
-            select(Game.id).where(
-                Game.status == "active",
-                Game.deadline > now,
-                Game.reminded.is_(False),
-                or_(
-                    and_(Game.days_per_move > 1, Game.deadline <= now + REMINDER_BEFORE),
-                    and_(Game.days_per_move == 1, Game.deadline <= now + SHORT_REMINDER_BEFORE),
-                ),
-            )
-        ).all()
+        soon = games.reminders_due(now)
         late = db.session.scalars(
             select(Game.id).where(Game.status == "active", Game.deadline <= now)
         ).all()

@@ -17,7 +17,7 @@ from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
 from flask import current_app
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.exc import StaleDataError
 
@@ -919,6 +919,25 @@ SHORT_REMINDER_BEFORE = timedelta(hours=12)
 def reminder_before(days_per_move: int) -> timedelta:
     """How long before its deadline a move of a game with ``days_per_move`` is reminded of."""
     return SHORT_REMINDER_BEFORE if days_per_move == 1 else REMINDER_BEFORE
+
+
+def reminders_due(now: datetime) -> list[int]:
+    """The games in play whose deadline is near at ``now`` (:func:`reminder_before`) and
+    not yet reminded of: read on the (status, deadline) index, each reminded under its lock
+    (:func:`remind`), which reads the window again."""
+    return list(
+        db.session.scalars(
+            select(Game.id).where(
+                Game.status == "active",
+                Game.deadline > now,
+                Game.reminded.is_(False),
+                or_(
+                    and_(Game.days_per_move > 1, Game.deadline <= now + REMINDER_BEFORE),
+                    and_(Game.days_per_move == 1, Game.deadline <= now + SHORT_REMINDER_BEFORE),
+                ),
+            )
+        )
+    )
 
 
 def remind(game_id: int, now: datetime) -> Game | None:
