@@ -222,7 +222,7 @@ def connected(config: Mapping[str, Any]) -> Iterator[BaseMailBox]:
     try:
         yield box
     except BaseException:
-        with suppress(OSError, imaplib.IMAP4.error, UnexpectedCommandStatusError):
+        with suppress(*IMAP_UNAVAILABLE):
             box.logout()
         raise
     box.logout()
