@@ -28,7 +28,6 @@ from datetime import UTC, datetime, timedelta
 
 from flask import current_app
 from sqlalchemy import select, update
-from sqlalchemy.orm import contains_eager
 
 from . import games, invitations, notify, rematch_rules
 from .addresses import (
@@ -51,13 +50,12 @@ from .models import (
     AddressSettings,
     Game,
     Invitation,
-    Match,
     Player,
     db,
     is_row_id,
     utcnow,
 )
-from .perspective import PlayerView, player_view
+from .perspective import PlayerView, player_view, with_seats_and_match
 from .rules import Seat, other, to_act
 
 log = logging.getLogger(__name__)
@@ -128,17 +126,13 @@ def overview(email: str, now: datetime | None = None) -> Home:
     home.emails_stopped = unsubscribed and invitations.stopped_all_emails(email)
     # Each line reads its game and both its players, and a return match's line both games of
     # the match with their players: loaded here in five statements, however many games.
-    game = contains_eager(Player.game)
     players = db.session.scalars(
         select(Player)
         .join(Game)
         # A game that never started (an invitation declined or left to expire) was not played.
         .where(Player.email == email, Game.started_at.is_not(None))
         .order_by(Game.updated_at.desc(), Game.id.desc())
-        .options(
-            game.selectinload(Game.players),
-            game.selectinload(Game.match).selectinload(Match.games).selectinload(Game.players),
-        )
+        .options(*with_seats_and_match())
     ).all()
     opponents = (p.game.player(other(p.seat)).email for p in players if p.game.status == "active")
     away = addresses_away(opponents, now)

@@ -31,7 +31,7 @@ from typing import Any
 
 from flask import current_app
 from sqlalchemy import exists, select
-from sqlalchemy.orm import contains_eager, joinedload
+from sqlalchemy.orm import joinedload
 
 from . import notes
 from .addresses import emails_language, settings_for, time_zone, vacation_end
@@ -44,13 +44,12 @@ from .models import (
     DEFAULT_EMAIL_POLICY,
     Game,
     Invitation,
-    Match,
     OutboxMessage,
     Player,
     db,
     utcnow,
 )
-from .perspective import player_view
+from .perspective import player_view, with_seats_and_match
 from .rematch_rules import rematch_refusal
 from .replies.headers import game_headers, reply_to, root_message_id
 from .rules import OVER, Seat, State, other, to_act, track_advances
@@ -396,7 +395,6 @@ def write_digest(message: OutboxMessage) -> Email | None:
     goes once a day).
     """
     params = message.params or {}
-    game = contains_eager(Player.game)
     players = [
         player
         for player in db.session.scalars(
@@ -404,10 +402,7 @@ def write_digest(message: OutboxMessage) -> Email | None:
             .join(Game)
             .where(Player.id.in_(params["players"]), Player.email == message.recipient)
             .order_by(Game.id)
-            .options(
-                game.selectinload(Game.players),
-                game.selectinload(Game.match).selectinload(Match.games).selectinload(Game.players),
-            )
+            .options(*with_seats_and_match())
         )
         if in_digest(player)
     ]

@@ -15,12 +15,13 @@ from functools import cache
 from typing import Any, Literal, NamedTuple, TypedDict, TypeGuard
 
 from sqlalchemy import Executable, Row, Select, bindparam, select
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import aliased, contains_eager
+from sqlalchemy.sql.base import ExecutableOption
 
 from .game_text import player_name
 from .language import LANGUAGES, current_language
 from .links import key_matches
-from .models import OPEN_STATUSES, Game, Player, db
+from .models import OPEN_STATUSES, Game, Match, Player, db
 from .rules import OVER, Seat, State, other, return_match, seat_view
 from .rules.engine import Trick
 from .rules.seat_view import SeatView
@@ -68,6 +69,18 @@ class PlayerView(SeatView):
     deadline: str | None
     since: list[Trick]
     match: MatchScore | None
+
+
+def with_seats_and_match() -> tuple[ExecutableOption, ...]:
+    """Loader options for a query of players joined to their games: each game with both its
+    seats and, for a return match, both games of the match with theirs. All that
+    :func:`player_view` and :func:`match_summary` read, in three statements for every
+    player the query returns."""
+    game = contains_eager(Player.game)
+    return (
+        game.selectinload(Game.players),
+        game.selectinload(Game.match).selectinload(Match.games).selectinload(Game.players),
+    )
 
 
 def match_summary(player: Player) -> MatchScore | None:
