@@ -194,7 +194,9 @@ def _page(
     view = view_of(facts, match_summary(player))
     if isinstance(error, games.MoveError):
         error = _move_error(view, error)
-    # The address's choices give the home link and the zone of the page's times: one read.
+    # The address's choices give the home link and the zone of the page's times: one read
+    # (the session keeps a row it read, not that there was none, so home_token and
+    # time_zone would each read again an address that chose nothing).
     settings = addresses.settings_for(player.email) if player.email else None
     home = (
         signed_home(settings.email, settings.home_key) if settings and settings.home_key else None
