@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 from email.utils import make_msgid, parseaddr
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from flask import current_app
-from sqlalchemy import Executable, bindparam, case, select, text, update
+from sqlalchemy import Executable, Table, bindparam, case, select, text, update
 
 from ..models import Game, OutboxMessage, Player, db, upsert, utcnow
 from . import kinds
@@ -149,23 +149,34 @@ def withdraw(kind: str, player_id: int) -> None:
     if key is None:
         raise ValueError(f"a {kind} email does not replace an unsent one")
     # One statement: a move pays for one round trip here, whether an email waited or not.
-    db.session.execute(
-        update(OutboxMessage)
+    db.session.execute(_withdraw_statement(), {"key": key})
+
+
+@cache
+def _withdraw_statement() -> Executable:
+    """The statement of :func:`withdraw`, built once: building it costs more than running it.
+
+    Core, not ORM-enabled: the session is not synchronised, as no caller has loaded the
+    email it withdraws in the same transaction.
+    """
+    note = skip_note(WITHDRAWN)
+    table = cast(Table, OutboxMessage.__table__)
+    return (
+        update(table)
         .where(
-            OutboxMessage.id.in_(
-                select(OutboxMessage.id)
-                .where(OutboxMessage.replace_key == key, OutboxMessage.status == "queued")
+            table.c.id.in_(
+                select(table.c.id)
+                .where(table.c.replace_key == bindparam("key"), table.c.status == "queued")
                 .with_for_update(skip_locked=True)
             )
         )
         .values(
             status="skipped",
             last_error=case(
-                (OutboxMessage.last_error.is_(None), skip_note(WITHDRAWN)),
-                else_=skip_note(WITHDRAWN) + " (after: " + OutboxMessage.last_error + ")",
+                (table.c.last_error.is_(None), note),
+                else_=note + " (after: " + table.c.last_error + ")",
             ),
-        ),
-        execution_options={"synchronize_session": "fetch"},
+        )
     )
 
 
