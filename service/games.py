@@ -13,11 +13,12 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from functools import cache
+from typing import Any, Literal
 
 from email_validator import EmailNotValidError, validate_email
 from flask import current_app
-from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, or_, select
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.exc import StaleDataError
 
@@ -411,9 +412,7 @@ def _lock(player_id: int) -> tuple[Game, Player]:
 
     One statement: a move reaches its game from the player's id alone.
     """
-    game = _locked(
-        Game.id == select(Player.game_id).where(Player.id == player_id).scalar_subquery()
-    )
+    game = _locked("player", player_id)
     if game is None:
         raise UnknownLink(NOT_FOUND)
     return game, next(player for player in game.players if player.id == player_id)
@@ -440,28 +439,35 @@ def turn_notes_off(player: Player) -> None:
 
 def lock_game(game_id: int) -> Game:
     """The game, re-read with its players and locked for update until the transaction ends."""
-    game = _locked(Game.id == game_id)
+    game = _locked("game", game_id)
     if game is None:
         raise InvalidGame(f"no game {game_id}")
     return game
 
 
-def _locked(which: ColumnElement[bool]) -> Game | None:
-    """The game ``which`` picks, re-read with its players and locked for update.
+def _locked(by: Literal["game", "player"], key: int) -> Game | None:
+    """The game of id ``key``, or of the player of id ``key``, re-read with its players and
+    locked for update.
 
     Only the game's row is locked; its players come in the same statement, as
     every change to a game reads them.
     """
+    return db.session.scalars(_lock_statement(by), {"key": key}).unique().one_or_none()
+
+
+@cache
+def _lock_statement(by: Literal["game", "player"]) -> Select[Game]:
+    """The statement of :func:`_locked`, built once: building it costs more than running it."""
+    key = bindparam("key", type_=Integer)
+    which: ColumnElement[int] = (
+        select(Player.game_id).where(Player.id == key).scalar_subquery() if by == "player" else key
+    )
     return (
-        db.session.scalars(
-            select(Game)
-            .where(which)
-            .options(joinedload(Game.players))
-            .with_for_update(of=Game)
-            .execution_options(populate_existing=True)
-        )
-        .unique()
-        .one_or_none()
+        select(Game)
+        .where(Game.id == which)
+        .options(joinedload(Game.players))
+        .with_for_update(of=Game)
+        .execution_options(populate_existing=True)
     )
 
 
