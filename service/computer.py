@@ -26,6 +26,7 @@ import hmac
 import logging
 import random
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
@@ -137,16 +138,29 @@ class ComputerMoves:
 
     A seat whose move failed is not tried again at the same version for
     :data:`RETRY_AFTER` seconds, so a fault that persists is logged once a
-    minute rather than on every pass. A pass stops trying moves once it has
-    spent ``budget`` seconds on them, after its first try at least.
+    minute rather than on every pass; a failure is forgotten once that time is
+    up, so a worker that runs for months keeps only the last minute's. A pass
+    stops trying moves once it has spent ``budget`` seconds on them, after its
+    first try at least. ``clock`` is a monotonic clock in seconds.
     """
 
-    def __init__(self, retry_after: float = RETRY_AFTER, budget: float = PASS_BUDGET) -> None:
+    def __init__(
+        self,
+        retry_after: float = RETRY_AFTER,
+        budget: float = PASS_BUDGET,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.retry_after = retry_after
         self.budget = budget
+        self.clock = clock
         self.made = 0
         # Player id of a failed move: the game's version then, and when to try again.
         self._failed: dict[int, tuple[int, float]] = {}
+
+    @property
+    def held_back(self) -> int:
+        """How many seats' moves failed lately and wait to be tried again."""
+        return len(self._failed)
 
     def __call__(self, now: datetime | None = None) -> int:
         """Make the moves the computer owes that are due, for the pass's budget of time;
@@ -157,12 +171,16 @@ class ComputerMoves:
         move's, logged, and the others go on.
         """
         delay = current_app.config["BOT_DELAY_SECONDS"]
-        until = time.monotonic() + self.budget
+        started = self.clock()
+        self._failed = {
+            player: failure for player, failure in self._failed.items() if failure[1] > started
+        }
+        until = started + self.budget
         made = 0
         for _ in range(MAX_ROUNDS):
             moved = self._round(now or utcnow(), delay, until)
             made += moved
-            if not moved or time.monotonic() >= until:
+            if not moved or self.clock() >= until:
                 break
         self.made += made
         return made
@@ -182,7 +200,7 @@ class ComputerMoves:
             for seat in seats:
                 if self._may_try(seat):
                     made += self._play(seat)
-                    if time.monotonic() >= until:
+                    if self.clock() >= until:
                         return made
             if len(seats) < BATCH:
                 return made
@@ -190,7 +208,7 @@ class ComputerMoves:
 
     def _may_try(self, seat: Due) -> bool:
         failed = self._failed.get(seat.player_id)
-        return failed is None or failed[0] != seat.version or failed[1] <= time.monotonic()
+        return failed is None or failed[0] != seat.version or failed[1] <= self.clock()
 
     def _play(self, seat: Due) -> bool:
         try:
@@ -199,7 +217,7 @@ class ComputerMoves:
             if is_outage(exc):
                 raise
             db.session.rollback()
-            self._failed[seat.player_id] = (seat.version, time.monotonic() + self.retry_after)
+            self._failed[seat.player_id] = (seat.version, self.clock() + self.retry_after)
             log.exception(
                 "the computer's move as player %d failed; tried again in %.0fs, the rest goes on",
                 seat.player_id,

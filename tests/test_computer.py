@@ -643,12 +643,9 @@ def test_a_rematch_against_the_computer_starts_at_once_with_the_roles_swapped(
     assert [m.recipient for m in invitations] == [KIM, KIM]
 
 
-@pytest.mark.both_backends
-def test_moves_that_keep_failing_do_not_hold_up_the_games_behind_them(
-    app: Flask, against_computer, monkeypatch, caplog
-) -> None:
-    broken = [against_computer(level="hard", seed=seed)["id"] for seed in range(3)]
-    working = against_computer(level="easy", seed=9)["id"]  # waited least: read last
+@pytest.fixture
+def hard_level_broken(monkeypatch) -> None:
+    """The computer's hard level raises on every move; the others play."""
     choose = bots.choose
 
     def broken_hard_level(level: str, view: Any, rng: random.Random) -> Any:
@@ -657,6 +654,14 @@ def test_moves_that_keep_failing_do_not_hold_up_the_games_behind_them(
         return choose(level, view, rng)
 
     monkeypatch.setattr(computer.bots, "choose", broken_hard_level)
+
+
+@pytest.mark.both_backends
+def test_moves_that_keep_failing_do_not_hold_up_the_games_behind_them(
+    app: Flask, against_computer, hard_level_broken, monkeypatch, caplog
+) -> None:
+    broken = [against_computer(level="hard", seed=seed)["id"] for seed in range(3)]
+    working = against_computer(level="easy", seed=9)["id"]  # waited least: read last
     monkeypatch.setattr(computer, "BATCH", 2)  # the failing games fill the first batch
     moves = ComputerMoves()
     with app.app_context(), caplog.at_level(logging.CRITICAL, logger="service.computer"):
@@ -671,3 +676,19 @@ def test_a_pass_stops_making_moves_when_its_time_is_spent(app: Flask, against_co
     with app.app_context():
         assert [moves(), moves(), moves(), moves()] == [1, 1, 1, 0]
         assert all(to_act(db.session.get(Game, game_id).state) == ["keeper"] for game_id in waiting)
+
+
+def test_a_failure_is_forgotten_once_its_wait_is_over(
+    app: Flask, against_computer, hard_level_broken, caplog
+) -> None:
+    broken = against_computer(level="hard", seed=1)["id"]
+    now = [0.0]
+    moves = ComputerMoves(retry_after=60, clock=lambda: now[0])
+    with app.app_context(), caplog.at_level(logging.CRITICAL, logger="service.computer"):
+        assert (moves(), moves.held_back) == (0, 1)
+        with transaction():
+            games.cancel_game(broken, "ada")  # its seat is never due again
+        now[0] = 59.0
+        assert (moves(), moves.held_back) == (0, 1)
+        now[0] = 60.0
+        assert (moves(), moves.held_back) == (0, 0)
