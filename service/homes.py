@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from flask import current_app
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, Select, and_, or_, select, update
 
 from . import games, invitations, notify, rematch_rules
 from .addresses import (
@@ -60,6 +60,9 @@ from .rules import Seat, other, to_act
 
 log = logging.getLogger(__name__)
 
+# Finished games a home page lists at a time, the newest first; a link leads to older ones.
+FINISHED_SHOWN = 20
+
 
 class SettingError(ValueError):
     """A choice the home page refuses; the message says why, in English (the page words its
@@ -85,7 +88,11 @@ class Home:
     settings: AddressSettings | None
     address: Address | None
     live: list[GameLine] = field(default_factory=list)
+    # The address's finished games, newest first, FINISHED_SHOWN at a time: ``before`` is the
+    # game these come after (None: the newest), ``older`` the last shown when more follow.
     finished: list[GameLine] = field(default_factory=list)
+    before: int | None = None
+    older: int | None = None
     invited: list[Invitation] = field(default_factory=list)
     sent: list[Invitation] = field(default_factory=list)
     stopped: list[Player] = field(default_factory=list)
@@ -116,8 +123,13 @@ class Home:
         return max(games, key=lambda line: line.player.id).player.name if games else ""
 
 
-def overview(email: str, now: datetime | None = None) -> Home:
-    """The address's home page: reads only, so a GET can show it."""
+def overview(email: str, now: datetime | None = None, before: int | None = None) -> Home:
+    """The address's home page: reads only, so a GET can show it.
+
+    Every game in play, and :data:`FINISHED_SHOWN` finished games: the newest, or with
+    ``before``, the id of one of the address's finished games, those that finished before it.
+    An id that is not one of them shows the newest.
+    """
     now = now or utcnow()
     settings = settings_for(email)
     home = Home(email=email, settings=settings, address=db.session.get(Address, email))
@@ -126,18 +138,26 @@ def overview(email: str, now: datetime | None = None) -> Home:
     home.emails_stopped = unsubscribed and invitations.stopped_all_emails(email)
     # Each line reads its game and both its players, and a return match's line both games of
     # the match with their players: loaded here in five statements, however many games.
-    players = db.session.scalars(
-        select(Player)
-        .join(Game)
-        # A game that never started (an invitation declined or left to expire) was not played.
-        .where(Player.email == email, Game.started_at.is_not(None))
-        .order_by(Game.updated_at.desc(), Game.id.desc())
-        .options(*with_seats_and_match())
-    ).all()
+    # A game that never started (an invitation declined or left to expire) was not played.
+    played = (Player.email == email, Game.started_at.is_not(None))
+    shown, after = _finished_shown(played, before)
+    players = list(
+        db.session.scalars(
+            select(Player)
+            .join(Game)
+            .where(*played, or_(Game.status == "active", Player.id.in_(shown.scalar_subquery())))
+            .order_by(Game.updated_at.desc(), Game.id.desc())
+            .options(*with_seats_and_match())
+        )
+    )
     opponents = (p.game.player(other(p.seat)).email for p in players if p.game.status == "active")
     away = addresses_away(opponents, now)
     # Each finished game's rematch, or why it can have none: a few statements for all of them.
     finished = [player for player in players if player.game.status in CLOSED_STATUSES]
+    if len(finished) > FINISHED_SHOWN:  # one more than shown was read: more follow
+        players.remove(finished.pop())
+        home.older = finished[-1].game_id
+    home.before = after
     rematches = invitations.rematch_games_of([player.game for player in finished])
     refusals = rematch_rules.rematch_refusals(
         [player for player in finished if player.game_id not in rematches]
@@ -173,6 +193,34 @@ def overview(email: str, now: datetime | None = None) -> Home:
     if settings is not None and settings.vacation_until and settings.vacation_until > now:
         home.on_vacation_until = settings.vacation_until
     return home
+
+
+def _finished_shown(
+    played: tuple[ColumnElement[bool], ...], before: int | None
+) -> tuple[Select[int], int | None]:
+    """The ids of the address's players of the finished games to show, and one more to tell
+    whether more follow; with the game they come after: ``before``, if it is one of the
+    address's finished games (``played`` picks the address's games)."""
+    finished = (*played, Game.status.in_(CLOSED_STATUSES))
+    query = (
+        select(Player.id)
+        .join(Game)
+        .where(*finished)
+        .order_by(Game.updated_at.desc(), Game.id.desc())
+        .limit(FINISHED_SHOWN + 1)
+    )
+    if before is None or not is_row_id(before):
+        return query, None
+    last = db.session.execute(
+        select(Game.updated_at, Game.id).join(Player).where(*finished, Game.id == before)
+    ).first()
+    if last is None:
+        return query, None
+    older = or_(
+        Game.updated_at < last.updated_at,
+        and_(Game.updated_at == last.updated_at, Game.id < last.id),
+    )
+    return query.where(older), before
 
 
 def invitation_link(invitation: Invitation, email: str) -> str:

@@ -189,6 +189,36 @@ def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_gam
     assert f'href="/new?email={KIM}&amp;name=Kim"' in page
 
 
+def test_finished_games_are_listed_twenty_at_a_time(app: Flask, client, make_game) -> None:
+    live = make_game(seed=1)["id"]
+    for seed in range(2, 2 + homes.FINISHED_SHOWN + 2):
+        finished_game(app, make_game, seed=seed, rematch=False)
+    with app.app_context():
+        ids = db.session.scalars(
+            select(Game.id).where(Game.status != "active").order_by(Game.id.desc())
+        ).all()  # each forfeited after the one before: newest first
+    home = home_of(app)
+
+    def listed(page: str) -> list[int]:
+        return [int(n) for n in re.findall(r"Game (\d+) against Sam</h3>", page)]
+
+    first = client.get(home).get_data(as_text=True)
+    assert listed(first) == [live, *ids[:20]]
+    assert f'href="{home}?before={ids[19]}#finished-title">Older games</a>' in first
+    assert "Newest games" not in first
+    older = client.get(f"{home}?before={ids[19]}").get_data(as_text=True)
+    assert listed(older) == [live, *ids[20:]]  # the games in play are on every page
+    assert f'href="{home}#finished-title">Newest games</a>' in older
+    assert "Older games" not in older
+    assert "No older game." in client.get(f"{home}?before={ids[-1]}").get_data(as_text=True)
+    # A game in play, another address's game, no game: the newest finished games.
+    with app.app_context(), transaction():
+        ann, bob = games.Seating("ann@example.com", "Ann"), games.Seating("bob@example.com", "Bob")
+        other = games.declare_forfeit(games.create_game(ann, bob, seed=40).id, "shadow", "ada").id
+    for before in (live, other, 0, 2**40, "x"):
+        assert listed(client.get(f"{home}?before={before}").get_data(as_text=True)) == listed(first)
+
+
 def test_the_deadline_says_whose_move_is_due(app: Flask, client, make_game) -> None:
     game = make_game(days_per_move=3, shadow_name="Léa")
     keeper = client.get(f"/api/play/{game['keeper']}").get_json()

@@ -76,8 +76,9 @@ def _address(token: str) -> str:
 
 @bp.get("/me/<token>")
 def page(token: str) -> ResponseReturnValue:
-    """The player's games, invitations and settings."""
-    return _page(_address(token), token)
+    """The player's games, invitations and settings; ``?before=<game id>`` lists the finished
+    games that came before that one (see :func:`homes.overview`)."""
+    return _page(_address(token), token, before=request.args.get("before", type=int))
 
 
 def _page(
@@ -88,10 +89,11 @@ def _page(
     *,
     posted: FlaskForm | None = None,
     invalid: str | None = None,
+    before: int | None = None,
 ) -> ResponseReturnValue:
     """The home page; with ``error``, the refused form ``posted`` as it was typed, its field
-    ``invalid`` tied to the error."""
-    home = homes.overview(email)
+    ``invalid`` tied to the error; ``before``: where its list of finished games starts."""
+    home = homes.overview(email, before=before)
     policy = (
         posted
         if isinstance(posted, EmailPolicyForm)
