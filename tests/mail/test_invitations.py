@@ -679,6 +679,15 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_addr
         (first_of_match, "is the first game of a return match: the second game follows it."),
     ):
         refuses_rematch(client, tokens["keeper"], reason)
+    with app.app_context(), transaction():
+        second = db.session.get_one(Game, first_of_match["id"]).match.games[1].id
+        games.cancel_game(second, "alice")
+    refuses_rematch(
+        client,
+        first_of_match["keeper"],
+        f"is the first game of a return match whose second game, game {second}, was "
+        "cancelled: it has no rematch.",
+    )
     finished = make_game(seed=34)
     with app.app_context(), transaction():
         games.declare_forfeit(finished["id"], "shadow", "alice")
