@@ -48,6 +48,7 @@ from .models import (
     db,
     utcnow,
 )
+from .perspective import match_summary
 from .rematch_rules import blocked, rematch_refusal
 from .rules import SEATS, Seat, other
 from .rules.names import is_seat
@@ -498,8 +499,10 @@ def _refuse_rematch(player: Player) -> None:
 
 def _rematch(game: Game, player: Player, *, waiting: bool) -> Game:
     """Create the game that follows ``game`` at the player's asking, recorded as its rematch:
-    the same two, roles swapped, same look and days per move."""
-    new = games.create_game(
+    the same two, roles swapped, same look and days per move; a return match's game is
+    followed by a new return match (its first game dealt now, the second after it)."""
+    start = games.create_match if game.match_id is not None else games.create_game
+    new = start(
         games.seating_of(game.player("shadow")),
         games.seating_of(game.player("keeper")),
         look=game.look,
@@ -511,7 +514,8 @@ def _rematch(game: Game, player: Player, *, waiting: bool) -> Game:
 
 
 def propose_rematch(player: Player) -> Invitation:
-    """Invite the player's opponent to a new game, roles swapped, same look and days per move.
+    """Invite the player's opponent to a new game, roles swapped, same look and days per move;
+    after a return match, to a new return match.
 
     The new game waits for the opponent to accept, like a game asked for on the
     public page; the requester needs no confirmation, as their game link vouches
@@ -536,7 +540,7 @@ def propose_rematch(player: Player) -> Invitation:
         opponent_email=opponent.email,
         opponent_name=opponent.name,
         creator_role=other(player.seat),
-        match=False,
+        match=game.match_id is not None,
         days_per_move=game.days_per_move,
         look=game.look,
         language=player.language,
@@ -550,14 +554,23 @@ def propose_rematch(player: Player) -> Invitation:
         opponent.email,
         "respond",
         rematch_of=game.id,
-        # Who won the game it follows: the invitee, the requester, or no one (a timeout of both).
-        rematch_winner=(
-            "invitee" if game.winner == opponent.seat else "requester" if game.winner else None
-        ),
+        rematch_winner=_rematch_winner(player),
     )
     db.session.flush()
     log.info("invitation %d: a rematch of game %d as game %d", invitation.id, game.id, new.id)
     return invitation
+
+
+def _rematch_winner(requester: Player) -> str | None:
+    """Who won what a rematch follows, the requester's game or the return match it ended:
+    ``invitee``, ``requester``, or ``None`` for no one (a draw, a timeout of both)."""
+    match = match_summary(requester)
+    if match is not None:
+        return {"you": "requester", "opponent": "invitee"}.get(match["winner"] or "")
+    game = requester.game
+    if not game.winner:
+        return None
+    return "requester" if game.winner == requester.seat else "invitee"
 
 
 def stops_for(player: Player, key: str | None) -> bool:

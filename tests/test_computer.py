@@ -160,6 +160,16 @@ def test_a_return_match_seats_the_computer_again(app: Flask, client, against_com
         second = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
         assert second.player("shadow").computer_level == "random"
         assert second.player("keeper").email == KIM
+        second_id, kim = second.id, token_for(second.player("keeper"))
+    played_against_computer(app, second_id, emails=False)
+    offer = client.get(f"/rematch/{kim}").get_data(as_text=True)
+    assert "Play the computer (random) again, in a new return match" in offer
+    token = client.post(f"/rematch/{kim}").location.rsplit("/", 1)[1]
+    with app.app_context():
+        rematch = player_for(token).game
+        assert (rematch.status, rematch.match_game) == ("active", 1)
+        assert rematch.player("keeper").computer_level == "random"  # Kim's seat swapped
+        assert rematch.player("shadow").email == KIM
 
 
 # --- the command line and the form ---------------------------------------------------

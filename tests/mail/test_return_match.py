@@ -73,6 +73,20 @@ def test_a_return_match_plays_two_games_and_scores_them(
     scores = expected["scores"]
     assert f"Return match score: Kim {scores['first']}, Sam {scores['second']}." in last
     assert ("The match is a draw." in last) == (winner is None)
+    # Kim asks for a rematch after the second game: a new return match, roles swapped.
+    offer = client.get(f"/rematch/{second['shadow']}").get_data(as_text=True)
+    assert "Invite Sam to a new return match with the roles swapped" in offer
+    assert client.post(f"/rematch/{second['shadow']}").status_code == 200
+    deliver()
+    invite = smtp_server.handler.to("sam@example.com")[-1].text
+    assert "Kim <kim@example.com> invites you to a return match of Split Mind" in invite
+    who = {"you": ", which Kim won,", "opponent": ", which you won,", None: ","}[winner]
+    assert f"a rematch of the return match that ended with game {second_id}{who}" in invite
+    with app.app_context():
+        rematch = db.session.scalars(select(Game).order_by(Game.id.desc())).first()
+        assert (rematch.status, rematch.match_game) == ("waiting", 1)
+        assert rematch.match_id not in (None, db.session.get_one(Game, first_id).match_id)
+        assert rematch.player("keeper").email == "kim@example.com"  # Kim's seat of game 2, swapped
 
 
 def test_a_timeout_ends_the_match(app: Flask, client: FlaskClient) -> None:
@@ -158,6 +172,9 @@ def test_a_match_cut_short_in_its_first_game_may_have_a_rematch(
             "sam@example.com",
         )
         assert invitations.rematch_of(db.session.get_one(Game, first_id)) == invitation
+        assert invitation.match  # a return match again
+        rematch = db.session.get_one(Game, invitation.game_id)
+        assert rematch.match_game == 1 and rematch.player("keeper").email == "sam@example.com"
 
 
 def test_the_match_score_holds_after_an_address_is_corrected_in_one_game(
