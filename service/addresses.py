@@ -22,6 +22,13 @@ from .logs import redact
 from .models import Address, AddressSettings, Game, Player, db, insert_new, utcnow
 
 
+def inbox(address: str) -> str:
+    """The inbox a normalised address reaches: ``kim+games@example.com`` reaches
+    ``kim@example.com`` (a sub-address, as most mail servers read a ``+``)."""
+    local, _, domain = address.rpartition("@")
+    return f"{local.split('+', 1)[0] or local}@{domain}"
+
+
 def settings_for(email: str) -> AddressSettings | None:
     """The address's choices, or ``None`` for one that has made none (the defaults)."""
     return db.session.get(AddressSettings, email)

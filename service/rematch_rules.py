@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection
 
 from sqlalchemy import or_, select
 
+from .addresses import inbox
 from .game_text import holds_an_address, poses_as_computer
 from .language import gettext
 from .models import Address, Player, db
@@ -19,23 +20,25 @@ from .rules import other
 
 
 def blocked(email: str) -> bool:
-    """Whether an address declined an invitation or stopped notifications before."""
-    address = db.session.get(Address, email)
-    return address is not None and (address.declined_at or address.unsubscribed_at) is not None
+    """Whether an address, or the inbox it reaches (:func:`inbox`: ``bob+x@`` reaches
+    ``bob@``), declined an invitation or stopped notifications before."""
+    return bool(blocked_among({email}))
 
 
 def blocked_among(emails: Collection[str]) -> set[str]:
     """Which of ``emails`` are :func:`blocked`, in one statement."""
     if not emails:
         return set()
-    return set(
+    reaching = {email: {email, inbox(email)} for email in emails}
+    stopped = set(
         db.session.scalars(
             select(Address.email).where(
-                Address.email.in_(emails),
+                Address.email.in_(set().union(*reaching.values())),
                 or_(Address.declined_at.is_not(None), Address.unsubscribed_at.is_not(None)),
             )
         )
     )
+    return {email for email, addresses in reaching.items() if addresses & stopped}
 
 
 def rematch_refusal(player: Player) -> str | None:

@@ -22,7 +22,7 @@ import time
 from limits import parse
 from werkzeug.exceptions import TooManyRequests
 
-from .. import allowances, games
+from .. import addresses, allowances, games
 from ..allowances import Allowance
 
 ALLOWANCES = {
@@ -58,6 +58,5 @@ def draw(*emails: tuple[str, str]) -> None:
 
 def inbox(address: str) -> str:
     """The inbox an address reaches, for counting: ``Kim+games@example.com`` reaches
-    ``kim@example.com`` (a sub-address, as most mail servers read a ``+``)."""
-    local, _, domain = games.clean_email(address).rpartition("@")
-    return f"{local.split('+', 1)[0] or local}@{domain}"
+    ``kim@example.com`` (:func:`service.addresses.inbox`)."""
+    return addresses.inbox(games.clean_email(address))

@@ -15,6 +15,7 @@ from service import games, invitations
 from service.links import home_token, serializer
 from service.mail import compose
 from service.models import Address, Game, Invitation, OutboxMessage, Player, db, utcnow
+from service.rematch_rules import blocked
 from service.unit_of_work import transaction
 
 from ..conftest import BASE_URL
@@ -125,6 +126,25 @@ def test_an_invitation_is_not_sent_once_its_address_has_opted_out(
     deliver()
     assert smtp_server.handler.to("bob@example.com") == []
     assert kinds(app, "bob@example.com") == [("invite_opponent", "skipped")]
+
+
+@pytest.mark.parametrize("how", ["declined", "unsubscribed"])
+def test_a_sub_address_of_an_address_that_opted_out_is_opted_out(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], int], how: str
+) -> None:
+    """``bob+x@`` reaches Bob's inbox: the stop Bob asked for holds for it, as creator and as
+    opponent, and for a rematch."""
+    opt_out(app, "bob@example.com", how)
+    ask_for_game(client, email="ann@example.com", opponent_email="Bob+Games@example.com")
+    ask_for_game(client, name="Mallory", email="bob+spam@example.com")
+    deliver()
+    client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
+    deliver()
+    assert [m.envelope_to for m in smtp_server.received] == [["ann@example.com"]]
+    assert kinds(app, "bob+games@example.com") == [("invite_opponent", "skipped")]
+    assert kinds(app, "bob+spam@example.com") == [("confirm_address", "skipped")]
+    with app.app_context():
+        assert blocked("bob+x@example.com") and not blocked("bobby@example.com")
 
 
 def test_every_email_a_stranger_can_cause_has_a_one_click_stop_for_the_address(
