@@ -35,7 +35,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from email import charset
 from email.header import Header
-from email.policy import SMTP, EmailPolicy
+from email.policy import SMTP, EmailPolicy, compat32
 from email.utils import formataddr, parseaddr
 from functools import partial
 
@@ -226,7 +226,7 @@ class AsciiHeaders(EmailPolicy):
     that is not ASCII, see :class:`Outgoing`), and a value that cannot be folded
     at its spaces, are the standard library's to write, except a subject.
 
-    A subject that is not ASCII goes out as encoded words each holding its own
+    A subject that is not ASCII, or holds ``=?``, goes out as encoded words each holding its own
     spaces (:class:`email.header.Header`): where the library folds between two
     encoded words it may leave a space of the text in the fold, which readers
     drop (RFC 2047), so that "le pli 6 :" reads "le pli6 :".
@@ -244,12 +244,19 @@ class AsciiHeaders(EmailPolicy):
 
     def _folded(self, name: str, value: str) -> str | None:
         """The header folded here, or ``None`` to leave it to the standard library."""
-        if not hasattr(value, "name"):
-            return folded_at_spaces(name, value, self.linesep)
-        if name.lower() == "subject" and not str(value).isascii():
+        if name.lower() == "subject" and _encoded(str(value)):
             words = Header(str(value), "utf-8", header_name=name).encode(linesep=self.linesep)
             return f"{name}: {words}{self.linesep}"
+        if not hasattr(value, "name"):
+            return folded_at_spaces(name, value, self.linesep)
         return None
+
+
+def _encoded(subject: str) -> bool:
+    """Whether a subject goes out as encoded words: one not in ASCII, and one holding what
+    reads as an encoded word (``=?``), as a player's name may, which a reader would decode
+    into other words (a link, the computer's name) if it went out as written."""
+    return not subject.isascii() or "=?" in subject
 
 
 ASCII_HEADERS = AsciiHeaders() + SMTP
@@ -267,12 +274,16 @@ class Outgoing(Message):
     def as_bytes(self) -> bytes:
         """The message as SMTP carries it."""
         message = self._message()
+        if self.subject:
+            # Stored as written (compat32 parses nothing), to be encoded by AsciiHeaders as it
+            # goes out: the standard library's policies parse a value set, decoding whatever
+            # in it reads as an encoded word.
+            message.policy = compat32
+            message.replace_header("Subject", self.subject)
         message.policy = ASCII_HEADERS  # headers set from now on are the standard library's
         sender = self.sender if isinstance(self.sender, str) else formataddr(self.sender)
         if parseaddr(sender)[1].isascii():  # Flask-Mail writes a domain that is not in IDNA
             message.replace_header("From", sender)
-        if self.subject and not self.subject.isascii():
-            message.replace_header("Subject", self.subject)
         return message.as_bytes()
 
 

@@ -125,3 +125,23 @@ def test_a_subject_not_in_ascii_reads_back_as_written_wherever_it_folds(app: Fla
             assert all(len(line) <= 78 for line in head.split("\r\n")), head
             read = message_from_bytes(raw, policy=policy.default)
             assert str(read["Subject"]) == written
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "=?utf-8?b?Q2xhaW0geW91ciBwcml6ZSBhdCBwcml6ZXMuY29t?= invites you to play Split Mind",
+        "=?utf-8?q?the_computer_(hard)?= has moved: your move, you are the Keeper",
+    ],
+)
+def test_a_subject_that_reads_as_encoded_words_reads_back_as_written(
+    app: Flask, written: str
+) -> None:
+    """A player's name in a subject, written as an encoded word, is not decoded by the reader
+    into other words: the subject is encoded, so that it reads back as it was typed."""
+    with app.test_request_context():
+        mail = Outgoing(subject=written, recipients=["kim@example.com"], body="Hi")
+        mail.sender = "Split Mind <splitmind@splitmind.test>"
+        raw = mail.as_bytes()
+    read = message_from_bytes(raw, policy=policy.default)
+    assert str(read["Subject"]) == written
