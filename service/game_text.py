@@ -110,8 +110,11 @@ ARTICLES = ("the", "l")
 # and "J.Smith" are names.
 LINK_DOMAINS = (
     "com|net|org|info|biz|io|co|me|ly|app|xyz|top|site|online|club|link|click|shop|live|"
-    "ru|cn|uk|de|fr|eu|us|tk|example|test|invalid|localhost"
+    "ru|cn|uk|de|fr|eu|us|tk|cc|ca|au|nl|es|pl|br|jp|ws|pw|su|ai|gg|tv|ch|se|dk|fi|cz|kr|vn|"
+    "mx|za|nz|ir|vip|win|bid|loan|work|example|test|invalid|localhost"
 )
+# The full stops IDNA reads as one (RFC 3490), besides those NFKC makes one: "evil。com".
+FULL_STOPS = str.maketrans({"\u3002": "."})
 # A web or email address in a name: a scheme, "www.", an @, or a domain.
 ADDRESS_IN_NAME = re.compile(
     rf"://|\bwww\.|@|\b[\w-]+(?:\.[\w-]+)*\.(?:{LINK_DOMAINS})(?![\w-])", re.IGNORECASE
@@ -121,7 +124,9 @@ ADDRESS_IN_NAME = re.compile(
 def holds_an_address(name: str) -> bool:
     """Whether a person's name holds a web or email address, which would carry a link into
     the subject and greeting of an email to someone who never asked for one."""
-    return ADDRESS_IN_NAME.search(name) is not None
+    # Wide letters and stops read as a domain's: "ｅｖｉｌ．ｃｏｍ" is "evil.com".
+    read = unicodedata.normalize("NFKC", name).translate(FULL_STOPS)
+    return ADDRESS_IN_NAME.search(read) is not None
 
 
 def poses_as_computer(name: str) -> bool:

@@ -335,6 +335,11 @@ def test_a_game_against_the_computer_greets_by_the_typed_name_once_its_player_mo
         "prizes at evil.test",
         "Mallory mallory@evil.test",
         "bit.ly/x",
+        "Win cash at prizes.cc",
+        "ｅｖｉｌ．ｃｏｍ",
+        "evil。com",
+        "evil｡com",
+        "mallory＠evil.test",
     ],
 )
 def test_a_name_holding_a_web_or_email_address_is_refused(
