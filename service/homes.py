@@ -102,6 +102,13 @@ class Home:
     on_vacation_until: datetime | None = None
 
     @property
+    def takes_no_invitations(self) -> bool:
+        """Whether the address declined an invitation or stopped emails: then nothing asked on
+        the new-game page is emailed to it either (see :mod:`service.rematch_rules`)."""
+        address = self.address
+        return address is not None and (address.declined_at or address.unsubscribed_at) is not None
+
+    @property
     def time_zone(self) -> str | None:
         """The address's time zone, once a move page has told it: the page's times are in it."""
         return self.settings.time_zone if self.settings is not None else None

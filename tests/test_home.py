@@ -473,10 +473,14 @@ def test_a_declined_invitation_can_be_taken_back(app: Flask, client, make_game) 
     home = home_of(app)
     page = client.get(home).get_data(as_text=True)
     assert "You declined an invitation, so nobody can invite you to a game here." in page
+    # Beside the new-game button: what Kim asks for there is not emailed either.
+    warning = "While your address takes no invitations, a game you start sends it no email"
+    assert warning in page and 'href="#invitations-settings"' in page
     assert post(client, home, "invitations").status_code == 303
     with app.app_context():
         assert not invitations.blocked(KIM)
         assert db.session.get_one(Address, KIM).declined_at is None
+    assert warning not in client.get(home).get_data(as_text=True)
 
 
 # --- vacation ------------------------------------------------------------------
