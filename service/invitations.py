@@ -251,6 +251,8 @@ def confirm(invitation: Invitation, language: str | None = None) -> bool:
     confirmed before, or closed.
     """
     invitation, game = _lock(invitation)
+    if _expire_if_due(invitation, game):
+        return False
     if invitation.status != "unconfirmed":
         return False  # confirmed before, or closed: nothing to do
     invitation.updated_at = utcnow()
@@ -285,9 +287,14 @@ def respond(
     :func:`adopt_language` says, before the game's first emails are queued.
     Returns the opponent's seat in the game when this answer started it, and
     ``None`` otherwise: a decline, or an answer to an invitation that was
-    answered before, withdrawn or closed.
+    answered before, withdrawn or closed, or that comes after its time
+    (:func:`_expire_if_due`: it expires now).
     """
     invitation, game = _lock(invitation)
+    if _expire_if_due(invitation, game):
+        if not accept:  # too late to decline this one; the page promised no more, all the same
+            address_row(invitation.opponent_email).declined_at = utcnow()
+        return None
     if invitation.status != "invited":
         return None  # answered before, or closed: nothing to do
     chosen = None
@@ -358,9 +365,20 @@ def expire(invitation_id: int, now: datetime) -> Invitation | None:
     answered meanwhile: nothing changes. Caller's transaction.
     """
     invitation, game = _lock(db.session.get_one(Invitation, invitation_id))
+    return invitation if _expire_if_due(invitation, game, now) else None
+
+
+def _expire_if_due(invitation: Invitation, game: Game, now: datetime | None = None) -> bool:
+    """Expire the invitation (locked, with its game) if it has been open for
+    ``INVITATION_DAYS``, as :func:`expire` says; whether it did.
+
+    An answer that comes after that time, before the sweep's next pass, finds it
+    expired too: whether it was too late hangs on the time, not on the sweep.
+    """
+    now = now or utcnow()
     ends = _ends_at(invitation)
     if ends is None or ends > now:
-        return None
+        return False
     invited = invitation.status == "invited"
     invitation.status, invitation.updated_at = "expired", now
     games.drop_waiting_game(game.id, "the invitation expired unanswered")
@@ -371,7 +389,7 @@ def expire(invitation_id: int, now: datetime) -> Invitation | None:
         )
     db.session.flush()
     log.info("invitation %d expired unanswered", invitation.id)
-    return invitation
+    return True
 
 
 def adopt_language(game: Game, email: str, language: str | None) -> str | None:

@@ -159,7 +159,7 @@ def test_a_closed_invitation_in_french(app: Flask, client: FlaskClient) -> None:
     response = client.post(
         invitation_link(app, "respond"), data={"answer": "accept"}, headers=FRENCH
     )
-    assert response.status_code == 200
+    assert response.status_code == 409
     assert "Cette invitation est close." in response.get_data(as_text=True)
 
 

@@ -122,6 +122,10 @@ def lost_links() -> ResponseReturnValue:
     return render_template("lobby/links.html", form=form, sent=False), status
 
 
+# The status an answer leaves its invitation in; one found in another is a conflict (409).
+ANSWERED = {"accept": "accepted", "decline": "declined"}
+
+
 @bp.route("/invitations/<token>", methods=["GET", "POST"])
 @csrf.exempt
 def invitation(token: str) -> ResponseReturnValue:
@@ -138,7 +142,7 @@ def invitation(token: str) -> ResponseReturnValue:
     status, error = 200, None
     if request.method == "POST" and stage == "confirm":
         error = _confirm(invite)
-        status = 429 if error else 200
+        status = 429 if error else 409 if invite.status in ("expired", "closed") else 200
     elif request.method == "POST":
         answer = request.form.get("answer")
         if answer not in ("accept", "decline"):
@@ -157,6 +161,8 @@ def invitation(token: str) -> ResponseReturnValue:
         if started is not None:
             # Only the answer that started the game leads to the opponent's seat.
             return redirect(f"/play/{token_for(started)}", code=303)
+        if error is None and invite.status != ANSWERED[answer]:
+            status = 409  # answered otherwise before, expired or closed: the page says which
     reader = invite.creator_email if stage == "confirm" else invite.opponent_email
     page = render_template(
         "lobby/invitation.html",

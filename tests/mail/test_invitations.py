@@ -10,6 +10,7 @@ from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
@@ -163,6 +164,42 @@ def test_an_invitation_left_unanswered_expires_and_the_creator_is_told(
     answered = client.post(invite, data={"answer": "accept"}).get_data(as_text=True)
     assert "This invitation expired unanswered" in answered
     assert statuses(app) == ("expired", "cancelled")
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline"])
+def test_an_answer_after_the_invitations_time_finds_it_expired(
+    app: Flask, client: FlaskClient, smtp_server, deliver, answer: str
+) -> None:
+    """Before the sweep's next pass too: whether an answer was too late hangs on the time."""
+    invite = invited(client, smtp_server, deliver)
+    told = len(smtp_server.handler.to("ann@example.com"))
+    with app.app_context():
+        ends = db.session.scalars(select(Invitation)).one().updated_at + timedelta(days=14)
+    with time_machine.travel(ends + timedelta(seconds=1)):
+        late = client.post(invite, data={"answer": answer, "name": "Bob"})
+        deliver()
+    assert late.status_code == 409 and "Location" not in late.headers
+    assert "This invitation expired unanswered" in late.get_data(as_text=True)
+    assert statuses(app) == ("expired", "cancelled")
+    with app.app_context():  # a decline's promise holds: the address takes no more
+        assert invitations.blocked("bob@example.com") == (answer == "decline")
+    (email,) = smtp_server.handler.to("ann@example.com")[told:]
+    assert str(email.message["Subject"]) == "Your Split Mind invitation to Bob expired"
+    with app.app_context():
+        assert sweep(utcnow() + timedelta(days=15)).invitations_expired == []
+
+
+def test_a_confirmation_after_the_requests_time_finds_it_expired(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    confirm = requested(client, smtp_server, deliver)
+    with time_machine.travel(utcnow() + timedelta(days=14, seconds=1)):
+        late = client.post(confirm)
+    assert late.status_code == 409
+    assert "This invitation expired unanswered" in late.get_data(as_text=True)
+    assert statuses(app) == ("expired", "cancelled")
+    deliver()
+    assert len(smtp_server.received) == 1  # Bob was never invited
 
 
 def test_a_request_never_confirmed_expires_without_a_word(
@@ -758,9 +795,9 @@ def test_accepting_again_shows_the_page_not_the_play_link(
 ) -> None:
     invite = invited(client, smtp_server, deliver)
     assert client.post(invite, data={"answer": "accept"}).status_code == 303
-    for answer in ("accept", "decline"):
+    for answer, status in (("accept", 200), ("decline", 409)):  # the same answer, or another
         again = client.post(invite, data={"answer": answer})
-        assert again.status_code == 200 and "Location" not in again.headers
+        assert again.status_code == status and "Location" not in again.headers
         page = again.get_data(as_text=True)
         assert "You accepted: the game has started, and your link is in your email." in page
         assert "/play/" not in page
@@ -822,7 +859,7 @@ def test_an_invitation_closes_when_an_admin_cancels_its_game(
     with app.app_context(), transaction():
         games.cancel_game(db.session.scalars(select(Game)).one().id, "alice", "not a real game")
     response = client.post(invite, data={"answer": "accept"})
-    assert response.status_code == 200
+    assert response.status_code == 409
     assert "This invitation is closed." in response.get_data(as_text=True)
     with app.app_context():
         assert db.session.scalars(select(Invitation)).one().status == "closed"
@@ -896,7 +933,7 @@ def test_confirming_after_an_admin_cancelled_the_game_closes_the_invitation(
     with app.app_context(), transaction():
         games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
     response = client.post(confirm)
-    assert response.status_code == 200
+    assert response.status_code == 409
     assert "Bob will not play this game." in response.get_data(as_text=True)
     with app.app_context():
         assert db.session.scalars(select(Invitation)).one().status == "closed"
