@@ -456,8 +456,9 @@ def rematch_games_of(finished: Collection[Game]) -> dict[int, int]:
     game's id: two statements for all of them (none for no game).
 
     Against the computer, the game it started at once; against a person, the game of
-    the invitation sent, unless an admin cancelled it (its invitation closed) or it
-    expired unanswered: another may then be asked for.
+    the invitation sent, unless it was declined (a game that never starts is no
+    rematch: the one who declined may ask for one), an admin cancelled it (its
+    invitation closed) or it expired unanswered: another may then be asked for.
     """
     if not finished:
         return {}
@@ -468,7 +469,7 @@ def rematch_games_of(finished: Collection[Game]) -> dict[int, int]:
         db.session.scalars(
             select(Invitation.game_id).where(
                 Invitation.game_id.in_(followed.values()),
-                Invitation.status.not_in(("closed", "expired")),
+                Invitation.status.not_in(("declined", "closed", "expired")),
             )
         )
     )

@@ -19,7 +19,7 @@ from werkzeug.test import TestResponse
 from service import homes, invitations
 from service.deadlines import sweep
 from service.invitations import REPEAT_WINDOW
-from service.links import token_for
+from service.links import home_token, token_for
 from service.mail import compose
 from service.models import Address, Game, Invitation, OutboxMessage, Player, db, utcnow
 from service.notify import greeting
@@ -690,11 +690,16 @@ def test_a_declined_rematch_tells_the_requester(
     deliver()
     assert "declined" in str(smtp_server.handler.to("sam@example.com")[-1].message["Subject"])
     page = client.get(f"/rematch/{game['shadow']}").get_data(as_text=True)
-    assert "Kim will not play this game." in page
+    assert "Kim has asked not to receive invitations from this service." in page
     with app.app_context():
         assert db.session.scalars(select(Game).order_by(Game.id.desc())).first().status == (
             "cancelled"
         )
+    # A game that never started is no rematch: Kim's home page offers one, not "game N".
+    with app.app_context():
+        home = f"/me/{home_token('kim@example.com')}"
+    page = client.get(home).get_data(as_text=True)
+    assert "Rematch: game" not in page and "Ask Sam for a rematch" in page
 
 
 def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_address(
