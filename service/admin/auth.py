@@ -254,12 +254,15 @@ def is_password(admin: AdminUser, password: str) -> bool:
 
 
 def authenticate(name: str, password: str) -> AdminUser | None:
-    """The admin with this name and password, or ``None``.
+    """The admin with this name, in any case and spaces around it, and password, or ``None``.
 
-    An unknown name costs as much time as a wrong password, so timing does not
-    tell which names exist.
+    Names are unique whatever their case, as the sign-in limits count them: a
+    phone that capitalises "ada" signs Ada in. An unknown name costs as much
+    time as a wrong password, so timing does not tell which names exist.
     """
-    admin = db.session.scalars(select(AdminUser).where(AdminUser.name == name)).first()
+    admin = db.session.scalars(
+        select(AdminUser).where(func.lower(AdminUser.name) == name.strip().lower())
+    ).first()
     if admin is None:
         check_password_hash(_decoy_hash(), password)
         return None

@@ -158,6 +158,16 @@ def test_the_twenty_first_failed_sign_in_from_an_address_gets_429(client, admin_
     assert sign_in_from(client, name=ADMIN, password=PASSWORD, ip="10.0.0.2").status_code == 303
 
 
+def test_a_name_is_signed_in_in_any_case(client, admin_account) -> None:
+    """A phone may capitalise the name's first letter: Ada is ada, and is not locked out."""
+    for _ in range(6):
+        assert sign_in_from(client, name=" Ada ", password=PASSWORD).status_code == 303
+        token = csrf_token(client.get("/admin/", environ_base={"REMOTE_ADDR": "10.0.0.1"}).text)
+        client.post("/admin/logout", data={"csrf_token": token})
+    page = client.get("/admin/login").get_data(as_text=True)
+    assert 'autocapitalize="none"' in page
+
+
 def test_successful_sign_ins_are_not_counted(client, admin_account) -> None:
     for _ in range(8):
         assert sign_in_from(client, name=ADMIN, password=PASSWORD).status_code == 303
