@@ -541,12 +541,13 @@ def requeue_messages() -> BaseResponse:
         return back
     if not all(is_row_id(message_id) for message_id in form.message.data):
         abort(404)  # no message has that number, and the database could not compare it
-    # In the order of their numbers: the audit log lists them as the mail page does.
+    # Newest first, as the mail page lists them: of two emails of a kind that replaces
+    # (turn emails to one player), the newer is queued again and the older refused.
     found = list(
         db.session.scalars(
             select(OutboxMessage)
             .where(OutboxMessage.id.in_(form.message.data))
-            .order_by(OutboxMessage.id)
+            .order_by(OutboxMessage.id.desc())
         )
     )
     if len(found) != len(set(form.message.data)):

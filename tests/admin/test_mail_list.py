@@ -11,9 +11,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service import games
+from service import games, notify
 from service.mail.worker import drain
-from service.models import AdminAction, OutboxMessage, db, utcnow
+from service.models import AdminAction, Game, OutboxMessage, db, utcnow
 from service.unit_of_work import transaction
 
 from ..helpers import csrf_token, random_move
@@ -106,8 +106,8 @@ def test_selected_failures_are_queued_again_in_bulk(
         by_admin = select(AdminAction).where(AdminAction.admin == ADMIN)
         trail = db.session.scalars(by_admin.order_by(AdminAction.id)).all()
         assert [(row.admin, row.action, row.message_id) for row in trail] == [
+            (ADMIN, "requeue", third),  # newest first, as the mail page lists them
             (ADMIN, "requeue", second),
-            (ADMIN, "requeue", third),
             (ADMIN, "requeue", first),
         ]
 
@@ -123,6 +123,28 @@ def test_selected_failures_are_queued_again_in_bulk(
     html = unescape(admin.get("/admin/mail").get_data(as_text=True))
     assert "1 message is queued again." in html
     assert f"#{fourth}: message {fourth} is queued, not failed" in html
+
+
+def test_of_two_failed_emails_one_replaces_the_newer_is_queued_again(
+    app: Flask, admin: FlaskClient, make_game
+) -> None:
+    """Two link emails to one player, both failed: the newer says more, and a player never
+    has two waiting."""
+    game = make_game(seed=1)
+    failed = []
+    for _ in range(2):
+        with app.app_context(), transaction():
+            notify.link(db.session.get_one(Game, game["id"]).player("keeper"))
+        (newest,) = [m for m in message_ids(app) if m not in failed][-1:]
+        fail(app, {newest: "451 try later"})
+        failed.append(newest)
+    older, newer = failed
+    token = csrf_token(admin.get("/admin/mail", query_string={"status": "failed"}).text)
+    admin.post("/admin/mail/requeue", data={"csrf_token": token, "message": [older, newer]})
+    html = unescape(admin.get("/admin/mail").get_data(as_text=True))
+    assert "1 message is queued again." in html
+    assert f"#{older}: A newer link email for this player is already queued." in html
+    assert (statuses(app)[newer], statuses(app)[older]) == ("queued", "failed")
 
 
 def skipped(app: Flask) -> list[OutboxMessage]:
