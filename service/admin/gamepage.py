@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select
 
 from ..addresses import vacation_end
-from ..game_text import card_name, computer_name, seat_name, suit_name
+from ..game_text import card_name, computer_name, suit_name, the_seat
 from ..models import OPEN_INVITATIONS, OPEN_STATUSES, Event, Game, Invitation, db, utcnow
 from ..rules import CHOICE_PHASES, State, track_advances
 from ..rules.engine import RoundResult, Trick
@@ -109,7 +109,7 @@ def owes(game: Game) -> str:
         return "both players"
     if not game.to_act:
         return "nobody"
-    seat = f"the {seat_name(game.to_act, game.look)}"
+    seat = the_seat(game.to_act, game.look)  # "Jekyll" in the classic look, not "the Jekyll"
     player = game.player(game.to_act)  # type: ignore[arg-type]
     if player.computer_level is not None:
         return f"{seat}, {computer_name(player.computer_level)}"

@@ -3,6 +3,7 @@ the new deadline emailed, a waiting game cancelled, the seats named as the game 
 
 from __future__ import annotations
 
+import random
 import re
 from html import unescape
 from typing import Any
@@ -16,7 +17,8 @@ from service import games, invitations
 from service.models import Event, Game, Invitation, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..helpers import request_invitation, write_queued
+from ..conftest import load_game
+from ..helpers import random_move, request_invitation, write_queued
 from ..smtp import SMTPServer
 from .conftest import shown_deadline, shown_version, submit
 
@@ -197,6 +199,19 @@ def test_a_waiting_game_sends_no_link_and_its_page_is_stale_once_it_starts(
     with app.app_context():
         assert db.session.get_one(Game, game["id"]).status == "active"
     assert emails(app, "game_ended") == []
+
+
+def test_who_owes_a_move_is_named_as_the_look_names_the_seat(
+    app: Flask, admin: FlaskClient, client: FlaskClient, make_game: Any
+) -> None:
+    game = make_game(look="classic", seed=3)
+    rng = random.Random(3)
+    while load_game(app, game["id"]).to_act in ("both", ""):
+        random_move(client, game, rng)
+    seat = {"keeper": "Jekyll", "shadow": "Hyde"}[load_game(app, game["id"]).to_act]
+    for page, shown in (("/admin/games", "td"), (f"/admin/games/{game['id']}", "dd")):
+        html = admin.get(page).get_data(as_text=True)
+        assert f"<{shown}>{seat}</{shown}>" in html and f"the {seat}" not in html, page
 
 
 def test_seat_names_follow_the_games_look(app: Flask, admin: FlaskClient, make_game: Any) -> None:
