@@ -1,5 +1,10 @@
 """The dashboard's lists as CSV files.
 
+A file holds at most :data:`EXPORT_LIMIT` rows, in the list's order (the pages
+say so: the list's filters export the others), read :data:`BATCH` at a time as
+the file is written, so that a large export neither fills the web process's
+memory nor waits to start.
+
 A cell a spreadsheet would read as a formula (a player's name starting with
 ``=``, say) is written with a leading apostrophe, so opening the file runs
 nothing.
@@ -14,12 +19,16 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
 
-from flask import Response
+from flask import Response, stream_with_context
 from sqlalchemy import Select
 
 from ..models import db
 
 Row = TypeVar("Row")
+
+# The most rows one file holds, and how many are read from the database at a time.
+EXPORT_LIMIT = 100_000
+BATCH = 1_000
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # A formula character after a character some spreadsheet splits cells on (a comma, the
@@ -60,14 +69,19 @@ def csv_response(
     query: Select[Any],
     row: Callable[[Row], list[Any]],
 ) -> Response:
-    """Every row of ``query`` as a CSV download ``name``.
+    """The first :data:`EXPORT_LIMIT` rows of ``query`` as a CSV download ``name``, read
+    :data:`BATCH` at a time as the file is written out, in the request's context."""
 
-    The rows are read before the response starts, inside the request's transaction;
-    the file is then written out line by line.
-    """
-    rows = [row(found) for found in db.session.scalars(query)]
+    def rows() -> Iterator[list[Any]]:
+        batched = query.limit(EXPORT_LIMIT).execution_options(yield_per=BATCH)
+        # Closed however the file ends, read to its end or not (a client gone): the
+        # database's cursor goes with it.
+        with db.session.scalars(batched) as found:
+            for each in found:
+                yield row(each)
+
     return Response(
-        _lines(header, rows),
+        stream_with_context(_lines(header, rows())),
         mimetype="text/csv",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

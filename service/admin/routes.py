@@ -49,7 +49,7 @@ from ..models import (
 )
 from ..rules import other, variant_of
 from ..unit_of_work import transaction
-from . import bp, cache, gamepage, listing, overview, playtest, stats
+from . import bp, cache, export, gamepage, listing, overview, playtest, stats
 from .export import attributes, csv_response
 from .forms import (
     AddressForm,
@@ -123,8 +123,9 @@ def ago(moment: datetime, now: datetime | None = None) -> str:
 
 @bp.context_processor
 def helpers() -> dict[str, Any]:
-    """The figures' formats, for the dashboard's templates."""
-    return {"percent": percent, "ratio": ratio, "duration": duration}
+    """The figures' formats, and how many rows an export holds, for the dashboard's templates."""
+    limit = f"{export.EXPORT_LIMIT:,}"
+    return {"percent": percent, "ratio": ratio, "duration": duration, "export_limit": limit}
 
 
 def _filters(form_class: type, **choices: list[SelectChoice]) -> Any:
