@@ -14,6 +14,10 @@ from .models import AdminAction, db
 
 log = logging.getLogger(__name__)
 
+# Who did what was done at the command line (``flask admin``, ``flask games``), as the
+# trail names it: never an admin of the dashboard.
+COMMAND_LINE = "the command line"
+
 
 def record(
     admin: str,

@@ -16,6 +16,7 @@ from flask.cli import with_appcontext
 from werkzeug.serving import run_simple
 
 from . import bots, computer, deadlines, games
+from .audit import COMMAND_LINE
 from .commands import ServiceCommand, ServiceGroup
 from .errors import outage_reason
 from .game_text import LOOKS
@@ -34,16 +35,22 @@ PORT = click.IntRange(1, 65535)
 
 
 class AdminName(click.ParamType):
-    """An admin's name for the audit trail: 1 to :data:`ADMIN_NAME_LENGTH` characters once
-    stripped, as the dashboard's admin names are."""
+    """Who asks, for the audit trail, as the command line: ``the command line (NAME)``.
+
+    The trail tells what was done at the command line from what an admin did on
+    the dashboard, whatever the name given: nobody at a shell can act as an
+    admin of the dashboard. The name has 1 to :data:`MOST` characters once
+    stripped, so that the whole fits the trail's :data:`ADMIN_NAME_LENGTH`.
+    """
 
     name = "name"
+    MOST = ADMIN_NAME_LENGTH - len(f"{COMMAND_LINE} ()")
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         name = str(value).strip()
-        if not 1 <= len(name) <= ADMIN_NAME_LENGTH:
-            self.fail(f"an admin's name has 1 to {ADMIN_NAME_LENGTH} characters", param, ctx)
-        return name
+        if not 1 <= len(name) <= self.MOST:
+            self.fail(f"a name has 1 to {self.MOST} characters", param, ctx)
+        return f"{COMMAND_LINE} ({name})"
 
 
 class Seconds(click.FloatRange):
@@ -196,7 +203,11 @@ def show(game_id: int) -> None:
 @click.argument("seat", type=click.Choice(SEATS))
 @click.argument("address")
 @click.option(
-    "--by", "admin", required=True, type=AdminName(), help="The admin's name, for the audit trail."
+    "--by",
+    "admin",
+    required=True,
+    type=AdminName(),
+    help="Who asks: the audit trail says the command line did it, for this name.",
 )
 def correct_address(game_id: int, seat: Seat, address: str, admin: str) -> None:
     """Put a corrected ADDRESS in a SEAT of a game in play: it gets a fresh link by email,

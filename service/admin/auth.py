@@ -74,7 +74,6 @@ ENROLMENT_ENDPOINTS = {
 PENDING_SECONDS = 300
 # Where the session keeps when its admin signed in (seconds since the epoch).
 SIGNED_IN_AT = "admin_signed_in_at"
-COMMAND_LINE = "the command line"
 # Flask-WTF's reasons for a CSRF token that is not the session's: in a signed-in session,
 # each says the session began after the form was loaded (none has a token until a page
 # made one).
@@ -179,7 +178,7 @@ def _other(name: str, actor: str | None, doing: str) -> AdminUser:
 
 def _audit(actor: str | None, action: str, note: str) -> None:
     """An account change in the audit trail, by ``actor`` (an admin) or the command line."""
-    audit.record(actor or COMMAND_LINE, action, note)
+    audit.record(actor or audit.COMMAND_LINE, action, note)
 
 
 def remove_admin(name: str, actor: str | None = None) -> None:
