@@ -57,7 +57,8 @@ def describe(figures: dict[str, Any]) -> str:
         f"mean size {number(difference['mean_abs'])} ({by_round})",
         "  " + ", ".join(f"{d}: {n:,}" for d, n in difference["distribution"].items()),
         "",
-        "Elixir effects     fired  per game  track a round with/without  Keeper wins with/without",
+        "Elixir effects     fired  per game  track a round with/without  Keeper wins with/without"
+        " (games with/without: a rate of few games says little)",
     ]
     for effect, each in figures["effects"].items():
         with_, without = each["keeper_win_rate_with"], each["keeper_win_rate_without"]
@@ -65,6 +66,7 @@ def describe(figures: dict[str, Any]) -> str:
             f"  {EFFECT_NAMES[effect]:<15} {each['fired']:>8,}  {number(each['per_game']):>8}"
             f"  {number(each['track_moved_with']):>13} / {number(each['track_moved_without']):<11}"
             f"  {percent(with_):>9} / {percent(without)}"
+            f" ({each['games_with']:,} / {games - each['games_with']:,})"
         )
     steal = figures["effects"]["steal"]
     lines.append(f"  (a Steal took a trick {steal['took']:,} times of {steal['fired']:,})")

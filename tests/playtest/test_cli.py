@@ -82,6 +82,12 @@ def test_simulate_prints_the_figures(runner) -> None:
         "Shadow wins mostly by taking",
     ):
         assert words in result.stdout
+    # Each effect's win rates with the games they come from, which add up to the games.
+    figures = json.loads(simulate(runner, "--seed", "3", "--json").stdout.splitlines()[-1])
+    for effect, name in (("steal", "Steal (club)"), ("swap", "Swap (diamond)")):
+        with_ = figures["effects"][effect]["games_with"]
+        (line,) = [line for line in result.stdout.splitlines() if line.startswith(f"  {name}")]
+        assert line.endswith(f"({with_:,} / {6 - with_:,})"), line
 
 
 def test_json_is_the_last_line_with_stable_keys(runner) -> None:
