@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from ..models import PlaytestRun
 from ..playtest.plots import WinRate, track_plot, win_rate_plot
-from ..playtest.runs import latest_runs
+from ..playtest.runs import LATEST, latest_runs, runs_stored
 from ..playtest.simulate import wilson
 from ..rules import PRINTED, TRICKS_PER_ROUND
 from .stats import Playtest, playtest
@@ -144,7 +144,7 @@ def sources() -> list[Source]:
     """People's games and the stored runs."""
     return [
         from_games("games between people", "human", playtest()),
-        *(from_run(run) for run in latest_runs()),
+        *(from_run(run) for run in latest_runs(LATEST)),
     ]
 
 
@@ -162,4 +162,8 @@ def page() -> dict[str, Any]:
         "win_rates": win_rate_plot(rows),
         "tracks": tracks,
         "printed_halfway": PRINTED.halfway,
+        # The table lists the latest runs only: the page says so when more are stored.
+        "runs_stored": runs_stored(),
+        "runs_listed": LATEST,
+        "runs_plotted": PLOTTED_RUNS,
     }

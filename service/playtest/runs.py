@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from ..models import RUN_VARIANT_LABEL, PlaytestRun, db
 from .simulate import Settings
@@ -37,6 +37,11 @@ def save_run(settings: Settings, figures: dict[str, Any]) -> PlaytestRun:
     db.session.add(run)
     db.session.flush()
     return run
+
+
+def runs_stored() -> int:
+    """How many runs are stored."""
+    return db.session.scalar(select(func.count()).select_from(PlaytestRun)) or 0
 
 
 def latest_runs(limit: int = LATEST) -> list[PlaytestRun]:

@@ -81,6 +81,20 @@ def test_a_run_stored_without_its_players_digest_shows_none(app, admin) -> None:
     assert rows[-1][0].startswith(f"run {run_id}:") and rows[-1][-1] == "—"
 
 
+def test_the_page_says_how_many_runs_it_leaves_out(app, admin, monkeypatch) -> None:
+    from service.admin import playtest
+
+    stored = [store_run(app, games=2, seed=seed) for seed in range(3)]
+    assert 'id="older-runs"' not in admin.get("/admin/playtest").get_data(as_text=True)
+    monkeypatch.setattr(playtest, "LATEST", 2)
+    html = admin.get("/admin/playtest").get_data(as_text=True)
+    assert "The table lists the 2 latest of the 3 runs stored" in html
+    assert "The final-track plots below are of the 8 latest runs" not in html
+    assert [row[0].split(":")[0] for row in table(html, "sources")[1:]] == [
+        f"run {run}" for run in stored[:0:-1]
+    ]
+
+
 def test_without_runs_the_page_says_so(app, admin) -> None:
     html = admin.get("/admin/playtest").get_data(as_text=True)
     assert 'id="no-runs"' in html
