@@ -214,6 +214,19 @@ def test_who_owes_a_move_is_named_as_the_look_names_the_seat(
         assert f"<{shown}>{seat}</{shown}>" in html and f"the {seat}" not in html, page
 
 
+def test_ending_a_game_of_a_return_match_says_it_ends_the_match(
+    app: Flask, admin: FlaskClient, make_game: Any
+) -> None:
+    with app.app_context(), transaction():
+        kim, sam = games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
+        first = games.create_match(kim, sam, seed=4).id
+    single = make_game(seed=5)["id"]
+    html = unescape(admin.get(f"/admin/games/{first}").get_data(as_text=True))
+    warning = "This is game 1 of a return match: ending it ends the match, and the second game"
+    assert html.count(warning) == 2  # beside the forfeit and the cancel
+    assert "return match" not in admin.get(f"/admin/games/{single}").get_data(as_text=True)
+
+
 def test_seat_names_follow_the_games_look(app: Flask, admin: FlaskClient, make_game: Any) -> None:
     game = make_game(look="classic")
     page = f"/admin/games/{game['id']}"
