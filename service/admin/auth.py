@@ -23,7 +23,6 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from flask import (
-    abort,
     current_app,
     flash,
     make_response,
@@ -357,8 +356,16 @@ def counted_code(check: Callable[[], Checked]) -> Checked:
             NAME_LOGIN_LIMIT, (f"{ACCOUNT_CODE_KEY}:{current_user.id}", request.endpoint or "")
         )
     ]
-    if allowances.draw(drawn):
-        abort(429)
+    refused = allowances.draw(drawn)
+    if refused:
+        seconds = _wait(refused)
+        page = render_template(
+            "admin/form_refused.html",
+            message=f"Too many wrong codes: try again in {_minutes(seconds)}.",
+            reason=f"{NAME_LOGIN_LIMIT.amount} wrong codes in {NAME_LOGIN_LIMIT.multiples} minutes",
+            back=form_page(),
+        )
+        raise _too_many(page, seconds)
     checked = check()
     if checked:
         allowances.give_back(drawn)
@@ -390,22 +397,35 @@ def _note_lockout(name_allowance: Allowance) -> None:
 
 def wait_message(seconds: float) -> str:
     """What the sign-in form says while it holds someone off: how long to wait, in minutes."""
+    return f"Too many failed sign-ins: try again in {_minutes(seconds)}."
+
+
+def _minutes(seconds: float) -> str:
     minutes = max(1, math.ceil(seconds / 60))
-    return f"Too many failed sign-ins: try again in {minutes} minute{'s' if minutes > 1 else ''}."
+    return f"{minutes} minute{'s' if minutes > 1 else ''}"
+
+
+def _wait(spent: Iterable[Allowance]) -> float:
+    """Seconds until the longest of the ``spent`` allowances ends."""
+    until = max(allowances.window(allowance).reset_time for allowance in spent)
+    return max(1.0, until - time.time())
+
+
+def _too_many(page: str, seconds: float) -> TooManyRequests:
+    """429 with ``page``, and ``Retry-After`` saying when to."""
+    response = make_response(page, 429)
+    response.headers["Retry-After"] = str(math.ceil(seconds))
+    return TooManyRequests(response=response)
 
 
 def _locked_out(spent: Iterable[Allowance]) -> TooManyRequests:
     """429 with the sign-in page, saying when the longest of the ``spent`` allowances ends."""
-    until = max(allowances.window(allowance).reset_time for allowance in spent)
-    seconds = max(1.0, until - time.time())
+    seconds = _wait(spent)
     if request.endpoint == "admin.login_code":
         template, form = "admin/login_code.html", LoginCodeForm()
     else:
         template, form = "admin/login.html", LoginForm()
-    page = render_template(template, form=form, error=wait_message(seconds))
-    response = make_response(page, 429)
-    response.headers["Retry-After"] = str(math.ceil(seconds))
-    return TooManyRequests(response=response)
+    return _too_many(render_template(template, form=form, error=wait_message(seconds)), seconds)
 
 
 @bp.errorhandler(TooManyRequests)

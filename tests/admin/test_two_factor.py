@@ -356,6 +356,9 @@ def test_changing_it_takes_a_second_factor_and_counts_wrong_ones(app, admin, sta
             admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y", code=codes[0]
         )
         assert spent.status_code == 429 and stored(app).two_factor
+        assert 0 < int(spent.headers["Retry-After"]) <= 15 * 60
+        assert "Too many wrong codes: try again in 15 minutes." in spent.text
+        assert "<h1>Nothing was done</h1>" in spent.text and 'href="/admin/games"' in spent.text
     with time_machine.travel(start + timedelta(minutes=16), tick=False):
         right = submit(
             admin, "/admin/two-factor", "/admin/two-factor/off", confirm="y", code=codes[0]
