@@ -13,10 +13,13 @@ let through unlimited.
 from __future__ import annotations
 
 import logging
+import math
 import sqlite3
+import time
 
 from flask import Flask, Response, current_app, jsonify, make_response, render_template, request
 from flask.typing import ResponseReturnValue
+from flask_limiter import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
 from limits.errors import StorageError
 from psycopg import OperationalError as PostgreSQLUnavailable
@@ -24,6 +27,7 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException, ServiceUnavailable
 
+from .extensions import limiter
 from .language import lazy_gettext as _l
 
 log = logging.getLogger(__name__)
@@ -168,9 +172,24 @@ def limits_unavailable(exc: StorageError) -> Response:
     return unavailable("rate-limit storage", exc.storage_error)
 
 
+def rate_limited(exc: RateLimitExceeded) -> Response:
+    """429 from a limit of Flask-Limiter's, with ``Retry-After``: when the limit's window ends.
+    Its storage asked again for that, and failing, the refusal goes without it."""
+    response = http_error(exc)
+    limit = limiter.current_limit
+    try:
+        reset_at = limit.window[0] if limit is not None else None
+    except StorageError:
+        reset_at = None
+    if reset_at is not None:
+        response.headers["Retry-After"] = str(max(1, math.ceil(reset_at - time.time())))
+    return response
+
+
 def init_app(app: Flask) -> None:
     """Register the handlers."""
     app.register_error_handler(HTTPException, http_error)
+    app.register_error_handler(RateLimitExceeded, rate_limited)
     app.register_error_handler(OperationalError, database_unavailable)
     app.register_error_handler(PoolTimeout, database_unavailable)
     app.register_error_handler(StorageError, limits_unavailable)

@@ -72,8 +72,11 @@ def test_a_post_without_its_csrf_token_counts_against_the_limit(app: Flask, path
     """Every POST of a limited form counts: one the CSRF check refuses too, so that sending
     forms without a token costs a client its allowance like any other."""
     client = app.test_client()
-    statuses = [client.post(path, data={"email": "kim@example.com"}).status_code for _ in range(12)]
-    assert statuses == [400] * 10 + [429] * 2
+    answers = [client.post(path, data={"email": "kim@example.com"}) for _ in range(12)]
+    assert [answer.status_code for answer in answers] == [400] * 10 + [429] * 2
+    # A refusal says when to try again: before the hour's window ends; nothing else does.
+    assert 0 < int(answers[-1].headers["Retry-After"]) <= 3600
+    assert "Retry-After" not in answers[0].headers
 
 
 def test_an_ipv6_client_is_counted_by_its_64_block(app: Flask) -> None:
