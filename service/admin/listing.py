@@ -170,7 +170,8 @@ def games_query(filters: GameFilter, now: datetime | None = None) -> Select[Any]
 
 
 def games_in_order(filters: GameFilter) -> Select[Any]:
-    """The games the filters keep, in the list's order, all of them (for an export)."""
+    """The games the filters keep, in the list's order, unpaged (for an export, which takes
+    the first :data:`.export.EXPORT_LIMIT`)."""
     query = games_query(filters)
     if filters.sort == "deadline":
         return query.where(Game.deadline.is_not(None)).order_by(Game.deadline, Game.id)

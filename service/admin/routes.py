@@ -133,7 +133,9 @@ def _filters(form_class: type, **choices: list[SelectChoice]) -> Any:
     for name, options in choices.items():
         getattr(form, name).choices += options
     if not form.validate():
-        abort(400, "The filters of this list are not valid.")
+        # Named field by field, inside the dashboard, with the way back to the whole list.
+        refused = [(getattr(form, name).label.text, errors) for name, errors in form.errors.items()]
+        abort(make_response(render_template("admin/bad_filters.html", refused=refused), 400))
     return form
 
 

@@ -160,6 +160,18 @@ def test_mail_list_refuses_what_it_did_not_write(admin, query) -> None:
     assert admin.get("/admin/mail", query_string=query).status_code == 400
 
 
+def test_filters_refused_are_named_inside_the_dashboard(admin) -> None:
+    refused = admin.get("/admin/games", query_string={"status": "lost", "idle": "0"})
+    assert refused.status_code == 400
+    page = refused.get_data(as_text=True)
+    assert "<h1>These filters are not valid</h1>" in page and 'href="/admin/mail"' in page
+    assert "<li>Status: Not a valid choice.</li>" in page
+    assert "<li>Idle for at least (days): Number must be between 1 and 3650.</li>" in page
+    assert '<a href="/admin/games">The list without filters</a>' in page
+    from_csv = admin.get("/admin/mail.csv", query_string={"status": "lost"}).get_data(as_text=True)
+    assert '<a href="/admin/mail">The list without filters</a>' in from_csv
+
+
 @pytest.mark.parametrize(
     "url",
     [
