@@ -182,6 +182,12 @@ class BulkRequeueForm(FlaskForm):
     confirm = BooleanField("Including those the server refused for good (5xx)")
 
 
+class WithdrawForm(FlaskForm):
+    """Leave a queued message unsent: the admin ticks that they mean it."""
+
+    confirm = BooleanField("Yes, it is not to be sent", validators=[DataRequired()])
+
+
 class RequeueForm(FlaskForm):
     """Queue a failed message again; after a permanent refusal, the admin ticks that they
     mean it."""

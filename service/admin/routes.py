@@ -35,7 +35,7 @@ from ..game_text import the_seat, upfirst
 from ..logs import redact
 from ..mail.compose import with_headers
 from ..mail.kinds import written
-from ..mail.outbox import requeue
+from ..mail.outbox import requeue, withdraw_queued
 from ..models import (
     OPEN_STATUSES,
     AdminAction,
@@ -63,6 +63,7 @@ from .forms import (
     RequeueForm,
     RotateForm,
     SeenVersionForm,
+    WithdrawForm,
     forfeit_form,
 )
 
@@ -524,14 +525,21 @@ def _requeue(message_id: int) -> OutboxMessage:
     """Put a failed message back in the queue and write it to the audit trail (caller's
     transaction)."""
     requeued = requeue(message_id)
+    _audit_message(requeued, "requeue", "queued message {} again")
+    return requeued
+
+
+def _audit_message(message: OutboxMessage, action: str, note: str) -> None:
+    """Write an admin's action on a message to the audit trail; ``note`` names the message
+    where it has ``{}``."""
+    named = f"{message.id} ({message.kind} to {message.recipient})"
     audit.record(
         current_user.name,
-        "requeue",
-        f"queued message {requeued.id} ({requeued.kind} to {requeued.recipient}) again",
-        game_id=requeued.game_id,
-        message_id=requeued.id,
+        action,
+        note.format(named),
+        game_id=message.game_id,
+        message_id=message.id,
     )
-    return requeued
 
 
 @bp.post("/mail/requeue")
@@ -613,6 +621,7 @@ def message(message_id: int) -> str:
         withheld=withheld,
         refused=refused_for_good(found),
         requeue_form=RequeueForm(),
+        withdraw_form=WithdrawForm(),
         email=email,
         text=without_credentials(email.text) if email is not None else None,
         headers={
@@ -660,16 +669,36 @@ def requeue_message(message_id: int) -> BaseResponse:
             "error",
         )
         return redirect(url_for("admin.message", message_id=message_id), code=303)
+    return _on_message(message_id, lambda: _requeue(message_id), "The message is queued again.")
+
+
+@bp.post("/mail/<id:message_id>/withdraw")
+def withdraw_message(message_id: int) -> BaseResponse:
+    """Leave a queued message unsent for good, once the admin ticked that they mean it."""
+    if not WithdrawForm().validate():
+        flash("Tick the box to confirm that the message is not to be sent.", "error")
+        return redirect(url_for("admin.message", message_id=message_id), code=303)
+
+    def withdraw() -> None:
+        withdrawn = withdraw_queued(message_id, f"withdrawn by an admin ({current_user.name})")
+        _audit_message(withdrawn, "withdraw", "withdrew message {}")
+
+    return _on_message(message_id, withdraw, "The message is withdrawn: it will not be sent.")
+
+
+def _on_message(message_id: int, act: Callable[[], object], done: str) -> BaseResponse:
+    """Do an admin's action on a message in one transaction, then back to the message's page,
+    saying ``done`` or why it was refused (404 for no such message)."""
     try:
         with transaction():
-            _requeue(message_id)
+            act()
     except LookupError:
         abort(404)
     except ValueError as exc:
         flash(str(exc), "error")
     else:
         cache.forget()
-        flash("The message is queued again.", "notice")
+        flash(done, "notice")
     return redirect(url_for("admin.message", message_id=message_id), code=303)
 
 

@@ -229,6 +229,34 @@ def replaced(message: OutboxMessage) -> bool:
     return queued is not None and queued.id != message.id
 
 
+def _locked_in(status: str, message_id: int) -> OutboxMessage:
+    """The message, read afresh and locked until the transaction ends, if it is in ``status``:
+    ``LookupError`` for no such message, ``ValueError`` for one in another status."""
+    message = db.session.get(
+        OutboxMessage, message_id, with_for_update=True, populate_existing=True
+    )
+    if message is None:
+        raise LookupError(f"no message {message_id}")
+    if message.status != status:
+        raise ValueError(f"message {message_id} is {message.status}, not {status}")
+    return message
+
+
+def withdraw_queued(message_id: int, why: str) -> OutboxMessage:
+    """Leave a queued message unsent for good, saying ``why`` on its row (an admin asked).
+
+    Raises ``LookupError`` for no such message, ``ValueError`` for one that is not
+    queued: sent, failed, skipped, or being sent now. The row is locked as it is
+    read: a worker writing the message holds its lock until it has marked it
+    ``sending``, and this waits for that and then refuses.
+    """
+    message = _locked_in("queued", message_id)
+    skip(message, why)
+    db.session.flush()
+    log.info("mail %d withdrawn", message.id)
+    return message
+
+
 def requeue(message_id: int) -> OutboxMessage:
     """Put a failed message back in the queue, with a fresh count of attempts.
 
@@ -239,13 +267,7 @@ def requeue(message_id: int) -> OutboxMessage:
     admins), the second sees the first's and is refused, rather than putting back a
     message the worker has sent since.
     """
-    message = db.session.get(
-        OutboxMessage, message_id, with_for_update=True, populate_existing=True
-    )
-    if message is None:
-        raise LookupError(f"no message {message_id}")
-    if message.status != "failed":
-        raise ValueError(f"message {message_id} is {message.status}, not failed")
+    message = _locked_in("failed", message_id)
     if message.replace_key is not None and _queued(message.replace_key) is not None:
         raise ValueError(f"A newer {message.kind} email for this player is already queued.")
     message.status = "queued"

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from service import games
 from service.links import token_for
 from service.mail.kinds import written
+from service.mail.worker import drain
 from service.models import AdminAction, Event, Game, OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
@@ -373,6 +374,31 @@ def test_requeueing_a_failed_message(app, admin, make_game) -> None:
     submit(admin, "/admin/mail", f"{page}/requeue", confirm="y")
     assert "is queued, not failed" in admin.get(page).get_data(as_text=True)
     assert submit(admin, "/admin/mail", "/admin/mail/999/requeue").status_code == 404
+
+
+def test_withdrawing_a_queued_message(app, admin, make_game) -> None:
+    make_game()
+    with app.app_context():
+        message_id, kept = db.session.scalars(select(OutboxMessage.id).order_by(OutboxMessage.id))
+    page = f"/admin/mail/{message_id}"
+    assert 'id="withdraw-confirm"' in admin.get(page).get_data(as_text=True)
+    # Nothing happens until the admin ticks that they mean it.
+    assert submit(admin, page, f"{page}/withdraw").status_code == 303
+    assert "Tick the box to confirm" in admin.get(page).get_data(as_text=True)
+    assert submit(admin, page, f"{page}/withdraw", confirm="y").status_code == 303
+    html = admin.get(page).get_data(as_text=True)
+    assert "The message is withdrawn: it will not be sent." in html
+    assert "skipped: withdrawn by an admin (ada)" in html and 'id="withdraw-confirm"' not in html
+    with app.app_context():
+        assert db.session.get_one(OutboxMessage, message_id).status == "skipped"
+        (entry,) = db.session.scalars(select(AdminAction).where(AdminAction.action == "withdraw"))
+        assert (entry.admin, entry.message_id) == ("ada", message_id)
+        assert drain() == 1  # the other invitation alone
+        statuses = [db.session.get_one(OutboxMessage, n).status for n in (message_id, kept)]
+        assert statuses == ["skipped", "sent"]
+    submit(admin, "/admin/mail", f"{page}/withdraw", confirm="y")
+    assert "is skipped, not queued" in admin.get(page).get_data(as_text=True)
+    assert submit(admin, "/admin/mail", "/admin/mail/999/withdraw", confirm="y").status_code == 404
 
 
 def test_a_failed_turn_email_behind_a_newer_one_is_not_queued_again(app, admin, make_game) -> None:
