@@ -37,6 +37,7 @@ from . import answers
 from .headers import plain_message_id
 from .reading import (
     AUTOMATIC_HEADERS,
+    REST,
     Understood,
     addresses_in,
     automatic,
@@ -310,8 +311,14 @@ class OurText:
         as the move (the hand listed in a turn email) nor passed on as a note.
 
         Only whole lines, with their list marks: a player's move line (``5H``) may be
-        one of the legal moves an email listed (``- 5H``)."""
-        return "\n".join(line for line in body.splitlines() if _line_key(line) not in self._lines)
+        one of the legal moves an email listed (``- 5H``). A line that ends the person's
+        text (:data:`.reading.REST`) stays, though our footers hold one (``--``): a
+        signature's ``-- `` under the move must still end it."""
+        return "\n".join(
+            line
+            for line in body.splitlines()
+            if _line_key(line) not in self._lines or REST.match(line)
+        )
 
     def holds(self, line: str) -> bool:
         """Whether a line of a note is a piece of an email sent: a line of either part with

@@ -456,24 +456,40 @@ def test_an_elixir_lead_naming_two_suits_is_refused(
     assert "Your reply names more than one suit: name one only." in answer.text
 
 
+def exchange_with(app, started, smtp_server, deliver, inbound, under: str) -> tuple[int, list]:
+    """A new game's Keeper replies with their exchange and ``under`` below it: the game, and
+    the notes the Shadow reads."""
+    game = started()
+    move = " ".join(keepers_exchange(app, game))
+    send(inbound, reply_message(newest(smtp_server, "keeper"), f"{move}\n{under}"))
+    deliver()
+    assert snapshot(app, game)[0] == 1
+    with app.app_context():
+        return game, notes.from_opponent(db.session.get_one(Game, game).player("shadow"))
+
+
 def test_a_note_under_the_move_reaches_the_opponent(
     app, client, started, smtp_server, deliver, inbound
 ) -> None:
     """A reply's lines under its move are the move's note, which the opponent reads on their
     page; a sign-off set apart by an empty line, and the quoted email, are not passed on."""
-    game = started()
-    move = " ".join(keepers_exchange(app, game))
-    text = f"{move}\nNice lead, Sam.\n\nCheers,\nKim\n+33 6 12 34 56 78"
-    send(inbound, reply_message(newest(smtp_server, "keeper"), text))
-    deliver()
-    assert snapshot(app, game)[0] == 1
-    with app.app_context():
-        shadow = db.session.get_one(Game, game).player("shadow")
-        assert notes.from_opponent(shadow) == ["Nice lead, Sam."]
-        token = token_for(shadow)
-    page = client.get(f"/play/{token}").get_data(as_text=True)
+    under = "Nice lead, Sam.\n\nCheers,\nKim\n+33 6 12 34 56 78"
+    game, read = exchange_with(app, started, smtp_server, deliver, inbound, under)
+    assert read == ["Nice lead, Sam."]
+    page = client.get(f"/play/{links_of(app, game)['shadow']}").get_data(as_text=True)
     assert "Nice lead, Sam." in page
     assert "Cheers" not in page and "+33" not in page
+
+
+def test_a_signature_right_under_the_move_is_no_note(
+    app, client, started, smtp_server, deliver, inbound
+) -> None:
+    """A signature's "-- " line ends the person's text even though the service's own emails
+    hold a "--" line (their footer), which a copy of them is read without."""
+    under = "-- \nKim Lee, 12 Rue X, Paris\nmobile +33 6 12 34 56 78"
+    assert exchange_with(app, started, smtp_server, deliver, inbound, under)[1] == []
+    answer = newest(smtp_server, "keeper")
+    assert "Rue X" not in answer.text and "+33" not in answer.text
 
 
 def test_a_long_reply_gets_a_short_answer(app, started, smtp_server, deliver, inbound) -> None:
