@@ -379,12 +379,11 @@ def _note_lines(lines: list[str | None], span: tuple[int, int] | None) -> list[s
 # --- the move in it ----------------------------------------------------------------
 
 SYMBOLS = {"♥": "h", "♡": "h", "♦": "d", "♢": "d", "♣": "c", "♧": "c", "♠": "s", "♤": "s"}
+# Not "one", "un" nor "une": "je joue un carreau" is "I play a diamond", no card named, and a
+# move read from it could not be taken back.
 RANKS = {
     "ace": "1",
     "as": "1",
-    "one": "1",
-    "un": "1",
-    "une": "1",
     "two": "2",
     "deux": "2",
     "three": "3",

@@ -42,6 +42,11 @@ from service.rules.cards import HAND_SIZE
         ("5H, c'est tout", ["5H"], None),
         ("I have 5 hours and 2 cards to spare", [], None),
         ("hello there", [], None),
+        # "un", "une" and "one" are "a" as often as the ace: no card is read from them.
+        ("Je joue un carreau, à toi !", [], None),
+        ("Je joue une carte de cœur", [], None),
+        ("I will play one heart", [], None),
+        ("je joue l'as de carreau", ["1D"], None),
         ("7S", ["7S"], None),
         ("play 4S, and I'd name hearts", ["4S"], "H"),
         ("Je joue 4S, c'est cœur", ["4S"], "H"),
