@@ -596,6 +596,22 @@ def test_a_reply_of_too_many_parts_is_dropped_unparsed(
         assert db.session.scalars(select(InboundReply.reason)).one() == "no_text"
 
 
+def test_a_reply_of_many_parts_without_their_headers_is_dropped_unparsed(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """Parts are cut at their boundary lines, headers or none: a megabyte of them took the
+    parser seconds a message. They are counted by those lines."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    head = "".join(f"{name}: {message[name]}\r\n" for name in ("From", "To", "Message-ID"))
+    parts = b"".join(b"--b\r\n\r\n5H\r\n" for _ in range(45))
+    body = b"Content-Type: multipart/mixed; boundary=b\r\n\r\n" + parts + b"--b--\r\n"
+    with app.app_context():
+        receive(head.encode() + body, envelope_from=EMAILS["keeper"], recipients=(message["To"],))
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert f"Nothing was changed in the game. {NO_TEXT}" in answer.text
+
+
 TOO_LONG = Outcome("dropped", "header too long")
 
 
