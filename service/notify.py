@@ -242,6 +242,12 @@ def moved(game: Game, before: State, mover: Seat | None) -> None:
             _send(game.player(seat), "turn")
 
 
+def your_move(player: Player) -> None:
+    """Tell a player the move is theirs, as a turn email tells the next player: the mover of
+    a move by reply whose answer, which says so, was not sent."""
+    _send(player, "turn")
+
+
 def answer(player: Player, parent: str, **extra: Any) -> None:
     """Answer a player's reply by email, in its thread (see :mod:`service.replies`).
 

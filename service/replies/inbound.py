@@ -29,7 +29,7 @@ from sqlalchemy import func, select
 
 from .. import games, notes, notify
 from ..models import InboundReply, OutboxMessage, Player, db, insert_new, utcnow
-from ..rules import EXCHANGE, PLAY, SWAP
+from ..rules import EXCHANGE, PLAY, SWAP, to_act
 from ..rules.cards import DECK_SET
 from ..storable import storable
 from ..unit_of_work import transaction
@@ -272,7 +272,7 @@ def _apply(
     # the page (:class:`.reading.Reply` says which lines).
     note = notes.from_reply([line for line in reply.note if not ours.holds(line)])
     try:
-        games.apply_move(player.id, version, action, note, link_key=key)
+        game = games.apply_move(player.id, version, action, note, link_key=key)
     except games.UnknownLink:  # rotated or corrected since the tag was read
         log.warning("reply for player %d dropped: its link was replaced meanwhile", player.id)
         return _close(row, "dropped", "no valid reply tag")
@@ -283,6 +283,9 @@ def _apply(
     answered = _answer(
         player, message_id, "applied", understood=understood, written=written, action=action
     )
+    if not answered and player.seat in to_act(game.state):
+        # The answer would have said it is the player's move again; the turn email says it.
+        notify.your_move(player)
     log.info("reply for player %d applied as a move", player.id)
     return _close(row, "applied", "", answered)
 

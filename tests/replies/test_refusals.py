@@ -516,6 +516,27 @@ def test_a_reply_to_a_game_that_ended_is_refused(
     assert answer.message["Reply-To"] is None
 
 
+def test_past_the_hourly_limit_a_mover_who_owes_the_next_move_gets_a_turn_email(
+    app, client, started, smtp_server, deliver, inbound
+) -> None:
+    """The answer says it is the player's move again; with none sent, the turn email does."""
+    game_id = started()
+    tokens = links_of(app, game_id)
+    shadow = views(app, game_id)["shadow"]
+    body = {"version": shadow["version"], **pick_action(shadow, random.Random(2))}
+    assert client.post(f"/api/play/{tokens['shadow']}", json=body).status_code == 200
+    deliver()
+    app.config["REPLY_ANSWERS_PER_HOUR"] = 0
+    message = exchange_reply(app, game_id, smtp_server)
+    send(inbound, message)
+    deliver()
+    assert snapshot(app, game_id)[0] == 2 and answers_to(smtp_server, message) == []
+    assert views(app, game_id)["keeper"]["your_turn"]  # the Keeper leads the first trick
+    turn = newest(smtp_server, "keeper")
+    assert turn.message["In-Reply-To"] != message["Message-ID"]
+    assert "your lead, round 1 trick 1" in str(turn.message["Subject"])
+
+
 def test_a_card_of_the_opponent_is_not_held(app, started, smtp_server, deliver, inbound) -> None:
     game_id = started()
     _, state = snapshot(app, game_id)
