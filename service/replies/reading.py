@@ -104,6 +104,14 @@ class _Text(HTMLParser):
     """
 
     BLOCKS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table"}
+    # What always breaks a line: a <br> (once, however written: <br/> is no second one), and a
+    # paragraph's start and end, which leave an empty line between paragraphs as a browser
+    # shows them. The other blocks break it only where it is not broken already:
+    # <div>7D</div><div>Nice lead.</div>, as iOS Mail, Outlook on the web and webmail write
+    # lines, is two lines, not two paragraphs; <div><br></div> and <div>&nbsp;</div> are an
+    # empty line. Outlook on the desktop writes each line as a paragraph of LINE_PARAGRAPH.
+    BREAKS = {"p", "br"}
+    LINE_PARAGRAPH = "MsoNormal"
     SKIPPED = {"script", "style", "head", "title", "blockquote"}
     VOID = {"br", "img", "hr", "meta", "link", "input", "wbr"}
     QUOTES = ("gmail_quote", "moz-cite-prefix", "yahoo_quoted")
@@ -112,12 +120,14 @@ class _Text(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
-        self.open: list[tuple[str, bool]] = []  # each open element, and whether it is skipped
+        # Each open element, whether it is skipped, and whether its edges always break a line.
+        self.open: list[tuple[str, bool, bool]] = []
         # Counted as they open and close, so that neither a tag nor its end looks through
         # the whole stack: unclosed elements by the thousand would make it quadratic.
         self.skipped = 0  # open elements that are skipped
         self.opened: Counter[str] = Counter()  # open elements by tag
         self.done = False
+        self.line_start = True  # nothing but white space written since the last line break
 
     def _skipping(self) -> bool:
         return self.done or self.skipped > 0
@@ -126,29 +136,41 @@ class _Text(HTMLParser):
         marks = " ".join(value or "" for name, value in attrs if name in ("class", "id"))
         if any(mark in marks for mark in self.THE_REST):
             self.done = True
-        if tag in self.BLOCKS and not self._skipping():
-            self.parts.append("\n")
+        breaks = tag in self.BREAKS and self.LINE_PARAGRAPH not in marks
+        self._block(tag, breaks)
         if tag in self.VOID:
             return
         skipped = tag in self.SKIPPED or any(mark in marks for mark in self.QUOTES)
-        self.open.append((tag, skipped))
+        self.open.append((tag, skipped, breaks))
         self.skipped += skipped
         self.opened[tag] += 1
 
     def handle_endtag(self, tag: str) -> None:
+        breaks = tag in self.BREAKS
         if self.opened[tag]:  # else a stray end tag, which closes nothing
             while True:
-                name, skipped = self.open.pop()
+                name, skipped, breaks = self.open.pop()
                 self.skipped -= skipped
                 self.opened[name] -= 1
                 if name == tag:
                     break
-        if tag in self.BLOCKS and not self._skipping():
+        if tag not in self.VOID:  # </br> of a <br/> breaks nothing more
+            self._block(tag, breaks)
+
+    def _block(self, tag: str, breaks: bool) -> None:
+        """Break the line at a block's edge (see :data:`BREAKS`)."""
+        if tag not in self.BLOCKS or self._skipping():
+            return
+        if breaks or not self.line_start:
             self.parts.append("\n")
+            self.line_start = True
 
     def handle_data(self, data: str) -> None:
         if not self._skipping():
-            self.parts.append(re.sub(r"[ \t\r\n]+", " ", data))
+            text = re.sub(r"[ \t\r\n]+", " ", data)
+            self.parts.append(text)
+            # A no-break space makes a line of its own, as a browser shows it.
+            self.line_start = self.line_start and not text.strip(" ")
 
 
 # A "<" that another "<" follows before any ">" (or nothing does) opens no tag. The standard

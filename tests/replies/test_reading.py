@@ -166,6 +166,36 @@ def test_a_bounce_has_a_null_sender_or_a_report() -> None:
     assert automatic(report, "x@example.com") is not None
 
 
+@pytest.mark.parametrize(
+    ("html", "text"),
+    [
+        # A line per <div>, as iOS Mail, Outlook and webmail write them; <div><br></div> is
+        # an empty line; paragraphs are set apart by one.
+        ("<div>7D</div><div>Nice lead, Kim.</div>", "7D\nNice lead, Kim."),
+        ("<div>7D</div>\n<div>Nice lead, Kim.</div>", "7D\nNice lead, Kim."),
+        ("<div>7D</div><div><br></div><div>Cheers</div>", "7D\n\nCheers"),
+        ("<div><div>7D</div></div><div>Nice</div>", "7D\nNice"),
+        ("7D<br>Nice lead", "7D\nNice lead"),
+        ("<div>7D<br/>Nice lead</div>", "7D\nNice lead"),
+        ("<div>7D</div><div>&nbsp;</div><div>Cheers</div>", "7D\n\nCheers"),
+        ("<p>7D</p><p>Cheers</p>", "7D\n\nCheers"),
+        # Outlook on the desktop: a paragraph a line, an empty one holding a no-break space.
+        (
+            "<p class=MsoNormal>7D</p><p class=MsoNormal>Nice lead</p>"
+            "<p class=MsoNormal><o:p>&nbsp;</o:p></p><p class=MsoNormal>Cheers</p>",
+            "7D\nNice lead\n\nCheers",
+        ),
+    ],
+)
+def test_html_lines_are_read_as_the_client_shows_them(html: str, text: str) -> None:
+    assert html_to_text(html).strip("\n") == text
+
+
+def test_a_note_under_a_move_in_html_lines_is_read() -> None:
+    reply = read_reply(html_to_text("<div>7D</div><div>Nice lead, Kim.</div><div><br></div>"))
+    assert from_reply(reply.note) == "Nice lead, Kim."
+
+
 def test_the_body_is_plain_text_or_html_made_text() -> None:
     both = _message()
     both.add_alternative("<p>6H</p>", subtype="html")
