@@ -188,12 +188,37 @@ def html_to_text(html: str) -> str:
     return "\n".join(lines)
 
 
+def unflowed(text: str, delsp: bool = False) -> str:
+    """The text of a ``format=flowed`` part (RFC 3676, as Thunderbird writes by default) with
+    its soft line breaks joined: a line that ends in a space goes on on the next line of the
+    same quote depth ("the seven of " then "diamonds"). The space a sender stuffed before a
+    line is dropped, and with ``delsp`` the one ending a soft break too; a signature's "-- "
+    line is a line of its own. Quoted lines keep their marks."""
+    lines: list[str] = []
+    soft_at: int | None = None  # the quote depth of a line that ended soft, if the last did
+    for line in text.split("\n"):
+        line = line.removesuffix("\r")
+        depth = len(line) - len(line.lstrip(">"))
+        content = line[depth:].removeprefix(" ")
+        soft = content.endswith(" ") and content != "-- "
+        if soft and delsp:
+            content = content[:-1]
+        if soft_at is not None and soft_at == depth:
+            lines[-1] += content
+        else:
+            lines.append(("> " * depth) + content if depth else content)
+        soft_at = depth if soft else None
+    return "\n".join(lines)
+
+
 def body_text(message: EmailMessage) -> str:
     """The reply's text: its plain-text part, or its HTML converted when it has no other (or
     a blank one, as some clients send beside the HTML); of either, the first
     :data:`READ_CHARS` characters only."""
     part = message.get_body(preferencelist=("plain",))
     text = _content(part)[:READ_CHARS] if part is not None else ""
+    if part is not None and str(part.get_param("format", "")).lower() == "flowed":
+        text = unflowed(text, delsp=str(part.get_param("delsp", "")).lower() == "yes")
     if text.strip():
         return text
     part = message.get_body(preferencelist=("html",))

@@ -196,6 +196,26 @@ def test_a_note_under_a_move_in_html_lines_is_read() -> None:
     assert from_reply(reply.note) == "Nice lead, Kim."
 
 
+def test_a_flowed_text_part_is_read_with_its_lines_joined() -> None:
+    """Thunderbird wraps long lines with a space before each soft break (RFC 3676)."""
+    message = EmailMessage()
+    message.set_content("x")
+    message.set_payload(
+        "I am going to play the seven of \r\ndiamonds now, \r\nnice lead.\r\n"
+        "-- \r\nKim\r\n> the \r\n> quote\r\n"
+    )
+    message.set_param("format", "flowed")
+    text = body_text(message)
+    assert text.splitlines()[:2] == [
+        "I am going to play the seven of diamonds now, nice lead.",
+        "-- ",
+    ]
+    assert "> the quote" in text
+    assert read_move(read_reply(text).move).cards == ["7D"]
+    message.set_param("delsp", "yes")
+    assert body_text(message).startswith("I am going to play the seven ofdiamonds")
+
+
 def test_the_body_is_plain_text_or_html_made_text() -> None:
     both = _message()
     both.add_alternative("<p>6H</p>", subtype="html")
