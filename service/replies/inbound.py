@@ -78,8 +78,12 @@ class LenientHeaders(EmailPolicy):
 READING_POLICY = LenientHeaders()
 
 # A reply is a few lines; this leaves room for a phone's HTML, a quoted email or two and a
-# picture in a signature. The LMTP server refuses a larger message before it is sent.
+# picture in a signature. A larger one is not read: its player is told so.
 MAX_MESSAGE_BYTES = 1024 * 1024
+# What the LMTP server takes, as most mail servers let a message through: a reply with a
+# photo attached is answered "too large" by the service, in the player's words, rather than
+# bounced by their mail server with the LMTP server's 552. A larger one is refused at DATA.
+MAX_TAKEN_BYTES = 25 * 1024 * 1024
 # Where the headers of a message over that are looked for: its first bytes.
 HEAD_BYTES = 64 * 1024
 # A reply has a few MIME parts (its text, its HTML, a picture, a quoted email), each with its

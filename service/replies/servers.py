@@ -45,7 +45,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from ..config import ConfigError
 from ..errors import is_outage, outage_reason
 from ..models import db
-from .inbound import MAX_MESSAGE_BYTES, Outcome, receive
+from .inbound import MAX_TAKEN_BYTES, Outcome, receive
 from .tags import read_tag, tag_in
 
 log = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ class InboundController(Controller):
     def __init__(self, app: Flask, host: str, port: int, *, smtp: bool = False) -> None:
         self.lmtp = not smtp
         super().__init__(
-            Delivery(app, self.lmtp), hostname=host, port=port, data_size_limit=MAX_MESSAGE_BYTES
+            Delivery(app, self.lmtp), hostname=host, port=port, data_size_limit=MAX_TAKEN_BYTES
         )
 
     def factory(self) -> SMTP:
