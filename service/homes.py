@@ -33,6 +33,7 @@ from . import games, invitations, notify, rematch_rules
 from .addresses import (
     addresses_away,
     choose_time_zone,
+    inbox,
     is_time_zone,
     settings_for,
     settings_row,
@@ -101,12 +102,10 @@ class Home:
     vacation_left: int = 0
     on_vacation_until: datetime | None = None
 
-    @property
-    def takes_no_invitations(self) -> bool:
-        """Whether the address declined an invitation or stopped emails: then nothing asked on
-        the new-game page is emailed to it either (see :mod:`service.rematch_rules`)."""
-        address = self.address
-        return address is not None and (address.declined_at or address.unsubscribed_at) is not None
+    # Whether the address, or the inbox it reaches, declined an invitation or stopped emails
+    # (:func:`service.rematch_rules.blocked`): then nothing asked on the new-game page is
+    # emailed to it either.
+    takes_no_invitations: bool = False
 
     @property
     def time_zone(self) -> str | None:
@@ -143,6 +142,7 @@ def overview(email: str, now: datetime | None = None, before: int | None = None)
     # Asked only of an address that stopped emails (the read of no Address is not kept).
     unsubscribed = home.address is not None and home.address.unsubscribed_at is not None
     home.emails_stopped = unsubscribed and invitations.stopped_all_emails(email)
+    home.takes_no_invitations = rematch_rules.blocked(email)
     # Each line reads its game and both its players, and a return match's line both games of
     # the match with their players: loaded here in five statements, however many games.
     # A game that never started (an invitation declined or left to expire) was not played.
@@ -310,11 +310,14 @@ def stop_all_emails(email: str) -> None:
 
 
 def accept_invitations(email: str) -> None:
-    """Take invitations again: undo a decline and the invitations a stop turned away."""
-    address = db.session.get(Address, email)
-    if address is not None:
-        address.declined_at = None
-        address.unsubscribed_at = None
+    """Take invitations again: undo a decline and the invitations a stop turned away, the
+    address's and the inbox's it reaches (``bob+x@`` reaches ``bob@``, whose stop holds for
+    it: :func:`service.rematch_rules.blocked`)."""
+    for each in {email, inbox(email)}:
+        address = db.session.get(Address, each)
+        if address is not None:
+            address.declined_at = None
+            address.unsubscribed_at = None
     db.session.flush()
     log.info("an address takes invitations again")
 

@@ -29,7 +29,7 @@ from service.links import (
 )
 from service.logs import redact
 from service.mail import compose
-from service.models import Address, AddressSettings, Event, Game, OutboxMessage, Player, db
+from service.models import Address, AddressSettings, Event, Game, OutboxMessage, Player, db, utcnow
 from service.rules import to_act
 from service.unit_of_work import transaction
 
@@ -483,6 +483,22 @@ def test_a_declined_invitation_can_be_taken_back(app: Flask, client, make_game) 
     assert warning not in client.get(home).get_data(as_text=True)
 
 
+def test_a_sub_address_s_page_says_its_inbox_takes_no_invitations(app: Flask, client) -> None:
+    """Kim declined as kim@: kim+games@ reaches that inbox, so its page warns and takes
+    invitations again for both."""
+    with app.app_context(), transaction():
+        db.session.add(Address(email=KIM, declined_at=utcnow()))
+        games.create_game(
+            games.Seating("kim+games@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
+        )
+    home = home_of(app, "kim+games@example.com")
+    page = client.get(home).get_data(as_text=True)
+    assert "While your address takes no invitations" in page
+    assert post(client, home, "invitations").status_code == 303
+    with app.app_context():
+        assert not invitations.blocked("kim+games@example.com") and not invitations.blocked(KIM)
+
+
 # --- vacation ------------------------------------------------------------------
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -871,10 +887,11 @@ def test_a_home_page_costs_the_same_queries_for_more_games(app: Flask, make_game
         else:
             finished_game(app, make_game, seed=seed, rematch=seed % 2 == 0)
     many = home_page_statements(app)
-    assert len(many) == len(few) == 16, "\n".join(many)
+    assert len(many) == len(few) == 17, "\n".join(many)
     # The rematches asked for after every finished game, and which opponents take no invitation.
     assert sum("FROM events " in statement for statement in many) == 1
-    assert sum("FROM addresses " in statement for statement in many) == 2  # and Kim's own
+    # And Kim's own, and whether Kim's inbox takes invitations.
+    assert sum("FROM addresses " in statement for statement in many) == 3
     page = app.test_client().get(home_of(app)).get_data(as_text=True)
     # Four rematches asked for; four finished games and two forfeited matches can ask for one.
     assert page.count("Rematch: game ") == 4 and page.count("for a rematch</button>") == 6
