@@ -331,6 +331,13 @@ def _ends_at(invitation: Invitation) -> datetime | None:
     return invitation.updated_at + timedelta(days=days)
 
 
+def is_late(invitation: Invitation) -> bool:
+    """Whether an open invitation's time is up, though the sweep has not ended it yet: its
+    pages say it expired, and an answer expires it (:func:`_expire_if_due`)."""
+    ends = _ends_at(invitation)
+    return ends is not None and ends <= utcnow()
+
+
 def expires_at(invitation: Invitation) -> str | None:
     """When an open invitation ends unanswered (ISO, UTC), as its pages say it
     (:func:`_ends_at`)."""

@@ -169,6 +169,7 @@ def invitation(token: str) -> ResponseReturnValue:
         invitation=invite,
         stage=stage,
         error=error,
+        late=invitations.is_late(invite),
         name_length=NAME_LENGTH,
         time_zone=addresses.time_zone(reader),
     )

@@ -177,6 +177,9 @@ def test_an_answer_after_the_invitations_time_finds_it_expired(
     with app.app_context():
         ends = db.session.scalars(select(Invitation)).one().updated_at + timedelta(days=14)
     with time_machine.travel(ends + timedelta(seconds=1)):
+        page = client.get(invite).get_data(as_text=True)  # no answer offered, nothing changed
+        assert "This invitation expired unanswered" in page and "Accept and start" not in page
+        assert statuses(app) == ("invited", "waiting")
         late = client.post(invite, data={"answer": answer, "name": "Bob"})
         deliver()
     assert late.status_code == 409 and "Location" not in late.headers
