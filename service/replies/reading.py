@@ -507,10 +507,13 @@ def normalise(text: str) -> str:
     """Lower case, accents and ligatures dropped, suit symbols written as letters (5♥ → 5h)."""
     text = text.replace("œ", "oe").replace("Œ", "oe").replace("’", "'").replace("½", "")
     # ♠4 is the standard look's elixir 4: rank first, like the notation. Read left to right,
-    # each rank goes with the symbol right beside it, before or after: 3♥ 5♣, ♠3 ♠4, 5♥ ♠4.
+    # each rank goes with the symbol right beside it, before or after: 3♥ 5♣, ♠3 ♠4, 5♥ ♠4;
+    # and each card so written is a word of its own, written together or not: 4♦6♦.
     text = SYMBOL_CARD.sub(
         lambda card: (
-            (card["rank"] or card["rank_after"]) + SYMBOLS[card["symbol"] or card["symbol_first"]]
+            (card["rank"] or card["rank_after"])
+            + SYMBOLS[card["symbol"] or card["symbol_first"]]
+            + " "
         ),
         text,
     )

@@ -68,6 +68,9 @@ from service.rules.cards import HAND_SIZE
         ("give 5♥ ♠3½ ♠4½", ["5H", "3S", "4S"], None),
         ("give ♥5 ♥6", ["5H", "6H"], None),
         ("♥5 ♠4", ["5H", "4S"], None),
+        ("4♦6♦", ["4D", "6D"], None),
+        ("give 3♥5♣, thanks", ["3H", "5C"], None),
+        ("♠4♦", ["4S"], "D"),
     ],
 )
 def test_a_move_in_words_symbols_or_notation(text: str, cards: list[str], name: str) -> None:
