@@ -268,20 +268,25 @@ def kims_digest(app: Flask, deliver: Callable[[], int], smtp_server: SMTPServer)
     return digest
 
 
+@pytest.fixture
+def sam_wrote(client: FlaskClient, make_game) -> dict[str, Any]:
+    """A game of three days a move, at NOW: Kim owes a move after Sam's exchange, a trick
+    and two notes, one of them hostile."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=21, days_per_move=3)
+        kim_owes_after_sam_wrote(client, game, random.Random(21), ["Good luck!", HOSTILE])
+    return game
+
+
 @pytest.mark.both_backends
 def test_the_digest_tells_what_the_opponent_did_and_wrote(
-    app: Flask,
-    client: FlaskClient,
-    make_game,
-    deliver: Callable[[], int],
-    smtp_server: SMTPServer,
+    app: Flask, sam_wrote: dict[str, Any], deliver: Callable[[], int], smtp_server: SMTPServer
 ) -> None:
     """After Sam's exchange, a trick and Sam's notes, Kim's digest says what her turn email
     said of them (the email it stands for), the notes escaped in its HTML part, and no card
     Kim may not see."""
+    game = sam_wrote
     with time_machine.travel(NOW, tick=False):
-        game = make_game(seed=21, days_per_move=3)
-        kim_owes_after_sam_wrote(client, game, random.Random(21), ["Good luck!", HOSTILE])
         deliver()
     turn = smtp_server.handler.to(KIM)[-1]
     news = block(turn.text, "Since your last move:", "- ")
@@ -294,14 +299,12 @@ def test_the_digest_tells_what_the_opponent_did_and_wrote(
 def test_a_digest_quotes_no_note_once_notes_are_off(
     app: Flask,
     client: FlaskClient,
-    make_game,
+    sam_wrote: dict[str, Any],
     deliver: Callable[[], int],
     smtp_server: SMTPServer,
 ) -> None:
     with time_machine.travel(NOW, tick=False):
-        game = make_game(seed=21, days_per_move=3)
-        kim_owes_after_sam_wrote(client, game, random.Random(21), ["Good luck!", HOSTILE])
-        assert client.post(f"/play/{game['shadow']}/notes-off").status_code == 303
+        assert client.post(f"/play/{sam_wrote['shadow']}/notes-off").status_code == 303
         deliver()
     digest = kims_digest(app, deliver, smtp_server)
     assert "Since your last move:" in digest.text and "Since your last move:" in digest.html
