@@ -120,6 +120,10 @@ class Match(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     games: Mapped[list[Game]] = relationship(back_populates="match", order_by="Game.match_game")
 
+    def game(self, number: int) -> Game | None:
+        """The match's game ``number`` (1 or 2), if it has been dealt."""
+        return next((game for game in self.games if game.match_game == number), None)
+
 
 class Game(Base):
     """One game of Split Mind: its engine state and where it stands.

@@ -94,11 +94,10 @@ def match_summary(player: Player) -> MatchScore | None:
     game = player.game
     if game.match is None:
         return None
-    games = {g.match_game: g for g in game.match.games}
-    first = games.get(1)
+    first = game.match.game(1)
     if first is None:
         return None
-    second = games.get(2)
+    second = game.match.game(2)
     result = return_match(first.state, second.state if second else None)
     me = _side(game.match_game, player.seat)
     them = "second" if me == "first" else "first"

@@ -62,8 +62,7 @@ def _refusal(player: Player, is_blocked: Callable[[str], bool]) -> str | None:
     if game.status == "active":
         return gettext("Game %(id)s is still in play: finish it first.", id=game.id)
     if game.second_game_follows:
-        games = game.match.games if game.match is not None else []
-        second = next((g for g in games if g.match_game == 2), None)
+        second = game.match.game(2) if game.match is not None else None
         if second is not None and second.status == "cancelled":
             return gettext(
                 "Game %(id)s is the first game of a return match whose second game, game "
