@@ -515,7 +515,7 @@ def test_links_use_base_url_never_the_host_header(app, client, make_game) -> Non
 
 BANNER = {
     "en": "development: mail is delivered to the local mailbox, not sent",
-    "fr": "développement : le courrier est remis à la boîte aux lettres locale",
+    "fr": "développement\u00a0: le courrier est remis à la boîte aux lettres locale",
 }
 
 

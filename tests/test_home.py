@@ -378,7 +378,7 @@ def test_each_saved_form_is_confirmed_once_in_the_pages_language(
     saved = post(client, home, "language", language="fr")
     assert saved.status_code == 303
     page = client.get(saved.headers["Location"]).get_data(as_text=True)
-    assert "Enregistré : la langue de vos pages et de vos e-mails." in page
+    assert "Enregistré\u00a0: la langue de vos pages et de vos e-mails." in page
     assert '<html lang="fr"' in page
     assert "Enregistré" not in client.get(home).get_data(as_text=True)  # said once
     post(client, home, "language", language="en")

@@ -181,6 +181,18 @@ def test_the_catalogue_is_complete_and_compiled() -> None:
             assert compiled.gettext(msgid) == message.string, f"run `make translations`: {msgid!r}"
 
 
+def test_french_punctuation_keeps_to_its_word() -> None:
+    """French puts a space before : ; ! ? » and after «, a no-break one, so that a line never
+    starts with the mark; and its apostrophe is the typographic one."""
+    with open(CATALOGUE / "messages.po", "rb") as po:
+        catalogue = read_po(po, locale="fr")
+    for message in filter(lambda message: message.id, catalogue):  # not the header
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        for text in strings:
+            assert not re.search(r"\s(?<![\u00a0\u202f])[:;!?»]|«\s(?<![\u00a0\u202f])", text), text
+            assert "'" not in text, text
+
+
 def test_recipient_locale_renders_in_the_players_language(app: Flask, make_game) -> None:
     game = make_game()
     with app.app_context():

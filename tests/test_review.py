@@ -60,7 +60,7 @@ def test_the_review_reads_french(client: FlaskClient, make_game) -> None:
     game = make_game(seed=12, keeper_language="fr")
     written(client.application, game["id"], 12)
     html = client.get(f"/play/{game['keeper']}/review").get_data(as_text=True)
-    assert "Manche 1 : la donne" in html
+    assert "Manche 1\u00a0: la donne" in html
     assert "Votre main" in html
 
 

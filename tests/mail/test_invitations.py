@@ -292,9 +292,8 @@ def test_a_name_that_reads_as_the_computers_is_refused(app: Flask, client: Flask
         )
     response = ask_for_game(client, {"Accept-Language": "fr"}, name="l'ordinateur moyen")
     assert response.status_code == 400
-    assert "« l&#39;ordinateur moyen » est le nom que ce service donne à l’ordinateur" in (
-        response.get_data(as_text=True)
-    )
+    said = "«\u00a0l&#39;ordinateur moyen\u00a0» est le nom que ce service donne à l’ordinateur"
+    assert said in response.get_data(as_text=True)
     assert count(app, Game) == count(app, Invitation) == count(app, OutboxMessage) == 0
 
 

@@ -26,7 +26,7 @@ from ..secrecy import hidden_cards, leaks
 
 ASKING = ("invitation", "turn", "round_end")
 SEATS_BY_ADDRESS = {"kim@example.com": "keeper", "sam@example.com": "shadow"}
-HAND = {"en": "Your hand: ", "fr": "Votre main : "}
+HAND = {"en": "Your hand: ", "fr": "Votre main\u00a0: "}
 
 
 def new_emails(app: Flask, game_id: int, seen: set[int]) -> list[OutboxMessage]:

@@ -37,8 +37,8 @@ MOVES = {
     "give two": (["2S", "4S"], None),
     "give three": (["1H", "3H", "6D"], None),
 }
-APPLIED = {"en": "Your move is in: ", "fr": "Votre coup est joué : "}
-EXAMPLE = re.compile(r"(?:for example “|par exemple « )(?P<move>[^”»]+?)(?:”| »)")
+APPLIED = {"en": "Your move is in: ", "fr": "Votre coup est joué\u00a0: "}
+EXAMPLE = re.compile(r"(?:for example “|par exemple «\u00a0)(?P<move>[^”»]+?)(?:”|\u00a0»)")
 
 
 @pytest.mark.parametrize(("look", "language"), LOOKS_AND_LANGUAGES)
