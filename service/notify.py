@@ -420,12 +420,14 @@ def write_digest(message: OutboxMessage) -> Email | None:
 
 def in_digest(player: Player) -> bool:
     """Whether a digest lists the player's game: a move they owe in a game in play whose
-    emails they take, with a link to make it by."""
+    emails they take, with a link to make it by, and that something vouches for the
+    address of (see :func:`_unvouched`)."""
     return (
         player.game.status == "active"
         and player.notify
         and player.link_key is not None
         and player.seat in to_act(player.game.state)
+        and not _unvouched(player)
     )
 
 

@@ -235,11 +235,15 @@ def test_an_address_that_never_moved_gets_no_reminder_nor_ending(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
     """Anyone may type anyone's address on the public page: until its player moves, the game
-    sends that address its invitation alone, as an invitation to play a person would."""
+    sends that address its invitation alone, as an invitation to play a person would, even
+    to an address that takes a daily digest."""
+    with app.app_context(), transaction():
+        homes.set_email_policy("ann@example.com", "digest", digest_hour=0)
     ask_for_game(client, opponent="computer", opponent_name="", opponent_email="", days="1")
     deliver()
     with app.app_context():
-        deadlines.sweep(utcnow() + timedelta(hours=23))  # the reminder's time
+        # The reminder's time, and the digest's.
+        assert deadlines.sweep(utcnow() + timedelta(hours=23)).digests == []
         deliver()
         (game_id,) = deadlines.sweep(utcnow() + timedelta(days=2)).expired
         assert db.session.get_one(Game, game_id).status == "timed_out"
