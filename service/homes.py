@@ -51,6 +51,7 @@ from .models import (
     AddressSettings,
     Game,
     Invitation,
+    OutboxMessage,
     Player,
     db,
     is_row_id,
@@ -447,13 +448,31 @@ def _digest_due(hour: int, zone: str | None, last: datetime | None, now: datetim
     return last is None or last < slot
 
 
+def _digest_waiting(email: str) -> bool:
+    """Whether a digest to ``email`` is waiting to be sent (or being sent: a worker cut off
+    from the database sends it once it is back)."""
+    return bool(
+        db.session.scalar(
+            select(OutboxMessage.id)
+            .where(
+                OutboxMessage.kind == "digest",
+                OutboxMessage.recipient == email,
+                OutboxMessage.status.in_(("queued", "sending")),
+            )
+            .limit(1)
+        )
+    )
+
+
 def send_digests(now: datetime | None = None) -> list[str]:
     """Queue the digest of each address that asked for one and whose hour has come today.
 
     Sent once a day, at the first sweep from the chosen hour on, the hour where
     the address is (its time zone; UTC while none is known), and only when the
-    address owes a move in a game whose emails it takes. Returns the addresses
-    sent one.
+    address owes a move in a game whose emails it takes. A digest still waiting
+    to be sent (the mail server down since yesterday) is not joined by another:
+    it is written when it goes, and says what today's would. Returns the
+    addresses sent one.
     """
     now = now or utcnow()
     sent = []
@@ -487,7 +506,11 @@ def send_digests(now: datetime | None = None) -> list[str]:
             )
             if notify.in_digest(player)
         ]
-        if players and not invitations.stopped_all_emails(settings.email):
+        if (
+            players
+            and not invitations.stopped_all_emails(settings.email)
+            and not _digest_waiting(settings.email)
+        ):
             language = settings.language or players[-1].language
             notify.digest(settings.email, players, language)
             sent.append(settings.email)

@@ -438,7 +438,7 @@ def test_a_zone_learnt_later_keeps_the_moment_of_the_hour_chosen(
 
 
 def test_a_half_hour_zone_learnt_after_the_days_digest_sends_no_second(
-    app: Flask, client: FlaskClient, make_game
+    app: Flask, client: FlaskClient, make_game, deliver: Callable[[], int]
 ) -> None:
     """8 UTC is 13:30 in Kolkata, read as 14 (08:30 UTC): the digest of 08:00 UTC served the
     day, and the next goes the next day at 08:30 UTC."""
@@ -455,6 +455,7 @@ def test_a_half_hour_zone_learnt_after_the_days_digest_sends_no_second(
                     client.post(f"/play/{game['keeper']}/time-zone", data=zone).status_code == 204
                 )
             sent.append(deadlines.sweep(moment).digests)
+            deliver()
     next_day = NOW.replace(hour=8, minute=35) + timedelta(days=1)
     with time_machine.travel(next_day, tick=False), app.app_context():
         sent.append(deadlines.sweep(next_day).digests)
@@ -479,6 +480,30 @@ def test_a_digest_queued_before_a_stop_is_not_sent(
                 select(OutboxMessage.status).where(OutboxMessage.kind == "digest")
             ).one()
             assert status == "skipped"
+
+
+def test_a_digest_not_yet_sent_is_not_joined_by_another(
+    app: Flask, make_game, deliver: Callable[[], int], smtp_server: SMTPServer
+) -> None:
+    """The mail server down for days, the digests do not pile up: one waits, written when
+    it goes, with the news of that moment."""
+    with time_machine.travel(NOW.replace(hour=8), tick=False):
+        make_game(seed=21, days_per_move=7)
+        deliver()
+        smtp_server.received.clear()
+        with app.app_context():
+            with transaction():
+                homes.set_email_policy(KIM, "digest", digest_hour=8)
+            assert deadlines.sweep().digests == [KIM]
+    for days in (1, 2):
+        later = NOW.replace(hour=8) + timedelta(days=days)
+        with time_machine.travel(later, tick=False), app.app_context():
+            assert deadlines.sweep().digests == []
+    deliver()
+    assert len(smtp_server.handler.to(KIM)) == 1
+    later = NOW.replace(hour=8) + timedelta(days=3)
+    with time_machine.travel(later, tick=False), app.app_context():
+        assert deadlines.sweep().digests == [KIM]  # the day after one went
 
 
 def test_the_opponent_reads_of_a_vacation(
