@@ -778,7 +778,9 @@ def extend_deadline(game_id: int, days: int, actor: str, seen: datetime | None =
     ``seen``, if given, is the deadline the admin was shown: if it is no longer the game's
     (the same form sent twice, or a move made meanwhile), nothing changes.
     A game without days per move has no deadline to extend: one made up here
-    would get no reminder from the sweep, only a timeout.
+    would get no reminder from the sweep, only a timeout. A new deadline already
+    as near as a reminder's (:func:`reminder_before`) is reminded of by the
+    email that gives it: the sweep sends no second one about it.
     """
     if not 1 <= days <= 60:
         raise InvalidGame("extend a deadline by 1 to 60 days")
@@ -790,9 +792,9 @@ def extend_deadline(game_id: int, days: int, actor: str, seen: datetime | None =
             "The deadline changed since this page was loaded (extended already, or a move "
             "was made): nothing was changed. Here it is now."
         )
-    start = max(game.deadline, utcnow())
-    game.deadline = start + timedelta(days=days)
-    game.reminded = False
+    now = utcnow()
+    game.deadline = max(game.deadline, now) + timedelta(days=days)
+    game.reminded = game.deadline - now <= reminder_before(game.days_per_move)
     _by_admin(
         game, actor, "extend", f"extended the deadline by {days} day{'s' if days > 1 else ''}"
     )

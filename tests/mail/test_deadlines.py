@@ -14,6 +14,7 @@ from service import games
 from service.deadlines import sweep
 from service.models import Event, Game, db, utcnow
 from service.rules import SEATS
+from service.unit_of_work import transaction
 
 from ..helpers import pick_action
 from .test_game_by_email import EMAILS
@@ -158,6 +159,32 @@ def test_one_day_per_move_is_reminded_halfway(app: Flask, make_game) -> None:
         assert sweep(deadline - timedelta(hours=23)).reminded == []  # just after the move
         assert sweep(deadline - timedelta(hours=13)).reminded == []
         assert sweep(deadline - timedelta(hours=11)).reminded == [game["id"]]
+
+
+def test_an_extension_as_near_as_a_reminder_is_the_reminder(
+    app: Flask, make_game, smtp_server, deliver
+) -> None:
+    """An admin gives a late game one more day: the email that says so reminds the players;
+    the sweep that follows sends no "due soon" about the same deadline. A longer extension
+    is reminded of in its own time."""
+    game = make_game(seed=6, days_per_move=7)
+    with app.app_context():
+        late = db.session.get_one(Game, game["id"]).deadline + timedelta(minutes=1)
+    with time_machine.travel(late, tick=False), app.app_context():
+        with transaction():
+            games.extend_deadline(game["id"], 1, "admin")
+        assert sweep().reminded == []
+        with transaction():
+            games.extend_deadline(game["id"], 2, "admin")
+        deadline = db.session.get_one(Game, game["id"]).deadline
+        assert sweep().reminded == []
+        deliver()
+        assert not any("due soon" in s for seat in SEATS for s in subjects(smtp_server, seat))
+    with time_machine.travel(deadline - timedelta(hours=23), tick=False), app.app_context():
+        assert sweep().reminded == [game["id"]]
+        deliver()
+    for seat in SEATS:  # both owe the exchange
+        assert sum("due soon" in subject for subject in subjects(smtp_server, seat)) == 1
 
 
 def test_a_deadline_moved_away_since_the_sweep_read_it_is_not_reminded_of(
