@@ -302,16 +302,17 @@ def _headline(view: Mapping[str, Any]) -> str:
 
 
 def round_headline(view: Mapping[str, Any], number: int, track: int) -> str:
-    """What the end of round ``number`` is about: ``Round 1 over, track 4 of 10: your exchange``.
+    """What the end of round ``number`` is about: ``Round 1 over, track 4 of 10: your exchange``,
+    or without the exchange once the reader has made it (the email is written when sent).
 
     ``track`` is where that round left the track (play may have gone on since).
     """
-    return gettext(
-        "Round %(round)s over, track %(track)s of %(length)s: your exchange",
-        round=number,
-        track=track,
-        length=view["track_length"],
-    )
+    words = {"round": number, "track": track, "length": view["track_length"]}
+    if view["your_turn"] and view["phase"] == EXCHANGE:
+        return gettext(
+            "Round %(round)s over, track %(track)s of %(length)s: your exchange", **words
+        )
+    return gettext("Round %(round)s over, track %(track)s of %(length)s", **words)
 
 
 def news(view: Mapping[str, Any], rounds: bool = True) -> list[str]:

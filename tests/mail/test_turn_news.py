@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -12,7 +14,7 @@ from service.mail.compose import last_trick, trick
 from service.models import Game, OutboxMessage, db
 
 from ..factories import one_by_one, played
-from ..helpers import write_queued
+from ..helpers import pick_action, write_queued
 from ..rules.helpers import play, playing
 from ..secrecy import hidden_cards, leaks
 from ..smtp import SMTPServer
@@ -86,6 +88,29 @@ def test_a_round_end_email_sent_late_tells_of_its_own_round(
         f"Round {n} over, track {track} of 10: your exchange (Split Mind, game {game['id']})"
         for n, track in zip((1, 2), tracks, strict=True)
     }, subjects
+
+
+def test_a_round_end_email_sent_after_the_readers_exchange_asks_for_none(
+    client: FlaskClient, app: Flask, make_game, deliver, smtp_server: SMTPServer
+) -> None:
+    """Written when sent: a player who made the next exchange before it went is not asked for
+    it, nor given its deadline; the opponent, who still owes theirs, is."""
+    game = make_game(seed=9, days_per_move=3)
+    deliver()
+    played(app, game["id"], 9, until=lambda view: len(view["rounds"]) >= 1)
+    view = client.get(f"/api/play/{game['keeper']}").get_json()
+    body = {"version": view["version"], **pick_action(view, random.Random(9))}
+    assert client.post(f"/api/play/{game['keeper']}", json=body).status_code == 200
+    smtp_server.received.clear()
+    deliver()
+    (kims,), (sams,) = (
+        [r for r in smtp_server.handler.to(address) if "over, track" in r.message["Subject"]]
+        for address in ("kim@example.com", "sam@example.com")
+    )
+    assert ": your exchange" not in kims.message["Subject"]
+    assert ": your exchange" in sams.message["Subject"]
+    assert "Please move by" not in kims.text and "Please move by" in sams.text
+    assert ">Open your game</a>" in kims.html and ">Choose your cards</a>" in sams.html
 
 
 def test_a_trick_in_an_email_calls_its_reader_you(app: Flask) -> None:
