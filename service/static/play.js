@@ -14,6 +14,8 @@
   var pollTimer = null;
   var pollDelay = null;
   var pollEtag = null;
+  /* A poll, and the page it may fetch, is on its way: one at a time. */
+  var polling = false;
 
   function all(root, selector) {
     return Array.prototype.slice.call(root.querySelectorAll(selector));
@@ -146,60 +148,84 @@
     all(game, "form.choose").forEach(enhanceChoose);
     all(game, "form.play").forEach(enhancePlay);
     localTimes(game);
-    schedulePoll(game);
+    schedulePoll();
   }
 
   /* While the opponent owes a move, ask the API for the game's version; when it
-     changes, fetch this page again and swap in its game section. */
+     changes, fetch this page again and swap in its game section. Each step works on the
+     game section on the page at that moment, never on one an earlier update replaced. */
   function firstPoll(game) {
     return Number(game.dataset.pollMs) || POLL_FIRST_MS;
   }
 
-  function schedulePoll(game) {
+  function schedulePoll() {
     window.clearTimeout(pollTimer);
     pollTimer = null;
-    if (game.dataset.waiting !== "true") return;
+    var game = document.getElementById("game");
+    if (!game || game.dataset.waiting !== "true") return;
     if (pollDelay === null) pollDelay = firstPoll(game);
-    pollTimer = window.setTimeout(function () { poll(game); }, pollDelay);
+    pollTimer = window.setTimeout(poll, pollDelay);
   }
 
-  function poll(game) {
+  /* A page that is not waiting (the player's move) is polled only when shown again or back
+     online, and updated only if the move is no longer the player's: made in another tab, or
+     the game ended. A selection in progress is not swept away by the opponent's half of an
+     exchange. A failed poll or page waits longer, up to a minute, and tries again. */
+  function poll() {
+    window.clearTimeout(pollTimer);
+    pollTimer = null;
+    var game = document.getElementById("game");
+    if (polling || !game) return;
     if (document.hidden) {
-      schedulePoll(game);
+      schedulePoll();
       return;
     }
+    if (pollDelay === null) pollDelay = firstPoll(game);
+    polling = true;
+    var waiting = game.dataset.waiting === "true";
     /* The ETag of the last view read: an unchanged game answers 304, with no body. */
     var headers = { Accept: "application/json" };
     if (pollEtag) headers["If-None-Match"] = pollEtag;
     fetch(game.dataset.api, { cache: "no-store", headers: headers })
       .then(function (response) {
-        if (response.status === 304 || !response.ok) return null;
+        if (response.status === 304) return null;
+        if (!response.ok) throw new Error("the poll was answered " + response.status);
         pollEtag = response.headers.get("ETag");
         return response.json();
       })
       .then(function (view) {
-        if (view && String(view.version) !== game.dataset.version) {
+        var changed = view && String(view.version) !== game.dataset.version;
+        if (changed && (waiting || !view.your_turn)) {
           pollDelay = firstPoll(game);
-          return refresh(game);
+          return refresh();
         }
         pollDelay = Math.min(pollDelay * 1.5, POLL_MAX_MS);
-        schedulePoll(game);
       })
       .catch(function () {
+        /* The view read may be newer than the page, which failed: read it whole next time. */
+        pollEtag = null;
         pollDelay = Math.min(pollDelay * 2, POLL_MAX_MS);
-        schedulePoll(game);
+      })
+      .then(function () {
+        polling = false;
+        schedulePoll();
       });
   }
 
-  function refresh(game) {
+  function refresh() {
     return fetch(window.location.href, { cache: "no-store", headers: { Accept: "text/html" } })
-      .then(function (response) { return response.text(); })
+      .then(function (response) {
+        if (!response.ok) throw new Error("the page was answered " + response.status);
+        return response.text();
+      })
       .then(function (html) {
         var page = new DOMParser().parseFromString(html, "text/html");
         var fresh = page.getElementById("game");
-        if (!fresh) return;
+        var game = document.getElementById("game");
+        if (!fresh || !game) throw new Error("no game to update");
         var hadFocus = game.contains(document.activeElement);
         var notesBefore = lastNote(game);
+        var heard = all(game, NEWS).map(spoken);
         game.replaceWith(document.adoptNode(fresh));
         enhance(fresh);
         var status = fresh.querySelector("#status-line");
@@ -209,15 +235,21 @@
           status.focus();
         }
         var announce = document.getElementById("announce");
-        if (announce) announce.textContent = sentences(fresh, notesBefore);
+        if (announce) announce.textContent = sentences(fresh, notesBefore, heard);
       });
   }
 
+  /* The game's news on the page: how it ended, what happened since the player's move. */
+  var NEWS = "#outcome-title, .outcome p, .news li";
+
   /* What changed, as a screen reader says it: how the game ended, what happened since the
-     player's move (the cards received, the tricks, the round), a note the opponent wrote
-     with it, then whose move it is and what to do. */
-  function sentences(game, notesBefore) {
-    var news = all(game, "#outcome-title, .outcome p, .news li");
+     player's move (the cards received, the tricks, the round) that the page before did not
+     say already (``heard``), a note the opponent wrote with it, then whose move it is and
+     what to do. */
+  function sentences(game, notesBefore, heard) {
+    var news = all(game, NEWS).filter(function (item) {
+      return heard.indexOf(spoken(item)) === -1;
+    });
     var note = lastNote(game);
     if (note && note !== notesBefore) {
       news.push(game.querySelector("#notes-title"), game.querySelector(".notes li:last-child"));
@@ -249,14 +281,19 @@
     fetch(game.dataset.seen, { method: "POST", cache: "no-store" }).catch(function () {});
   }
 
-  document.addEventListener("visibilitychange", function () {
+  /* Shown again, or back online: look at once, whether or not the page was waiting. */
+  function pollNow() {
     var game = document.getElementById("game");
+    if (document.hidden || !game) return;
+    pollDelay = firstPoll(game);
+    poll();
+  }
+
+  document.addEventListener("visibilitychange", function () {
     if (!document.hidden) sayPresent();
-    if (!document.hidden && game && game.dataset.waiting === "true") {
-      pollDelay = firstPoll(game);
-      poll(game);
-    }
+    pollNow();
   });
+  window.addEventListener("online", pollNow);
 
   /* The emails give deadlines in the player's own time zone: tell it once per page load.
      The address is the presence POST's, one step over. */

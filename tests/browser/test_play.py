@@ -167,6 +167,86 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
     screenshot(keeper, "07-updated-and-played")
 
 
+def api_move(url: str, action: dict[str, Any]) -> None:
+    """Make a move through the JSON API of the live server, at the version it is at."""
+    body = {"version": api_view(url)["version"], **action}
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+
+
+def test_a_page_that_failed_to_load_is_tried_again(new_game: Callable, phone: Callable) -> None:
+    """A proxy or the database down for a moment: the update waits longer and tries again."""
+    game = new_game(seed=SEED)
+    keeper = phone().new_page()
+    keeper.goto(game["keeper"])
+    choose(keeper, ["7D"])
+    failed: list[str] = []
+
+    def once_unavailable(route: Any) -> None:
+        if route.request.method == "GET" and not failed:
+            failed.append(route.request.url)
+            route.fulfill(status=503, content_type="text/html", body="<p>Back soon</p>")
+        else:
+            route.continue_()
+
+    keeper.route(game["keeper"], once_unavailable)
+    api_move(game["api"]["shadow"], {"exchange": ["5S"]})
+    keeper.locator("#status-line", has_text="Your move").wait_for(timeout=15_000)
+    assert failed == [game["keeper"]]
+
+
+def test_one_update_at_a_time(new_game: Callable, phone: Callable) -> None:
+    """The page shown again while a poll is on its way starts no second one, whose update
+    would replace a game section no longer on the page, and follow that from then on."""
+    game = new_game(seed=SEED)
+    keeper = phone().new_page()
+    keeper.goto(game["keeper"])
+    choose(keeper, ["7D"])
+    reads: list[str] = []
+    keeper.on("request", lambda request: reads.append(request.url))
+    api_move(game["api"]["shadow"], {"exchange": ["5S"]})
+    keeper.evaluate(
+        "for (let n = 0; n < 3; n++) document.dispatchEvent(new Event('visibilitychange'))"
+    )
+    keeper.locator("#status-line", has_text="Your move").wait_for(timeout=15_000)
+    keeper.wait_for_timeout(500)  # time for a second update, were one under way
+    assert reads.count(game["keeper"]) == 1
+    assert keeper.locator("#game").count() == 1
+
+
+def test_the_screen_reader_hears_only_what_is_new(new_game: Callable, phone: Callable) -> None:
+    """The trick Sam won was read out when it was won; Sam's next lead does not repeat it."""
+    game = new_game(seed=SEED)
+    api_move(game["api"]["keeper"], {"exchange": ["7D"]})
+    api_move(game["api"]["shadow"], {"exchange": ["5S"]})
+    keeper = phone().new_page()
+    keeper.goto(game["keeper"])
+    play(keeper, "6H")
+    api_move(game["api"]["shadow"], {"play": "7H"})
+    keeper.locator("#game[data-version='4']").wait_for(timeout=15_000)
+    won = keeper.locator("#announce").inner_text()
+    assert "Sam won" in won
+    api_move(game["api"]["shadow"], {"play": "5H"})
+    keeper.locator("#status-line", has_text="Your move").wait_for(timeout=15_000)
+    led = keeper.locator("#announce").inner_text()
+    assert "Sam won" not in led and led.endswith("Your move. Answer the 5♥ Sam led.")
+
+
+def test_a_second_tab_shown_again_follows_the_first(new_game: Callable, phone: Callable) -> None:
+    """A move made in one tab: the other, still offering it, catches up when shown again."""
+    game = new_game(seed=SEED)
+    context = phone()
+    first, second = context.new_page(), context.new_page()
+    for page in (first, second):
+        page.goto(game["keeper"])
+    choose(first, ["7D"])
+    second.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+    second.locator("#status-line", has_text="Waiting for Sam").wait_for(timeout=15_000)
+
+
 @pytest.mark.parametrize("script", [True, False], ids=["script", "no-script"])
 def test_enter_on_a_card_to_give_gives_nothing_and_keeps_it_ticked(
     new_game: Callable, phone: Callable, script: bool
