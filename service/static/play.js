@@ -32,13 +32,14 @@
     var reason = form.querySelector(".reason");
     var confirm = form.querySelector(".confirm");
     var boxes = all(form, "input[name=cards]");
+    var sent = false;
 
     function update() {
       var chosen = boxes.filter(function (box) { return box.checked; });
       var problem = countReasons[String(chosen.length)] || "";
       var withElixir = chosen.some(function (box) { return box.hasAttribute("data-elixir"); });
       if (!problem && elixirReason && !withElixir) problem = elixirReason;
-      confirm.disabled = Boolean(problem);
+      confirm.disabled = sent || Boolean(problem);
       reason.textContent = problem || form.dataset.ready;
       reason.classList.toggle("ok", !problem);
       /* Cards still to choose is what to do next, not a fault: no warning colour for it. */
@@ -46,6 +47,16 @@
       show(reason);
     }
     boxes.forEach(function (box) { box.addEventListener("change", update); });
+    /* Sent once: a second tap while the first is on its way would only be refused as stale.
+       The button is disabled after the form has been read, not before (its value goes too). */
+    form.addEventListener("submit", function (event) {
+      if (sent) {
+        event.preventDefault();
+        return;
+      }
+      sent = true;
+      window.setTimeout(update, 0);
+    });
     update();
   }
 
@@ -60,6 +71,8 @@
     var confirm = bar.querySelector(".confirm");
     var selected = null;
     var suit = null;
+    /* Once the move is sent, the cards and the button stay as they were until the next page. */
+    var sent = false;
 
     function submitter() {
       if (!selected || selected.dataset.reason) return null;
@@ -83,7 +96,7 @@
       if (!selected) problem = form.dataset.pick;
       else if (selected.dataset.reason) problem = selected.dataset.reason;
       else if (!submitter()) problem = form.dataset.name;
-      confirm.disabled = Boolean(problem);
+      confirm.disabled = sent || Boolean(problem);
       reason.textContent = problem || form.dataset.ready;
       reason.classList.toggle("ok", !problem);
       /* Only a card the rules refuse is a fault; a card or a suit still to pick is a hint. */
@@ -96,6 +109,7 @@
       if (choice.dataset.words) choice.setAttribute("aria-label", choice.dataset.words);
       choice.addEventListener("click", function (event) {
         event.preventDefault();
+        if (sent) return;
         selected = selected === choice ? null : choice;
         suit = null;
         update();
@@ -103,13 +117,15 @@
     });
     names.forEach(function (button) {
       button.addEventListener("click", function () {
+        if (sent) return;
         suit = button.dataset.suit;
         update();
       });
     });
     confirm.addEventListener("click", function () {
       var button = submitter();
-      if (button) {
+      if (button && !sent) {
+        sent = true;
         confirm.disabled = true;
         form.requestSubmit(button);
       }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from collections.abc import Callable
 from typing import Any
@@ -245,6 +246,59 @@ def test_a_second_tab_shown_again_follows_the_first(new_game: Callable, phone: C
     choose(first, ["7D"])
     second.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
     second.locator("#status-line", has_text="Waiting for Sam").wait_for(timeout=15_000)
+
+
+def test_a_move_sent_keeps_its_cards_until_the_next_page(
+    new_game: Callable, phone: Callable
+) -> None:
+    """A card tapped while the move is on its way changes nothing: the move sent is the
+    one played, and no second one follows it."""
+    game = new_game(seed=SEED)
+    api_move(game["api"]["keeper"], {"exchange": ["7D"]})
+    api_move(game["api"]["shadow"], {"exchange": ["5S"]})
+    keeper = phone().new_page()
+    keeper.goto(game["keeper"])
+    posted: list[str | None] = []
+    keeper.on("request", lambda r: posted.append(r.post_data) if r.method == "POST" else None)
+    with keeper.expect_navigation():
+        keeper.evaluate(
+            """() => {
+                const tap = selector => document.querySelector(selector).click();
+                tap('.choice[data-card="6H"]');
+                tap('.confirm-bar .confirm');
+                tap('.choice[data-card="4H"]');
+                tap('.confirm-bar .confirm');
+            }"""
+        )
+    assert [data for data in posted if data and "play=" in data] == [
+        next(data for data in posted if data and "play=6H" in data)
+    ]
+    assert api_view(game["api"]["shadow"])["table"] == [{"seat": "keeper", "card": "6H"}]
+
+
+def test_a_choice_sent_twice_is_sent_once(new_game: Callable, phone: Callable) -> None:
+    """Two taps on "Give" before the next page: one exchange, and no page saying it was stale."""
+    game = new_game(seed=SEED)
+    keeper = phone().new_page()
+    keeper.goto(game["keeper"])
+    keeper.locator('label.pick:has(input[value="7D"])').click()
+    posted: list[str] = []
+    keeper.on("request", lambda r: posted.append(r.url) if r.method == "POST" else None)
+
+    def slowly(route: Any) -> None:  # a slow network: the second tap comes while it is sent
+        time.sleep(0.5)
+        route.continue_()
+
+    keeper.route(game["keeper"], slowly)
+    with keeper.expect_navigation():
+        keeper.evaluate(
+            "() => { const b = document.querySelector('form.choose .confirm');"
+            " b.click(); setTimeout(() => b.click(), 100); }"
+        )
+    keeper.wait_for_load_state()
+    assert [url for url in posted if url == game["keeper"]] == [game["keeper"]]
+    assert keeper.locator(".error").count() == 0
+    assert api_view(game["api"]["keeper"])["version"] == 1
 
 
 @pytest.mark.parametrize("script", [True, False], ids=["script", "no-script"])
