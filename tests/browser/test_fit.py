@@ -60,3 +60,18 @@ def test_the_hand_and_the_button_are_on_the_first_screen(
     screenshot(page, f"{name}-answer", full_page=False)
     assert bottom(page, ".hand .cards") <= size["height"]
     assert bottom(page, ".confirm-bar .confirm") <= size["height"]
+
+
+def test_text_twice_as_large_on_a_phone_scrolls_only_down(
+    new_game: Callable[..., dict], phone: Callable
+) -> None:
+    """A reader who doubles the text size on a narrow phone gets no sideways scrolling."""
+    game = new_game(seed=5)
+    for seat, card in (("keeper", "7D"), ("shadow", "5S")):
+        post(game["api"][seat], {"version": 0, "exchange": [card]})
+    page = phone(viewport={"width": 360, "height": 740}).new_page()
+    page.goto(game["keeper"])
+    page.evaluate("document.documentElement.style.fontSize = '200%'")
+    page.locator('.choice[data-card="6H"]').click()
+    screenshot(page, "fit-phone-text-200")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
