@@ -102,6 +102,9 @@ class Home:
     emails_stopped: bool = False
     vacation_left: int = 0
     on_vacation_until: datetime | None = None
+    # Whether coming back now gives the unused whole days back: not to a vacation taken in
+    # an earlier year, whose days were that year's.
+    days_come_back: bool = False
 
     # Whether the address, or the inbox it reaches, declined an invitation or stopped emails
     # (:func:`service.rematch_rules.blocked`): then nothing asked on the new-game page is
@@ -200,6 +203,7 @@ def overview(email: str, now: datetime | None = None, before: int | None = None)
     home.vacation_left = vacation_left(settings, now)
     if settings is not None and settings.vacation_until and settings.vacation_until > now:
         home.on_vacation_until = settings.vacation_until
+        home.days_come_back = settings.vacation_year == now.year
     return home
 
 

@@ -689,6 +689,25 @@ def test_the_vacation_allowance(app: Flask, client, make_game) -> None:
         assert "You have 0 days left this year." in client.get(home).get_data(as_text=True)
     with time_machine.travel(NOW.replace(year=2027), tick=False):
         assert "You have 30 days left this year." in client.get(home).get_data(as_text=True)
+        assert post(client, home, "vacation", days="29").status_code == 303
+        assert "You have 1 day left this year." in client.get(home).get_data(as_text=True)
+        refused = post(client, home, "vacation", days="2").get_data(as_text=True)
+        assert "You have 1 day of vacation left this year." in refused
+
+
+def test_coming_back_in_the_next_year_promises_no_days_back(app: Flask, client, make_game) -> None:
+    """The days of a vacation taken in December were that year's: coming back in January
+    gives none back, and the button does not say it would."""
+    make_game(seed=1)
+    home = home_of(app)
+    december = NOW.replace(month=12, day=28)
+    with time_machine.travel(december, tick=False):
+        assert post(client, home, "vacation", days="10").status_code == 303
+        page = client.get(home).get_data(as_text=True)
+        assert "Come back now: the whole days not used return to this year" in page
+    with time_machine.travel(december + timedelta(days=5), tick=False):
+        page = client.get(home).get_data(as_text=True)
+        assert "Come back now</button>" in page and "return to this year" not in page
 
 
 def test_presence_is_a_post_of_its_own(app: Flask, client, make_game) -> None:

@@ -28,7 +28,7 @@ from flask_wtf import FlaskForm
 
 from .. import homes
 from ..addresses import settings_for
-from ..language import gettext, remember_language
+from ..language import gettext, ngettext, remember_language
 from ..language import lazy_gettext as _l
 from ..links import address_for, signed_home, token_for
 from ..mail.compose import match_score, result
@@ -193,7 +193,11 @@ def vacation(token: str) -> ResponseReturnValue:
 def _days_left(email: str) -> str:
     """Why a vacation was refused: the days left this year."""
     left = homes.vacation_left(settings_for(email), utcnow())
-    return gettext("You have %(num)s days of vacation left this year.", num=left)
+    return ngettext(
+        "You have %(num)d day of vacation left this year.",
+        "You have %(num)d days of vacation left this year.",
+        left,
+    )
 
 
 def _save(

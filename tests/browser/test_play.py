@@ -340,7 +340,7 @@ def test_enter_in_the_note_neither_picks_nor_plays_a_card(
         pages[seat].wait_for_load_state()
         assert api_view(game["api"][seat])["version"] == version  # Enter gave nothing
         with pages[seat].expect_navigation():
-            pages[seat].get_by_role("button", name="Give these cards").click()
+            pages[seat].get_by_role("button", name="Give this card").click()
     keeper = pages["keeper"]
     keeper.goto(game["keeper"])
     if script:
@@ -404,7 +404,7 @@ def test_without_javascript_the_forms_still_play(new_game: Callable, phone: Call
         name = "7 of diamonds" if card == "7D" else "elixir 5½"
         page.get_by_role("checkbox", name=name).check()
         with page.expect_navigation():
-            page.get_by_role("button", name="Give these cards").click()
+            page.get_by_role("button", name="Give this card").click()
     page = pages["keeper"]
     page.goto(game["keeper"])
     screenshot(page, "09-no-javascript")
