@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache, lru_cache
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -381,13 +381,21 @@ def move_due(view: Mapping[str, Any], left: str, *, late: bool = False) -> str:
 
 def move_due_on(view: Mapping[str, Any], zone: str | None = None) -> str:
     """Whose move is due and by when, as the home page lists a game:
-    ``Sam's move is due Dec 9, 2025, 9:30:00 AM UTC.`` (in ``zone``, if known)."""
+    ``Sam's move is due Dec 9, 2025, 9:30:00 AM UTC.`` (in ``zone``, if known), or was
+    due, once that has passed (the sweep ends the game at its next pass)."""
     owing, name = _owing(view), view["opponent"]
     when = deadline_text(view["deadline"], zone)
+    late = datetime.fromisoformat(view["deadline"]) <= datetime.now(UTC)
     if owing == "both":
+        if late:
+            return gettext("Your move and %(name)s's were due %(when)s.", name=name, when=when)
         return gettext("Your move and %(name)s's are due %(when)s.", name=name, when=when)
     if owing == "you":
+        if late:
+            return gettext("Your move was due %(when)s.", when=when)
         return gettext("Your move is due %(when)s.", when=when)
+    if late:
+        return upfirst(gettext("%(name)s's move was due %(when)s.", name=name, when=when))
     return upfirst(gettext("%(name)s's move is due %(when)s.", name=name, when=when))
 
 

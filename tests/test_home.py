@@ -229,6 +229,9 @@ def test_the_deadline_says_whose_move_is_due(app: Flask, client, make_game) -> N
     assert "Votre coup" not in page
     page = client.get(home_of(app, "sam@example.com") + "?lang=fr").get_data(as_text=True)
     assert "Votre coup est attendu le" in page
+    with time_machine.travel(datetime.now(UTC) + timedelta(days=3, minutes=1), tick=False):
+        page = client.get(home_of(app) + "?lang=fr").get_data(as_text=True)  # before the sweep
+        assert "Le coup de Léa était attendu le" in page and "Coup de Léa attendu" not in page
 
 
 @pytest.mark.parametrize("seed", [3, 4])  # the Shadow wins one, the Keeper the other
