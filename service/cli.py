@@ -323,6 +323,7 @@ def tick() -> None:
     result = deadlines.sweep()
     click.echo(f"reminded {len(result.reminded)} game(s), timed out {len(result.expired)} game(s)")
     click.echo(f"ended {len(result.invitations_expired)} invitation(s) left unanswered")
+    click.echo(f"queued {len(result.digests)} digest(s)")
     click.echo(f"made {computer.ComputerMoves()()} computer move(s)")
 
 

@@ -10,7 +10,7 @@ import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service import games
+from service import games, homes
 from service.deadlines import sweep
 from service.models import Event, Game, db, utcnow
 from service.rules import SEATS
@@ -141,13 +141,17 @@ def test_finished_games_are_left_alone(
 
 def test_tick_command_runs_the_sweep(app: Flask, make_game) -> None:
     game = make_game(seed=4, days_per_move=1)
+    make_game(seed=5, days_per_move=3)
     with app.app_context():
         stored = db.session.get(Game, game["id"])
         stored.deadline = utcnow() - timedelta(minutes=5)
         db.session.commit()
+        with transaction():
+            homes.set_email_policy("kim@example.com", "digest", digest_hour=0)
     result = app.test_cli_runner().invoke(args=["tick"])
     assert result.exit_code == 0
     assert "timed out 1 game(s)" in result.output
+    assert "queued 1 digest(s)" in result.output
     with app.app_context():
         assert db.session.get(Game, game["id"]).status == "abandoned"
 
