@@ -134,18 +134,21 @@
     update();
   }
 
-  /* The deadline in the reader's own time zone, where the page gives it in UTC: a time
-     given in the zone the player chose (data-zone) is left as it is, named. */
+  /* The deadline in the reader's own time zone, named as the emails name it, where the page
+     gives it in UTC: a time given in the zone the player chose (data-zone) is left as it is. */
   function localTimes(root) {
+    var zone = window.Intl && Intl.DateTimeFormat().resolvedOptions().timeZone;
+    if (!zone) return;
     all(root, "time[datetime]:not([data-zone])").forEach(function (time) {
       var moment = new Date(time.getAttribute("datetime"));
       if (isNaN(moment)) return;
       var local = moment.toLocaleString(document.documentElement.lang, {
         dateStyle: "medium",
         timeStyle: "short",
+        timeZone: zone,
       });
       time.title = time.textContent;
-      time.textContent = local;
+      time.textContent = local + " " + zone;
     });
   }
 

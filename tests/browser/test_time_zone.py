@@ -40,6 +40,7 @@ def test_a_deadline_in_the_chosen_zone_stays_in_it_whatever_the_browser(
     shown = page.locator("p.deadline time")
     assert shown.get_attribute("title").endswith(" UTC")  # rewritten, the UTC text kept
     assert "UTC" not in shown.inner_text()
+    assert shown.inner_text().endswith(" America/New_York")  # named, as the emails name it
     with pg_app.app_context(), transaction():
         set_time_zone("sam@example.com", "Asia/Tokyo")
     page.goto(game["shadow"])
