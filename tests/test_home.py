@@ -234,6 +234,18 @@ def test_the_deadline_says_whose_move_is_due(app: Flask, client, make_game) -> N
         assert "Le coup de Léa était attendu le" in page and "Coup de Léa attendu" not in page
 
 
+def test_the_rematch_page_gives_the_expiry_in_the_players_zone(
+    app: Flask, client, make_game
+) -> None:
+    finished = make_game(seed=3)
+    written(app, finished["id"], 3)
+    with app.app_context(), transaction():
+        homes.set_time_zone(KIM, "Europe/Paris")
+    page = client.post(f"/rematch/{finished['keeper']}").get_data(as_text=True)
+    assert re.search(r"It expires on [^<]* Europe/Paris\.", page), page
+    assert re.search(r"It expires on [^<]* Europe/Paris\.", client.get(home_of(app)).text)
+
+
 @pytest.mark.parametrize("seed", [3, 4])  # the Shadow wins one, the Keeper the other
 def test_the_rematch_button_invites_the_opponent(app: Flask, client, make_game, seed) -> None:
     finished = make_game(seed=seed)

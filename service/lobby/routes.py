@@ -268,7 +268,11 @@ def rematch(token: str) -> ResponseReturnValue:
         proposal = invitations.rematch_of(player.game)
         refusal = None if proposal is not None else rematch_rules.rematch_refusal(player)
     page = render_template(
-        "lobby/rematch.html", player=player, invitation=proposal, refusal=refusal
+        "lobby/rematch.html",
+        player=player,
+        invitation=proposal,
+        refusal=refusal,
+        time_zone=addresses.time_zone(player.email),
     )
     return page, 409 if refusal else 200
 
