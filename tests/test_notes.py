@@ -221,7 +221,7 @@ def test_the_turn_email_holds_the_opponents_notes(
                 break
     else:
         raise AssertionError("no turn email")
-    assert " wrote:" in email.text_body and f'"{HOSTILE} ' in email.text_body
+    assert " wrote:" in email.text_body and f"“{HOSTILE} " in email.text_body
     assert "&lt;script&gt;" in email.html_body and "<script>" not in email.html_body
 
 
@@ -246,7 +246,7 @@ def test_a_note_with_the_first_half_of_an_exchange_reaches_the_second_by_email(
             .order_by(OutboxMessage.id.desc())
         ).first()
         assert email is not None and email.text_body is not None
-        assert '"Good luck, Sam!"' in email.text_body
+        assert "“Good luck, Sam!”" in email.text_body
 
 
 def test_the_end_of_a_round_and_of_the_game_hold_the_note_that_came_with_it(
@@ -283,7 +283,7 @@ def test_the_end_of_a_round_and_of_the_game_hold_the_note_that_came_with_it(
                     )
                 )
             ]
-            assert any(f'"{note}"' in text and note in html for text, html in bodies), (
+            assert any(f"“{note}”" in text and note in html for text, html in bodies), (
                 kind,
                 note,
             )

@@ -209,8 +209,8 @@ def tells_what_sam_did(
     """Whether Kim's ``email`` gives ``news`` since her last move and quotes Sam's notes (his
     hostile one escaped in the HTML part), and no card Kim may not see: the notes quoted."""
     assert block(email.text, "Since your last move:", "- ") == news
-    notes = block(email.text, "Sam wrote:", '"')
-    assert f'"{HOSTILE}"' in notes
+    notes = block(email.text, "Sam wrote:", "“")
+    assert f"“{HOSTILE}”" in notes
     assert "Since your last move:" in email.html and "Sam wrote:" in email.html
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; &#34;quoted&#34;" in email.html
     assert "<b>bold" not in email.html
@@ -290,8 +290,8 @@ def test_the_digest_tells_what_the_opponent_did_and_wrote(
         deliver()
     turn = smtp_server.handler.to(KIM)[-1]
     news = block(turn.text, "Since your last move:", "- ")
-    notes = block(turn.text, "Sam wrote:", '"')
-    assert news and f'"{HOSTILE}"' in notes
+    notes = block(turn.text, "Sam wrote:", "“")
+    assert news and f"“{HOSTILE}”" in notes
     digest = kims_digest(app, deliver, smtp_server)
     assert tells_what_sam_did(app, game, digest, news) == notes
 

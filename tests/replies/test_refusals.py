@@ -264,7 +264,7 @@ def test_the_answer_to_the_second_half_of_an_exchange_holds_the_first_half_s_not
     deliver()
     (answer,) = answers_to(smtp_server, reply)
     assert "Your move is in" in str(answer.message["Subject"])
-    assert 'Sam wrote:\n"Good luck, Kim!"' in answer.text.replace("\r\n", "\n")
+    assert "Sam wrote:\n“Good luck, Kim!”" in answer.text.replace("\r\n", "\n")
     assert "Good luck, Kim!" in answer.html
 
 
