@@ -8,6 +8,7 @@ game's notes only once the game is over.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import cache
 
@@ -30,13 +31,28 @@ class InvisibleCharacter(BadNote):
 
 
 # The invisible characters that can make a note read other than it was written: the bidi
-# embeddings and overrides, isolates and marks (the Arabic letter mark too), and the zero
-# width space and byte order mark, which hide inside words. The other format characters
-# stay: the joiner and non-joiner (emoji sequences, Persian and Urdu words), the soft
-# hyphen, the word joiner, the tags of subdivision flags.
+# embeddings and overrides, isolates and marks (the Arabic letter mark too), the zero
+# width space and byte order mark, which hide inside words, the invisible mathematical
+# operators, and the Hangul fillers, letters that draw nothing.
+# The other format characters stay: the joiner and non-joiner (emoji sequences, Persian
+# and Urdu words), the soft hyphen, the word joiner, and the tags of subdivision flags.
 MISLEADING = frozenset(
     "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\ufeff"
+    "\u2061\u2062\u2063\u2064\u115f\u1160\u3164\uffa0"
 )
+# Tag characters draw nothing: they belong only in a subdivision flag (a black flag, the
+# tag letters and digits of a subdivision's code, three to six of them, a cancel tag), and
+# anywhere else could carry text no one sees. They are dropped there: a note reads the same
+# without them.
+STRAY_TAG = re.compile(
+    "(\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{3,6}\U000e007f)"
+    "|[\U000e0000-\U000e007f]"
+)
+
+
+def _without_stray_tags(text: str) -> str:
+    """``text`` without the tag characters that are not part of a flag."""
+    return STRAY_TAG.sub(lambda found: found.group(1) or "", text)
 
 
 def clean(note: object) -> str | None:
@@ -61,7 +77,7 @@ def clean(note: object) -> str | None:
         raise InvisibleCharacter(
             "a note cannot hold invisible formatting characters such as direction marks"
         )
-    return note.strip() or None
+    return _without_stray_tags(note).strip() or None
 
 
 def from_reply(lines: list[str]) -> str | None:
@@ -80,7 +96,7 @@ def from_reply(lines: list[str]) -> str | None:
         if char.isspace()
         or (unicodedata.category(char) not in ("Cc", "Cs") and char not in MISLEADING)
     )
-    note = " ".join(text.split())
+    note = " ".join(_without_stray_tags(text).split())
     if len(note) > MAX_LENGTH:
         note = note[: MAX_LENGTH - 1].rstrip() + "…"
     return note or None

@@ -12,7 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service import games
+from service import games, notes
 from service.games import Seating
 from service.links import token_for
 from service.models import Event, OutboxMessage, db
@@ -131,6 +131,9 @@ INVISIBLE = [
     "arabic\u061c",
     "zero\u200bwidth",
     "\ufeffbom",
+    "h\u3164i",
+    "\u115f",
+    "a\u2062b",
 ]
 
 
@@ -359,3 +362,15 @@ def test_a_closed_game_keeps_its_notes_without_the_button(
         games.cancel_game(game["id"], "test")
     html = page(client, game["shadow"])
     assert "Zanzibar" in html and "Turn notes off" not in html
+
+
+def test_a_note_drops_the_tags_outside_a_flag_which_carry_text_no_one_sees() -> None:
+    wales = WRITTEN[2]
+    hidden = "\U000e0041\U000e0042"
+    assert notes.clean(f"hi{hidden} from {wales}") == f"hi from {wales}"
+    assert notes.clean(f"{wales[1:]} flag-less") == "flag-less"
+    assert notes.clean(hidden) is None
+    # A flag holds a subdivision's code, not a sentence in tags.
+    smuggled = "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "resignnow") + "\U000e007f"
+    assert notes.clean(f"gg {smuggled}") == "gg \U0001f3f4"
+    assert notes.from_reply([f"hi{hidden} from {wales}"]) == f"hi from {wales}"

@@ -47,7 +47,10 @@ NOTE = {
         "with no control characters, no line or paragraph separators (U+2028, U+2029) and "
         "none of the invisible characters that change how text reads (the direction marks, "
         "embeddings, overrides and isolates U+200E, U+200F, U+061C, U+202A-U+202E and "
-        "U+2066-U+2069, the zero width space U+200B and U+FEFF); dropped while the game's "
+        "U+2066-U+2069, the zero width space U+200B and U+FEFF, the invisible operators "
+        "U+2061-U+2064 and the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0). Tag "
+        "characters (U+E0000-U+E007F) outside a subdivision flag draw nothing and are "
+        "dropped. The note is dropped while the game's "
         "notes are off (GET /api/play/{token}/notes says whether they are). null, like a "
         "note of spaces only, is no note."
     ),
