@@ -188,10 +188,12 @@ def scrape() -> Response:
     token = current_app.config["METRICS_TOKEN"]
     if not token:
         abort(404)
-    # The scheme's name is case-insensitive (RFC 9110): Werkzeug reads it lowercased.
-    auth = request.authorization
-    given = auth.token if auth is not None and auth.type == "bearer" else None
-    if not hmac.compare_digest((given or "").encode(), token.encode()):
+    # Read from the header itself: Werkzeug's parser raises on a Basic value that is not
+    # ASCII, which a stranger may send. The scheme's name is case-insensitive (RFC 9110).
+    scheme, _, given = request.headers.get("Authorization", "").strip().partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+        given.strip().encode(), token.encode()
+    ):
         return Response(
             "a Bearer token is required\n",
             401,

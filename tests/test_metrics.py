@@ -69,7 +69,7 @@ def test_metrics_are_not_found_without_a_token_setting(tmp_path: Path) -> None:
 
 
 def test_metrics_ask_for_the_token(client: FlaskClient) -> None:
-    refused = ["Bearer wrong", TOKEN, "Bearer", f"Basic {TOKEN}", f"Bearer {TOKEN}x"]
+    refused = ["Bearer wrong", TOKEN, "Bearer", f"Basic {TOKEN}", f"Bearer {TOKEN}x", "Basic \xff"]
     for headers in ({}, *({"Authorization": value} for value in refused)):
         response = client.get("/metrics", headers=headers)
         assert response.status_code == 401, headers
