@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Flask, Response, request
+from flask import Flask, Response, request, session
 
 from .config import over_https
 from .links import TOKEN_PATHS
@@ -36,4 +36,8 @@ def init_app(app: Flask) -> None:
                 headers.add(name, value)
         if request.path.startswith(PRIVATE_PREFIXES):
             headers["Cache-Control"] = "no-store"
+        elif "cache-control" not in present and (session.accessed or "set-cookie" in present):
+            # A page made for one visitor's session (a form's CSRF token): no shared cache
+            # keeps it. Flask sets the session's cookie after this, when it was changed.
+            headers["Cache-Control"] = "private, no-store"
         return response

@@ -530,3 +530,11 @@ def test_the_time_left_is_never_more_than_there_is(app, left: timedelta, said: s
     """Whole units, from two of a unit on: 11 days read "in 2 weeks" when rounded."""
     with app.test_request_context():
         assert time_left(left) == said
+
+
+@pytest.mark.parametrize("path", ["/new", "/links"])
+def test_a_form_made_for_one_session_is_kept_by_no_shared_cache(client, path: str) -> None:
+    """The form's CSRF token belongs to the session its cookie starts."""
+    response = client.get(path)
+    assert response.status_code == 200 and "session=" in response.headers["Set-Cookie"]
+    assert response.headers["Cache-Control"] == "private, no-store"
