@@ -103,7 +103,7 @@ def test_an_unknown_address_gets_the_same_answer_and_no_email(
     deliver()
     assert [m.envelope_to for m in smtp_server.received] == [["kim@example.com"]]
     # The page says, to anyone, that an address that opted out is sent nothing.
-    assert "stopped emails from this service is sent nothing" in known
+    assert "stopped the emails of every game it played here is sent nothing" in known
 
 
 def test_bad_input_and_limits(client: FlaskClient, make_game) -> None:

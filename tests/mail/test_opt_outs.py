@@ -328,6 +328,24 @@ def test_no_links_email_to_an_address_that_stopped_the_emails_of_every_game_it_p
     assert kinds(app, "kim@example.com")[-1] == ("your_games", "skipped")
 
 
+def test_an_address_that_declined_an_invitation_still_gets_its_links(
+    app: Flask, client: FlaskClient, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    """Declining turns away invitations, not the links to the games the address plays; the
+    page says who is sent nothing."""
+    make_game(seed=1)
+    opt_out(app, "kim@example.com", "declined")
+    deliver()
+    smtp_server.received.clear()
+    page = client.get("/links").get_data(as_text=True)
+    assert "An address that stopped the emails of every game it played here is sent nothing" in (
+        page
+    )
+    ask_for_links(client, "kim@example.com")
+    deliver()
+    assert kinds(app, "kim@example.com")[-1] == ("your_games", "sent")
+
+
 def test_a_stop_link_that_is_not_ours_is_not_found(client: FlaskClient, app: Flask) -> None:
     with app.app_context():
         forged = compose.stop_all_url("kim@example.com")[len(BASE_URL) :] + "x"
