@@ -234,6 +234,17 @@ def test_the_deadline_says_whose_move_is_due(app: Flask, client, make_game) -> N
         assert "Le coup de Léa était attendu le" in page and "Coup de Léa attendu" not in page
 
 
+def test_a_finished_game_says_why_it_offers_no_rematch(app: Flask, client, make_game) -> None:
+    finished = make_game(seed=3)
+    written(app, finished["id"], 3)
+    assert "Ask Sam for a rematch" in client.get(home_of(app)).text
+    with app.app_context(), transaction():
+        db.session.add(Address(email="sam@example.com", declined_at=utcnow()))
+    page = client.get(home_of(app)).text
+    assert "Ask Sam for a rematch" not in page
+    assert "Sam has asked not to receive invitations from this service." in page
+
+
 def test_the_rematch_page_gives_the_expiry_in_the_players_zone(
     app: Flask, client, make_game
 ) -> None:
