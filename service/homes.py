@@ -46,7 +46,6 @@ from .models import (
     DEFAULT_DIGEST_HOUR,
     DEFAULT_EMAIL_POLICY,
     EMAIL_POLICIES,
-    OPEN_INVITATIONS,
     Address,
     AddressSettings,
     Game,
@@ -193,10 +192,12 @@ def overview(email: str, now: datetime | None = None, before: int | None = None)
             .order_by(Invitation.id.desc())
         )
     )
+    # Not a request still to be confirmed: anyone may type the address on the new-game page,
+    # with any name and opponent, and only its email's link says it was the address's own.
     home.sent = list(
         db.session.scalars(
             select(Invitation)
-            .where(Invitation.creator_email == email, Invitation.status.in_(OPEN_INVITATIONS))
+            .where(Invitation.creator_email == email, Invitation.status == "invited")
             .order_by(Invitation.id.desc())
         )
     )

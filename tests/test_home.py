@@ -166,6 +166,8 @@ def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_gam
     written(app, finished["id"], 3)
     with app.app_context():
         request_invitation(KIM, creator="ann@example.com")  # waits for Ann to confirm
+        # Asked in Kim's name by anyone who typed it: not hers until she confirms.
+        request_invitation("mallory@example.com", creator=KIM)
         sent = request_invitation("bob@example.com", creator=KIM)
         with transaction():
             invitations.confirm(sent)
@@ -186,6 +188,7 @@ def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_gam
     assert f"You invited Bob to game {sent_game}: waiting for their answer. It expires on" in page
     assert f"Cat invites you to game {waiting_game}. It expires on" in page
     assert "Ann invites" not in page  # Ann has not confirmed her address yet
+    assert "mallory" not in page.lower() and "Confirm" not in page
     assert f'href="/new?email={KIM}&amp;name=Kim"' in page
 
 
