@@ -14,12 +14,26 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from functools import cache
 from zoneinfo import ZoneInfo, available_timezones
 
+from email_validator import validate_email
 from sqlalchemy import Executable, Select, bindparam, select, update
 
 from .language import DEFAULT_LANGUAGE
 from .links import new_link_key
 from .logs import redact
 from .models import Address, AddressSettings, Game, Player, db, insert_new, utcnow
+
+
+def in_ascii(address: str) -> str:
+    """The address as mail carries it without SMTPUTF8: its domain in IDNA (``faß.de`` is
+    ``xn--fa-hia.de``, not ``fass.de``). Raises ``EmailNotValidError`` for an address
+    whose local part is not ASCII, which no such mail can carry.
+
+    It is also how a person is shown another's address: a look-alike of a familiar
+    domain (``exаmple.com``, its ``а`` Cyrillic) shows for what it is.
+    """
+    found = validate_email(address, check_deliverability=False, allow_smtputf8=False)
+    assert found.ascii_email is not None  # without SMTPUTF8, every valid address has one
+    return found.ascii_email
 
 
 def inbox(address: str) -> str:

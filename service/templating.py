@@ -16,6 +16,7 @@ from __future__ import annotations
 from flask import Flask
 
 from . import game_text, invitations, move_text
+from .addresses import in_ascii
 from .replies import answers
 from .rules import EXCHANGE, OVER, PLAY, SWAP, is_elixir
 from .rules.cards import suit_of
@@ -48,6 +49,7 @@ def init_app(app: Flask) -> None:
     app.add_template_global(invitations.expires_at, "invitation_expires_at")
     app.add_template_global(game_text.move_due_on)
     app.add_template_filter(suit_of, "suit_of")
+    app.add_template_filter(in_ascii, "in_ascii")
     app.add_template_test(is_elixir, "elixir")
     app.jinja_env.globals.update(EXCHANGE=EXCHANGE, PLAY=PLAY, SWAP=SWAP, OVER=OVER)
     app.jinja_env.globals.update(answers.TEMPLATE_FUNCTIONS)

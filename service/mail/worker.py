@@ -39,7 +39,6 @@ from email.policy import SMTP, EmailPolicy, compat32
 from email.utils import formataddr, parseaddr
 from functools import partial
 
-from email_validator import validate_email
 from flask import Flask, current_app
 from flask_mail import Connection, Mail, Message
 from sqlalchemy import select
@@ -141,7 +140,8 @@ class Transport:
         assert message.subject is not None, "a message is written before it is sent"
         mail = Outgoing(
             subject=message.subject,
-            recipients=[envelope_address(message.recipient)],
+            # Not Flask-Mail's encoding of the domain, by the older IDNA rules.
+            recipients=[addresses.in_ascii(message.recipient)],
             body=message.text_body,
             html=message.html_body,
             extra_headers=dict(message.headers or {}),
@@ -285,18 +285,6 @@ class Outgoing(Message):
         if parseaddr(sender)[1].isascii():  # Flask-Mail writes a domain that is not in IDNA
             message.replace_header("From", sender)
         return message.as_bytes()
-
-
-def envelope_address(address: str) -> str:
-    """The address as SMTP without SMTPUTF8 carries it: an ASCII local part, the domain in IDNA.
-
-    Flask-Mail would encode a domain by the older IDNA rules, under which
-    ``faß.de`` becomes another domain, ``fass.de``. An address whose local part
-    is not ASCII raises ``EmailNotValidError``: no such address can be sent.
-    """
-    found = validate_email(address, check_deliverability=False, allow_smtputf8=False)
-    assert found.ascii_email is not None  # without SMTPUTF8, every valid address has one
-    return found.ascii_email
 
 
 BATCH = 20

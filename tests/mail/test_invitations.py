@@ -57,6 +57,24 @@ def invited(client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], 
     return last_link(smtp_server, "bob@example.com", "/invitations/")
 
 
+def test_a_look_alike_of_a_familiar_address_shows_for_what_it_is(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], int]
+) -> None:
+    """An address written with a Cyrillic "а" in example.com is another domain: the person
+    invited sees its domain as mail carries it, not as a twin of the familiar one."""
+    look_alike = "ann@ex\u0430mple.com"
+    ask(client, email=look_alike)
+    deliver()
+    (confirmation,) = smtp_server.handler.to("ann@xn--exmple-4nf.com")
+    client.post(last_link(smtp_server, "ann@xn--exmple-4nf.com", "/invitations/"))
+    deliver()
+    (invitation,) = smtp_server.handler.to("bob@example.com")
+    for body in (invitation.text, invitation.html):
+        assert "ann@xn--exmple-4nf.com" in body and look_alike not in body
+    page = client.get(last_link(smtp_server, "bob@example.com", "/invitations/")).text
+    assert "ann@xn--exmple-4nf.com" in page and look_alike not in page
+
+
 def test_confirm_invite_accept_starts_the_game(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
