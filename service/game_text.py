@@ -105,28 +105,36 @@ def _as_latin(ch: str) -> str:
 ARTICLES = ("the", "l")
 
 
-# The top-level domains that links in unwanted mail most often end in, and the reserved ones:
-# "evil.test" and "bit.ly/x" are addresses, "ann.lee" (a name made of an address's first part)
-# and "J.Smith" are names.
+# The top-level domains that links in unwanted mail most often end in, those of link
+# shorteners and new ones that read as files or words ("evil.zip", "login.dev"), and the
+# reserved ones: "evil.test" and "bit.ly/x" are addresses, "ann.lee" (a name made of an
+# address's first part) and "J.Smith" are names.
 LINK_DOMAINS = (
     "com|net|org|info|biz|io|co|me|ly|app|xyz|top|site|online|club|link|click|shop|live|"
     "ru|cn|uk|de|fr|eu|us|tk|cc|ca|au|nl|es|pl|br|jp|ws|pw|su|ai|gg|tv|ch|se|dk|fi|cz|kr|vn|"
-    "mx|za|nz|ir|vip|win|bid|loan|work|example|test|invalid|localhost"
+    "mx|za|nz|ir|vip|win|bid|loan|work|dev|zip|mov|page|gl|to|gd|is|im|sh|fm|am|nu|ml|ga|cf|"
+    "gq|icu|cam|rest|buzz|fun|store|tech|pro|space|website|today|email|"
+    "example|test|invalid|localhost"
 )
 # The full stops IDNA reads as one (RFC 3490), besides those NFKC makes one: "evil。com".
 FULL_STOPS = str.maketrans({"\u3002": "."})
-# A web or email address in a name: a scheme, "www.", an @, or a domain.
+# A web or email address in a name: a scheme, "www.", an @, a domain (its first word of
+# two letters or more: "J.Page", "V.To" and "S.Im" are an initial and a name), or a path
+# after a dotted word of any ending ("goo.gl/abc").
 ADDRESS_IN_NAME = re.compile(
-    rf"://|\bwww\.|@|\b[\w-]+(?:\.[\w-]+)*\.(?:{LINK_DOMAINS})(?![\w-])", re.IGNORECASE
+    rf"://|\bwww\.|@|\b[\w-]{{2,}}(?:\.[\w-]+)*\.(?:{LINK_DOMAINS})(?![\w-])"
+    r"|\b[\w-]+(?:\.[\w-]+)+/",
+    re.IGNORECASE,
 )
 
 
 def holds_an_address(name: str) -> bool:
     """Whether a person's name holds a web or email address, which would carry a link into
     the subject and greeting of an email to someone who never asked for one."""
-    # Wide letters and stops read as a domain's: "ｅｖｉｌ．ｃｏｍ" is "evil.com".
+    # Wide letters and stops read as a domain's: "ｅｖｉｌ．ｃｏｍ" is "evil.com"; and letters of
+    # another script as the Latin ones they pass for: "evil.cоm", its "о" Cyrillic.
     read = unicodedata.normalize("NFKC", name).translate(FULL_STOPS)
-    return ADDRESS_IN_NAME.search(read) is not None
+    return ADDRESS_IN_NAME.search("".join(map(_as_latin, read))) is not None
 
 
 def poses_as_computer(name: str) -> bool:
