@@ -114,10 +114,15 @@ def lost_links() -> ResponseReturnValue:
     check_database()  # an outage shows before the form is filled in
     form = LinksForm()
     if form.validate_on_submit():
-        with transaction():
-            invitations.send_links(form.email.data, current_language())
-            allowances.draw(("links", form.email.data))
-        return render_template("lobby/links.html", form=form, sent=True)
+        try:
+            with transaction():
+                invitations.send_links(form.email.data, current_language())
+                allowances.draw(("links", form.email.data))
+        except TooManyRequests:
+            # The address's allowance is spent, by whoever asked: what they asked for went
+            # to it, so a stranger asking over and over locks no one out of their links.
+            return render_template("lobby/links.html", form=form, sent=True, spent=True)
+        return render_template("lobby/links.html", form=form, sent=True, spent=False)
     status = 400 if request.method == "POST" else 200
     return render_template("lobby/links.html", form=form, sent=False), status
 
