@@ -70,6 +70,11 @@ class SettingError(ValueError):
     own refusal in the reader's language)."""
 
 
+class VacationChanged(SettingError):
+    """A vacation asked for from a page that showed another end than the vacation has now:
+    the same form sent twice, or another page's since."""
+
+
 @dataclass
 class GameLine:
     """One game of the address, as its home page lists it: never a card of anyone's hand."""
@@ -202,8 +207,8 @@ def overview(email: str, now: datetime | None = None, before: int | None = None)
         )
     )
     home.vacation_left = vacation_left(settings, now)
-    if settings is not None and settings.vacation_until and settings.vacation_until > now:
-        home.on_vacation_until = settings.vacation_until
+    home.on_vacation_until = vacation_ends(settings, now)
+    if settings is not None and home.on_vacation_until:
         home.days_come_back = settings.vacation_year == now.year
     return home
 
@@ -360,7 +365,16 @@ def vacation_left(settings: AddressSettings | None, now: datetime) -> int:
     return max(0, allowance - settings.vacation_days_used)
 
 
-def take_vacation(email: str, days: int, now: datetime | None = None) -> datetime:
+def vacation_ends(settings: AddressSettings | None, now: datetime) -> datetime | None:
+    """When the address's vacation running at ``now`` ends; ``None`` when it is not away."""
+    if settings is None or settings.vacation_until is None or settings.vacation_until <= now:
+        return None
+    return settings.vacation_until
+
+
+def take_vacation(
+    email: str, days: int, now: datetime | None = None, *, seen: str | None = None
+) -> datetime:
     """Go on vacation for ``days`` whole days (from now, or from the end of the current one).
 
     Each deadline of a move the address owes moves back by that much; a move
@@ -368,11 +382,17 @@ def take_vacation(email: str, days: int, now: datetime | None = None) -> datetim
     Returns when the vacation ends. Raises :class:`SettingError` past the year's allowance.
     The address's row stays locked to the end of the transaction, so requests at
     the same instant take their days one after the other, each from what is left.
+    With ``seen``, the end of the vacation the asker was shown (ISO, ``""`` for none),
+    raises :class:`VacationChanged` if the vacation ends otherwise now: the same form
+    sent twice takes its days once.
     """
     now = now or utcnow()
     if days < 1:
         raise SettingError("a vacation lasts one day at least")
     settings = settings_row(email)
+    ends = vacation_ends(settings, now)
+    if seen is not None and seen != (ends.isoformat() if ends else ""):
+        raise VacationChanged("the vacation changed since the page was loaded")
     left = vacation_left(settings, now)
     if days > left:
         raise SettingError(f"only {left} days of vacation are left this year")

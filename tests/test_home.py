@@ -724,6 +724,41 @@ def test_the_vacation_allowance(app: Flask, client, make_game) -> None:
         assert "You have 1 day of vacation left this year." in refused
 
 
+def vacation_seen(page: str) -> str:
+    """The end of the vacation the page's vacation form says it was shown."""
+    found = re.search(r'name="ends"[^>]*value="([^"]*)"', page)
+    assert found is not None
+    return found.group(1)
+
+
+def test_the_same_vacation_form_sent_twice_takes_its_days_once(
+    app: Flask, client, make_game
+) -> None:
+    make_game(seed=1)
+    home = home_of(app)
+    with time_machine.travel(NOW, tick=False):
+        page = client.get(home).text
+        form = {
+            "csrf_token": csrf_token(page),
+            "ends": vacation_seen(page),
+            "days": "3",
+        }
+        assert form["ends"] == ""  # not away yet
+        assert client.post(f"{home}/vacation", data=form).status_code == 303
+        again = client.post(f"{home}/vacation", data=form)
+        assert again.status_code == 409
+        assert "Your vacation changed since this page was loaded" in again.text
+        with app.app_context():
+            settings = db.session.get_one(AddressSettings, KIM)
+            assert settings.vacation_days_used == 3
+            assert settings.vacation_until == NOW + timedelta(days=3)
+        # The page sent back shows the vacation as it is: sent from it, it adds to it.
+        form["ends"] = vacation_seen(again.text)
+        assert client.post(f"{home}/vacation", data=form).status_code == 303
+        with app.app_context():
+            assert db.session.get_one(AddressSettings, KIM).vacation_days_used == 6
+
+
 def test_coming_back_in_the_next_year_promises_no_days_back(app: Flask, client, make_game) -> None:
     """The days of a vacation taken in December were that year's: coming back in January
     gives none back, and the button does not say it would."""

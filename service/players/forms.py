@@ -127,7 +127,11 @@ class TimeZoneForm(FlaskForm):
 
 
 class VacationForm(FlaskForm):
-    """A vacation of whole days; the route checks the year's allowance."""
+    """A vacation of whole days; the route checks the year's allowance, and that the
+    vacation still ends when the page said (``ends``: the same form sent twice takes its
+    days once)."""
+
+    ends = HiddenField()
 
     days = IntegerField(
         _l("Days of vacation"),

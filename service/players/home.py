@@ -114,7 +114,11 @@ def _page(
         ],
         policy_form=policy,
         language_form=language,
-        vacation_form=posted if isinstance(posted, VacationForm) else VacationForm(formdata=None),
+        vacation_form=VacationForm(
+            formdata=None,
+            days=posted.days.data if isinstance(posted, VacationForm) else None,
+            ends=home.on_vacation_until.isoformat() if home.on_vacation_until else "",
+        ),
         zone_form=(
             posted
             if isinstance(posted, TimeZoneForm)
@@ -186,13 +190,30 @@ def time_zone(token: str) -> ResponseReturnValue:
 
 @bp.post("/me/<token>/vacation")
 def vacation(token: str) -> ResponseReturnValue:
-    """Take whole days of vacation: the deadlines of the moves the address owes wait."""
-    return _save(token, VacationForm, "days", homes.take_vacation, _days_left)
+    """Take whole days of vacation: the deadlines of the moves the address owes wait.
+
+    The form says when the vacation it was shown ends: sent twice, or after
+    another page changed it, it takes nothing (409) and the page shows it as it is.
+    """
+    ends = request.form.get("ends")  # None from a form that does not say
+    return _save(
+        token,
+        VacationForm,
+        "days",
+        lambda email, days: homes.take_vacation(email, days, seen=ends),
+        _days_left,
+    )
 
 
 def _days_left(email: str) -> str:
-    """Why a vacation was refused: the days left this year."""
-    left = homes.vacation_left(settings_for(email), utcnow())
+    """Why a vacation was refused: the days left this year, or that it changed meanwhile."""
+    settings = settings_for(email)
+    now = utcnow()
+    ends = homes.vacation_ends(settings, now)
+    seen = request.form.get("ends")
+    if seen is not None and seen != (ends.isoformat() if ends else ""):
+        return gettext("Your vacation changed since this page was loaded: nothing more was taken.")
+    left = homes.vacation_left(settings, now)
     return ngettext(
         "You have %(num)d day of vacation left this year.",
         "You have %(num)d days of vacation left this year.",
@@ -218,8 +239,9 @@ def _save(
     try:
         with transaction():
             change(email, value)
-    except homes.SettingError:
-        return _page(email, token, refusal(email), 400, posted=form, invalid=field)
+    except homes.SettingError as exc:
+        status = 409 if isinstance(exc, homes.VacationChanged) else 400
+        return _page(email, token, refusal(email), status, posted=form, invalid=field)
     return _done(token)
 
 
