@@ -63,7 +63,7 @@ def test_the_new_game_form_in_french(client: FlaskClient) -> None:
 def test_the_forms_refusals_in_french(client: FlaskClient) -> None:
     refusals = [
         ({"email": "not-an-address"}, "Adresse e-mail non valide."),
-        ({"days": "0"}, "Le nombre doit être compris entre 1 et 60."),
+        ({"days": "0"}, "Écrivez un nombre entier de jours de 1 à 60, ou laissez vide."),
         ({"name": ""}, "Ce champ est obligatoire."),
         ({"opponent_name": "B" * 81}, "Ce champ ne peut pas dépasser 80 caractères."),
         (
@@ -80,7 +80,13 @@ def test_the_forms_refusals_in_french(client: FlaskClient) -> None:
         assert reason in words, (changes, words)
         assert "Lancer une partie" in words
     english = ask(client, email="cy@example.com", days="61").get_data(as_text=True)
-    assert "Number must be between 1 and 60." in english
+    assert "Write a whole number of days from 1 to 60, or leave it empty." in english
+    # A field's problem follows its name after the language's colon; a word that is no number
+    # is told once, in the service's words.
+    french = ask(client, FRENCH, email="eve@example.com", days="abc").get_data(as_text=True)
+    said = "Écrivez un nombre entier de jours de 1 à 60, ou laissez vide."
+    assert french.count(said) == 2  # beside the field and in the list at the top
+    assert f"délai)</a>\u00a0: {said}</li>" in unescape(french)
 
 
 def test_an_address_that_asked_for_no_invitations_is_told_to_no_one(

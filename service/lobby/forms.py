@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from flask_babel import LazyString
 from flask_wtf import FlaskForm
-from wtforms import EmailField, Field, IntegerField, RadioField, SelectChoice, StringField
+from wtforms import EmailField, Field, RadioField, SelectChoice, StringField
 from wtforms.validators import (
     InputRequired,
     Length,
-    NumberRange,
     Optional,
     StopValidation,
     ValidationError,
 )
 
 from .. import games
+from ..fields import WholeNumberField
 from ..game_text import LEVEL_NAMES
 from ..language import gettext
 from ..language import lazy_gettext as _l
@@ -24,7 +24,6 @@ from ..models import EMAIL_LENGTH, NAME_LENGTH
 REQUIRED = _l("This field is required.")
 NOT_AN_ADDRESS = _l("Invalid email address.")
 TOO_LONG = _l("Field cannot be longer than %(max)d characters.")
-OUT_OF_RANGE = _l("Number must be between %(min)s and %(max)s.")
 
 
 def mailable(form: FlaskForm, field: Field) -> None:
@@ -127,10 +126,13 @@ class NewGameForm(FlaskForm):
         ],
         default="standard",
     )
-    days = IntegerField(
+    days = WholeNumberField(
         _l("Days per move (empty for no deadline)"),
         default=7,
-        validators=[Optional(), NumberRange(min=1, max=60, message=OUT_OF_RANGE)],
+        low=1,
+        high=60,
+        message=_l("Write a whole number of days from 1 to 60, or leave it empty."),
+        validators=[Optional()],
     )
 
 

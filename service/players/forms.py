@@ -14,8 +14,9 @@ from wtforms import (
     SelectMultipleField,
     StringField,
 )
-from wtforms.validators import InputRequired, Length, NumberRange
+from wtforms.validators import InputRequired, Length
 
+from ..fields import WholeNumberField
 from ..language import LANGUAGES, gettext
 from ..language import lazy_gettext as _l
 from ..rules import ACTION_KINDS, DECK, PLAY, SUITS
@@ -96,13 +97,13 @@ class EmailPolicyForm(FlaskForm):
         ],
         validators=[InputRequired(message=REQUIRED)],
     )
-    digest_hour = IntegerField(
+    digest_hour = WholeNumberField(
         _l("Hour of the digest (0 to 23)"),
         default=8,
-        validators=[
-            InputRequired(message=REQUIRED),
-            NumberRange(min=0, max=23, message=_l("Choose an hour from 0 to 23.")),
-        ],
+        low=0,
+        high=23,
+        message=_l("Choose an hour from 0 to 23."),
+        validators=[InputRequired(message=REQUIRED)],
     )
 
 
@@ -133,12 +134,12 @@ class VacationForm(FlaskForm):
 
     ends = HiddenField()
 
-    days = IntegerField(
+    days = WholeNumberField(
         _l("Days of vacation"),
-        validators=[
-            InputRequired(message=REQUIRED),
-            NumberRange(min=1, max=366, message=_l("Choose a whole number of days.")),
-        ],
+        low=1,
+        high=366,
+        message=_l("Choose a whole number of days."),
+        validators=[InputRequired(message=REQUIRED)],
     )
 
 

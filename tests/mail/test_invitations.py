@@ -275,7 +275,7 @@ def test_bad_requests_are_refused_with_the_reason(client: FlaskClient) -> None:
     for changes, reason in (
         ({"opponent_email": "ann@example.com"}, "two different email addresses"),
         ({"email": "not-an-address"}, "Invalid email address"),
-        ({"days": "0"}, "between 1 and 60"),
+        ({"days": "0"}, "from 1 to 60, or leave it empty"),
     ):
         response = ask(client, **changes)
         assert response.status_code == 400
