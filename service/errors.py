@@ -17,8 +17,18 @@ import math
 import sqlite3
 import time
 
-from flask import Flask, Response, current_app, jsonify, make_response, render_template, request
+from flask import (
+    Flask,
+    Response,
+    current_app,
+    g,
+    jsonify,
+    make_response,
+    render_template,
+    request,
+)
 from flask.typing import ResponseReturnValue
+from flask_babel import refresh
 from flask_limiter import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
 from limits.errors import StorageError
@@ -27,8 +37,10 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException, ServiceUnavailable
 
+from . import addresses
 from .extensions import limiter
 from .language import lazy_gettext as _l
+from .links import address_for, player_for
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +104,24 @@ def api_message(exc: HTTPException) -> str:
     return API_MESSAGES[exc.code].format(**current_app.config)
 
 
+def link_language(path: str) -> str | None:
+    """The language stored for the player or address whose link ``path`` carries (``None``
+    for none): an error on a page of theirs (a method it does not take, a body it does not
+    read, a form refused before its view) is in the language the page is in."""
+    prefix, _, rest = path.lstrip("/").partition("/")
+    token = rest.partition("/")[0]
+    if not token or prefix not in ("play", "me", "rematch"):
+        return None
+    try:
+        if prefix == "me":
+            email = address_for(token)
+            return addresses.language(email) if email else None
+        player = player_for(token)
+        return player.language if player is not None else None
+    except SQLAlchemyError:  # the error page goes out all the same, in the browser's language
+        return None
+
+
 def http_error(exc: HTTPException) -> Response:
     """The answer to an HTTP error: its status, code and message, and its own headers."""
     code = (exc.name or "error").lower().replace(" ", "_")
@@ -100,6 +130,11 @@ def http_error(exc: HTTPException) -> Response:
     if wants_json():
         message = NOT_FOUND if exc.code == 404 else api_message(exc)
     else:
+        # Refused before the view could say; not an outage or a limit, when looking the
+        # link up would wait on the database again, or on a flood of requests.
+        if "player_language" not in g and (exc.code or 500) < 500 and exc.code != 429:
+            g.player_language = link_language(request.path)
+            refresh()  # the language read before this, if any, is read again
         message = page_message(exc)
     response = make_response(error_response(exc.code or 500, code, message))
     # The exception's own headers stay: Allow on a 405 (RFC 9110), Retry-After...

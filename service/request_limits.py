@@ -37,7 +37,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from .config import FORM_FIELD_BYTES
 from .errors import wants_json
-from .language import gettext
+from .language import lazy_gettext
 
 NUL_IN_REQUEST = "The request holds a NUL character (\\0), which no field or address takes."
 
@@ -94,7 +94,7 @@ def refuse_nul() -> None:
             400,
             NUL_IN_REQUEST
             if wants_json()
-            else gettext("This request holds a NUL character, which no field takes."),
+            else lazy_gettext("This request holds a NUL character, which no field takes."),
         )
 
 
@@ -106,9 +106,10 @@ def refuse_json_on_pages() -> None:
     Werkzeug, so every form reads it as an empty one and refuses it as such.
     """
     if request.is_json and request.method in SUBMIT_METHODS and not wants_json():
+        # Lazy: the page's language is known only once the error page looks its link up.
         abort(
             415,
-            gettext(
+            lazy_gettext(
                 "This page takes a form, not JSON: send its fields as a form "
                 "(the JSON API is under /api/)."
             ),

@@ -10,7 +10,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service import invitations
+from service import homes, invitations
+from service.links import home_token
 from service.mail import compose
 from service.models import Address, Game, Invitation, Player, db, utcnow
 from service.unit_of_work import transaction
@@ -266,3 +267,27 @@ def test_too_many_requests_in_french(client: FlaskClient) -> None:
     assert "Trop de demandes : patientez un moment, puis réessayez." in text_of(
         response.get_data(as_text=True)
     )
+
+
+def test_an_error_on_a_players_page_refused_before_its_view_is_in_their_language(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """A method the page does not take, a body it does not read, a stale form: refused
+    before the view reads the player, in the language stored for them all the same."""
+    game = make_game(keeper_language="fr")
+    with app.app_context():
+        with transaction():
+            homes.set_language("kim@example.com", "fr")
+        home = f"/me/{home_token('kim@example.com')}"
+    english = {"Accept-Language": "en"}
+    play = f"/play/{game['keeper']}"
+    for response in (
+        client.put(play, headers=english),
+        client.post(play, json={"version": 0}, headers=english),
+        client.post(f"{home}/emails", data={"csrf_token": "stale"}, headers=english),
+        client.post(play, data={"note": "a\0b"}, headers=english),
+    ):
+        assert response.status_code in (400, 405, 415), response.status_code
+        assert '<html lang="fr">' in response.text, response.status_code
+    # A link that is no one's is not looked up: the browser's language.
+    assert '<html lang="en">' in client.put("/play/no.such", headers=english).text
