@@ -16,6 +16,7 @@ from service.mail import compose
 from service.models import Address, Game, Invitation, Player, db, utcnow
 from service.unit_of_work import transaction
 
+from .conftest import BASE_URL
 from .factories import written
 from .helpers import NEW_GAME_FORM
 from .helpers import ask_for_game as ask
@@ -291,3 +292,17 @@ def test_an_error_on_a_players_page_refused_before_its_view_is_in_their_language
         assert '<html lang="fr">' in response.text, response.status_code
     # A link that is no one's is not looked up: the browser's language.
     assert '<html lang="en">' in client.put("/play/no.such", headers=english).text
+
+
+def test_the_stop_for_an_address_is_in_the_language_of_its_emails(
+    app: Flask, client: FlaskClient
+) -> None:
+    with app.app_context():
+        with transaction():
+            homes.set_language("kim@example.com", "fr")
+        stop = compose.stop_all_url("kim@example.com").removeprefix(BASE_URL)
+    for response in (
+        client.get(stop, headers={"Accept-Language": "en"}),
+        client.post(stop, headers={"Accept-Language": "en"}),
+    ):
+        assert response.status_code == 200 and '<html lang="fr">' in response.text

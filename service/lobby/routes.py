@@ -233,6 +233,7 @@ def unsubscribe(token: str) -> ResponseReturnValue:
     """
     address = compose.stopping_address(token)
     if address is not None:
+        g.player_language = addresses.emails_language(address)
         if request.method == "POST":
             with transaction():
                 invitations.stop_all_emails(address)
