@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -19,14 +18,12 @@ from sqlalchemy.orm import aliased, contains_eager
 from sqlalchemy.sql.base import ExecutableOption
 
 from .game_text import player_name
-from .language import LANGUAGES, current_language
+from .language import current_language
 from .links import key_matches
 from .models import OPEN_STATUSES, Game, Match, Player, db
 from .rules import OVER, Seat, State, other, return_match, seat_view
 from .rules.engine import Trick
 from .rules.seat_view import SeatView
-
-log = logging.getLogger(__name__)
 
 STATUS_WORDS = {
     "waiting": "waiting for its players",
@@ -387,12 +384,3 @@ def since_last_move(view: PlayerView) -> list[tuple[str, Any]]:
 def iso(moment: datetime | None) -> str | None:
     """A moment as the view gives it: ISO 8601, to the second."""
     return moment.isoformat(timespec="seconds") if moment else None
-
-
-def set_language(player: Player, language: str) -> None:
-    """Remember the language the player reads, for their pages and emails (caller's transaction)."""
-    if language not in LANGUAGES:
-        raise ValueError(f"no language {language!r}; choose {' or '.join(LANGUAGES)}")
-    player.language = language
-    db.session.flush()
-    log.info("game %d: the %s reads %s", player.game_id, player.seat, language)

@@ -17,7 +17,7 @@ from flask_babel import force_locale
 from flask_babel import gettext as _
 from sqlalchemy import select
 
-from service import game_text
+from service import addresses, game_text
 from service import language as lang
 from service.language import recipient_locale
 from service.mail.compose import render
@@ -96,6 +96,8 @@ def test_the_players_choice_is_stored_by_a_post(app, client, make_game) -> None:
     assert "lang=fr" in response.headers["Set-Cookie"]
     with app.app_context():
         assert seat_player(game["id"], "shadow").language == "fr"
+        # The address's language, its home page's, its other games' and its digest's.
+        assert addresses.language("sam@example.com") == "fr"
     # On another device (no cookie, an English browser) the player's choice still holds.
     other_device = app.test_client()
     html = other_device.get(f"/play/{game['shadow']}", headers={"Accept-Language": "en"})

@@ -25,7 +25,6 @@ from ..perspective import (
     match_summary,
     player_view,
     seat_facts,
-    set_language,
     tag_of,
     view_of,
 )
@@ -110,13 +109,15 @@ def notes_off(token: str) -> ResponseReturnValue:
 
 @bp.post("/play/<token>/language")
 def language(token: str) -> ResponseReturnValue:
-    """Remember the player's language: for their pages and for the emails they get."""
+    """Remember the player's language: for their pages and the emails they get, in every
+    game they play, as the language on their home page is (one person reads one language;
+    the digest and the links they ask for follow it too)."""
     player = _player(token)
     chosen = LanguageForm().choice()
-    if chosen is None:
+    if chosen is None or player.email is None:
         abort(400)
     with transaction():
-        set_language(player, chosen)
+        homes.set_language(player.email, chosen)
     return remember_language(redirect(url_for("players.play", token=token), code=303), chosen)
 
 

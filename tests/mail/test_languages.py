@@ -11,9 +11,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from service import homes
 from service.links import home_token
 from service.models import AddressSettings, Game, OutboxMessage, Player, db
-from service.perspective import player_view, set_language
+from service.perspective import player_view
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one
@@ -277,9 +278,9 @@ def test_a_player_sets_a_language_the_service_speaks(app: Flask, make_game) -> N
             select(Player).where(Player.game_id == game["id"], Player.seat == "shadow")
         ).one()
         with transaction():
-            set_language(sam, "fr")
+            homes.set_language("sam@example.com", "fr")
         with pytest.raises(ValueError, match="no language 'xx'"), transaction():
-            set_language(sam, "xx")
+            homes.set_language("sam@example.com", "xx")
         db.session.expire_all()
         assert db.session.get(Player, sam.id).language == "fr"
 
