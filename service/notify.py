@@ -33,7 +33,7 @@ from flask import current_app
 from sqlalchemy import exists, select
 from sqlalchemy.orm import joinedload
 
-from . import notes
+from . import addresses, notes
 from .addresses import emails_language, settings_for, time_zone, vacation_end
 from .language import recipient_locale
 from .links import home_url, player_url, token_for
@@ -415,7 +415,9 @@ def write_digest(message: OutboxMessage) -> Email | None:
     if not players:
         return None
     notes_of = {player.id: notes.from_opponent(player, since_own_move=True) for player in players}
-    return _write_games("digest", message.recipient, players, params["language"], notes_of)
+    # The language the address chose by the time it goes (a digest may wait out an outage).
+    language = addresses.language(message.recipient) or params["language"]
+    return _write_games("digest", message.recipient, players, language, notes_of)
 
 
 def in_digest(player: Player) -> bool:

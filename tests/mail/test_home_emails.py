@@ -506,6 +506,24 @@ def test_a_digest_not_yet_sent_is_not_joined_by_another(
         assert deadlines.sweep().digests == [KIM]  # the day after one went
 
 
+def test_a_digest_is_written_in_the_language_chosen_by_the_time_it_goes(
+    app: Flask, make_game, deliver: Callable[[], int], smtp_server: SMTPServer
+) -> None:
+    with time_machine.travel(NOW.replace(hour=8), tick=False):
+        make_game(seed=21, days_per_move=7)
+        deliver()
+        smtp_server.received.clear()
+        with app.app_context():
+            with transaction():
+                homes.set_email_policy(KIM, "digest", digest_hour=8)
+            assert deadlines.sweep().digests == [KIM]  # queued in English
+            with transaction():
+                homes.set_language(KIM, "fr")  # the mail server down meanwhile
+        deliver()
+    (digest,) = smtp_server.handler.to(KIM)
+    assert str(digest.message["Subject"]).startswith("Split Mind\u00a0: 1 coup vous attend")
+
+
 def test_the_opponent_reads_of_a_vacation(
     app: Flask,
     client: FlaskClient,
