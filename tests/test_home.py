@@ -759,6 +759,22 @@ def test_the_same_vacation_form_sent_twice_takes_its_days_once(
             assert db.session.get_one(AddressSettings, KIM).vacation_days_used == 6
 
 
+def test_a_new_time_zone_says_when_the_digest_now_comes(app: Flask, client, make_game) -> None:
+    """Chosen at 04:00 while no zone was known (UTC), the digest keeps its moment, which in
+    Tokyo is 13:00: the page says so, not only that the zone was saved."""
+    make_game(seed=1)
+    home = home_of(app)
+    with app.app_context(), transaction():
+        homes.set_email_policy(KIM, "digest", digest_hour=4)
+    saved = client.post(
+        f"{home}/time-zone",
+        data={"csrf_token": csrf_token(client.get(home).text), "zone": "Asia/Tokyo"},
+    )
+    page = client.get(saved.headers["Location"]).text
+    assert "Saved: your time zone." in page
+    assert "Your daily digest keeps its moment: it comes at 13:00 Asia/Tokyo." in page
+
+
 def test_coming_back_in_the_next_year_promises_no_days_back(app: Flask, client, make_game) -> None:
     """The days of a vacation taken in December were that year's: coming back in January
     gives none back, and the button does not say it would."""

@@ -107,11 +107,7 @@ def _page(
         home=home,
         token=token,
         error=error,
-        saved=[
-            str(SAVED[name])
-            for name in get_flashed_messages(category_filter=[SAVED_CATEGORY])
-            if name in SAVED
-        ],
+        saved=_saved(home),
         policy_form=policy,
         language_form=language,
         vacation_form=VacationForm(
@@ -132,6 +128,25 @@ def _page(
         match_score=match_score,
     )
     return html, status
+
+
+def _saved(home: homes.Home) -> list[str]:
+    """What the page says the forms posted just before it saved; a time zone, with the hour
+    a digest now comes at there (the same moment as before, read in the new zone)."""
+    said = []
+    for name in get_flashed_messages(category_filter=[SAVED_CATEGORY]):
+        if name not in SAVED:
+            continue
+        said.append(str(SAVED[name]))
+        if name == "time_zone" and home.policy == "digest" and home.time_zone:
+            said.append(
+                gettext(
+                    "Your daily digest keeps its moment: it comes at %(hour)02d:00 %(zone)s.",
+                    hour=home.digest_hour,
+                    zone=home.time_zone,
+                )
+            )
+    return said
 
 
 def _done(token: str) -> ResponseReturnValue:
