@@ -273,11 +273,18 @@ def rematch(token: str) -> ResponseReturnValue:
     else:
         proposal = invitations.rematch_of(player.game)
         refusal = None if proposal is not None else rematch_rules.rematch_refusal(player)
+    # The opponent asked first: this player's link to answer, as their email has it.
+    answer = (
+        invitations.url(proposal, "respond")
+        if proposal is not None and proposal.opponent_email == player.email
+        else None
+    )
     page = render_template(
         "lobby/rematch.html",
         player=player,
         invitation=proposal,
         refusal=refusal,
+        answer=answer,
         time_zone=addresses.time_zone(player.email),
     )
     return page, 409 if refusal else 200

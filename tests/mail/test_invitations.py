@@ -714,6 +714,14 @@ def test_the_opponent_asking_too_is_shown_the_invitation_they_were_sent(
     assert response.status_code == 200
     assert "Kim has already invited you to a new game" in response.get_data(as_text=True)
     assert count(app, Invitation) == 1 and count(app, Game) == 2
+    # The link to answer it, as the email has it, from the page the player reached.
+    (answer,) = re.findall(
+        r'<a class="button primary" href="([^"]+)">Accept or decline', response.text
+    )
+    assert "Accept" in client.get(answer).text
+    assert client.post(answer, data={"answer": "accept"}).status_code == 303
+    with app.app_context():
+        assert db.session.scalars(select(Invitation.status)).one() == "accepted"
 
 
 def test_a_declined_rematch_tells_the_requester(
