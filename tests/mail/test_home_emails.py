@@ -482,19 +482,27 @@ def test_a_digest_queued_before_a_stop_is_not_sent(
             assert status == "skipped"
 
 
+def queue_kims_digest(
+    app: Flask, make_game, deliver: Callable[[], int], smtp_server: SMTPServer
+) -> None:
+    """A game of seven days a move, the emails of its start sent; Kim asks for the digest at
+    8, and the sweep of 08:00 on NOW's day (the caller's moment) queues it, not yet sent."""
+    make_game(seed=21, days_per_move=7)
+    deliver()
+    smtp_server.received.clear()
+    with app.app_context():
+        with transaction():
+            homes.set_email_policy(KIM, "digest", digest_hour=8)
+        assert deadlines.sweep().digests == [KIM]
+
+
 def test_a_digest_not_yet_sent_is_not_joined_by_another(
     app: Flask, make_game, deliver: Callable[[], int], smtp_server: SMTPServer
 ) -> None:
     """The mail server down for days, the digests do not pile up: one waits, written when
     it goes, with the news of that moment."""
     with time_machine.travel(NOW.replace(hour=8), tick=False):
-        make_game(seed=21, days_per_move=7)
-        deliver()
-        smtp_server.received.clear()
-        with app.app_context():
-            with transaction():
-                homes.set_email_policy(KIM, "digest", digest_hour=8)
-            assert deadlines.sweep().digests == [KIM]
+        queue_kims_digest(app, make_game, deliver, smtp_server)
     for days in (1, 2):
         later = NOW.replace(hour=8) + timedelta(days=days)
         with time_machine.travel(later, tick=False), app.app_context():
@@ -510,15 +518,9 @@ def test_a_digest_is_written_in_the_language_chosen_by_the_time_it_goes(
     app: Flask, make_game, deliver: Callable[[], int], smtp_server: SMTPServer
 ) -> None:
     with time_machine.travel(NOW.replace(hour=8), tick=False):
-        make_game(seed=21, days_per_move=7)
-        deliver()
-        smtp_server.received.clear()
-        with app.app_context():
-            with transaction():
-                homes.set_email_policy(KIM, "digest", digest_hour=8)
-            assert deadlines.sweep().digests == [KIM]  # queued in English
-            with transaction():
-                homes.set_language(KIM, "fr")  # the mail server down meanwhile
+        queue_kims_digest(app, make_game, deliver, smtp_server)  # in English
+        with app.app_context(), transaction():
+            homes.set_language(KIM, "fr")  # the mail server down meanwhile
         deliver()
     (digest,) = smtp_server.handler.to(KIM)
     assert str(digest.message["Subject"]).startswith("Split Mind\u00a0: 1 coup vous attend")
