@@ -121,8 +121,22 @@ def test_replacing_the_link_kills_the_old_one(app: Flask, client, make_game) -> 
     assert response.status_code == 303
     new = response.headers["Location"]
     assert new != old and client.get(new).status_code == 200
-    assert client.get(old).status_code == 404
+    assert app.test_client().get(old).status_code == 404  # whoever else holds it
     assert home_of(app) == new  # the emails from now on bring the new one
+
+
+def test_the_replacing_form_sent_again_leads_to_the_new_page(app: Flask, client, make_game) -> None:
+    """A second click, or the back button: the browser that replaced the link is sent to the
+    new page, and nothing is replaced again; the old link is no one else's way in."""
+    make_game(seed=1)
+    old = home_of(app)
+    form = {"csrf_token": csrf_token(client.get(old).text)}
+    first = client.post(f"{old}/link", data=form)
+    again = client.post(f"{old}/link", data=form)
+    assert first.status_code == again.status_code == 303
+    assert again.headers["Location"] == first.headers["Location"] == home_of(app)
+    assert client.get(old).headers["Location"] == home_of(app)
+    assert app.test_client().get(old).status_code == 404
 
 
 def test_the_unsubscribe_pages_show_no_link_of_the_address(app: Flask, make_game) -> None:

@@ -21,6 +21,7 @@ from flask import (
     redirect,
     render_template,
     request,
+    session,
     url_for,
 )
 from flask.typing import ResponseReturnValue
@@ -63,10 +64,19 @@ SAVED = {
 SAVED_CATEGORY = "saved"
 
 
+# Where the session keeps the link it replaced and the new one: the same form sent again (a
+# second click, the back button) leads to the new page, in that browser alone.
+REPLACED = "home_link_replaced"
+
+
 def _address(token: str) -> str:
-    """The address a home link belongs to; a tampered or replaced link is not found."""
+    """The address a home link belongs to; a tampered or replaced link is not found, but for
+    the browser that replaced it, which is sent to the new one (303)."""
     email = address_for(token)
     if email is None:
+        replaced = session.get(REPLACED)
+        if isinstance(replaced, list) and len(replaced) == 2 and replaced[0] == token:
+            abort(redirect(url_for("home.page", token=replaced[1]), code=303))
         abort(404)
     settings = settings_for(email)
     if settings is not None and settings.language:
@@ -318,4 +328,6 @@ def replace_link(token: str) -> ResponseReturnValue:
         return _refused(email, token, form)
     with transaction():
         key = homes.replace_home_link(email)
-    return _done(signed_home(email, key))
+    new = signed_home(email, key)
+    session[REPLACED] = [token, new]
+    return _done(new)
