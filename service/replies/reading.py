@@ -517,8 +517,9 @@ def normalise(text: str) -> str:
         ),
         text,
     )
+    # A symbol on its own is its suit's word, as a suit is named: "♠2½, I name ♣".
     for symbol, letter in SYMBOLS.items():
-        text = text.replace(symbol, letter)
+        text = text.replace(symbol, f" {SUIT_WORDS[letter.upper()][0]} ")
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
 

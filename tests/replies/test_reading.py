@@ -71,6 +71,11 @@ from service.rules.cards import HAND_SIZE
         ("4♦6♦", ["4D", "6D"], None),
         ("give 3♥5♣, thanks", ["3H", "5C"], None),
         ("♠4♦", ["4S"], "D"),
+        # A symbol away from the card still names its suit.
+        ("♠2½, I name ♣", ["2S"], "C"),
+        ("play ♠4½ naming ♥", ["4S"], "H"),
+        ("je joue ♠4½, je nomme ♦", ["4S"], "D"),
+        ("♥ is my favourite, I play 5♣", ["5C"], None),
     ],
 )
 def test_a_move_in_words_symbols_or_notation(text: str, cards: list[str], name: str) -> None:
