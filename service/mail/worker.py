@@ -8,7 +8,9 @@ next is claimed. Marked ``sending``, it is out of reach of the moves: a newer
 turn email is a new message, and no move waits for an SMTP server. A database
 that goes away, or a worker killed, before the outcome's commit leaves that one
 message ``sending`` with no lock on it: the next claim takes it, and sends it
-once more as it was written, with the same Message-ID. Whatever goes wrong
+once more as it was written, with the same Message-ID; but a worker that had
+handed it to the SMTP server when the database went away records it as sent
+once the database is back, before it claims anything. Whatever goes wrong
 with one message (a refusal, an address or a header that cannot be written
 out) is that message's failure, never the queue's. A connection that drops or
 times out while one message is sent is that message's temporary failure too:
@@ -41,7 +43,7 @@ from functools import partial
 
 from flask import Flask, current_app
 from flask_mail import Connection, Mail, Message
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
@@ -335,10 +337,15 @@ def deliver_batch(
     it and commits the outcome at once. If the SMTP server becomes unreachable or
     refuses the session (:class:`ServerUnavailable`), the message in hand goes
     back to the queue as it was, and if the database fails it stays ``sending``
-    (the next claim sends it); either error is raised so the caller can wait.
+    (the next claim sends it); either error is raised so the caller can wait. A
+    message the SMTP server took whose ``sent`` the database lost with it is
+    marked sent first thing once the database is back (:data:`_HANDED_OVER`), not
+    sent again.
     """
     outcomes: Counter[str] = Counter()
     try:
+        if recorded := _record_handed_over():  # no count at all while there is none
+            outcomes["sent"] += recorded
         for _ in range(size):
             if should_stop():
                 break
@@ -360,13 +367,19 @@ def deliver_batch(
                             continue
                         outcome = _send(transport, message)
                         after_commit(partial(metrics.count_mail, message.status))
+                    _HANDED_OVER.pop(claimed, None)  # its outcome is on its row
             except ServerUnavailable as exc:
                 _put_back(claimed, f"not sent yet: the SMTP server was unavailable ({exc})")
                 raise
             except DBAPIError as exc:
                 if is_outage(exc) or claimed is None:
                     raise
-                outcome = "skipped" if _skipped_if_replaced(claimed) else _set_aside(claimed, exc)
+                if claimed in _HANDED_OVER:  # it went out: what failed came after
+                    outcome = "sent" if _record_handed_over() else "skipped"
+                else:
+                    outcome = (
+                        "skipped" if _skipped_if_replaced(claimed) else _set_aside(claimed, exc)
+                    )
             outcomes[outcome] += 1
     finally:
         if outcomes:
@@ -375,6 +388,37 @@ def deliver_batch(
                 *(outcomes[outcome] for outcome in ("sent", "retried", "failed", "skipped")),
             )
     return outcomes.total()
+
+
+# The messages this process handed to the SMTP server whose "sent" the database did not take
+# (it went away at that moment), by id, with when they went: recorded before anything is
+# claimed once it is back, so that the next claim does not send them again.
+_HANDED_OVER: dict[int, datetime] = {}
+
+
+def _record_handed_over() -> int:
+    """Mark sent the messages of :data:`_HANDED_OVER` still ``sending``; returns how many.
+    Raises while the database is unavailable: they are kept for the next try."""
+    recorded = 0
+    for message_id, sent_at in list(_HANDED_OVER.items()):
+        with transaction():
+            done = db.session.execute(
+                update(OutboxMessage)
+                .where(OutboxMessage.id == message_id, OutboxMessage.status == "sending")
+                .values(
+                    status="sent",
+                    sent_at=sent_at,
+                    attempts=OutboxMessage.attempts + 1,
+                    last_error=None,
+                    failed_at=None,
+                )
+            )
+        del _HANDED_OVER[message_id]
+        if done.rowcount:  # type: ignore[attr-defined]
+            log.info("mail %s was sent before the database went away: recorded now", message_id)
+            metrics.count_mail("sent")
+            recorded += 1
+    return recorded
 
 
 def _set_aside(message_id: int, exc: DBAPIError) -> str:
@@ -483,6 +527,8 @@ def _send(transport: Transport, message: OutboxMessage) -> str:
     """
     try:
         transport.send(message)
+        # Gone: if the database loses its row's "sent" below, it is recorded once it is back.
+        _HANDED_OVER[message.id] = utcnow()
     except (ServerUnavailable, DBAPIError):
         raise
     except smtplib.SMTPSenderRefused as exc:

@@ -662,3 +662,14 @@ def _wait_for(condition: Any, seconds: float = 30) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.05)
+
+
+def test_a_pass_that_finds_nothing_to_send_logs_nothing(
+    app: Flask, smtp_server: SMTPServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The worker passes every second or two: an empty queue writes no line each time."""
+    caplog.set_level("INFO", logger="service.mail.worker")
+    with app.app_context():
+        for _ in range(3):
+            assert drain() == 0
+    assert "mail batch" not in caplog.text
