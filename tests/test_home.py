@@ -786,7 +786,11 @@ def test_a_new_time_zone_says_when_the_digest_now_comes(app: Flask, client, make
     )
     page = client.get(saved.headers["Location"]).text
     assert "Saved: your time zone." in page
-    assert "Your daily digest keeps its moment: it comes at 13:00 Asia/Tokyo." in page
+    assert "Your daily digest comes at 13:00 Asia/Tokyo." in page
+    # A later zone keeps the hour's number: the page says so, not the moment.
+    form = {"csrf_token": csrf_token(client.get(home).text), "zone": "Europe/Paris"}
+    page = client.get(client.post(f"{home}/time-zone", data=form).headers["Location"]).text
+    assert "Your daily digest comes at 13:00 Europe/Paris." in page
 
 
 def test_coming_back_in_the_next_year_promises_no_days_back(app: Flask, client, make_game) -> None:

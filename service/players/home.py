@@ -142,7 +142,8 @@ def _page(
 
 def _saved(home: homes.Home) -> list[str]:
     """What the page says the forms posted just before it saved; a time zone, with the hour
-    a digest now comes at there (the same moment as before, read in the new zone)."""
+    a digest now comes at there (the first zone chosen keeps the moment the hour had in UTC,
+    a later one the hour's number: :func:`.addresses.choose_time_zone`)."""
     said = []
     for name in get_flashed_messages(category_filter=[SAVED_CATEGORY]):
         if name not in SAVED:
@@ -151,7 +152,7 @@ def _saved(home: homes.Home) -> list[str]:
         if name == "time_zone" and home.policy == "digest" and home.time_zone:
             said.append(
                 gettext(
-                    "Your daily digest keeps its moment: it comes at %(hour)02d:00 %(zone)s.",
+                    "Your daily digest comes at %(hour)02d:00 %(zone)s.",
                     hour=home.digest_hour,
                     zone=home.time_zone,
                 )
