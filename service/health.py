@@ -25,6 +25,7 @@ from flask import Flask, Response, jsonify
 from sqlalchemy import select, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from .errors import RETRY_AFTER
 from .extensions import db, limiter
 
 # Seconds the database has to answer the health check.
@@ -84,7 +85,10 @@ def healthz() -> tuple[Response, int]:
     """``GET /healthz``."""
     if database_answers():
         return jsonify(status="ok"), 200
-    return jsonify(status="unavailable"), 503
+    # As every answer of an outage says: when to ask again.
+    response = jsonify(status="unavailable")
+    response.headers["Retry-After"] = str(RETRY_AFTER)
+    return response, 503
 
 
 def init_app(app: Flask) -> None:

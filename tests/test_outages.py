@@ -151,6 +151,7 @@ def test_healthz_says_unavailable_when_the_database_is_down(down: Flask) -> None
     response = down.test_client().get("/healthz")
     assert response.status_code == 503
     assert response.get_json() == {"status": "unavailable"}
+    assert response.headers["Retry-After"] == "30"
 
 
 def new_game(app: Flask) -> dict[str, Any]:
