@@ -37,7 +37,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from .config import FORM_FIELD_BYTES
 from .errors import wants_json
-from .language import lazy_gettext
+from .language import lazy_gettext as _l
 
 NUL_IN_REQUEST = "The request holds a NUL character (\\0), which no field or address takes."
 
@@ -94,7 +94,7 @@ def refuse_nul() -> None:
             400,
             NUL_IN_REQUEST
             if wants_json()
-            else lazy_gettext("This request holds a NUL character, which no field takes."),
+            else _l("This request holds a NUL character, which no field takes."),
         )
 
 
@@ -109,7 +109,7 @@ def refuse_json_on_pages() -> None:
         # Lazy: the page's language is known only once the error page looks its link up.
         abort(
             415,
-            lazy_gettext(
+            _l(
                 "This page takes a form, not JSON: send its fields as a form "
                 "(the JSON API is under /api/)."
             ),
