@@ -20,11 +20,11 @@ class WholeNumberField(IntegerField):
 
     def __init__(
         self,
-        label: LazyString,
+        label: str | LazyString,
         *,
         low: int,
         high: int,
-        message: LazyString,
+        message: str | LazyString,
         validators: list[Any] | None = None,
         **options: Any,
     ) -> None:

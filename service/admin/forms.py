@@ -8,6 +8,7 @@ read from the query string and change nothing.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from flask_wtf import FlaskForm
 from wtforms import (
@@ -31,10 +32,18 @@ from wtforms.validators import (
     ValidationError,
 )
 
+from ..fields import WholeNumberField
 from ..game_text import seat_name, the_seat
 from ..models import EMAIL_LENGTH, GAME_STATUSES, MAIL_STATUSES, MAX_ID
 from ..perspective import describe_status
 from ..rules import SEATS, other
+
+
+def _number(label: str, low: int, high: int, **options: Any) -> WholeNumberField:
+    """A whole number from ``low`` to ``high``, refused with one message either way."""
+    return WholeNumberField(
+        label, low=low, high=high, message=f"Number must be between {low} and {high}.", **options
+    )
 
 
 class LoginForm(FlaskForm):
@@ -75,7 +84,7 @@ class TwoFactorChangeForm(ConfirmForm):
 class ExtendForm(FlaskForm):
     """Give the players who owe a move more days, from the deadline the page showed."""
 
-    days = IntegerField("Days", default=3, validators=[InputRequired(), NumberRange(min=1, max=60)])
+    days = _number("Days", 1, 60, default=3, validators=[InputRequired()])
     deadline = HiddenField(validators=[InputRequired()])
 
     def validate_deadline(self, field: HiddenField) -> None:
@@ -212,9 +221,7 @@ class GameFilterForm(Form):
     # Shown with the other filters (a game page's address links here): a search typed while it
     # is set looks among that address's games only.
     email = StringField("Address (whole)", validators=[Length(max=EMAIL_LENGTH)])
-    idle = IntegerField(
-        "Idle for at least (days)", validators=[Optional(), NumberRange(min=1, max=3650)]
-    )
+    idle = _number("Idle for at least (days)", 1, 3650, validators=[Optional()])
     to_act = SelectField(
         "Owes a move",
         choices=_any("anyone or nobody")
@@ -261,7 +268,7 @@ class AuditFilterForm(Form):
     """
 
     admin = SelectField("Admin", choices=_any("any"), default="")
-    game = IntegerField("Game", validators=[Optional(), NumberRange(min=1, max=MAX_ID)])
+    game = _number("Game", 1, MAX_ID, validators=[Optional()])
     after = HiddenField()
     before = HiddenField()
 
@@ -270,9 +277,5 @@ class OverviewForm(Form):
     """The landing page's settings, from the query string: how many days without a move make
     a game stalled, how many hours ahead a deadline is near."""
 
-    stalled = IntegerField(
-        "Stalled after (days)", default=7, validators=[Optional(), NumberRange(min=1, max=365)]
-    )
-    hours = IntegerField(
-        "Deadline within (hours)", default=24, validators=[Optional(), NumberRange(min=1, max=720)]
-    )
+    stalled = _number("Stalled after (days)", 1, 365, default=7, validators=[Optional()])
+    hours = _number("Deadline within (hours)", 1, 720, default=24, validators=[Optional()])

@@ -168,6 +168,9 @@ def test_filters_refused_are_named_inside_the_dashboard(admin) -> None:
     assert "<li>Status: Not a valid choice.</li>" in page
     assert "<li>Idle for at least (days): Number must be between 1 and 3650.</li>" in page
     assert '<a href="/admin/games">The list without filters</a>' in page
+    # A word that is no number is told once, in the same words.
+    page = admin.get("/admin/games", query_string={"idle": "abc"}).get_data(as_text=True)
+    assert "<li>Idle for at least (days): Number must be between 1 and 3650.</li>" in page
     from_csv = admin.get("/admin/mail.csv", query_string={"status": "lost"}).get_data(as_text=True)
     assert '<a href="/admin/mail">The list without filters</a>' in from_csv
 
