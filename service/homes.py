@@ -372,6 +372,11 @@ def vacation_ends(settings: AddressSettings | None, now: datetime) -> datetime |
     return settings.vacation_until
 
 
+def vacation_seen(ends: datetime | None) -> str:
+    """The end of a running vacation as a form says it was shown (``""`` for none)."""
+    return ends.isoformat() if ends else ""
+
+
 def take_vacation(
     email: str, days: int, now: datetime | None = None, *, seen: str | None = None
 ) -> datetime:
@@ -390,8 +395,7 @@ def take_vacation(
     if days < 1:
         raise SettingError("a vacation lasts one day at least")
     settings = settings_row(email)
-    ends = vacation_ends(settings, now)
-    if seen is not None and seen != (ends.isoformat() if ends else ""):
+    if seen is not None and seen != vacation_seen(vacation_ends(settings, now)):
         raise VacationChanged("the vacation changed since the page was loaded")
     left = vacation_left(settings, now)
     if days > left:

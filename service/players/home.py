@@ -123,7 +123,7 @@ def _page(
         vacation_form=VacationForm(
             formdata=None,
             days=posted.days.data if isinstance(posted, VacationForm) else None,
-            ends=home.on_vacation_until.isoformat() if home.on_vacation_until else "",
+            ends=homes.vacation_seen(home.on_vacation_until),
         ),
         zone_form=(
             posted
@@ -210,7 +210,7 @@ def time_zone(token: str) -> ResponseReturnValue:
         TimeZoneForm,
         "zone",
         homes.set_time_zone,
-        lambda email: gettext("That is no time zone: write one such as Europe/Paris."),
+        lambda email, refused: gettext("That is no time zone: write one such as Europe/Paris."),
     )
 
 
@@ -227,19 +227,15 @@ def vacation(token: str) -> ResponseReturnValue:
         VacationForm,
         "days",
         lambda email, days: homes.take_vacation(email, days, seen=ends),
-        _days_left,
+        _vacation_refused,
     )
 
 
-def _days_left(email: str) -> str:
-    """Why a vacation was refused: the days left this year, or that it changed meanwhile."""
-    settings = settings_for(email)
-    now = utcnow()
-    ends = homes.vacation_ends(settings, now)
-    seen = request.form.get("ends")
-    if seen is not None and seen != (ends.isoformat() if ends else ""):
+def _vacation_refused(email: str, refused: homes.SettingError) -> str:
+    """Why a vacation was refused: that it changed meanwhile, or the days left this year."""
+    if isinstance(refused, homes.VacationChanged):
         return gettext("Your vacation changed since this page was loaded: nothing more was taken.")
-    left = homes.vacation_left(settings, now)
+    left = homes.vacation_left(settings_for(email), utcnow())
     return ngettext(
         "You have %(num)d day of vacation left this year.",
         "You have %(num)d days of vacation left this year.",
@@ -252,11 +248,11 @@ def _save(
     form_class: type[FlaskForm],
     field: str,
     change: Callable[[str, Any], object],
-    refusal: Callable[[str], str],
+    refusal: Callable[[str, homes.SettingError], str],
 ) -> ResponseReturnValue:
     """Save one setting from its form with ``change(email, value)``: the page again with the
-    form's problem, or with ``refusal(email)`` when the service refuses the value
-    (:class:`homes.SettingError`), in the reader's words."""
+    form's problem, or with ``refusal(email, error)`` when the service refuses the value
+    (:class:`homes.SettingError`), in the reader's words; 409 when it changed meanwhile."""
     email = _address(token)
     form = form_class()
     value = getattr(form, field).data if form.validate() else None
@@ -267,7 +263,7 @@ def _save(
             change(email, value)
     except homes.SettingError as exc:
         status = 409 if isinstance(exc, homes.VacationChanged) else 400
-        return _page(email, token, refusal(email), status, posted=form, invalid=field)
+        return _page(email, token, refusal(email, exc), status, posted=form, invalid=field)
     return _done(token)
 
 
