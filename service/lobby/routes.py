@@ -114,6 +114,7 @@ def lost_links() -> ResponseReturnValue:
     check_database()  # an outage shows before the form is filled in
     form = LinksForm()
     if form.validate_on_submit():
+        spent = False
         try:
             with transaction():
                 invitations.send_links(form.email.data, current_language())
@@ -121,8 +122,8 @@ def lost_links() -> ResponseReturnValue:
         except TooManyRequests:
             # The address's allowance is spent, by whoever asked: what they asked for went
             # to it, so a stranger asking over and over locks no one out of their links.
-            return render_template("lobby/links.html", form=form, sent=True, spent=True)
-        return render_template("lobby/links.html", form=form, sent=True, spent=False)
+            spent = True
+        return render_template("lobby/links.html", form=form, sent=True, spent=spent)
     status = 400 if request.method == "POST" else 200
     return render_template("lobby/links.html", form=form, sent=False), status
 
