@@ -1,6 +1,7 @@
 """Games started from the public page or asked for as a rematch: the creator
 confirms their address (a rematch's requester already has, through their game
-link), then the opponent accepts or declines; only then does the game start.
+link, and a creator who asks from their home page, through its link), then the
+opponent accepts or declines; only then does the game start.
 
 An address that declined an invitation or stopped notifications is not
 invited again through this flow, nor asked to confirm itself as a creator:
@@ -58,8 +59,9 @@ log = logging.getLogger(__name__)
 SALT = "splitmind.invitation"
 STAGES = {"confirm": "unconfirmed", "respond": "invited"}
 # How long the public page's form sent again, before its creator answered the first one's
-# email, is taken for the same form sent twice (a double click, a resend after a slow
-# answer) rather than for another game.
+# email (or, sent from their home page, before the opponent answered the invitation), is
+# taken for the same form sent twice (a double click, a resend after a slow answer) rather
+# than for another game.
 REPEAT_WINDOW = timedelta(minutes=10)
 
 
@@ -70,7 +72,9 @@ class InvitationError(ValueError):
 @dataclass(frozen=True)
 class Request:
     """What the new-game form asks for: a game against a person, or, with ``computer`` (a
-    level), against the computer, with no opponent's name or address."""
+    level), against the computer, with no opponent's name or address. ``proven``: sent from
+    the creator's home page, whose link proves the address is theirs, so it needs no
+    confirming."""
 
     name: str
     email: str
@@ -82,6 +86,7 @@ class Request:
     look: str = "standard"
     language: str | None = None
     computer: str | None = None
+    proven: bool = False
 
 
 def token(invitation: Invitation, stage: str) -> str:
@@ -108,29 +113,39 @@ def from_token(value: str) -> tuple[Invitation, str] | None:
     return invitation, payload[2]
 
 
-def take_request(request: Request) -> bool:
+@dataclass(frozen=True)
+class Taken:
+    """A request taken: the game it asked for, and whether this request made it (and so
+    emailed someone) or found it made by the same request sent before."""
+
+    game: Game
+    made: bool
+
+
+def take_request(request: Request) -> Taken:
     """Take a request of the public page: ask for the game against a person
     (:func:`request_game`) or start the one against the computer (:func:`play_computer`).
-    Returns whether it made a game, and so emailed its creator.
 
     The same request made again within :data:`REPEAT_WINDOW`, while its
     creator has not answered the first one's email (confirmed their address,
     or made a move against the computer), is the same form sent twice: it makes
     nothing and emails no one, and the page answers as it did the first time.
-    A creator's requests are taken one at a time, under a lock on their
-    address's row, so two sent at the same instant make one game.
+    So is a request from the creator's home page made again while its
+    invitation waits for the opponent. A creator's requests are taken one at a
+    time, under a lock on their address's row, so two sent at the same instant
+    make one game.
     """
     key = _request_key(request)
     lock_address(games.clean_email(request.email))
-    earlier = _unanswered(key)
+    earlier = _unanswered(key, request.proven)
     if earlier is not None:
         log.info("game %d asked for again before its creator answered: nothing sent", earlier.id)
-        return False
+        return Taken(earlier, made=False)
     if request.computer is None:
-        request_game(request)
-    else:
-        play_computer(request)
-    return True
+        invitation = request_game(request)
+        assert invitation.game_id is not None  # every invitation is made with its game
+        return Taken(db.session.get_one(Game, invitation.game_id), made=True)
+    return Taken(play_computer(request), made=True)
 
 
 def _request_key(request: Request) -> str:
@@ -143,9 +158,11 @@ def _request_key(request: Request) -> str:
     return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
 
 
-def _unanswered(key: str) -> Game | None:
+def _unanswered(key: str, proven: bool) -> Game | None:
     """The game a request with this digest made within :data:`REPEAT_WINDOW`, if its creator
-    has not answered its email yet: not confirmed their address, not moved."""
+    has not answered its email yet: not confirmed their address, not moved. For a request
+    from the creator's home page (``proven``), whose invitation needs no confirming: if the
+    opponent has not answered it."""
     game = db.session.scalars(
         select(Game)
         .where(Game.request_key == key, Game.created_at >= utcnow() - REPEAT_WINDOW)
@@ -159,12 +176,14 @@ def _unanswered(key: str) -> Game | None:
         answered = game.status != "active" or game.has_moved(people[0].seat)
     else:
         confirm = select(Invitation.status).where(Invitation.game_id == game.id)
-        answered = game.status != "waiting" or db.session.scalar(confirm) != "unconfirmed"
+        waiting_for = "invited" if proven else "unconfirmed"
+        answered = game.status != "waiting" or db.session.scalar(confirm) != waiting_for
     return None if answered else game
 
 
 def request_game(request: Request) -> Invitation:
-    """Record the request and ask the creator to confirm their address.
+    """Record the request and ask the creator to confirm their address; or, for a request
+    from their home page, invite the opponent at once (:func:`confirm`).
 
     Whether the opponent takes invitations is said nowhere: :func:`confirm`
     invites them all the same, and the mail worker drops an email they do not take.
@@ -190,6 +209,9 @@ def request_game(request: Request) -> Invitation:
     )
     db.session.add(invitation)
     db.session.flush()
+    if request.proven:
+        confirm(invitation, request.language)
+        return invitation
     notify.invitation_email(invitation, "confirm_address", invitation.creator_email, "confirm")
     db.session.flush()
     log.info("invitation %d to game %d: the creator is asked to confirm", invitation.id, game.id)

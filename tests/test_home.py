@@ -13,7 +13,8 @@ import pytest
 import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import func, select
+from werkzeug.test import TestResponse
 
 from bench.random_play import pick_action
 from service import deadlines, games, homes, invitations
@@ -29,15 +30,28 @@ from service.links import (
 )
 from service.logs import redact
 from service.mail import compose
-from service.models import Address, AddressSettings, Event, Game, OutboxMessage, Player, db, utcnow
+from service.models import (
+    Address,
+    AddressSettings,
+    Event,
+    Game,
+    Invitation,
+    OutboxMessage,
+    Player,
+    db,
+    utcnow,
+)
 from service.rules import to_act
 from service.unit_of_work import transaction
 
 from .conftest import BASE_URL
 from .factories import apply_moves, one_by_one, planned_moves, written
 from .helpers import (
+    NEW_GAME_FORM,
+    ask_for_game,
     at_once,
     csrf_token,
+    from_elsewhere,
     request_invitation,
     statements_run,
     write_queued,
@@ -203,7 +217,7 @@ def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_gam
     assert f"Cat invites you to game {waiting_game}. It expires on" in page
     assert "Ann invites" not in page  # Ann has not confirmed her address yet
     assert "mallory" not in page.lower() and "Confirm" not in page
-    assert f'href="/new?email={KIM}&amp;name=Kim"' in page
+    assert f'href="{home_of(app)}/new?name=Kim"' in page
 
 
 def test_finished_games_are_listed_twenty_at_a_time(app: Flask, client, make_game) -> None:
@@ -306,6 +320,112 @@ def test_the_rematch_button_invites_the_opponent(app: Flask, client, make_game, 
 def test_the_new_game_form_is_filled_in(client: FlaskClient) -> None:
     page = client.get("/new?email=kim%40example.com&name=Kim").get_data(as_text=True)
     assert 'value="kim@example.com"' in page and 'value="Kim"' in page
+
+
+# --- a new game from the page -----------------------------------------------------------
+
+
+def ask_from_home(client: FlaskClient, home: str, **changes: str) -> TestResponse:
+    """Post the page's new-game form: Kim against Bob, unless ``changes`` say otherwise."""
+    form = client.get(f"{home}/new?name=Kim")
+    assert form.status_code == 200
+    data = {**NEW_GAME_FORM, "name": "Kim", "email": KIM, **changes}
+    return client.post(f"{home}/new", data={**data, "csrf_token": csrf_token(form.text)})
+
+
+def test_a_game_asked_for_from_the_page_invites_the_opponent_at_once(
+    app: Flask, client, make_game
+) -> None:
+    """The link proves the address: no address to confirm, the invitation goes out at once,
+    and the page lists it; the address typed in the form, if any, counts for nothing."""
+    make_game()
+    home = home_of(app)
+    with app.app_context():
+        first = db.session.scalar(select(func.max(OutboxMessage.id)))
+    page = client.get(home).text
+    assert f'href="{home}/new?name=Kim"' in page
+    form = client.get(f"{home}/new?name=Kim").text
+    assert f"You play from {KIM}" in unescape(form) and 'value="Kim"' in form
+    answer = ask_from_home(client, home, email="eve@example.com")
+    assert answer.status_code == 200, answer.text
+    assert "We sent your invitation to Bob" in answer.text and f'href="{home}"' in answer.text
+    with app.app_context():
+        invitation = db.session.scalars(select(Invitation)).one()
+        assert (invitation.creator_email, invitation.status) == (KIM, "invited")
+        sent = db.session.execute(
+            select(OutboxMessage.kind, OutboxMessage.recipient).where(OutboxMessage.id > first)
+        ).all()
+        assert sent == [("invite_opponent", "bob@example.com")]  # nothing to Kim, nor to eve
+    assert "Bob" in client.get(home).text.partition('id="invitations-title"')[2]
+
+
+def test_the_page_s_form_sent_twice_invites_once(app: Flask, client, make_game) -> None:
+    make_game()
+    home = home_of(app)
+    answers = [ask_from_home(client, home) for _ in range(3)]
+    assert [answer.status_code for answer in answers] == [200] * 3
+    assert len({answer.text for answer in answers}) == 1
+    with app.app_context():
+        assert db.session.scalars(select(Invitation.status)).all() == ["invited"]
+
+
+def test_a_stranger_spending_the_public_allowance_does_not_stop_the_owner(
+    app: Flask, client, make_game
+) -> None:
+    """Anyone may type Kim's address in the public form, five times a day; the page's form
+    draws on an allowance of its own, which only the link's holder reaches."""
+    make_game()
+    home = home_of(app)
+    strangers = [
+        ask_for_game(from_elsewhere(app, number), email=KIM, days=str(number))
+        for number in range(1, 7)
+    ]
+    assert [answer.status_code for answer in strangers] == [200] * 5 + [429]
+    assert ask_from_home(client, home).status_code == 200
+    with app.app_context():
+        statuses = db.session.scalars(select(Invitation.status).order_by(Invitation.id)).all()
+        assert statuses == ["unconfirmed"] * 5 + ["invited"]
+
+
+def test_an_opponent_past_their_allowance_is_not_invited_and_nothing_is_made(
+    app: Flask, client, make_game
+) -> None:
+    make_game()
+    home = home_of(app)
+    for days in range(1, 4):
+        assert ask_from_home(client, home, days=str(days)).status_code == 200
+    refused = ask_from_home(client, home, days="4")
+    assert refused.status_code == 400
+    assert "Nothing was sent: Bob has had as many invitations" in unescape(refused.text)
+    with app.app_context():
+        assert len(db.session.scalars(select(Invitation)).all()) == 3
+        assert len(db.session.scalars(select(Game)).all()) == 4  # make_game's, and three
+
+
+def test_a_game_against_the_computer_from_the_page_is_a_click_away(
+    app: Flask, client, make_game
+) -> None:
+    make_game()
+    home = home_of(app)
+    answer = ask_from_home(client, home, opponent="computer", level="easy", opponent_name="")
+    assert answer.status_code == 200, answer.text
+    link = re.search(r'href="(/play/[^"]+)"[^>]*>Play it now', answer.text)
+    assert link is not None
+    view = client.get(f"/api{link[1]}").get_json()
+    assert view["seat"] == "keeper" and view["status"] == "active"
+    assert view["you"] == "Kim"
+
+
+def test_a_tampered_or_replaced_link_makes_no_game(app: Flask, client, make_game) -> None:
+    make_game()
+    home = home_of(app)
+    token = csrf_token(client.get(home).text)
+    for path in (f"{home}x/new", "/me/nonsense/new"):
+        assert client.get(path).status_code == 404
+        data = {**NEW_GAME_FORM, "csrf_token": token}
+        assert client.post(path, data=data).status_code == 404
+    with app.app_context():
+        assert db.session.scalars(select(Invitation)).all() == []
 
 
 def test_the_page_never_shows_a_hidden_card(app: Flask, client, make_game) -> None:
@@ -516,8 +636,8 @@ def test_a_declined_invitation_can_be_taken_back(app: Flask, client, make_game) 
     home = home_of(app)
     page = client.get(home).get_data(as_text=True)
     assert "You declined an invitation, so nobody can invite you to a game here." in page
-    # Beside the new-game button: what Kim asks for there is not emailed either.
-    warning = "While your address takes no invitations, a game you start sends it no email"
+    # Beside the new-game button: a game against the computer sends Kim no email either.
+    warning = "While your address takes no invitations, a game you start against the computer"
     assert warning in page and 'href="#invitations-settings"' in page
     assert post(client, home, "invitations").status_code == 303
     with app.app_context():

@@ -31,6 +31,8 @@ ALLOWANCES = {
     # The opponent named in a request: the invitation it leads to, drawn on as its creator
     # confirms (the confirm page says when none is left).
     "opponent": parse("3 per day"),
+    # The creator of a game asked for from their home page, whose link nobody else has.
+    "home": parse("10 per day"),
     # An address's links, from the lost-links form.
     "links": parse("3 per day"),
 }
@@ -46,14 +48,22 @@ def draw(*emails: tuple[str, str]) -> None:
     full stop in the domain, a sub-address) is one inbox, so it draws on one
     allowance.
     """
-    drawn = [
-        Allowance(ALLOWANCES[allowance], ("lobby", allowance, inbox(address)))
-        for allowance, address in emails
-    ]
-    refused = allowances.draw(drawn)
+    refused = allowances.draw(_named(emails))
     if refused:
         ends = max(allowances.window(each).reset_time for each in refused)
         raise TooManyRequests(retry_after=max(1, math.ceil(ends - time.time())))
+
+
+def spent(*emails: tuple[str, str]) -> bool:
+    """Whether one of the ``(allowance, address)`` given has nothing left; nothing is drawn."""
+    return bool(allowances.spent(_named(emails)))
+
+
+def _named(emails: tuple[tuple[str, str], ...]) -> list[Allowance]:
+    return [
+        Allowance(ALLOWANCES[allowance], ("lobby", allowance, inbox(address)))
+        for allowance, address in emails
+    ]
 
 
 def inbox(address: str) -> str:

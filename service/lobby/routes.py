@@ -25,6 +25,7 @@ from ..language import current_language, gettext
 from ..links import player_for, token_for
 from ..mail import compose
 from ..models import EMAIL_LENGTH, NAME_LENGTH, Invitation, Player, db
+from ..players.home import address_of
 from ..rules import other
 from ..unit_of_work import transaction
 from . import allowances, bp
@@ -32,34 +33,55 @@ from .forms import LinksForm, NewGameForm
 
 
 @bp.route("/new", methods=["GET", "POST"])
+@bp.route("/me/<home>/new", methods=["GET", "POST"])
 @limited_form("10 per hour")
-def new_game() -> ResponseReturnValue:
-    """The public new-game form; a valid request emails the creator a confirm link.
+def new_game(home: str | None = None) -> ResponseReturnValue:
+    """The new-game form; a valid request emails the creator a confirm link.
 
     Against the computer nobody is invited: the game starts at once, and the
     creator is emailed their link. The creator's address draws on its allowance
     (:mod:`.allowances`); the opponent's only once the creator confirms.
+
+    Reached from a player's home page (``home``, its token), the form is theirs:
+    their address is the link's, and needs no confirming. The opponent is invited
+    at once, and a game against the computer is a click away. Such requests draw
+    on an allowance of their own, which nobody without the link can spend.
     """
     check_database()  # an outage shows before the form is filled in
+    owner = address_of(home) if home is not None else None
     form = NewGameForm()
+    if owner is not None:
+        form.email.data = owner  # whatever was posted: the link says whose form it is
     if request.method == "GET":
-        # The home page's "new game" button fills in the player's own name and address.
-        form.email.data = request.args.get("email", "")[:EMAIL_LENGTH] or None
+        # The home page's "new game" button fills in the player's own name.
         form.name.data = request.args.get("name", "")[:NAME_LENGTH] or None
+        if owner is None:
+            form.email.data = request.args.get("email", "")[:EMAIL_LENGTH] or None
     error = None
     if form.validate_on_submit():
         computer = form.opponent.data == "computer"
-        error = _start(form, computer)
-        if error is None:
-            return render_template("lobby/sent.html", email=form.email.data, computer=computer)
+        try:
+            taken = _start(form, computer, proven=owner is not None)
+        except invitations.InvitationError as exc:  # said in the page's language
+            error = str(exc)
+        else:
+            return render_template(
+                "lobby/sent.html",
+                email=form.email.data,
+                computer=computer,
+                home=home,
+                game=taken.game if owner is not None else None,
+                play_token=token_for,
+            )
     status = 400 if request.method == "POST" else 200
-    return render_template("lobby/new.html", form=form, error=error), status
+    page = render_template("lobby/new.html", form=form, error=error, owner=owner, home=home)
+    return page, status
 
 
-def _start(form: NewGameForm, computer: bool) -> str | None:
-    """Ask for a game against a person, or start one against the computer; ``None``, or why
-    it cannot be made. The same form sent twice makes one game
-    (:func:`service.invitations.take_request`)."""
+def _start(form: NewGameForm, computer: bool, *, proven: bool) -> invitations.Taken:
+    """Ask for a game against a person, or start one against the computer: the game, or
+    :class:`service.invitations.InvitationError` saying why it cannot be made. The same form
+    sent twice makes one game (:func:`service.invitations.take_request`)."""
     request = invitations.Request(
         name=form.name.data,
         email=form.email.data,
@@ -71,24 +93,50 @@ def _start(form: NewGameForm, computer: bool) -> str | None:
         look=form.look.data,
         language=current_language(),
         computer=form.level.data if computer else None,
+        proven=proven,
     )
     try:
         with transaction():
-            if invitations.take_request(request):
+            taken = invitations.take_request(request)
+            if taken.made and not proven:
                 # The opponent's invitation waits for the creator's confirmation (:func:`_confirm`).
                 allowances.draw(("creator", request.email))
-    except invitations.InvitationError as exc:
-        return str(exc)
+            elif taken.made:
+                _draw_proven(request)
     except games.ComputerName as exc:
-        return _computer_name(exc)
+        raise invitations.InvitationError(_computer_name(exc)) from None
     except games.NameWithAddress:
-        return _name_with_address()
+        raise invitations.InvitationError(_name_with_address()) from None
     except games.InvalidGame:
         # The form has checked the level, the look and the days: what is left is an address.
         if computer:
-            return gettext("This address cannot make a game: check it.")
-        return gettext("These addresses cannot make a game: check both of them.")
-    return None
+            raise invitations.InvitationError(
+                gettext("This address cannot make a game: check it.")
+            ) from None
+        raise invitations.InvitationError(
+            gettext("These addresses cannot make a game: check both of them.")
+        ) from None
+    return taken
+
+
+def _draw_proven(request: invitations.Request) -> None:
+    """Count a request from the creator's home page against their allowance of those, and its
+    invitation, sent at once, against the opponent's (429 past either, and nothing is made)."""
+    if request.computer is not None:
+        allowances.draw(("home", request.email))
+        return
+    try:
+        allowances.draw(("home", request.email), ("opponent", request.opponent_email))
+    except TooManyRequests:
+        if allowances.spent(("home", request.email)):
+            raise
+        raise invitations.InvitationError(
+            gettext(
+                "Nothing was sent: %(name)s has had as many invitations from this service as "
+                "an address may get in a day. Try again tomorrow.",
+                name=request.opponent_name,
+            )
+        ) from None
 
 
 def _computer_name(exc: games.ComputerName) -> str:

@@ -69,7 +69,7 @@ SAVED_CATEGORY = "saved"
 REPLACED = "home_link_replaced"
 
 
-def _address(token: str) -> str:
+def address_of(token: str) -> str:
     """The address a home link belongs to; a tampered or replaced link is not found, but for
     the browser that replaced it, which is sent to the new one (303)."""
     email = address_for(token)
@@ -88,7 +88,7 @@ def _address(token: str) -> str:
 def page(token: str) -> ResponseReturnValue:
     """The player's games, invitations and settings; ``?before=<game id>`` lists the finished
     games that came before that one (see :func:`homes.overview`)."""
-    return _page(_address(token), token, before=request.args.get("before", type=int))
+    return _page(address_of(token), token, before=request.args.get("before", type=int))
 
 
 def _page(
@@ -181,7 +181,7 @@ def _refused(email: str, token: str, form: FlaskForm) -> ResponseReturnValue:
 @bp.post("/me/<token>/emails")
 def emails(token: str) -> ResponseReturnValue:
     """Choose when a "your move" email goes out."""
-    email = _address(token)
+    email = address_of(token)
     form = EmailPolicyForm()
     if not form.validate():
         return _refused(email, token, form)
@@ -193,7 +193,7 @@ def emails(token: str) -> ResponseReturnValue:
 @bp.post("/me/<token>/language")
 def language(token: str) -> ResponseReturnValue:
     """Choose the language of the address's pages and emails."""
-    email = _address(token)
+    email = address_of(token)
     form = HomeLanguageForm()
     if not form.validate() or form.language.data is None:
         return _refused(email, token, form)
@@ -253,7 +253,7 @@ def _save(
     """Save one setting from its form with ``change(email, value)``: the page again with the
     form's problem, or with ``refusal(email, error)`` when the service refuses the value
     (:class:`homes.SettingError`), in the reader's words; 409 when it changed meanwhile."""
-    email = _address(token)
+    email = address_of(token)
     form = form_class()
     value = getattr(form, field).data if form.validate() else None
     if value is None:
@@ -269,7 +269,7 @@ def _save(
 
 def _game_emails(change: Callable[[str, int], None]) -> Callable[[str], ResponseReturnValue]:
     def view(token: str) -> ResponseReturnValue:
-        email = _address(token)
+        email = address_of(token)
         form = GameEmailsForm()
         if not form.validate() or form.game.data is None:
             return _refused(email, token, form)
@@ -296,7 +296,7 @@ bp.add_url_rule(
 
 def _button(change: Callable[[str], None]) -> Callable[[str], ResponseReturnValue]:
     def view(token: str) -> ResponseReturnValue:
-        email = _address(token)
+        email = address_of(token)
         form = ButtonForm()
         if not form.validate():
             return _refused(email, token, form)
@@ -319,7 +319,7 @@ for rule, endpoint, change in (
 @bp.post("/me/<token>/link")
 def replace_link(token: str) -> ResponseReturnValue:
     """A new link to this page; every copy of the old one stops working."""
-    email = _address(token)
+    email = address_of(token)
     form = ButtonForm()
     if not form.validate():
         return _refused(email, token, form)
