@@ -59,6 +59,10 @@ def test_the_overview_shows_what_needs_attention(
     assert listed(section_html(html, "stalled")) == [older, stalled]
     assert listed(section_html(html, "near-deadline")) == [busy]
     assert "fay@example.com: 550 5.1.1 User unknown, just now" in section(html, "bouncing")
+    # Its games are the address's own, not those of every address holding its text.
+    games_of_fay = re.search(r'href="(/admin/games\?[^"]+)">games</a>', html)
+    assert games_of_fay is not None
+    assert unescape(games_of_fay[1]) == "/admin/games?email=fay@example.com"
     assert section(html, "worker-status").startswith("down no worker has passed yet")
     assert section(html, "most-overdue").startswith("#1, due")
     # Ten days makes one game stalled; two hours leaves no deadline near.
