@@ -594,17 +594,21 @@ def without_credentials(text: str) -> str:
     return redact(text, link="[link hidden]", tag="[tag hidden]")
 
 
-def _message(message_id: int) -> tuple[OutboxMessage, bool]:
-    """The message, and whether its body is withheld: it may show a hand of a live game."""
+def _message(message_id: int) -> tuple[OutboxMessage, list[int]]:
+    """The message, and the live games that withhold its body (none: it is shown): it may
+    show a player's hand, the cards of an exchange or the opponent's notes. A digest is about
+    each game of the players it lists."""
     message = db.session.get(OutboxMessage, message_id)
     if message is None:
         abort(404)
-    status = (
-        db.session.scalar(select(Game.status).where(Game.id == message.game_id))
-        if message.game_id is not None
-        else None
-    )
-    return message, status in OPEN_STATUSES
+    about = [message.game_id] if message.game_id is not None else []
+    if message.kind == "digest":
+        players = (message.params or {}).get("players") or []
+        about = list(
+            db.session.scalars(select(Player.game_id).where(Player.id.in_(players)).distinct())
+        )
+    live = select(Game.id).where(Game.id.in_(about), Game.status.in_(OPEN_STATUSES))
+    return message, sorted(db.session.scalars(live)) if about else []
 
 
 @bp.get("/mail/<id:message_id>")

@@ -12,7 +12,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import select, update
 
-from service import games, homes
+from service import games, homes, notify
 from service.admin import listing
 from service.game_text import card_name
 from service.models import Game, OutboxMessage, Player, db, utcnow
@@ -305,6 +305,35 @@ def test_emails_of_a_live_game_are_withheld_until_it_is_over(app, admin) -> None
     assert f'<iframe class="mail-html" sandbox src="/admin/mail/{ids[0]}/html"' in page
     html = admin.get(f"/admin/mail/{ids[0]}/html")
     assert html.status_code == 200 and "/play/[link hidden]" in html.get_data(as_text=True)
+
+
+def test_a_digest_is_withheld_while_a_game_it_tells_of_is_live(app, admin, make_game) -> None:
+    """A digest has no game of its own, but tells of each game it lists: what was exchanged
+    since the player's last move, and the opponent's notes."""
+    first, second = make_game(seed=5), make_game(seed=6)
+    with app.app_context(), transaction():
+        players = [
+            db.session.get_one(Game, game["id"]).player("keeper") for game in (first, second)
+        ]
+        notify.digest("kim@example.com", players, None)
+    write_queued(app)  # and sent, as the worker would have
+    with app.app_context(), transaction():
+        db.session.execute(update(OutboxMessage).values(status="sent", sent_at=utcnow()))
+    with app.app_context():
+        digest = db.session.scalars(
+            select(OutboxMessage).where(OutboxMessage.kind == "digest")
+        ).one()
+    page = admin.get(f"/admin/mail/{digest.id}").get_data(as_text=True)
+    assert f"withheld while games {first['id']}, {second['id']} are live" in page
+    assert admin.get(f"/admin/mail/{digest.id}/html").status_code == 403
+    with app.app_context(), transaction():
+        games.cancel_game(first["id"], "alice")
+    page = admin.get(f"/admin/mail/{digest.id}").get_data(as_text=True)
+    assert f"withheld while game {second['id']} is live" in page
+    with app.app_context(), transaction():
+        games.cancel_game(second["id"], "alice")
+    page = admin.get(f"/admin/mail/{digest.id}").get_data(as_text=True)
+    assert "withheld" not in page and "/play/[link hidden]" in page
 
 
 def test_links_in_emails_are_never_shown_to_admins(app, admin, make_game, client) -> None:
