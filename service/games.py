@@ -112,6 +112,10 @@ class GameClosed(MoveError):
     code = "closed"
 
 
+class AlreadyResigned(GameClosed):
+    """The player resigned the game before (a second click, another tab): nothing more to do."""
+
+
 class UnknownLink(MoveError):
     """The link is not the player's (revoked or replaced), or names no player."""
 
@@ -397,6 +401,48 @@ def apply_move(
         ) from None
     log.info("game %d: the %s moved (version %d)", game.id, player.seat, game.version)
     after_commit(metrics.MOVES.inc)
+    return game
+
+
+def resign(player_id: int, version: object, *, link_key: str | None = None) -> Game:
+    """The player gives the game up: their opponent wins it, and is told.
+
+    ``version`` is the game version the player saw: one that has moved on since
+    (:class:`StaleVersion`) changes nothing, as the game may no longer be the one
+    they meant to give up. A closed game (:class:`GameClosed`) has nothing to
+    resign. ``link_key`` as for :func:`apply_move`. A player may resign whoever
+    owes the move, the game's first of a return match too, which ends the match,
+    as a forfeit does.
+    """
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise BadMove('"version" must be the integer version of the game you saw')
+    game, player = _lock(player_id)
+    if link_key is not None and not key_matches(player.link_key, link_key):
+        raise UnknownLink(NOT_FOUND)
+    if game.status == "resigned" and game.winner != player.seat:
+        raise AlreadyResigned("You have resigned this game already: nothing more was changed.")
+    if game.status != "active":
+        raise GameClosed(
+            f"This game is {describe_status(game.status)}: there is nothing to resign."
+        )
+    _check_version(
+        game,
+        version,
+        "nothing was changed. Look at the game again, then resign if you still mean to.",
+    )
+    _close(game, "resigned", other(player.seat))
+    game.events.add(
+        Event(
+            kind="resign",
+            seat=player.seat,
+            version=game.version,
+            note=f"the {player.seat} resigned",
+        )
+    )
+    figures.record(game)
+    notify.resigned(game, player.seat)
+    db.session.flush()
+    log.info("game %d: the %s resigned (version %d)", game.id, player.seat, game.version)
     return game
 
 

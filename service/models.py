@@ -97,7 +97,15 @@ def is_row_id(value: int) -> bool:
     return 1 <= value <= MAX_ID
 
 
-GAME_STATUSES = ("waiting", "active", "finished", "timed_out", "abandoned", "cancelled")
+GAME_STATUSES = (
+    "waiting",
+    "active",
+    "finished",
+    "resigned",
+    "timed_out",
+    "abandoned",
+    "cancelled",
+)
 OPEN_STATUSES = ("waiting", "active")
 CLOSED_STATUSES = tuple(status for status in GAME_STATUSES if status not in OPEN_STATUSES)
 # The characters of the name the game log and the audit trail give an admin (or a CLI user).

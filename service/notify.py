@@ -269,6 +269,14 @@ def ended(game: Game, reason: str = "") -> None:
         _send(player, "game_ended", reason=reason)
 
 
+def resigned(game: Game, seat: Seat) -> None:
+    """Tell the opponent of the player in ``seat`` that they resigned: the game is theirs.
+    The player who resigned is shown it on their page."""
+    opponent = game.player(other(seat))
+    if opponent in told(game):
+        _send(opponent, "game_ended")
+
+
 def reminder(game: Game) -> None:
     """Remind whoever owes a move that the deadline is near."""
     for seat in to_act(game.state):

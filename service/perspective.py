@@ -29,6 +29,7 @@ STATUS_WORDS = {
     "waiting": "waiting for its players",
     "active": "in play",
     "finished": "over",
+    "resigned": "over: a player resigned",
     "timed_out": "over: a player ran out of time",
     "abandoned": "abandoned: neither player moved in time",
     "cancelled": "cancelled",

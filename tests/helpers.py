@@ -204,6 +204,7 @@ class MoveForm(HTMLParser):
         self.choose = 0
         self.elixir_rule = False
         self._choosing = False
+        self._resigning = False  # inside the form that resigns, which is no move
         self.feed(html)
 
     @property
@@ -214,13 +215,16 @@ class MoveForm(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attr = dict(attrs)
         classes = (attr.get("class") or "").split()
+        if tag == "form":
+            self._resigning = (attr.get("action") or "").endswith("/resign")
         if tag == "form" and "choose" in classes:
             self._choosing = True
             self.choose = int(attr.get("data-choose") or 0)
         elif tag == "p" and self._choosing and classes == ["rule"]:
             self.elixir_rule = True
         elif tag == "input" and attr.get("type") == "hidden" and attr.get("name"):
-            self.hidden[attr["name"] or ""] = attr.get("value") or ""
+            if not self._resigning:
+                self.hidden[attr["name"] or ""] = attr.get("value") or ""
         elif tag == "input" and attr.get("type") == "checkbox" and attr.get("name") == "cards":
             self.checkboxes.append(attr.get("value") or "")
         elif tag == "button" and attr.get("name") == "play":
@@ -230,7 +234,7 @@ class MoveForm(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "form":
-            self._choosing = False
+            self._choosing = self._resigning = False
 
 
 def page_action(form: MoveForm, rng: random.Random) -> dict[str, Any]:

@@ -101,6 +101,7 @@ class Week:
     finished: int
     timeouts: int
     cancelled: int
+    resigned: int
     # Of the games started, those against the computer.
     against_computer: int = 0
 
@@ -165,6 +166,7 @@ def weekly(now: datetime, weeks: int = WEEKS) -> list[Week]:
             finished=ended[monday, "finished"],
             timeouts=ended[monday, "timed_out"] + ended[monday, "abandoned"],
             cancelled=ended[monday, "cancelled"],
+            resigned=ended[monday, "resigned"],
         )
         for monday in mondays
     ]
@@ -180,11 +182,12 @@ class Endings:
     timed_out: int
     abandoned: int
     cancelled: int
+    resigned: int
 
     @property
     def ended(self) -> int:
         """Games that started and ended, however they ended."""
-        return self.finished + self.timed_out + self.abandoned + self.cancelled
+        return self.finished + self.resigned + self.timed_out + self.abandoned + self.cancelled
 
     @property
     def timeouts(self) -> int:
@@ -206,6 +209,7 @@ def endings() -> Endings:
         timed_out=counts.get("timed_out", 0),
         abandoned=counts.get("abandoned", 0),
         cancelled=counts.get("cancelled", 0),
+        resigned=counts.get("resigned", 0),
     )
 
 

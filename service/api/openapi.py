@@ -255,6 +255,33 @@ def document() -> dict[str, Any]:
                     },
                 },
             },
+            "/api/play/{token}/resign": {
+                "parameters": [token],
+                "post": {
+                    "operationId": "resign",
+                    "summary": "Resign the game: your opponent wins it",
+                    "description": (
+                        "Whoever owes the move. A game that has moved on since the version "
+                        "you saw is not resigned (409 stale): look at it again first."
+                    ),
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": _ref("Resignation"),
+                                "example": {"version": 14},
+                            }
+                        },
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "You resigned: your view of the game ended",
+                            "content": view,
+                        },
+                        **_errors("400", "404", "405", "409", "413", "503"),
+                    },
+                },
+            },
             "/api/play/{token}/notes": {
                 "parameters": [token],
                 "get": {
@@ -414,6 +441,14 @@ def _schemas() -> dict[str, Any]:
     return {
         "Error": _error_body(rule=False),
         "IllegalMove": _error_body(rule=True),
+        "Resignation": {
+            "type": "object",
+            "properties": {
+                "version": {**VERSION, "description": "The version of the game you saw."}
+            },
+            "required": ["version"],
+            "additionalProperties": False,
+        },
         "Move": {
             "description": "The version you saw and exactly one action.",
             "oneOf": [_ref(_move_name(kind)) for kind in ACTION_KINDS],

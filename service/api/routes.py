@@ -116,6 +116,37 @@ def move(token: str) -> ResponseReturnValue:
     return jsonify(answer)
 
 
+@bp.post("/play/<token>/resign")
+def resign(token: str) -> ResponseReturnValue:
+    """Resign the game, ``{"version": V}`` the version seen: the opponent wins it. Answers with
+    the view of the game ended."""
+    signed = signed_link(token)
+    if signed is None:
+        return error_response(404, "not_found", NOT_FOUND)
+    player_id, key = signed
+    body = request.get_json(silent=True)
+    try:
+        if not isinstance(body, dict) or set(body) != {"version"}:
+            raise games.BadMove(
+                'Send the version of the game you saw, and nothing else: {"version": V}.'
+            )
+        with transaction():
+            game = games.resign(player_id, _whole(body["version"]), link_key=key)
+            answer = api_view(next(seat for seat in game.players if seat.id == player_id))
+    except games.MoveError as exc:
+        if exc.status == 400 and linked_player(signed) is None:
+            return error_response(404, "not_found", NOT_FOUND)
+        return error_response(exc.status, exc.code, exc.message)
+    return jsonify(answer)
+
+
+def _whole(number: object) -> object:
+    """JSON has one kind of number: ``4.0`` is the integer 4, as the document says."""
+    if isinstance(number, float) and number.is_integer():
+        return int(number)
+    return number
+
+
 def api_view(player: Player) -> dict[str, Any]:
     """The player's view as the API answers it (:func:`with_texts`)."""
     return with_texts(player_view(player))
@@ -163,11 +194,7 @@ def _read_move(body: object) -> tuple[object, dict[str, Any], object]:
             raise games.BadMove(f'"{kind}" takes 1 to {most} different cards')
     # Both checked by apply_move, before the game is read: the version must be an integer,
     # the note one that notes.clean keeps, or null for none.
-    note = body.get("note")
-    version = body.get("version")
-    if isinstance(version, float) and version.is_integer():
-        version = int(version)
-    return version, action, note
+    return _whole(body.get("version")), action, body.get("note")
 
 
 @bp.get("/openapi.json")

@@ -388,6 +388,10 @@ def _ending(view: Mapping[str, Any]) -> str:
         return gettext("%(name)s ran out of time: you win.", name=name)
     if status == "timed_out":
         return gettext("You ran out of time: %(name)s wins.", name=name)
+    if status == "resigned" and mine:
+        return gettext("%(name)s resigned: you win.", name=name)
+    if status == "resigned":
+        return gettext("You resigned: %(name)s wins.", name=name)
     if status == "abandoned":
         return gettext("Neither of you chose in time: the game is abandoned.")
     if status == "cancelled":

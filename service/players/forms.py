@@ -7,6 +7,7 @@ from typing import Any
 
 from flask_wtf import FlaskForm
 from wtforms import (
+    BooleanField,
     HiddenField,
     IntegerField,
     RadioField,
@@ -61,6 +62,21 @@ class MoveForm(FlaskForm):
             if errors:
                 return str(errors[0])
         return gettext("The move could not be read.")
+
+
+class ResignForm(FlaskForm):
+    """Giving the game up: the version the page showed, and the box ticked to say so. No
+    CSRF token, as for the move form."""
+
+    class Meta:
+        csrf = False
+
+    version = IntegerField(validators=[InputRequired(_l("The form lost its game version."))])
+    confirm = BooleanField(
+        validators=[
+            InputRequired(_l("Tick the box to say you give the game up: nothing was changed."))
+        ]
+    )
 
 
 class LanguageForm(FlaskForm):

@@ -32,7 +32,7 @@ from ..rules import other
 from ..unit_of_work import reading, transaction
 from . import bp
 from .annotations import page_context
-from .forms import LanguageForm, MoveForm
+from .forms import LanguageForm, MoveForm, ResignForm
 from .kept import keep, kept_page, page_key
 
 # The review and the replay file show every card: they wait for the end of the game.
@@ -90,6 +90,30 @@ def move(token: str) -> ResponseReturnValue:
         # A note with invisible characters would come back with them, unseen: it is dropped.
         kept = "" if isinstance(exc, games.NoteRefused) and exc.invisible else note
         return _page(player, token, exc, exc.status, note=kept)
+    return redirect(url_for("players.play", token=token), code=303)
+
+
+@bp.post("/play/<token>/resign")
+def resign(token: str) -> ResponseReturnValue:
+    """Give the game up (the box ticked), then show the page: the opponent has won it."""
+    player = _player(token)
+    key = player.link_key
+    form = ResignForm()
+    if not form.validate():
+        return _page(player, token, next(iter(form.errors.values()))[0], 400)
+    try:
+        with transaction():
+            games.resign(player.id, form.version.data, link_key=key)
+    except games.UnknownLink:
+        abort(404)
+    except games.AlreadyResigned as exc:
+        said = gettext("You have resigned this game already: nothing more was changed.")
+        return _page(player, token, said, exc.status)
+    except games.GameClosed as exc:
+        said = gettext("This game is over: there is nothing to resign.")
+        return _page(player, token, said, exc.status)
+    except games.MoveError as exc:
+        return _page(player, token, exc, exc.status)
     return redirect(url_for("players.play", token=token), code=303)
 
 

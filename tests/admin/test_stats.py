@@ -131,7 +131,7 @@ def test_the_statistics_page_matches_games_played_to_the_end(app, admin) -> None
     # Both kinds of timeout, and the counts of every status.
     text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
     assert "Timeouts: 2 (" in text and "1 lost by one player's timeout, 1 abandoned" in text
-    assert table(html, "counts") == [["0", "1", str(played + 1), "1", "1", "1"]]
+    assert table(html, "counts") == [["0", "1", str(played + 1), "0", "1", "1", "1"]]
 
 
 def test_the_timeout_rate_counts_the_games_that_started_and_ended(app, admin) -> None:
@@ -164,7 +164,7 @@ def test_the_timeout_rate_counts_the_games_that_started_and_ended(app, admin) ->
     assert this_week
     cells = re.findall(r"<td>(\d+)</td>", this_week.group(1))
     # Started, against the computer, finished, timed out, cancelled: the same three games.
-    assert cells == ["3", "0", "1", "1", "1"]
+    assert cells == ["3", "0", "1", "0", "1", "1"]
 
 
 def test_median_time_per_move(app, admin) -> None:
