@@ -56,8 +56,13 @@ def serializer(salt: str) -> Serializer:
     while, so the links already emailed keep working (itsdangerous signs with
     the last key of the list and verifies with every one).
     """
+    return _serializer(signing_keys(), salt)
+
+
+def signing_keys() -> tuple[str, ...]:
+    """The keys tokens are checked with: ``SECRET_KEY_FALLBACKS``, then ``SECRET_KEY``."""
     config = current_app.config
-    return _serializer((*config["SECRET_KEY_FALLBACKS"], config["SECRET_KEY"]), salt)
+    return (*config["SECRET_KEY_FALLBACKS"], config["SECRET_KEY"])
 
 
 class Serializer(URLSafeSerializer):
@@ -113,8 +118,19 @@ def signed_link(token: str) -> tuple[int, str] | None:
     Whether the key is still the player's is for the database to say
     (:func:`key_matches`).
     """
+    return _signed_link(signing_keys(), token)
+
+
+@lru_cache(maxsize=1024)
+def _signed_link(keys: tuple[str, ...], token: str) -> tuple[int, str] | None:
+    """:func:`signed_link`, the signature checked once per token and keys: a player's page,
+    its polls and its moves send the same token again and again, and checking it is
+    some 130 function calls, a fourteenth of a poll's. What a token signs depends on
+    the token and the keys alone; whether the link is still the player's is read from
+    the database each time. A token is kept whether it was good or not: at most a
+    URL's length for each of 1,024 tokens."""
     try:
-        payload = serializer(SALT).loads(token)
+        payload = _serializer(keys, SALT).loads(token)
     except BadSignature:
         return None
     if not (
