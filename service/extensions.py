@@ -62,30 +62,40 @@ def client_network() -> str:
     return str(ip)
 
 
+# A player's links (the move page, the API and its polls, the home page) carry their own
+# credential and are limited nowhere, nor are the front page and the rules beside them.
+# tests/test_rate_limits.py checks that none of their routes declares one.
+UNLIMITED_BLUEPRINTS = frozenset({"players", "api", "home"})
+
+
+class Limits(Limiter):
+    """Flask-Limiter, passing over the requests of :data:`UNLIMITED_BLUEPRINTS` at once.
+
+    A request filter would exempt them too, but only once the limiter has
+    identified the request's view and checked whether its meta limits apply,
+    some 120 function calls on every request (a poll makes 1,700 in all).
+    """
+
+    def _check_request_limit(self, *args: Any, **kwargs: Any) -> None:
+        """Flask-Limiter's ``before_request`` hook (and its decorators' check), for the
+        requests of the blueprints that have limits."""
+        if request.blueprint not in UNLIMITED_BLUEPRINTS:
+            super()._check_request_limit(*args, **kwargs)
+
+
 # Storage comes from RATELIMIT_STORAGE_URI, so several web processes can share counts. Each
 # window is one count (Flask-Limiter's default, stated here): sign-in gives back what a right
 # password drew (service.allowances.give_back), which a moving window could not.
 # Whatever the storage raises comes as limits' StorageError, which service.errors answers with a
 # 503: a limit that cannot be checked refuses the request (neither swallow_errors, which would
 # let it through, nor an in-memory fallback, which each worker would count on its own).
-limiter = Limiter(
+limiter = Limits(
     key_func=client_network,
     strategy="fixed-window",
     # A Redis that accepts and never answers is as down as one that refuses: a request waits
     # 2 s for it at most, whatever the default of the installed redis client.
     storage_options={"wrap_exceptions": True, "socket_timeout": 2, "socket_connect_timeout": 2},
 )
-# A player's links (the move page, the API and its polls, the home page) carry their own
-# credential and are limited nowhere, nor are the front page and the rules beside them: the
-# limiter is told so, and skips the work of finding their limits on every request.
-# tests/test_rate_limits.py checks that none of their routes declares one.
-UNLIMITED_BLUEPRINTS = frozenset({"players", "api", "home"})
-
-
-@limiter.request_filter
-def players_links() -> bool:
-    """Whether the request is for one of :data:`UNLIMITED_BLUEPRINTS`."""
-    return request.blueprint in UNLIMITED_BLUEPRINTS
 
 
 def limited_form(limit: str) -> Callable[[View], View]:
