@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from babel import Locale
 from babel.support import NullTranslations
 from flask import Flask, current_app, g, has_request_context, request
 from flask_babel import Babel, LazyString, force_locale, get_locale, get_translations
@@ -37,6 +38,9 @@ LANGUAGES: dict[str, str] = {"en": "English", "fr": "Français"}
 DEFAULT_LANGUAGE = "en"
 COOKIE = "lang"
 COOKIE_MAX_AGE = 365 * 24 * 3600
+# The locale of each language, made once: Flask-Babel would parse the code that
+# :func:`select_locale` gives on every request, where it takes a locale as it is.
+LOCALES: dict[str, Locale] = {code: Locale.parse(code) for code in LANGUAGES}
 # Where a context keeps the catalogue it last looked up, with the locale it is for.
 TRANSLATIONS = "splitmind_translations"
 
@@ -107,18 +111,19 @@ def language_code(value: object) -> str | None:
     return value if isinstance(value, str) and value in LANGUAGES else None
 
 
-def select_locale() -> str | None:
-    """The language of the current request (``None`` outside a request: the default)."""
+def select_locale() -> Locale | None:
+    """The locale of the current request (``None`` outside a request: the default)."""
     if not has_request_context():
         return None
     if request.blueprint == "admin":
-        return DEFAULT_LANGUAGE  # the dashboard is in English
-    return (
+        return LOCALES[DEFAULT_LANGUAGE]  # the dashboard is in English
+    return LOCALES[
         language_code(request.args.get(COOKIE))
         or language_code(request.cookies.get(COOKIE))
         or language_code(g.get("player_language"))
         or request.accept_languages.best_match(list(LANGUAGES))
-    )
+        or DEFAULT_LANGUAGE
+    ]
 
 
 def current_language() -> str:
