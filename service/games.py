@@ -590,7 +590,14 @@ def _record(
     before = game.state
     game.state = state
     game.version += 1
-    game.events.add(Event(kind="move", seat=seat, action=action, version=game.version, note=note))
+    # Added by the game's id, not through game.events: reaching the write-only collection
+    # builds a query of the game's events, and adding to it runs the backref's events,
+    # some 170 function calls of a move for nothing the move reads.
+    db.session.add(
+        Event(
+            game_id=game.id, kind="move", seat=seat, action=action, version=game.version, note=note
+        )
+    )
     _refresh(game, previous=to_act(before), mover=seat)
     notify.moved(game, before, seat)
     if game.status == "finished" and game.match_id is not None and game.match_game == 1:
