@@ -203,8 +203,19 @@ def _side(variant: Variant, keeper_wins: int, games: int) -> dict[str, Any]:
         "keeper_win_rate_ci": [low, high],
         "distance_from_even": abs(rate - 0.5),
         "distance_from_even_ci": list(_distances(low, high)),
-        "in_target": TARGET[0] <= rate <= TARGET[1],
+        "in_target": _in_target(low, high),
     }
+
+
+def _in_target(low: float, high: float) -> bool | None:
+    """Whether a win rate whose Wilson interval runs from ``low`` to ``high`` lies in the
+    designers' band: ``True`` when the whole interval does, ``False`` when none of it does,
+    ``None`` when the deals cannot tell (the interval holds an edge of the band)."""
+    if TARGET[0] <= low and high <= TARGET[1]:
+        return True
+    if high < TARGET[0] or low > TARGET[1]:
+        return False
+    return None
 
 
 def _distances(low: float, high: float) -> tuple[float, float]:
@@ -260,7 +271,8 @@ def comparison_figures(comparison: Comparison, deals: Deals) -> dict[str, Any]:
     share of 1, with its Newcombe interval; ``p_mid`` and ``p_exact`` are
     McNemar's two-sided p-values for no difference. Each side's
     ``distance_from_even`` is how far its Keeper win rate lies from 50% and
-    ``in_target`` whether it lies in the designers' band (:data:`~.simulate.TARGET`);
+    ``in_target`` whether its Wilson interval lies in the designers' band
+    (:data:`~.simulate.TARGET`): true, false, or null when the interval holds an edge of it;
     :func:`nearer_even` gives ``nearer_even`` (``variant``, ``against`` or
     None for equally far), ``distance_change`` (the variant's distance minus
     the other rules') and whether that is beyond the noise of the deals.

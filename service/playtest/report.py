@@ -12,6 +12,15 @@ EFFECT_NAMES = {
 }
 
 
+# How a rule set's Keeper win rate stands to the designers' band, by its ``in_target``: its
+# whole Wilson interval inside the band, none of it, or an edge of the band within it.
+BAND_VERDICTS = {
+    True: "inside the band",
+    False: "outside the band",
+    None: "an edge of the band within its interval: more deals would tell",
+}
+
+
 def percent(rate: float | None) -> str:
     """A share of 1 as ``42.5%``, or a dash for none."""
     return "—" if rate is None else f"{100 * rate:.1f}%"
@@ -160,7 +169,7 @@ def describe_balance(figures: dict[str, Any], sides: dict[str, str]) -> list[str
         lines.append(
             f"  {name:<{width}}  {100 * each['distance_from_even']:>5.1f}  "
             f"(from its Wilson interval {100 * near:.1f} to {100 * far:.1f})  "
-            f"{'inside' if each['in_target'] else 'outside'} the band"
+            f"{BAND_VERDICTS[each['in_target']]}"
         )
     nearer = figures["nearer_even"]
     if nearer is None:
