@@ -21,6 +21,11 @@ BAND_VERDICTS = {
 }
 
 
+def counted(count: int, thing: str) -> str:
+    """``1 game``, ``2,400 games``."""
+    return f"{count:,} {thing}{'' if count == 1 else 's'}"
+
+
 def percent(rate: float | None) -> str:
     """A share of 1 as ``42.5%``, or a dash for none."""
     return "—" if rate is None else f"{100 * rate:.1f}%"
@@ -37,8 +42,8 @@ def describe(figures: dict[str, Any]) -> str:
     low, high = figures["keeper_win_rate_ci"]
     variant = " ".join(f"{key}={value}" for key, value in figures["variant"].items())
     lines = [
-        f"{games:,} games: {figures['keeper']} as the Keeper, {figures['shadow']} as the Shadow, "
-        f"{variant or 'printed rules'}, seed {figures['seed']}",
+        f"{counted(games, 'game')}: {figures['keeper']} as the Keeper, "
+        f"{figures['shadow']} as the Shadow, {variant or 'printed rules'}, seed {figures['seed']}",
         f"Keeper wins: {figures['keeper_wins']:,} ({percent(figures['keeper_win_rate'])}, "
         f"95% Wilson interval {percent(low)}–{percent(high)}); "
         f"Shadow wins: {figures['shadow_wins']:,}",
@@ -122,8 +127,9 @@ def describe_comparison(figures: dict[str, Any]) -> str:
     }
     width = max(len(name) for name in sides.values())
     lines = [
-        f"{games:,} deals, each played under both rule sets: {figures['keeper']} as the Keeper, "
-        f"{figures['shadow']} as the Shadow, seed {figures['seed']}",
+        f"{counted(games, 'deal')}, each played under both rule sets: "
+        f"{figures['keeper']} as the Keeper, {figures['shadow']} as the Shadow, "
+        f"seed {figures['seed']}",
         "",
         f"  {'rules':<{width}}  Keeper wins    rate  95% Wilson interval",
     ]

@@ -13,8 +13,8 @@ from service.playtest.compare import (
     newcombe_paired,
     play_deals,
 )
-from service.playtest.report import describe_comparison
-from service.playtest.simulate import Settings, simulate
+from service.playtest.report import describe, describe_comparison
+from service.playtest.simulate import Settings, figures, simulate
 from service.rules import PRINTED, Variant
 
 # The Shadow leads rounds 2 and 3: on the first 20 deals of seed 1 (easy against random)
@@ -177,6 +177,13 @@ def test_the_rules_nearer_an_even_game_with_both_leaning_the_same_way() -> None:
         "(95% interval +0.2 to +2.3): beyond the noise of these deals;",
     ):
         assert words in text, text
+
+
+def test_one_deal_and_one_game_are_counted_in_the_singular() -> None:
+    one = comparison(games=1)
+    assert describe_comparison(comparison_figures(one, compare(one))).startswith("1 deal, each")
+    settings = Settings(games=1, keeper="easy", shadow="random", seed=1)
+    assert describe(figures(settings, simulate(settings))).startswith("1 game: easy")
 
 
 def test_a_rate_is_in_the_band_or_out_of_it_by_its_whole_interval() -> None:
