@@ -45,8 +45,9 @@ Z95 = 1.959964
 # The band the designers aim for: the Keeper wins 50% ± 2% of games.
 TARGET = (0.48, 0.52)
 EFFECTS = ("reset", "swap", "steal", "none")
-# The rounds whose first trick the track decides (halfway): round 1's leader is a rule.
-LED_ROUNDS = (2, 3)
+# The first round whose leader the track decides (halfway): round 1's leader is a rule, each
+# later round's is the track's doing.
+FIRST_LED_ROUND = 2
 MOST_CHUNK = 200
 # Games in one run: a million pins a rate down to a tenth of a percent.
 MOST_GAMES = 1_000_000
@@ -173,7 +174,7 @@ class Tally:
                 else:
                     self.quiet_rounds[effect] += 1
                     self.quiet_moved[effect] += moved
-            if number in LED_ROUNDS:
+            if number >= FIRST_LED_ROUND:
                 self.leaders[number, leaders[number]] += 1
                 self.leader_keeper_wins[number, leaders[number]] += keeper_won
         for effect in {effect for _, effect in fired}:
@@ -392,8 +393,7 @@ def figures(settings: Settings, tally: Tally) -> dict[str, Any]:
                     tally.leader_keeper_wins[number, "shadow"], tally.leaders[number, "shadow"]
                 ),
             }
-            for number in LED_ROUNDS
-            if number <= variant.rounds
+            for number in range(FIRST_LED_ROUND, variant.rounds + 1)
         },
         "track_by": {
             "taking": tally.taken,

@@ -152,6 +152,15 @@ def test_a_variant_changes_the_rules_played() -> None:
     assert shadow_first["history"][0]["leader"] == "shadow"
     always_shadow = run(games=20, halfway="0")
     assert always_shadow["leaders"]["2"]["shadow_led"] == always_shadow["leaders"]["2"]["played"]
+    # Five rounds: the track decides who leads each of rounds 2 to 5, and each is counted.
+    longer = run(games=20, rounds="5", track_length="20")
+    assert list(longer["leaders"]) == ["2", "3", "4", "5"]
+    reached = {
+        number: sum(count for rounds, count in longer["rounds"].items() if int(rounds) >= number)
+        for number in range(2, 6)
+    }
+    assert {int(number): each["played"] for number, each in longer["leaders"].items()} == reached
+    assert longer["leaders"]["5"]["played"] > 0
     short = run(games=20, track_length="4", halfway="2")
     assert set(short["track"]) == {"0", "1", "2", "3", "4"}
     assert short["shadow_wins"] > run(games=20)["shadow_wins"]
