@@ -8,6 +8,7 @@ existed reads. ``docs/rules.md`` describes each parameter.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeGuard
@@ -170,15 +171,22 @@ def _is_whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+# A whole number as a person types it: ASCII digits, perhaps a minus sign, nothing else
+# (Python's int() also reads "1_0" and the digits of other scripts).
+WHOLE = re.compile(r"-?[0-9]+")
+# The most of a refused value a message repeats.
+SHOWN = 40
+
+
 def _number(key: str, part: str, text: str) -> int:
-    try:
+    if WHOLE.fullmatch(part.strip()):
         return int(part.strip())
-    except ValueError:
-        if key == "exchange_sizes":
-            raise VariantError(
-                f"exchange_sizes is whole numbers separated by commas, such as 1,2,3, not {text!r}"
-            ) from None
-        raise VariantError(f"{key} is a whole number, not {text!r}") from None
+    shown = text if len(text) <= SHOWN else text[:SHOWN] + "…"
+    if key == "exchange_sizes":
+        raise VariantError(
+            f"exchange_sizes is whole numbers separated by commas, such as 1,2,3, not {shown!r}"
+        )
+    raise VariantError(f"{key} is a whole number, not {shown!r}")
 
 
 def _text(value: object) -> str:

@@ -152,6 +152,13 @@ BAD_OPTIONS: dict[str, tuple[dict[str, str], str]] = {
     ),
     "not a number": ({"halfway": "six"}, "halfway is a whole number, not 'six'"),
     "a fraction": ({"swap_size": "1.5"}, "swap_size is a whole number, not '1.5'"),
+    "digits grouped": ({"halfway": "1_0"}, "halfway is a whole number, not '1_0'"),
+    "digits of another script": ({"halfway": "٣"}, "halfway is a whole number, not '٣'"),
+    "wide digits": ({"halfway": "６"}, "halfway is a whole number, not '６'"),
+    "a long refusal is cut short": (
+        {"rounds": "9" * 5000 + "x"},
+        f"rounds is a whole number, not '{'9' * 40}…'",
+    ),
     "sizes not numbers": (
         {"exchange_sizes": "1;2;3"},
         "exchange_sizes is whole numbers separated by commas, such as 1,2,3, not '1;2;3'",
