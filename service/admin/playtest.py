@@ -22,7 +22,7 @@ from ..models import PlaytestRun
 from ..playtest.plots import WinRate, track_plot, win_rate_plot
 from ..playtest.runs import LATEST, latest_runs, runs_stored
 from ..playtest.simulate import wilson
-from ..rules import PRINTED, TRICKS_PER_ROUND
+from ..rules import PRINTED, TRICKS_PER_ROUND, Variant
 from .stats import Playtest, playtest
 
 # Final-track plots for this many of the latest runs (the table lists more).
@@ -112,11 +112,12 @@ def from_games(label: str, kind: str, figures: Playtest) -> Source:
 def from_run(run: PlaytestRun) -> Source:
     """A source of a stored run, from its figures.
 
-    Its label says which level played which seat, and the seed: runs with the
-    same seed play the same deals, and the seed is what replays a run.
+    Its label says which level played which seat, every rule it changed (from
+    its settings: the stored label is cut short when long), and the seed: runs
+    with the same seed play the same deals, and the seed is what replays a run.
     """
     figures: dict[str, Any] = run.figures
-    variant = run.variant or "printed rules"
+    variant = Variant.from_options(run.settings["variant"]).describe() or "printed rules"
     return Source(
         label=(
             f"run {run.id}: {run.keeper_level} (Keeper) v {run.shadow_level} (Shadow), "

@@ -71,6 +71,19 @@ def test_the_page_shows_games_and_runs_with_plots(app, admin) -> None:
     assert f"track {state['track']}: 1 games (100.0%)" in svgs[1]
 
 
+def test_a_run_of_a_long_variant_is_named_by_every_rule_it_changed(app, admin) -> None:
+    """The stored label is cut short; the page names the run from its settings."""
+    sizes = ",".join(["0"] * 100)
+    run = store_run(app, games=2, exchange_sizes=sizes, track_length="999")
+    with app.app_context():
+        assert db.session.get_one(PlaytestRun, run).variant.endswith("…")
+    label = table(admin.get("/admin/playtest").get_data(as_text=True), "sources")[1][0]
+    assert label == (
+        f"run {run}: easy (Keeper) v random (Shadow), "
+        f"exchange_sizes={sizes} track_length=999 rounds=100, seed 1"
+    )
+
+
 def test_a_run_stored_without_its_players_digest_shows_none(app, admin) -> None:
     run_id = store_run(app)
     with app.app_context(), transaction():
