@@ -8,7 +8,7 @@ cannot disable or remove themselves, or lift their own sign-in lockout.
 
 from __future__ import annotations
 
-from flask import abort, current_app, flash, redirect, render_template, url_for
+from flask import current_app, flash, redirect, render_template, url_for
 from flask_login import current_user, login_user
 from flask_wtf import FlaskForm
 from werkzeug.wrappers import Response
@@ -20,20 +20,16 @@ from . import auth, bp, two_factor
 from .forms import ConfirmForm, EnrolForm, TwoFactorChangeForm
 
 
-def _admin(admin_id: int) -> AdminUser:
-    admin = db.session.get(AdminUser, admin_id)
-    if admin is None:
-        abort(404)
-    return admin
-
-
 def _back() -> Response:
     return redirect(url_for("admin.admins_page"), code=303)
 
 
 def _change(change: auth.Change, admin_id: int, success: str, form: FlaskForm | None) -> Response:
     """Check the confirmation, apply ``change`` for the signed-in admin, say how it went."""
-    admin = _admin(admin_id)
+    admin = db.session.get(AdminUser, admin_id)
+    if admin is None:  # removed meanwhile: a second click, or another admin
+        flash("No admin has that account (removed already?): nothing was changed.", "notice")
+        return _back()
     if form is not None and not form.validate():
         flash(f"Tick the box to confirm it for {admin.name}.", "error")
         return _back()
@@ -42,7 +38,8 @@ def _change(change: auth.Change, admin_id: int, success: str, form: FlaskForm | 
             change(admin.name, current_user.name)
     except auth.AccountError as exc:
         reason = str(exc)
-        flash(f"{reason[:1].upper()}{reason[1:]}.", "error")
+        category = "notice" if isinstance(exc, auth.AlreadyDone) else "error"
+        flash(f"{reason[:1].upper()}{reason[1:]}.", category)
     else:
         flash(success.format(name=admin.name), "notice")
     return _back()

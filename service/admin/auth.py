@@ -87,6 +87,11 @@ class AccountError(ValueError):
     """An admin account that cannot be created or changed as asked."""
 
 
+class AlreadyDone(AccountError):
+    """The change asked for was made before (a second click, another admin): nothing to do,
+    and nothing recorded."""
+
+
 # A change to an admin account: ``change(name, actor)``.
 Change = Callable[[str, str | None], object]
 
@@ -190,9 +195,10 @@ def remove_admin(name: str, actor: str | None = None) -> None:
 def disable_admin(name: str, actor: str | None = None) -> AdminUser:
     """Stop an admin from signing in; their sessions stop working at their next request."""
     admin = _other(name, actor, "disable")
-    if admin.disabled_at is None:
-        admin.disabled_at = utcnow()
-        db.session.flush()
+    if admin.disabled_at is not None:
+        raise AlreadyDone(f"{name} can no longer sign in already: nothing was changed")
+    admin.disabled_at = utcnow()
+    db.session.flush()
     _audit(actor, "disable_admin", f"disabled admin {name}")
     return admin
 
@@ -200,10 +206,11 @@ def disable_admin(name: str, actor: str | None = None) -> AdminUser:
 def enable_admin(name: str, actor: str | None = None) -> AdminUser:
     """Let a disabled admin sign in again (sessions from before stay ended)."""
     admin = _named(name)
-    if admin.disabled_at is not None:
-        admin.disabled_at = None
-        admin.session_key = new_session_key()
-        db.session.flush()
+    if admin.disabled_at is None:
+        raise AlreadyDone(f"{name} can sign in already: nothing was changed")
+    admin.disabled_at = None
+    admin.session_key = new_session_key()
+    db.session.flush()
     _audit(actor, "enable_admin", f"enabled admin {name}")
     return admin
 

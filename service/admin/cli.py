@@ -58,6 +58,9 @@ def _change(change: Callable[[], object], done: str) -> None:
     try:
         with transaction():
             change()
+    except auth.AlreadyDone as exc:
+        click.echo(f"{exc}.")  # what was asked for holds: no error
+        return
     except auth.AccountError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(done)

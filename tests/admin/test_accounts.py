@@ -17,6 +17,7 @@ from service.admin.auth import create_admin, wait_message
 from service.models import AdminAction, AdminUser, db
 from service.unit_of_work import transaction
 
+from ..test_safe_methods import snapshot
 from .conftest import ADMIN, csrf_token, sign_in, submit
 
 OTHER = "bob"
@@ -66,6 +67,11 @@ def test_disable_refuses_the_sign_in_and_ends_the_open_session(
         result = runner.invoke(args=["admin", "disable", ADMIN])
     assert result.exit_code == 0 and "can no longer sign in" in result.output
     assert "admin the command line: disabled admin ada (disable_admin)" in caplog.messages
+    # Again: what was asked for holds, and the audit trail records it once.
+    again = runner.invoke(args=["admin", "disable", ADMIN])
+    assert again.exit_code == 0
+    assert again.output == "ada can no longer sign in already: nothing was changed.\n"
+    assert caplog.messages.count("admin the command line: disabled admin ada (disable_admin)") == 1
     # The session stops working at its next request...
     response = client.get("/admin/")
     assert response.status_code == 302 and response.headers["Location"].startswith("/admin/login")
@@ -270,7 +276,37 @@ def test_an_admin_who_is_not_locked_out_has_no_lockout_to_lift(app, admin, other
     assert "lift_lockout" not in actions
 
 
-def test_actions_on_an_unknown_admin_are_not_found(admin) -> None:
+def test_actions_on_an_unknown_admin_say_so_and_change_nothing(app, admin) -> None:
+    before = snapshot(app)
     for action in ("disable", "enable", "remove", "unlock"):
         response = submit(admin, "/admin/admins", f"/admin/admins/999/{action}", confirm="y")
-        assert response.status_code == 404, action
+        assert response.status_code == 303, action
+        assert "No admin has that account (removed already?): nothing was changed." in (
+            admin.get("/admin/admins").text
+        )
+    assert snapshot(app) == before
+
+
+def test_a_change_made_already_says_so_and_records_nothing(app, admin, other, caplog) -> None:
+    """A second click, or two admins at once: the second is told, and the audit trail keeps
+    one entry of each change."""
+    with caplog.at_level(logging.INFO, logger="service.audit"):
+        for action, said in (
+            ("disable", "bob can no longer sign in."),
+            ("disable", "Bob can no longer sign in already: nothing was changed."),
+            ("enable", "bob can sign in again."),
+            ("enable", "Bob can sign in already: nothing was changed."),
+            ("remove", "bob is removed."),
+            ("remove", "No admin has that account (removed already?): nothing was changed."),
+        ):
+            response = submit(
+                admin, "/admin/admins", f"/admin/admins/{other}/{action}", confirm="y"
+            )
+            assert response.status_code == 303
+            assert said in admin.get("/admin/admins").text, said
+    audited = [message for message in caplog.messages if message.startswith("admin ada:")]
+    assert audited == [
+        "admin ada: disabled admin bob (disable_admin)",
+        "admin ada: enabled admin bob (enable_admin)",
+        "admin ada: removed admin bob (remove_admin)",
+    ]
