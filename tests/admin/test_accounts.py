@@ -248,7 +248,7 @@ def test_admins_page_shows_a_lockout_until_it_ends(app, admin, other, caplog) ->
     )
     with time_machine.travel(start + timedelta(minutes=5), tick=False):
         cell = lockout_cell(admin.get("/admin/admins").text, other)
-        assert "locked out" in cell and f">{until}</time> UTC" in cell and "127.0.0.1" in cell
+        assert "locked out" in cell and f">{until} UTC</time>" in cell and "127.0.0.1" in cell
         assert "enabled" in cell
     with time_machine.travel(start + timedelta(minutes=16), tick=False):
         assert "locked out" not in lockout_cell(admin.get("/admin/admins").text, other)

@@ -307,6 +307,17 @@ def test_emails_of_a_live_game_are_withheld_until_it_is_over(app, admin) -> None
     assert html.status_code == 200 and "/play/[link hidden]" in html.get_data(as_text=True)
 
 
+def test_every_time_on_the_game_and_mail_pages_names_its_zone(app, admin, make_game) -> None:
+    game = make_game(seed=5, days_per_move=3)
+    with app.app_context():
+        message = db.session.scalars(select(OutboxMessage.id)).first()
+    for path in (f"/admin/games/{game['id']}", f"/admin/mail/{message}"):
+        times = re.findall(r"<time [^>]*>([^<]*)</time>", admin.get(path).get_data(as_text=True))
+        dated = [text for text in times if re.match(r"\d{4}-\d\d-\d\d", text)]
+        assert len(dated) >= 2, path
+        assert all(text.endswith(" UTC") for text in dated), (path, dated)
+
+
 def test_a_digest_is_withheld_while_a_game_it_tells_of_is_live(app, admin, make_game) -> None:
     """A digest has no game of its own, but tells of each game it lists: what was exchanged
     since the player's last move, and the opponent's notes."""

@@ -136,7 +136,7 @@ def test_enrol_then_sign_in_with_the_apps_code(app, admin, caplog, start) -> Non
     with time_machine.travel(start, tick=False), caplog.at_level(logging.DEBUG):
         totp, _ = enrol(admin)
         page = admin.get("/admin/two-factor").text
-        assert re.search(rf"On since <time[^>]*>{start:%Y-%m-%d %H:%M}</time> UTC", page)
+        assert re.search(rf"On since <time[^>]*>{start:%Y-%m-%d %H:%M} UTC</time>", page)
         sign_out(admin)
         password = sign_in(admin)
         assert password.status_code == 303 and password.headers["Location"] == "/admin/login/code"
