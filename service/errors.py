@@ -40,6 +40,7 @@ from werkzeug.exceptions import HTTPException, ServiceUnavailable
 from . import addresses
 from .extensions import limiter
 from .language import lazy_gettext as _l
+from .language import on_dashboard
 from .links import address_for, player_for
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,8 @@ def error_response(status: int, code: str, message: str, **extra: object) -> Res
     """An error in the form the client expects: JSON for the API, a page otherwise."""
     if wants_json():
         return jsonify(error={"code": code, "message": message, **extra}), status
-    return render_template("errors/error.html", status=status, message=message), status
+    template = "admin/error.html" if on_dashboard() else "errors/error.html"
+    return render_template(template, status=status, message=message), status
 
 
 def page_message(exc: HTTPException) -> str:

@@ -111,11 +111,17 @@ def language_code(value: object) -> str | None:
     return value if isinstance(value, str) and value in LANGUAGES else None
 
 
+def on_dashboard() -> bool:
+    """Whether the request is for the admin dashboard, even at an address it does not have
+    (which no route matched): its pages, error pages too, are in English, in its layout."""
+    return request.blueprint == "admin" or request.path.startswith("/admin/")
+
+
 def select_locale() -> Locale | None:
     """The locale of the current request (``None`` outside a request: the default)."""
     if not has_request_context():
         return None
-    if request.blueprint == "admin":
+    if on_dashboard():
         return LOCALES[DEFAULT_LANGUAGE]  # the dashboard is in English
     return LOCALES[
         language_code(request.args.get(COOKIE))

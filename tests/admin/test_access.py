@@ -92,6 +92,27 @@ def test_wrong_password_and_unknown_name_get_the_same_answer(client, admin_accou
     assert client.get("/admin/").status_code == 302
 
 
+def test_errors_on_the_dashboard_keep_its_layout_and_language(app, admin, make_game) -> None:
+    """A game or message that is not there, a replay not yet open, an address the dashboard
+    does not have: the dashboard's page, in English, with its navigation, not the players'."""
+    game = make_game()
+    french = {"Accept-Language": "fr"}
+    for path, status in (
+        ("/admin/games/999", 404),
+        ("/admin/mail/99999", 404),
+        (f"/admin/games/{game['id']}/replay.json", 403),
+        ("/admin/no-such-page", 404),
+    ):
+        response = admin.get(path, headers=french)
+        assert response.status_code == status, path
+        page = response.get_data(as_text=True)
+        assert 'class="admin-nav"' in page and "Back to the overview" in page, path
+        assert 'lang="en"' in page and "Lost the link to your game?" not in page, path
+    # A player's error page is the players' still.
+    page = admin.get("/play/nonsense", headers=french).get_data(as_text=True)
+    assert "admin-nav" not in page and 'lang="fr"' in page
+
+
 def test_sign_out(admin) -> None:
     assert admin.get("/admin/").status_code == 200
     token = csrf_token(admin.get("/admin/").get_data(as_text=True))
