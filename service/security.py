@@ -16,8 +16,10 @@ HEADERS: tuple[tuple[str, str], ...] = (
     ("X-Frame-Options", "DENY"),
 )
 HSTS = ("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
-# Pages whose address carries a credential (a player's, a creator's or an opponent's link).
-PRIVATE_PREFIXES = (*TOKEN_PATHS, "/admin", "/mailbox")
+# Answers no cache may keep: pages whose address carries a credential (a player's, a
+# creator's or an opponent's link), the dashboard and the local mailbox, and the probes of
+# the service's health, which say how it is now.
+PRIVATE_PREFIXES = (*TOKEN_PATHS, "/admin", "/mailbox", "/healthz", "/metrics")
 
 
 def init_app(app: Flask) -> None:
@@ -36,8 +38,9 @@ def init_app(app: Flask) -> None:
                 headers.add(name, value)
         if request.path.startswith(PRIVATE_PREFIXES):
             headers["Cache-Control"] = "no-store"
-        elif "cache-control" not in present and (session.accessed or "set-cookie" in present):
+        elif "cache-control" not in present and (session or "set-cookie" in present):
             # A page made for one visitor's session (a form's CSRF token): no shared cache
-            # keeps it. Flask sets the session's cookie after this, when it was changed.
+            # keeps it. Flask sets the session's cookie after this, when it was changed. (Not
+            # session.accessed: Flask-Login looks into every session, so it always holds.)
             headers["Cache-Control"] = "private, no-store"
         return response

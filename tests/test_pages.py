@@ -538,3 +538,17 @@ def test_a_form_made_for_one_session_is_kept_by_no_shared_cache(client, path: st
     response = client.get(path)
     assert response.status_code == 200 and "session=" in response.headers["Set-Cookie"]
     assert response.headers["Cache-Control"] == "private, no-store"
+
+
+def test_a_page_made_for_no_one_in_particular_is_not_marked_private(app, client) -> None:
+    """The rules and the front page, to a visitor without a session, are the same for every
+    visitor of a language: marked private they would be cached by no one. The health probe
+    says how the service is now, and is kept by no cache."""
+    for path in ("/rules", "/"):
+        response = client.get(path)
+        assert response.status_code == 200 and "Set-Cookie" not in response.headers
+        assert "Cache-Control" not in response.headers, path
+        assert "Accept-Language" in response.headers["Vary"]
+    assert client.get("/healthz").headers["Cache-Control"] == "no-store"
+    client.get("/new")  # a session now: a page may show what belongs to it
+    assert client.get("/rules").headers["Cache-Control"] == "private, no-store"
