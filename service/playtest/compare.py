@@ -132,15 +132,19 @@ class Comparison:
 @dataclass
 class Deals:
     """Deals counted by whether the Keeper won them under the variant and under the other
-    rules; ``+`` adds the counts of two parts of a comparison."""
+    rules, and how many were played move for move the same under both (``same``: the change
+    made no difference to them); ``+`` adds the counts of two parts of a comparison."""
 
     both: int = 0
     variant_only: int = 0
     against_only: int = 0
     neither: int = 0
+    same: int = 0
 
-    def add(self, variant_won: bool, against_won: bool) -> None:
-        """Count one deal, by whether the Keeper won it under each rule set."""
+    def add(self, variant_won: bool, against_won: bool, same: bool = False) -> None:
+        """Count one deal, by whether the Keeper won it under each rule set, and whether it
+        was played the same under both."""
+        self.same += same
         if variant_won and against_won:
             self.both += 1
         elif variant_won:
@@ -152,7 +156,7 @@ class Deals:
 
     @property
     def total(self) -> int:
-        """The deals counted."""
+        """The deals counted (each is one of both, variant only, against only or neither)."""
         return self.both + self.variant_only + self.against_only + self.neither
 
     def __add__(self, other: Deals) -> Deals:
@@ -170,11 +174,12 @@ def play_deals(job: tuple[Comparison, int, int]) -> Deals:
     deals = Deals()
     for number in range(start, stop):
         deal_seed = game_seed(comparison.seed, number)
-        variant_won, against_won = (
-            play_game(deal_seed, comparison.keeper, comparison.shadow, rules)["winner"] == "keeper"
+        variant, against = (
+            play_game(deal_seed, comparison.keeper, comparison.shadow, rules)
             for rules in (comparison.variant, comparison.against)
         )
-        deals.add(variant_won, against_won)
+        same = variant["history"] == against["history"] and variant["winner"] == against["winner"]
+        deals.add(variant["winner"] == "keeper", against["winner"] == "keeper", same)
     return deals
 
 
@@ -298,6 +303,7 @@ def comparison_figures(comparison: Comparison, deals: Deals) -> dict[str, Any]:
             "neither": deals.neither,
         },
         "agree": agree,
+        "same_games": deals.same,
         "agree_rate": agree / games if games else None,
         "difference": (deals.variant_only - deals.against_only) / games if games else None,
         "difference_ci": [low, high],

@@ -149,6 +149,7 @@ def describe_comparison(figures: dict[str, Any]) -> str:
         f"under neither: {deals['neither']:,}",
         f"The two agree on {figures['agree']:,} deals ({percent(figures['agree_rate'])}); "
         f"the deals they disagree on decide the difference.",
+        *_same_games(figures["same_games"], figures["games"]),
         f"Difference in the Keeper's win rate, {sides['variant']} minus {sides['against']}: "
         f"{points(figures['difference'])} points "
         f"(95% Newcombe paired interval {points(low)} to {points(high)})",
@@ -158,6 +159,21 @@ def describe_comparison(figures: dict[str, Any]) -> str:
         *describe_balance(figures, sides),
     ]
     return "\n".join(lines)
+
+
+def _same_games(same: int, games: int) -> list[str]:
+    """What the comparison says of the deals played move for move the same by both rule sets:
+    a change that alters no game at all (halfway=6 against the printed 5, on a track that
+    stands only at even numbers) should not read as one whose effect is merely small."""
+    if same == games:
+        return [
+            "Every deal was played move for move the same under both rule sets: on these "
+            "deals the change changes nothing, whatever the interval below allows."
+        ]
+    if same:
+        were = "was" if same == 1 else "were"
+        return [f"Of those, {counted(same, 'deal')} {were} played move for move the same."]
+    return []
 
 
 def describe_balance(figures: dict[str, Any], sides: dict[str, str]) -> list[str]:

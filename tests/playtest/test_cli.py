@@ -41,6 +41,7 @@ COMPARE_KEYS = {
     "against",
     "deals",
     "agree",
+    "same_games",
     "agree_rate",
     "difference",
     "difference_ci",

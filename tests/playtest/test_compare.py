@@ -179,6 +179,23 @@ def test_the_rules_nearer_an_even_game_with_both_leaning_the_same_way() -> None:
         assert words in text, text
 
 
+def test_a_change_that_changes_no_game_says_so() -> None:
+    """On a track that stands only at even numbers, halfway=6 is the printed 5: every deal is
+    played the same, and the report says so rather than leave an interval to suggest more."""
+    same = comparison(games=6, variant=Variant.from_options({"halfway": "6"}))
+    found = comparison_figures(same, compare(same))
+    assert found["same_games"] == 6 and found["agree"] == 6
+    assert "Every deal was played move for move the same under both rule sets" in (
+        describe_comparison(found)
+    )
+    changed = comparison(games=12)  # halfway=0: three of the twelve deals go the same
+    found = comparison_figures(changed, compare(changed))
+    assert (found["same_games"], found["agree"]) == (3, 10)
+    text = describe_comparison(found)
+    assert "Every deal was played" not in text
+    assert "Of those, 3 deals were played move for move the same." in text
+
+
 def test_one_deal_and_one_game_are_counted_in_the_singular() -> None:
     one = comparison(games=1)
     assert describe_comparison(comparison_figures(one, compare(one))).startswith("1 deal, each")
