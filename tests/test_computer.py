@@ -539,9 +539,9 @@ def test_statistics_keep_games_against_the_computer_apart(
     with app.app_context(), transaction():
         games.declare_forfeit(people["id"], "keeper", "ada")
     with app.app_context():
-        assert stats.playtest().games == 0 and stats.playtest().forfeits == 1
+        assert stats.playtest().games == 0 and stats.playtest().cut_short == 1
         computer_games = stats.playtest(against_computer=True)
-        assert (computer_games.games, computer_games.forfeits) == (1, 0)
+        assert (computer_games.games, computer_games.cut_short) == (1, 0)
         winner = load(app, game["id"]).winner
         (level,) = stats.computer_results()
         assert (level.level, level.computer_seat, level.games) == ("random", "shadow", 1)

@@ -11,6 +11,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from service import games
+from service.admin import stats
 from service.links import token_for
 from service.models import Event, Game, GameFigures, OutboxMessage, db
 from service.unit_of_work import transaction
@@ -137,6 +138,16 @@ def test_the_page_asks_for_the_box_ticked_and_then_shows_the_end(
     again = client.post(path, data={"version": seen, "confirm": "yes"})
     assert again.status_code == 409
     assert "You have resigned this game already: nothing more was changed." in again.text
+
+
+def test_a_resignation_is_counted_as_a_game_cut_short(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=3)
+    resign(client, game["keeper"], {"version": version_of(client, game["keeper"])})
+    with app.app_context():
+        assert (stats.playtest().games, stats.playtest().cut_short) == (0, 1)
+        assert stats.endings().resigned == 1
 
 
 def test_resigning_the_first_game_of_a_return_match_ends_the_match(

@@ -262,7 +262,7 @@ class Playtest:
     """What finished games say about the rules. Only games played to the end count."""
 
     games: int
-    forfeits: int
+    cut_short: int  # by a forfeit or a resignation: not played to the end
     keeper_wins: int
     shadow_wins: int
     # tracks[n]: games that ended with the track at n (0 to 10).
@@ -315,7 +315,7 @@ def playtest(against_computer: bool = False) -> Playtest:
         tracks[group[2]] += group[3]
     return Playtest(
         games=games,
-        forfeits=sum(group[3] for group in groups if not group[0]),
+        cut_short=sum(group[3] for group in groups if not group[0]),
         keeper_wins=sum(group[3] for group in complete if group[1] == "keeper"),
         shadow_wins=sum(group[3] for group in complete if group[1] == "shadow"),
         tracks=tracks,

@@ -100,7 +100,7 @@ def test_the_statistics_page_matches_games_played_to_the_end(app, admin) -> None
     html = admin.get("/admin/stats").get_data(as_text=True)
     played = len(finals)
     assert f'<strong id="played">{played}</strong>' in html
-    assert "forfeit (1)" in html
+    assert "forfeit or a resignation (1)" in html
 
     wins = Counter(final["winner"] for final in finals)
     assert table(html, "wins") == [
@@ -266,7 +266,7 @@ def test_figures_are_written_when_a_game_finishes(app) -> None:
         assert rows[forfeited].complete is False and rows[ids[0]].complete is True
         for game_id in ids:
             assert rows[game_id].finished_at == db.session.get(Game, game_id).finished_at
-        assert stats.playtest().games == 3 and stats.playtest().forfeits == 1
+        assert stats.playtest().games == 3 and stats.playtest().cut_short == 1
         assert stats.summarize_finished() == (0, False)
 
 
