@@ -127,9 +127,10 @@ def test_the_page_asks_for_the_box_ticked_and_then_shows_the_end(
     path = f"/play/{game['keeper']}/resign"
     seen = version_of(client, game["keeper"])
     before = snapshot(app)
-    unticked = client.post(path, data={"version": seen})
-    assert unticked.status_code == 400
-    assert "Tick the box to say you give the game up: nothing was changed." in unticked.text
+    for unticked in ({"version": seen}, {"version": seen, "confirm": "false"}):
+        refused = client.post(path, data=unticked)
+        assert refused.status_code == 400
+        assert "Tick the box to say you give the game up: nothing was changed." in refused.text
     stale = client.post(path, data={"version": seen - 1, "confirm": "yes"})
     assert stale.status_code == 409 and "This page was out of date" in stale.text
     assert snapshot(app) == before

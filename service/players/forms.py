@@ -15,7 +15,7 @@ from wtforms import (
     SelectMultipleField,
     StringField,
 )
-from wtforms.validators import InputRequired, Length
+from wtforms.validators import DataRequired, InputRequired, Length
 
 from ..fields import WholeNumberField
 from ..language import LANGUAGES, gettext
@@ -72,9 +72,10 @@ class ResignForm(FlaskForm):
         csrf = False
 
     version = IntegerField(validators=[InputRequired(_l("The form lost its game version."))])
+    # Ticked: a value that reads as false ("false", empty) confirms nothing.
     confirm = BooleanField(
         validators=[
-            InputRequired(_l("Tick the box to say you give the game up: nothing was changed."))
+            DataRequired(_l("Tick the box to say you give the game up: nothing was changed."))
         ]
     )
 
