@@ -112,6 +112,10 @@ class GameClosed(MoveError):
     code = "closed"
 
 
+class DeadlinePassed(GameClosed):
+    """A move owed is past its deadline: the sweep ends the game, and nothing else may."""
+
+
 class AlreadyResigned(GameClosed):
     """The player resigned the game before (a second click, another tab): nothing more to do."""
 
@@ -421,9 +425,14 @@ def resign(player_id: int, version: object, *, link_key: str | None = None) -> G
         raise UnknownLink(NOT_FOUND)
     if game.status == "resigned" and game.winner != player.seat:
         raise AlreadyResigned("You have resigned this game already: nothing more was changed.")
+    if game.status == "waiting":
+        raise GameClosed("This game has not started: there is nothing to resign yet.")
     if game.status != "active":
-        raise GameClosed(
-            f"This game is {describe_status(game.status)}: there is nothing to resign."
+        raise GameClosed("This game is over: there is nothing to resign.")
+    if _overdue(game):
+        raise DeadlinePassed(
+            "The deadline of the move owed has passed: the game ends by timeout, and can no "
+            "longer be resigned."
         )
     _check_version(
         game,
@@ -444,6 +453,13 @@ def resign(player_id: int, version: object, *, link_key: str | None = None) -> G
     db.session.flush()
     log.info("game %d: the %s resigned (version %d)", game.id, player.seat, game.version)
     return game
+
+
+def _overdue(game: Game) -> bool:
+    """Whether a person owes a move of ``game`` whose deadline has passed: the sweep ends it
+    at its next pass, by a timeout or abandoned, and nothing a player sends changes that."""
+    late = game.deadline is not None and game.deadline <= utcnow()
+    return late and any(not game.player(seat).is_computer for seat in to_act(game.state))
 
 
 def _late(game: Game, player: Player) -> bool:

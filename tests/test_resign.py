@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from html import unescape
 from typing import Any
 
@@ -10,10 +11,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service import games
+from service import deadlines, games
 from service.admin import stats
 from service.links import token_for
-from service.models import Event, Game, GameFigures, OutboxMessage, db
+from service.models import Event, Game, GameFigures, OutboxMessage, db, utcnow
 from service.unit_of_work import transaction
 
 from .test_safe_methods import snapshot
@@ -113,9 +114,32 @@ def test_a_stale_double_or_late_resignation_changes_nothing(
     assert "resigned this game already" in again.get_json()["error"]["message"]
     theirs = resign(client, game["shadow"], {"version": seen + 1})
     assert theirs.status_code == 409
-    assert "over: a player resigned" in theirs.get_json()["error"]["message"]
+    assert theirs.get_json()["error"]["message"] == "This game is over: there is nothing to resign."
     assert resign(client, game["keeper"] + "x", {"version": seen}).status_code == 404
     assert snapshot(app) == ended
+
+
+def test_a_game_past_its_deadline_is_the_sweep_s_to_end_not_a_resignation_s(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Both owe the opening exchange and both are late: the game is abandoned, with no winner,
+    whoever asks to resign meanwhile; and with one late, a timeout is not a resignation."""
+    game = make_game(seed=3, days_per_move=3)
+    with app.app_context(), transaction():
+        db.session.get_one(Game, game["id"]).deadline = utcnow() - timedelta(hours=1)
+    before = snapshot(app)
+    late = resign(client, game["keeper"], {"version": version_of(client, game["keeper"])})
+    assert (late.status_code, late.get_json()["error"]["code"]) == (409, "closed")
+    assert "deadline of the move owed has passed" in late.get_json()["error"]["message"]
+    page = client.post(
+        f"/play/{game['keeper']}/resign",
+        data={"version": version_of(client, game["keeper"]), "confirm": "y"},
+    )
+    assert page.status_code == 409 and "can no longer be resigned" in page.text
+    assert snapshot(app) == before
+    with app.app_context():
+        assert deadlines.sweep(utcnow()).expired == [game["id"]]
+        assert db.session.get_one(Game, game["id"]).status == "abandoned"
 
 
 def test_the_page_asks_for_the_box_ticked_and_then_shows_the_end(

@@ -109,6 +109,12 @@ def resign(token: str) -> ResponseReturnValue:
     except games.AlreadyResigned as exc:
         said = gettext("You have resigned this game already: nothing more was changed.")
         return _page(player, token, said, exc.status)
+    except games.DeadlinePassed as exc:
+        said = gettext(
+            "The deadline of the move owed has passed: the game ends by timeout, and can no "
+            "longer be resigned."
+        )
+        return _page(player, token, said, exc.status)
     except games.GameClosed as exc:
         said = gettext("This game is over: there is nothing to resign.")
         return _page(player, token, said, exc.status)
