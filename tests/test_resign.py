@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from service import deadlines, games
 from service.admin import stats
-from service.links import token_for
+from service.links import home_token, token_for
 from service.models import Event, Game, GameFigures, OutboxMessage, db, utcnow
 from service.unit_of_work import transaction
 
@@ -163,6 +163,10 @@ def test_the_page_asks_for_the_box_ticked_and_then_shows_the_end(
     again = client.post(path, data={"version": seen, "confirm": "yes"})
     assert again.status_code == 409
     assert "You have resigned this game already: nothing more was changed." in again.text
+    # What comes next: a new game from the player's own page, which needs no confirming.
+    with app.app_context():
+        home = home_token("kim@example.com")
+    assert f'href="/me/{home}/new?name=Kim"' in again.text
 
 
 def test_a_resignation_is_counted_as_a_game_cut_short(

@@ -248,7 +248,7 @@ def _page(
         note_length=notes.MAX_LENGTH,
         note=note[: notes.MAX_LENGTH],
         chosen=chosen,
-        after_game=_after_game(player) if view["status"] != "active" else None,
+        after_game=_after_game(player, home) if view["status"] != "active" else None,
         **context,
     )
     if status == 200 and not error:
@@ -265,9 +265,10 @@ def _page(
     return html, status
 
 
-def _after_game(player: Player) -> dict[str, Any]:
+def _after_game(player: Player, home: str | None) -> dict[str, Any]:
     """What a closed game's page offers next: its rematch (asked for already, possible, or
-    why not) and a new game filled in with the player's address."""
+    why not) and a new game: from the player's home page (``home``, its token), whose link
+    vouches for their address, else the public form filled in with it."""
     game = player.game
     opponent = game.player(other(player.seat))
     if opponent.is_computer:
@@ -277,9 +278,9 @@ def _after_game(player: Player) -> dict[str, Any]:
     return {
         "rematch_asked": asked,
         "rematch_refusal": None if asked else rematch_rules.rematch_refusal(player),
-        "new_game": url_for("lobby.new_game", email=player.email, name=player.name)
-        if player.email
-        else url_for("lobby.new_game"),
+        "new_game": url_for("lobby.new_game", home=home, name=player.name)
+        if home
+        else url_for("lobby.new_game", email=player.email, name=player.name),
     }
 
 
