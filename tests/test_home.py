@@ -359,6 +359,16 @@ def test_a_game_asked_for_from_the_page_invites_the_opponent_at_once(
     assert "Bob" in client.get(home).text.partition('id="invitations-title"')[2]
 
 
+def test_the_page_s_form_needs_no_address_field(app: Flask, client, make_game) -> None:
+    make_game()
+    home = home_of(app)
+    form = client.get(f"{home}/new?name=Kim")
+    assert 'name="email"' not in form.text
+    data = {key: value for key, value in NEW_GAME_FORM.items() if key != "email"}
+    answer = client.post(f"{home}/new", data={**data, "csrf_token": csrf_token(form.text)})
+    assert answer.status_code == 200 and "We sent your invitation to Bob" in answer.text
+
+
 def test_the_page_s_form_sent_twice_invites_once(app: Flask, client, make_game) -> None:
     make_game()
     home = home_of(app)

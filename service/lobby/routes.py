@@ -49,9 +49,12 @@ def new_game(home: str | None = None) -> ResponseReturnValue:
     """
     check_database()  # an outage shows before the form is filled in
     owner = address_of(home) if home is not None else None
-    form = NewGameForm()
-    if owner is not None:
-        form.email.data = owner  # whatever was posted: the link says whose form it is
+    if owner is not None and request.method == "POST":
+        posted = request.form.copy()
+        posted["email"] = owner  # whatever was posted, if anything: the link says whose it is
+        form = NewGameForm(formdata=posted)
+    else:
+        form = NewGameForm()
     if request.method == "GET":
         # The home page's "new game" button fills in the player's own name.
         form.name.data = request.args.get("name", "")[:NAME_LENGTH] or None
