@@ -16,6 +16,7 @@ from sqlalchemy import (
     Index,
     MetaData,
     String,
+    Table,
     Text,
     TypeDecorator,
     exists,
@@ -80,9 +81,11 @@ def insert_new(model: type[Base]) -> postgresql.Insert | sqlite.Insert:
     return upsert(model).on_conflict_do_nothing()
 
 
-def upsert(model: type[Base], dialect: str | None = None) -> postgresql.Insert | sqlite.Insert:
-    """An INSERT of ``model`` rows in the database's own dialect (``dialect``, or the
-    session's), which has ON CONFLICT."""
+def upsert(
+    model: type[Base] | Table, dialect: str | None = None
+) -> postgresql.Insert | sqlite.Insert:
+    """An INSERT of ``model`` rows (or of a table's, for a Core statement) in the database's
+    own dialect (``dialect``, or the session's), which has ON CONFLICT."""
     name = dialect or db.session.get_bind().dialect.name
     return (postgresql if name == "postgresql" else sqlite).insert(model)
 

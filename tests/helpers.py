@@ -47,13 +47,23 @@ def statements_run(app: Flask) -> Iterator[list[tuple[str, Any]]]:
 
 def failed_turn_behind_a_newer_one(player: Player, error: str | None = None) -> OutboxMessage:
     """Queue a turn email for ``player`` that failed, then a newer one; the failed one."""
-    failed = queue(
-        Email("old", "old", "<p>old</p>"), kind="turn", recipient=player.email, player=player
-    )
+    queue(Email("old", "old", "<p>old</p>"), kind="turn", recipient=player.email, player=player)
+    failed = queued_turn(player)
     failed.status, failed.last_error = "failed", error
     db.session.flush()
     queue(Email("new", "new", "<p>new</p>"), kind="turn", recipient=player.email, player=player)
     return failed
+
+
+def queued_turn(player: Player) -> OutboxMessage:
+    """The player's unsent turn email: a newer one replaces it, so at most one waits."""
+    return db.session.scalars(
+        select(OutboxMessage).where(
+            OutboxMessage.player_id == player.id,
+            OutboxMessage.kind == "turn",
+            OutboxMessage.status == "queued",
+        )
+    ).one()
 
 
 def write_queued(app: Flask) -> None:

@@ -25,7 +25,7 @@ from service.rules import SEATS
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one
-from ..helpers import failed_turn_behind_a_newer_one, random_move, write_queued
+from ..helpers import failed_turn_behind_a_newer_one, queued_turn, random_move, write_queued
 from ..smtp import SMTPServer
 
 pytestmark = pytest.mark.both_backends
@@ -81,8 +81,8 @@ def test_a_turn_email_withdrawn_after_a_failed_attempt_keeps_its_error(
     with app.app_context():
         with transaction():
             kim = db.session.scalars(db.select(Player).where(Player.seat == "keeper")).one()
-            message = queue(kind="turn", recipient=kim.email, game=kim.game, player=kim)
-            db.session.flush()
+            queue(kind="turn", recipient=kim.email, game=kim.game, player=kim)
+            message = queued_turn(kim)
             message.last_error = "451 4.3.0 Try again later"
         with transaction():
             outbox.withdraw("turn", kim.id)

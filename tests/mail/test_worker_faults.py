@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 
 from service import create_app, games
 from service.admin.auth import create_admin
@@ -23,7 +23,7 @@ from service.computer import ComputerMoves
 from service.games import Seating, create_game
 from service.mail import queue, worker
 from service.mail.compose import Email
-from service.models import Game, WorkerHeartbeat, db
+from service.models import Game, OutboxMessage, WorkerHeartbeat, db
 from service.rules import to_act
 from service.unit_of_work import transaction
 
@@ -40,17 +40,20 @@ WIDE_V = "\uff56ictim@example.com"
 def poison(app: Flask) -> list[int]:
     """Queue messages no SMTP library can write out, as rows from an older release may be."""
     with app.app_context():
-        messages = [
-            queue(Email("Hello", "Hello", "<p>Hello</p>"), kind="link", recipient=WIDE_V),
-            # A line break in the subject would start a header of its own.
-            queue(
-                Email("Hello\r\nBcc: eve@example.com", "Hello", "<p>Hello</p>"),
-                kind="link",
-                recipient="kim@example.com",
-            ),
-        ]
+        before = db.session.scalar(select(func.max(OutboxMessage.id))) or 0
+        queue(Email("Hello", "Hello", "<p>Hello</p>"), kind="link", recipient=WIDE_V)
+        # A line break in the subject would start a header of its own.
+        queue(
+            Email("Hello\r\nBcc: eve@example.com", "Hello", "<p>Hello</p>"),
+            kind="link",
+            recipient="kim@example.com",
+        )
         db.session.commit()
-        return [message.id for message in messages]
+        return list(
+            db.session.scalars(
+                select(OutboxMessage.id).where(OutboxMessage.id > before).order_by(OutboxMessage.id)
+            )
+        )
 
 
 def test_a_message_that_cannot_be_written_out_fails_alone(
@@ -80,10 +83,11 @@ def test_a_message_of_a_kind_no_longer_registered_fails_alone(
 ) -> None:
     """A row of a kind this release does not send (queued by a newer one) says why it failed."""
     with pg_app.app_context():
-        stray, _ = (
+        for recipient in ("kim@example.com", "sam@example.com"):
             queue(Email("Hi", "Hi", "<p>Hi</p>"), kind="link", recipient=recipient)
-            for recipient in ("kim@example.com", "sam@example.com")
-        )
+        stray = db.session.scalars(
+            select(OutboxMessage).where(OutboxMessage.recipient == "kim@example.com")
+        ).one()
         stray.kind = "postcard"
         db.session.commit()
         assert worker.drain() == 2
