@@ -23,8 +23,14 @@ AUTO_SUBMITTED = {"Auto-Submitted": "auto-generated"}
 
 def message_domain() -> str:
     """The domain of the service's Message-IDs: the sender's."""
-    address = parseaddr(current_app.config["MAIL_DEFAULT_SENDER"])[1]
-    return address.rpartition("@")[2] or "splitmind.invalid"
+    return _domain_of(current_app.config["MAIL_DEFAULT_SENDER"])
+
+
+@cache
+def _domain_of(sender: str) -> str:
+    """The domain of a sender's address, worked out once: each email of a move asks for it
+    twice (its Message-ID, its thread's), and parsing an address costs more than queueing."""
+    return parseaddr(sender)[1].rpartition("@")[2] or "splitmind.invalid"
 
 
 def queue(
