@@ -25,8 +25,11 @@ from .config import log_format, log_level
 from .links import TOKEN_PATHS
 from .replies.tags import TAG_IN_ADDRESS
 
+# A token after its path, even one a client or a hostile visitor mangled: slashes doubled,
+# quotes before it, the path in capitals (no route matches it, but gunicorn logs it).
 TOKEN_IN_PATH = re.compile(
-    "(" + "|".join(re.escape(path) for path in TOKEN_PATHS) + r")[^/\s?#\"'<>]+"
+    "(" + "|".join(re.escape(path) for path in TOKEN_PATHS) + r")([/\"'<>]*)[^/\s?#\"'<>]+",
+    re.IGNORECASE,
 )
 REDACTED = "[redacted]"
 TEXT_FORMAT = "%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s"
@@ -40,7 +43,7 @@ AIOSMTPD_LOGGER = "mail.log"
 def redact(text: str, link: str = REDACTED, tag: str = REDACTED) -> str:
     """The text with the token of every credential-carrying path replaced by ``link``, and
     the tag of every reply address by ``tag``."""
-    text = TOKEN_IN_PATH.sub(lambda found: found[1] + link, text)
+    text = TOKEN_IN_PATH.sub(lambda found: found[1] + found[2] + link, text)
     return TAG_IN_ADDRESS.sub(f"+{tag}@", text)
 
 

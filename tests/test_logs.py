@@ -63,6 +63,23 @@ def test_every_token_route_is_redacted(app) -> None:
     assert redact("/display/abc /admin/games/3") == "/display/abc /admin/games/3"
 
 
+def test_a_mangled_path_s_token_is_redacted_too() -> None:
+    """Doubled slashes, a quote before the token, capitals: no route matches such a path, but
+    gunicorn and the app's error lines write it as it came."""
+    token = "LEAKCHECKQQQQ.sigXYZ"
+    for path in (
+        f"/api/play//{token}",
+        f"/play///{token}/review",
+        f"/api/play/'{token}",
+        f'/api/play/"{token}',
+        f"/API/PLAY/{token}",
+        f"/Me/{token}",
+    ):
+        line = f"Invalid HTTP request line: 'GET {path} HTTP/1.1'"
+        assert token not in redact(line), path
+        assert REDACTED in redact(line), path
+
+
 def test_a_reply_tag_is_redacted() -> None:
     """A reply address's tag is the player's credential, as their link is."""
     tag = f"12.3.{'k' * 26}"
