@@ -103,9 +103,12 @@ def test_a_stale_double_or_late_resignation_changes_nothing(
     game = make_game(seed=3)
     seen = version_of(client, game["keeper"])
     before = snapshot(app)
-    for version in (seen + 1, seen - 1, 10**12):
+    for version in (seen + 1, seen - 1, 10**12, 1e300):
         stale = resign(client, game["keeper"], {"version": version})
         assert (stale.status_code, stale.get_json()["error"]["code"]) == (409, "stale")
+        said = stale.get_json()["error"]["message"]
+        assert said.startswith(f"The game is at version {seen}, not the one you sent")
+        assert str(int(version)) not in said
     assert snapshot(app) == before
     assert resign(client, game["keeper"], {"version": seen}).status_code == 200
     ended = snapshot(app)
