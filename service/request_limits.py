@@ -32,6 +32,7 @@ from flask import Flask, abort, redirect, request
 from flask.json.provider import DefaultJSONProvider
 from flask_wtf.form import SUBMIT_METHODS
 from werkzeug.datastructures import FileStorage
+from werkzeug.exceptions import HTTPException
 from werkzeug.routing import RequestRedirect
 from werkzeug.wrappers import Response as BaseResponse
 
@@ -40,19 +41,29 @@ from .errors import wants_json
 from .language import lazy_gettext as _l
 
 NUL_IN_REQUEST = "The request holds a NUL character (\\0), which no field or address takes."
+UNREADABLE_CHUNKS = "The request's body is sent in chunks that cannot be read."
+UNREADABLE_BODY = _l("This request's body cannot be read.")
 
 
 def read_chunked_body() -> None:
-    """Read a chunked body now (no further than the limit); 413 if it goes past it."""
+    """Read a chunked body now (no further than the limit); 413 if it goes past it, 400 if
+    the server cannot read its chunks."""
     if (
         request.content_length is not None
         or "chunked" not in request.headers.get("Transfer-Encoding", "").lower()
     ):
         return
-    request.get_data(cache=True, parse_form_data=False)
-    # Werkzeug's stream stops at the limit whether the body ends there or goes on: a byte
-    # more from the server's stream tells which (reading the limited one would raise).
-    if getattr(request.stream, "is_exhausted", False) and request.environ["wsgi.input"].read(1):
+    server_stream = request.environ["wsgi.input"]
+    try:
+        request.get_data(cache=True, parse_form_data=False)
+        # Werkzeug's stream stops at the limit whether the body ends there or goes on: a
+        # byte more from the server's stream tells which (reading the limited one would raise).
+        beyond = getattr(request.stream, "is_exhausted", False) and server_stream.read(1)
+    except HTTPException:
+        raise
+    except Exception:  # the server's own error for chunks it cannot read (gunicorn's)
+        abort(400, UNREADABLE_CHUNKS if wants_json() else UNREADABLE_BODY)
+    if beyond:
         abort(413)
 
 

@@ -8,7 +8,10 @@ page elsewhere. A JSON body sent to a page is refused with 415. Nothing changes.
 from __future__ import annotations
 
 import io
+import json
+import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,11 +25,13 @@ from service.admin.auth import create_admin
 from service.links import home_token
 from service.mail import compose
 from service.models import AdminUser, OutboxMessage, Player, db
+from service.request_limits import UNREADABLE_CHUNKS
 from service.unit_of_work import transaction
 
 from .admin.conftest import sign_in
 from .conftest import base_config, load_game
 from .helpers import csrf_token, request_invitation
+from .servers import gunicorn_env, run_gunicorn
 from .test_safe_methods import snapshot
 
 EIGHT_MB = 8 * 1024 * 1024
@@ -85,6 +90,38 @@ def test_an_oversized_move_is_refused_in_json_and_changes_nothing(
         }
     }
     assert load_game(app, game["id"]).version == 0
+
+
+def chunked_post(port: int, path: str, chunks: bytes, content_type: str) -> tuple[int, str]:
+    """A POST whose chunked body is sent as written, malformed or not; its status and body."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: splitmind.test\r\nConnection: close\r\n"
+            f"Content-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+            + chunks
+        )
+        answer = b""
+        while data := connection.recv(65536):
+            answer += data
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body.decode(errors="replace")
+
+
+@pytest.mark.slow
+def test_chunks_gunicorn_cannot_read_are_a_bad_request(tmp_path: Path) -> None:
+    """A chunk's size that is no number, a chunk longer than it says, a bad trailer: 400,
+    with the API's error for the API, and no error in the log."""
+    env = gunicorn_env(tmp_path, DATABASE_URL=f"sqlite:///{tmp_path / 'empty.sqlite'}")
+    with run_gunicorn("service:create_app()", env, tmp_path) as server:
+        for chunks in (b"zz\r\nabc\r\n0\r\n\r\n", b"3\r\nabcXY\r\n0\r\n\r\n"):
+            status, body = chunked_post(server.port, "/api/play/x", chunks, "application/json")
+            assert status == 400, body
+            assert json.loads(body)["error"]["message"] == UNREADABLE_CHUNKS
+            status, body = chunked_post(
+                server.port, "/links", chunks, "application/x-www-form-urlencoded"
+            )
+            assert status == 400 and "body cannot be read." in body
+    assert "Exception on" not in server.stderr() and "Traceback" not in server.stderr()
 
 
 def test_a_body_sent_without_a_length_is_read_no_further_than_the_limit(
