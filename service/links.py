@@ -112,12 +112,19 @@ def player_url(player: Player, path: str = "/play/") -> str:
     return f"{current_app.config['BASE_URL']}{path}{token_for(player)}"
 
 
+# The longest a player's token may be: a hundred characters today, five times that for ids
+# of many more digits. A longer one is no token of ours, and is not checked.
+MAX_TOKEN = 512
+
+
 def signed_link(token: str) -> tuple[int, str] | None:
     """The player id and link key a token signs, or ``None`` for a tampered token.
 
     Whether the key is still the player's is for the database to say
     (:func:`key_matches`).
     """
+    if len(token) > MAX_TOKEN:
+        return None
     return _signed_link(signing_keys(), token)
 
 

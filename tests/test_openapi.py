@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Iterator
@@ -75,6 +76,25 @@ def test_every_example_fits_its_schema(doc) -> None:
     moves = doc["paths"][PLAY]["post"]["requestBody"]["content"]["application/json"]["examples"]
     kinds = {kind for example in moves.values() for kind in example["value"] if kind != "version"}
     assert kinds >= set(ACTION_KINDS)
+
+
+def test_a_token_is_as_long_as_the_document_says_and_no_longer(client, make_game, doc) -> None:
+    """Real tokens fit the document's bounds; a longer one is nobody's: 404, unread."""
+    (schema,) = {
+        json.dumps(parameter["schema"])
+        for path in doc["paths"].values()
+        for parameter in path.get("parameters", [])
+        if parameter["name"] == "token"
+    }
+    bounds = json.loads(schema)
+    game = make_game()
+    for token in (game["keeper"], game["shadow"]):
+        assert bounds["minLength"] <= len(token) <= bounds["maxLength"] // 4
+    long = "A" * (bounds["maxLength"] + 1)
+    for path in (f"/api/play/{long}", f"/api/play/{long}/notes"):
+        answer = client.get(path)
+        assert answer.status_code == 404 and answer.get_json()["error"]["code"] == "not_found"
+    assert client.post(f"/api/play/{long}/resign", json={"version": 0}).status_code == 404
 
 
 def test_a_move_has_one_shape_per_kind_and_nothing_more(doc) -> None:

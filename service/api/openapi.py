@@ -14,6 +14,7 @@ from flask import current_app
 
 from ..errors import API_MESSAGES, RETRY_AFTER
 from ..game_text import LOOKS
+from ..links import MAX_TOKEN
 from ..models import GAME_STATUSES
 from ..notes import MAX_LENGTH as MAX_NOTE
 from ..notes import MISLEADING, SHOWN
@@ -165,7 +166,7 @@ def document() -> dict[str, Any]:
         "name": "token",
         "in": "path",
         "required": True,
-        "schema": {"type": "string"},
+        "schema": {"type": "string", "minLength": 1, "maxLength": MAX_TOKEN},
         "description": "The signed token from the player's link.",
     }
     view = {"application/json": {"schema": _ref("View")}}
