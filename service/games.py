@@ -127,6 +127,31 @@ class DeadlinePassed(GameClosed):
     """A move owed is past its deadline: the sweep ends the game, and nothing else may."""
 
 
+class ReminderRefused(MoveError):
+    """The opponent cannot be reminded now; ``reason`` says why (:data:`REMINDER_REFUSALS`)."""
+
+    status = 409
+    code = "refused"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(REMINDER_REFUSALS[reason])
+        self.reason = reason
+
+
+# Why a player cannot remind their opponent of the move the opponent owes, in the API's
+# English (pages say it in their own words, by the reason's key).
+REMINDER_REFUSALS = {
+    "not_owed": "Your opponent owes no move now: there is nothing to remind them of.",
+    "computer": "The computer owes no reminder: it moves within seconds.",
+    "too_soon": "A move may be reminded of once it has waited a day.",
+    "reminded": "Your opponent has been reminded of this move already.",
+    "away": "Your opponent is on vacation: their deadlines wait for them, and so does this.",
+}
+# How long a move must have waited before the player waiting for it may remind the
+# opponent who owes it, once per move (a game without deadlines reminds no one by itself).
+REMIND_AFTER = timedelta(days=1)
+
+
 class AlreadyResigned(GameClosed):
     """The player resigned the game before (a second click, another tab): nothing more to do."""
 
@@ -467,6 +492,67 @@ def resign(player_id: int, version: object, *, link_key: str | None = None) -> G
     db.session.flush()
     log.info("game %d: the %s resigned (version %d)", game.id, player.seat, game.version)
     return game
+
+
+def remind_opponent(player_id: int, version: object, *, link_key: str | None = None) -> Game:
+    """Email the player's opponent that their move is awaited: once per move, once it has
+    waited :data:`REMIND_AFTER`; :class:`ReminderRefused` says why not, and changes nothing.
+
+    ``version`` is the game version the player saw, as for a move: one the game has
+    moved on from (the opponent has moved) reminds of nothing. ``link_key`` as for
+    :func:`apply_move`.
+    """
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise BadMove('"version" must be the integer version of the game you saw')
+    game, player = _lock(player_id)
+    if link_key is not None and not key_matches(player.link_key, link_key):
+        raise UnknownLink(NOT_FOUND)
+    if game.status != "active":
+        raise GameClosed("This game is not in play: there is no move to remind anyone of.")
+    if version != game.version:
+        raise StaleVersion(
+            f"The game is at version {game.version}, not the one you sent: nothing was sent. "
+            "Look at the game again."
+        )
+    refused = reminder_refusal(game, player.seat, utcnow())
+    if refused is not None:
+        raise ReminderRefused(refused)
+    opponent = other(player.seat)
+    game.events.add(
+        Event(
+            kind="reminded",
+            seat=player.seat,
+            version=game.version,
+            note=f"the {player.seat} reminded the {opponent} of their move",
+        )
+    )
+    notify.reminded(game.player(opponent))
+    db.session.flush()
+    log.info("game %d: the %s reminded the %s", game.id, player.seat, opponent)
+    return game
+
+
+def reminder_refusal(game: Game, seat: Seat, now: datetime) -> str | None:
+    """Why the player in ``seat`` cannot remind their opponent now (a key of
+    :data:`REMINDER_REFUSALS`), or ``None``."""
+    opponent = game.player(other(seat))
+    acting = to_act(game.state)
+    if opponent.seat not in acting or seat in acting:
+        return "not_owed"
+    if opponent.is_computer:
+        return "computer"
+    if game.updated_at > now - REMIND_AFTER:
+        return "too_soon"
+    reminded = select(Event.id).where(
+        Event.game_id == game.id, Event.kind == "reminded", Event.version == game.version
+    )
+    if db.session.scalar(reminded.limit(1)) is not None:
+        return "reminded"
+    assert opponent.email is not None  # a person
+    with db.session.no_autoflush:
+        if vacation_end([opponent.email], now) is not None:
+            return "away"
+    return None
 
 
 def _overdue(game: Game) -> bool:

@@ -277,6 +277,13 @@ def resigned(game: Game, seat: Seat) -> None:
         _send(opponent, "game_ended")
 
 
+def reminded(player: Player) -> None:
+    """Tell ``player`` that their opponent awaits the move they owe, as the opponent asked
+    (:func:`service.games.remind_opponent`)."""
+    if not _unvouched(player):
+        _send(player, "reminded")
+
+
 def reminder(game: Game) -> None:
     """Remind whoever owes a move that the deadline is near."""
     for seat in to_act(game.state):
@@ -546,6 +553,11 @@ def _deadline_wanted(message: OutboxMessage) -> bool:
     return player is not None and player.game.deadline is not None
 
 
+def _owing_a_move_now(message: OutboxMessage) -> bool:
+    """An email that asks for a move owed goes only while the player still owes one."""
+    return message.player_id is None or _owing_a_move(message) is not None
+
+
 def _reminder_wanted(message: OutboxMessage) -> bool:
     """A reminder is about a move owed, and about the deadline it was queued for.
 
@@ -590,6 +602,11 @@ kinds.register(
         "reminder",
         still_wanted=_reminder_wanted,
         unwanted="the player moved, or the deadline changed, before it went",
+    ),
+    _about_a_game(
+        "reminded",
+        still_wanted=_owing_a_move_now,
+        unwanted="the player moved, or the game ended, before it went",
     ),
     _about_a_game(
         "deadline_extended",

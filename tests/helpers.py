@@ -214,7 +214,7 @@ class MoveForm(HTMLParser):
         self.choose = 0
         self.elixir_rule = False
         self._choosing = False
-        self._resigning = False  # inside the form that resigns, which is no move
+        self._elsewhere = False  # inside a form that is no move: resigning, reminding
         self.feed(html)
 
     @property
@@ -226,14 +226,14 @@ class MoveForm(HTMLParser):
         attr = dict(attrs)
         classes = (attr.get("class") or "").split()
         if tag == "form":
-            self._resigning = (attr.get("action") or "").endswith("/resign")
+            self._elsewhere = (attr.get("action") or "").endswith(("/resign", "/remind"))
         if tag == "form" and "choose" in classes:
             self._choosing = True
             self.choose = int(attr.get("data-choose") or 0)
         elif tag == "p" and self._choosing and classes == ["rule"]:
             self.elixir_rule = True
         elif tag == "input" and attr.get("type") == "hidden" and attr.get("name"):
-            if not self._resigning:
+            if not self._elsewhere:
                 self.hidden[attr["name"] or ""] = attr.get("value") or ""
         elif tag == "input" and attr.get("type") == "checkbox" and attr.get("name") == "cards":
             self.checkboxes.append(attr.get("value") or "")
@@ -244,7 +244,7 @@ class MoveForm(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "form":
-            self._choosing = self._resigning = False
+            self._choosing = self._elsewhere = False
 
 
 def page_action(form: MoveForm, rng: random.Random) -> dict[str, Any]:

@@ -114,9 +114,10 @@ ERRORS: dict[str, dict[str, Any]] = {
     "409": {
         "description": (
             "Stale version (another move came first: read the game again and move again), "
-            "or the game takes no more moves"
+            "or the game takes no more moves; or, for a reminder, the opponent cannot be "
+            "reminded now (refused: the message says why)"
         ),
-        "codes": ["stale", "closed"],
+        "codes": ["stale", "closed", "refused"],
         "example": {
             "code": "stale",
             "message": (
@@ -269,7 +270,7 @@ def document() -> dict[str, Any]:
                         "required": True,
                         "content": {
                             "application/json": {
-                                "schema": _ref("Resignation"),
+                                "schema": _ref("SeenVersion"),
                                 "example": {"version": 14},
                             }
                         },
@@ -277,6 +278,35 @@ def document() -> dict[str, Any]:
                     "responses": {
                         "200": {
                             "description": "You resigned: your view of the game ended",
+                            "content": view,
+                        },
+                        **_errors("400", "404", "405", "409", "413", "503"),
+                    },
+                },
+            },
+            "/api/play/{token}/remind": {
+                "parameters": [token],
+                "post": {
+                    "operationId": "remindOpponent",
+                    "summary": "Email your opponent that you await the move they owe",
+                    "description": (
+                        "Once per move, once it has waited a day, and not while they are on "
+                        "vacation (409 refused otherwise, the message saying why). A game "
+                        "that has moved on since the version you saw reminds no one (409 "
+                        "stale)."
+                    ),
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": _ref("SeenVersion"),
+                                "example": {"version": 14},
+                            }
+                        },
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "Your opponent is reminded: your view of the game",
                             "content": view,
                         },
                         **_errors("400", "404", "405", "409", "413", "503"),
@@ -442,7 +472,7 @@ def _schemas() -> dict[str, Any]:
     return {
         "Error": _error_body(rule=False),
         "IllegalMove": _error_body(rule=True),
-        "Resignation": {
+        "SeenVersion": {
             "type": "object",
             "properties": {
                 "version": {**VERSION, "description": "The version of the game you saw."}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -14,7 +15,7 @@ from ..errors import NOT_FOUND, error_response
 from ..game_text import effect_text, seat_name, swap_pending
 from ..language import DEFAULT_LANGUAGE
 from ..links import linked_player, signed_link
-from ..models import Player
+from ..models import Game, Player
 from ..perspective import (
     PlayerView,
     match_summary,
@@ -121,6 +122,20 @@ def move(token: str) -> ResponseReturnValue:
 def resign(token: str) -> ResponseReturnValue:
     """Resign the game, ``{"version": V}`` the version seen: the opponent wins it. Answers with
     the view of the game ended."""
+    return _act_on_version(token, games.resign)
+
+
+@bp.post("/play/<token>/remind")
+def remind(token: str) -> ResponseReturnValue:
+    """Remind the opponent of the move they owe, ``{"version": V}`` the version seen: once per
+    move, once it has waited a day (409 ``refused`` otherwise, saying why). Answers with the
+    view."""
+    return _act_on_version(token, games.remind_opponent)
+
+
+def _act_on_version(token: str, act: Callable[..., Game]) -> ResponseReturnValue:
+    """Apply ``act(player_id, version, link_key=...)`` to the body ``{"version": V}``, in one
+    transaction; answer with the player's view of the game after it, or the error."""
     signed = signed_link(token)
     if signed is None:
         return error_response(404, "not_found", NOT_FOUND)
@@ -132,7 +147,7 @@ def resign(token: str) -> ResponseReturnValue:
                 'Send the version of the game you saw, and nothing else: {"version": V}.'
             )
         with transaction():
-            game = games.resign(player_id, _whole(body["version"]), link_key=key)
+            game = act(player_id, _whole(body["version"]), link_key=key)
             answer = api_view(next(seat for seat in game.players if seat.id == player_id))
     except games.MoveError as exc:
         if exc.status == 400 and linked_player(signed) is None:

@@ -64,14 +64,19 @@ class MoveForm(FlaskForm):
         return gettext("The move could not be read.")
 
 
-class ResignForm(FlaskForm):
-    """Giving the game up: the version the page showed, and the box ticked to say so. No
-    CSRF token, as for the move form."""
+class VersionForm(FlaskForm):
+    """A button that acts on the game as the page showed it: its version alone. No CSRF
+    token, as for the move form."""
 
     class Meta:
         csrf = False
 
     version = IntegerField(validators=[InputRequired(_l("The form lost its game version."))])
+
+
+class ResignForm(VersionForm):
+    """Giving the game up: the version the page showed, and the box ticked to say so."""
+
     # Ticked: a value that reads as false ("false", empty) confirms nothing.
     confirm = BooleanField(
         validators=[

@@ -32,7 +32,7 @@ from ..rules import other
 from ..unit_of_work import reading, transaction
 from . import bp
 from .annotations import page_context
-from .forms import LanguageForm, MoveForm, ResignForm
+from .forms import LanguageForm, MoveForm, ResignForm, VersionForm
 from .kept import keep, kept_page, page_key
 
 # The review and the replay file show every card: they wait for the end of the game.
@@ -121,6 +121,49 @@ def resign(token: str) -> ResponseReturnValue:
     except games.MoveError as exc:
         return _page(player, token, exc, exc.status)
     return redirect(url_for("players.play", token=token), code=303)
+
+
+@bp.post("/play/<token>/remind")
+def remind(token: str) -> ResponseReturnValue:
+    """Remind the opponent of the move they owe, then show the page saying it was done, or
+    why it was not."""
+    player = _player(token)
+    key = player.link_key
+    form = VersionForm()
+    if not form.validate():
+        return _page(player, token, next(iter(form.errors.values()))[0], 400)
+    try:
+        with transaction():
+            games.remind_opponent(player.id, form.version.data, link_key=key)
+    except games.UnknownLink:
+        abort(404)
+    except games.ReminderRefused as exc:
+        return _page(player, token, _reminder_refused(player, exc.reason), exc.status)
+    except games.MoveError as exc:
+        return _page(player, token, exc, exc.status)
+    name = player.game.player(other(player.seat)).name
+    said = gettext("%(name)s is reminded of the move they owe.", name=name)
+    return _page(player, token, notice=said)
+
+
+def _reminder_refused(player: Player, reason: str) -> str:
+    """Why the opponent was not reminded, in the page's language."""
+    name = player.game.player(other(player.seat)).name
+    said = {
+        "not_owed": gettext("%(name)s owes no move now: nothing was sent.", name=name),
+        "computer": gettext("The computer moves within seconds: it needs no reminder."),
+        "too_soon": gettext(
+            "A move may be reminded of once it has waited a day: nothing was sent yet."
+        ),
+        "reminded": gettext(
+            "%(name)s has been reminded of this move already: nothing more was sent.", name=name
+        ),
+        "away": gettext(
+            "%(name)s is on vacation: their move waits for them, and nothing was sent.",
+            name=name,
+        ),
+    }
+    return said[reason]
 
 
 # The name of the move forms' first submit button, which Enter in the note presses (see
@@ -218,9 +261,12 @@ def _page(
     status: int = 200,
     note: str = "",
     chosen: Sequence[str] = (),
+    *,
+    notice: str = "",
 ) -> tuple[str, int]:
     """The move page, with the refusal of the last submission if there was one, and the
-    ``note`` it held filled in again (and the cards ``chosen`` to give, ticked again)."""
+    ``note`` it held filled in again (and the cards ``chosen`` to give, ticked again); or
+    with the ``notice`` of what the last one did."""
     facts = seat_facts(player)
     view = view_of(facts, match_summary(player))
     if isinstance(error, games.MoveError):
@@ -242,6 +288,7 @@ def _page(
         view=view,
         token=token,
         error=error,
+        notice=notice,
         home_token=home,
         away_until=away_until,
         their_notes=their_notes,
@@ -251,7 +298,7 @@ def _page(
         after_game=_after_game(player, home) if view["status"] != "active" else None,
         **context,
     )
-    if status == 200 and not error:
+    if status == 200 and not error and not notice:
         key = page_key(
             token,
             tag_of(facts, view["match"]),

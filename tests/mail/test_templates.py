@@ -33,6 +33,7 @@ NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 KINDS = (
     "invitation", "turn", "round_end", "game_over", "reminder", "game_ended", "link",
     "confirm_address", "invite_opponent", "declined", "your_games", "digest", "deadline_extended",
+    "reminded",
 )  # fmt: skip
 
 
@@ -141,6 +142,12 @@ def emails(
         extended = make_game(seed=104, days_per_move=3, **readers)
         with app.app_context(), transaction():
             games.extend_deadline(extended["id"], 2, actor="admin")
+        deliver()
+    # Two days on, Sam reminds Kim of the move she owes in the third game.
+    with time_machine.travel(NOW + timedelta(days=2), tick=False):
+        with app.app_context(), transaction():
+            waiting = db.session.get_one(Game, third["id"])
+            games.remind_opponent(waiting.player("shadow").id, waiting.version)
         deliver()
     return first_of_each_kind(app)
 

@@ -1,0 +1,166 @@
+"""Reminding: a player waiting on their opponent's move asks the service to email them."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from html import unescape
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select, update
+
+from service import homes
+from service.models import Event, Game, OutboxMessage, db, utcnow
+from service.unit_of_work import transaction
+
+from .helpers import pick_action
+from .test_safe_methods import snapshot
+
+
+def view(client: FlaskClient, token: str) -> dict[str, Any]:
+    return client.get(f"/api/play/{token}").get_json()
+
+
+def remind(client: FlaskClient, token: str, version: object) -> Any:
+    return client.post(f"/api/play/{token}/remind", json={"version": version})
+
+
+def kim_waits(app: Flask, client: FlaskClient, game: dict[str, Any], days: float = 2) -> int:
+    """Kim gives her half of the opening exchange; Sam's half has waited ``days`` since.
+    Returns the game's version."""
+    seen = view(client, game["keeper"])
+    move = {"version": seen["version"], **pick_action(seen, random.Random(1))}
+    assert client.post(f"/api/play/{game['keeper']}", json=move).status_code == 200
+    with app.app_context(), transaction():
+        since = utcnow() - timedelta(days=days)
+        db.session.execute(update(Game).where(Game.id == game["id"]).values(updated_at=since))
+    return view(client, game["keeper"])["version"]
+
+
+def reminders(app: Flask) -> list[tuple[str, str]]:
+    with app.app_context():
+        rows = db.session.execute(
+            select(OutboxMessage.kind, OutboxMessage.recipient).where(
+                OutboxMessage.kind == "reminded"
+            )
+        )
+        return [(kind, recipient) for kind, recipient in rows]
+
+
+def test_a_move_awaited_a_day_may_be_reminded_of_once(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver, mail_config
+) -> None:
+    game = make_game(seed=3)
+    version = kim_waits(app, client, game)
+    answer = remind(client, game["keeper"], version)
+    assert answer.status_code == 200, answer.get_json()
+    assert answer.get_json()["version"] == version  # the game itself is as it was
+    assert reminders(app) == [("reminded", "sam@example.com")]
+    with app.app_context():
+        event = db.session.scalars(select(Event).where(Event.kind == "reminded")).one()
+        assert (event.seat, event.version) == ("keeper", version)
+    deliver()
+    received = smtp_server.handler.to("sam@example.com")
+    (email,) = [each for each in received if "awaits" in str(each.message["Subject"])]
+    assert email.message["Subject"] == f"Split Mind, game {game['id']}: Kim awaits your move"
+    assert f"Kim is waiting for your move in game {game['id']}" in email.text
+    before = snapshot(app)
+    again = remind(client, game["keeper"], version)
+    assert (again.status_code, again.get_json()["error"]["code"]) == (409, "refused")
+    assert "reminded of this move already" in again.get_json()["error"]["message"]
+    assert snapshot(app) == before
+
+
+def test_no_reminder_too_soon_by_the_one_who_owes_or_against_a_stale_version(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=3)
+    both_owe = view(client, game["keeper"])["version"]
+    owed = remind(client, game["keeper"], both_owe)
+    assert (owed.status_code, owed.get_json()["error"]["code"]) == (409, "refused")
+    assert "owes no move now" in owed.get_json()["error"]["message"]
+    version = kim_waits(app, client, game, days=0.5)
+    before = snapshot(app)
+    soon = remind(client, game["keeper"], version)
+    assert soon.status_code == 409
+    assert (
+        soon.get_json()["error"]["message"] == "A move may be reminded of once it has waited a day."
+    )
+    sam_owes = remind(client, game["shadow"], version)
+    assert "owes no move now" in sam_owes.get_json()["error"]["message"]
+    stale = remind(client, game["keeper"], version - 1)
+    assert (stale.status_code, stale.get_json()["error"]["code"]) == (409, "stale")
+    for body in ({}, {"version": "1"}, {"version": version, "note": "hurry"}):
+        malformed = client.post(f"/api/play/{game['keeper']}/remind", json=body)
+        assert malformed.status_code == 400
+    assert remind(client, game["keeper"] + "x", version).status_code == 404
+    assert snapshot(app) == before
+    assert reminders(app) == []
+
+
+def test_an_opponent_on_vacation_is_not_reminded(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=3)
+    version = kim_waits(app, client, game)
+    with app.app_context(), transaction():
+        homes.take_vacation("sam@example.com", 5)
+    version = view(client, game["keeper"])["version"]
+    away = remind(client, game["keeper"], version)
+    assert away.status_code == 409 and "on vacation" in away.get_json()["error"]["message"]
+    assert reminders(app) == []
+
+
+def test_the_reminder_is_dropped_once_the_move_is_made(
+    app: Flask, client: FlaskClient, make_game, deliver
+) -> None:
+    game = make_game(seed=3)
+    version = kim_waits(app, client, game)
+    assert remind(client, game["keeper"], version).status_code == 200
+    seen = view(client, game["shadow"])
+    move = {"version": seen["version"], **pick_action(seen, random.Random(2))}
+    assert client.post(f"/api/play/{game['shadow']}", json=move).status_code == 200
+    deliver()
+    with app.app_context():
+        status = db.session.scalar(
+            select(OutboxMessage.status).where(OutboxMessage.kind == "reminded")
+        )
+    assert status == "skipped"
+
+
+def test_the_page_offers_the_reminder_while_waiting_and_says_what_it_did(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=3)
+    assert "Remind Sam of their move" not in client.get(f"/play/{game['keeper']}").text
+    version = kim_waits(app, client, game, days=0.5)
+    page = client.get(f"/play/{game['keeper']}").text
+    assert "Remind Sam of their move" in page
+    assert "Remind Kim" not in client.get(f"/play/{game['shadow']}").text  # Sam owes it
+    path = f"/play/{game['keeper']}/remind"
+    soon = client.post(path, data={"version": version})
+    assert soon.status_code == 409
+    assert "A move may be reminded of once it has waited a day: nothing was sent yet." in soon.text
+    kim_waits_longer(app, game["id"])
+    sent = client.post(path, data={"version": version})
+    assert sent.status_code == 200
+    assert "Sam is reminded of the move they owe." in unescape(sent.text)
+    again = client.post(path, data={"version": version})
+    assert again.status_code == 409
+    assert "Sam has been reminded of this move already: nothing more was sent." in again.text
+    assert client.post(path, data={}).status_code == 400
+    assert reminders(app) == [("reminded", "sam@example.com")]
+
+
+def kim_waits_longer(app: Flask, game_id: int) -> None:
+    with app.app_context(), transaction():
+        since = utcnow() - timedelta(days=2)
+        db.session.execute(update(Game).where(Game.id == game_id).values(updated_at=since))
+
+
+@pytest.fixture
+def app_config(mail_config: dict[str, Any]) -> dict[str, Any]:
+    return mail_config
