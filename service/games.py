@@ -457,11 +457,7 @@ def resign(player_id: int, version: object, *, link_key: str | None = None) -> G
     owes the move, the game's first of a return match too, which ends the match,
     as a forfeit does.
     """
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise BadMove('"version" must be the integer version of the game you saw')
-    game, player = _lock(player_id)
-    if link_key is not None and not key_matches(player.link_key, link_key):
-        raise UnknownLink(NOT_FOUND)
+    game, player = _lock_linked(player_id, version, link_key)
     if game.status == "resigned" and game.winner != player.seat:
         raise AlreadyResigned("You have resigned this game already: nothing more was changed.")
     if game.status == "waiting":
@@ -479,14 +475,7 @@ def resign(player_id: int, version: object, *, link_key: str | None = None) -> G
             "changed. Look at the game again, then resign if you still mean to."
         )
     _close(game, "resigned", other(player.seat))
-    game.events.add(
-        Event(
-            kind="resign",
-            seat=player.seat,
-            version=game.version,
-            note=f"the {player.seat} resigned",
-        )
-    )
+    _seat_event(game, "resign", player.seat, f"the {player.seat} resigned")
     figures.record(game)
     notify.resigned(game, player.seat)
     db.session.flush()
@@ -502,11 +491,7 @@ def remind_opponent(player_id: int, version: object, *, link_key: str | None = N
     moved on from (the opponent has moved) reminds of nothing. ``link_key`` as for
     :func:`apply_move`.
     """
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise BadMove('"version" must be the integer version of the game you saw')
-    game, player = _lock(player_id)
-    if link_key is not None and not key_matches(player.link_key, link_key):
-        raise UnknownLink(NOT_FOUND)
+    game, player = _lock_linked(player_id, version, link_key)
     if game.status != "active":
         raise GameClosed("This game is not in play: there is no move to remind anyone of.")
     if version != game.version:
@@ -518,14 +503,7 @@ def remind_opponent(player_id: int, version: object, *, link_key: str | None = N
     if refused is not None:
         raise ReminderRefused(refused)
     opponent = other(player.seat)
-    game.events.add(
-        Event(
-            kind="reminded",
-            seat=player.seat,
-            version=game.version,
-            note=f"the {player.seat} reminded the {opponent} of their move",
-        )
-    )
+    _seat_event(game, "reminded", player.seat, f"the {player.seat} reminded the {opponent}")
     notify.reminded(game.player(opponent))
     db.session.flush()
     log.info("game %d: the %s reminded the %s", game.id, player.seat, opponent)
@@ -553,6 +531,24 @@ def reminder_refusal(game: Game, seat: Seat, now: datetime) -> str | None:
         if vacation_end([opponent.email], now) is not None:
             return "away"
     return None
+
+
+def _seat_event(game: Game, kind: str, seat: Seat, note: str) -> None:
+    """Log what the player in ``seat`` did to ``game`` other than a move, at its version."""
+    game.events.add(Event(kind=kind, seat=seat, version=game.version, note=note))
+
+
+def _lock_linked(player_id: int, version: object, link_key: str | None) -> tuple[Game, Player]:
+    """The player's game, locked, and the player, for a change asked for against the game's
+    ``version`` through a link signed with ``link_key`` (``None``: the caller read the
+    player): :class:`BadMove` for a version that is no whole number, :class:`UnknownLink`
+    for a link that is not the player's."""
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise BadMove('"version" must be the integer version of the game you saw')
+    game, player = _lock(player_id)
+    if link_key is not None and not key_matches(player.link_key, link_key):
+        raise UnknownLink(NOT_FOUND)
+    return game, player
 
 
 def _overdue(game: Game) -> bool:
@@ -588,14 +584,7 @@ def turn_notes_off(player: Player) -> None:
     """
     game = lock_game(player.game_id)
     if notes.are_on(game):
-        game.events.add(
-            Event(
-                kind="notes_off",
-                seat=player.seat,
-                version=game.version,
-                note=f"the {player.seat} turned notes off",
-            )
-        )
+        _seat_event(game, "notes_off", player.seat, f"the {player.seat} turned notes off")
         db.session.flush()
 
 

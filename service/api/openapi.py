@@ -259,59 +259,26 @@ def document() -> dict[str, Any]:
             },
             "/api/play/{token}/resign": {
                 "parameters": [token],
-                "post": {
-                    "operationId": "resign",
-                    "summary": "Resign the game: your opponent wins it",
-                    "description": (
-                        "Whoever owes the move. A game that has moved on since the version "
-                        "you saw is not resigned (409 stale): look at it again first."
-                    ),
-                    "requestBody": {
-                        "required": True,
-                        "content": {
-                            "application/json": {
-                                "schema": _ref("SeenVersion"),
-                                "example": {"version": 14},
-                            }
-                        },
-                    },
-                    "responses": {
-                        "200": {
-                            "description": "You resigned: your view of the game ended",
-                            "content": view,
-                        },
-                        **_errors("400", "404", "405", "409", "413", "503"),
-                    },
-                },
+                "post": _on_seen_version(
+                    "resign",
+                    "Resign the game: your opponent wins it",
+                    "Whoever owes the move. A game that has moved on since the version you saw "
+                    "is not resigned (409 stale): look at it again first.",
+                    "You resigned: your view of the game ended",
+                    view,
+                ),
             },
             "/api/play/{token}/remind": {
                 "parameters": [token],
-                "post": {
-                    "operationId": "remindOpponent",
-                    "summary": "Email your opponent that you await the move they owe",
-                    "description": (
-                        "Once per move, once it has waited a day, and not while they are on "
-                        "vacation (409 refused otherwise, the message saying why). A game "
-                        "that has moved on since the version you saw reminds no one (409 "
-                        "stale)."
-                    ),
-                    "requestBody": {
-                        "required": True,
-                        "content": {
-                            "application/json": {
-                                "schema": _ref("SeenVersion"),
-                                "example": {"version": 14},
-                            }
-                        },
-                    },
-                    "responses": {
-                        "200": {
-                            "description": "Your opponent is reminded: your view of the game",
-                            "content": view,
-                        },
-                        **_errors("400", "404", "405", "409", "413", "503"),
-                    },
-                },
+                "post": _on_seen_version(
+                    "remindOpponent",
+                    "Email your opponent that you await the move they owe",
+                    "Once per move, once it has waited a day, and not while they are on "
+                    "vacation (409 refused otherwise, the message saying why). A game that "
+                    "has moved on since the version you saw reminds no one (409 stale).",
+                    "Your opponent is reminded: your view of the game",
+                    view,
+                ),
             },
             "/api/play/{token}/notes": {
                 "parameters": [token],
@@ -349,6 +316,28 @@ def document() -> dict[str, Any]:
             },
         },
         "components": {"schemas": _schemas()},
+    }
+
+
+def _on_seen_version(
+    operation: str, summary: str, description: str, done: str, view: dict[str, Any]
+) -> dict[str, Any]:
+    """An operation on the game as the player saw it, whose body is that version alone; it
+    answers with the player's view (``done`` describes it)."""
+    return {
+        "operationId": operation,
+        "summary": summary,
+        "description": description,
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": _ref("SeenVersion"), "example": {"version": 14}}
+            },
+        },
+        "responses": {
+            "200": {"description": done, "content": view},
+            **_errors("400", "404", "405", "409", "413", "503"),
+        },
     }
 
 
