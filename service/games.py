@@ -146,6 +146,7 @@ REMINDER_REFUSALS = {
     "too_soon": "A move may be reminded of once it has waited a day.",
     "reminded": "Your opponent has been reminded of this move already.",
     "away": "Your opponent is on vacation: their deadlines wait for them, and so does this.",
+    "late": "The move's deadline has passed: the game ends by timeout.",
 }
 # How long a move must have waited before the player waiting for it may remind the
 # opponent who owes it, once per move (a game without deadlines reminds no one by itself).
@@ -519,6 +520,8 @@ def reminder_refusal(game: Game, seat: Seat, now: datetime) -> str | None:
         return "not_owed"
     if opponent.is_computer:
         return "computer"
+    if _overdue(game):
+        return "late"
     if game.updated_at > now - REMIND_AFTER:
         return "too_soon"
     reminded = select(Event.id).where(

@@ -279,9 +279,13 @@ def resigned(game: Game, seat: Seat) -> None:
 
 def reminded(player: Player) -> None:
     """Tell ``player`` that their opponent awaits the move they owe, as the opponent asked
-    (:func:`service.games.remind_opponent`)."""
+    (:func:`service.games.remind_opponent`): about the game's version now, and no other.
+
+    A player who stopped the game's emails gets none, and the opponent is not told so:
+    they are told the same either way, as for every email a person's choice turns away.
+    """
     if not _unvouched(player):
-        _send(player, "reminded")
+        _send(player, "reminded", version=player.game.version)
 
 
 def reminder(game: Game) -> None:
@@ -553,9 +557,13 @@ def _deadline_wanted(message: OutboxMessage) -> bool:
     return player is not None and player.game.deadline is not None
 
 
-def _owing_a_move_now(message: OutboxMessage) -> bool:
-    """An email that asks for a move owed goes only while the player still owes one."""
-    return message.player_id is None or _owing_a_move(message) is not None
+def _same_move_owed(message: OutboxMessage) -> bool:
+    """A reminder asked for by the opponent is about the move owed at the game's version
+    then: it goes only while that move is still owed, the game at that version."""
+    if message.player_id is None:
+        return True
+    game = _owing_a_move(message)
+    return game is not None and game.version == (message.params or {}).get("version")
 
 
 def _reminder_wanted(message: OutboxMessage) -> bool:
@@ -605,7 +613,7 @@ kinds.register(
     ),
     _about_a_game(
         "reminded",
-        still_wanted=_owing_a_move_now,
+        still_wanted=_same_move_owed,
         unwanted="the player moved, or the game ended, before it went",
     ),
     _about_a_game(

@@ -101,6 +101,59 @@ def test_no_reminder_too_soon_by_the_one_who_owes_or_against_a_stale_version(
     assert reminders(app) == []
 
 
+def test_no_reminder_once_the_deadline_has_passed(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """The game is the deadline sweep's to end, as for a resignation."""
+    game = make_game(seed=3, days_per_move=3)
+    version = kim_waits(app, client, game)
+    with app.app_context(), transaction():
+        db.session.get_one(Game, game["id"]).deadline = utcnow() - timedelta(hours=1)
+    late = remind(client, game["keeper"], version)
+    assert late.status_code == 409
+    said = late.get_json()["error"]["message"]
+    assert said == "The move's deadline has passed: the game ends by timeout."
+    assert reminders(app) == []
+
+
+def test_an_opponent_who_stopped_the_game_s_emails_gets_none_and_nobody_is_told(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """The one who asked is answered as if it went: a person's choice of emails is theirs."""
+    game = make_game(seed=3)
+    version = kim_waits(app, client, game)
+    with app.app_context(), transaction():
+        db.session.get_one(Game, game["id"]).player("shadow").notify = False
+    assert remind(client, game["keeper"], version).status_code == 200
+    assert reminders(app) == []
+    again = remind(client, game["keeper"], version)
+    assert "reminded of this move already" in again.get_json()["error"]["message"]
+
+
+def test_a_reminder_held_back_is_dropped_once_a_later_move_is_owed(
+    app: Flask, client: FlaskClient, make_game, deliver
+) -> None:
+    """Sam moves, and owes again at a later version before the reminder went (the mail
+    held back by an outage): it was about a move made, and goes no more."""
+    game = make_game(seed=3)
+    version = kim_waits(app, client, game)
+    assert remind(client, game["keeper"], version).status_code == 200
+    rng = random.Random(5)
+    while True:
+        views = {seat: view(client, game[seat]) for seat in ("keeper", "shadow")}
+        if views["shadow"]["your_turn"] and views["shadow"]["version"] > version:
+            break
+        seat = next(seat for seat, seen in views.items() if seen["your_turn"])
+        move = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
+        assert client.post(f"/api/play/{game[seat]}", json=move).status_code == 200
+    deliver()
+    with app.app_context():
+        status = db.session.scalar(
+            select(OutboxMessage.status).where(OutboxMessage.kind == "reminded")
+        )
+    assert status == "skipped"
+
+
 def test_an_opponent_on_vacation_is_not_reminded(
     app: Flask, client: FlaskClient, make_game
 ) -> None:
@@ -112,6 +165,7 @@ def test_an_opponent_on_vacation_is_not_reminded(
     away = remind(client, game["keeper"], version)
     assert away.status_code == 409 and "on vacation" in away.get_json()["error"]["message"]
     assert reminders(app) == []
+    assert "Remind Sam of their move" not in client.get(f"/play/{game['keeper']}").text
 
 
 def test_the_reminder_is_dropped_once_the_move_is_made(

@@ -13,7 +13,7 @@ from flask import abort, g, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
 from .. import addresses, games, homes, invitations, notes, rematch_rules
-from ..game_text import LOOKS, rule_message_in
+from ..game_text import LOOKS, rule_message_in, upfirst
 from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
@@ -143,7 +143,7 @@ def remind(token: str) -> ResponseReturnValue:
         return _page(player, token, exc, exc.status)
     name = player.game.player(other(player.seat)).name
     said = gettext("%(name)s is reminded of the move they owe.", name=name)
-    return _page(player, token, notice=said)
+    return _page(player, token, notice=upfirst(said))
 
 
 def _reminder_refused(player: Player, reason: str) -> str:
@@ -162,8 +162,12 @@ def _reminder_refused(player: Player, reason: str) -> str:
             "%(name)s is on vacation: their move waits for them, and nothing was sent.",
             name=name,
         ),
+        "late": gettext(
+            "The deadline of the move owed has passed: the game ends by timeout, and nothing "
+            "was sent."
+        ),
     }
-    return said[reason]
+    return upfirst(said[reason])
 
 
 # The name of the move forms' first submit button, which Enter in the note presses (see
