@@ -102,10 +102,6 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     logs.init_app(app)
     metrics.init_app(app)  # first, so it times requests that other hooks answer early
     request_limits.init_app(app)  # before the hooks that read forms
-    if app.config["TRUSTED_PROXIES"]:
-        hops = app.config["TRUSTED_PROXIES"]
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
-
     db.init_app(app)
     connections.init_app(app)
     migrate.init_app(app, db, directory=str(data_folder("migrations")))
@@ -116,6 +112,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     from . import admin, cli, errors, health, language, security, static_files, templating
     from .api import bp as api_bp
+    from .api import polls
     from .lobby import bp as lobby_bp
     from .local_mailbox import bp as local_mailbox_bp
     from .mail import worker
@@ -142,4 +139,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     cli.init_app(app)
     admin.init_app(app)
     worker.init_app(app)
+    polls.init_app(app)
+    if app.config["TRUSTED_PROXIES"]:
+        # Outermost: every request's address and scheme are the proxy's word before anything,
+        # the polls' shortcut too, reads them.
+        hops = app.config["TRUSTED_PROXIES"]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
     return app

@@ -29,7 +29,7 @@ from flask_babel import Babel, LazyString, force_locale, get_locale, get_transla
 from jinja2 import pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup
-from werkzeug.wrappers import Response
+from werkzeug.wrappers import Request, Response
 
 if TYPE_CHECKING:
     from .models import Player
@@ -123,13 +123,23 @@ def select_locale() -> Locale | None:
         return None
     if on_dashboard():
         return LOCALES[DEFAULT_LANGUAGE]  # the dashboard is in English
-    return LOCALES[
-        language_code(request.args.get(COOKIE))
-        or language_code(request.cookies.get(COOKIE))
-        or language_code(g.get("player_language"))
-        or request.accept_languages.best_match(list(LANGUAGES))
+    return LOCALES[request_language(request, g.get("player_language"))]
+
+
+def request_language(asked: Request, stored: str | None) -> str:
+    """The language a request off the dashboard is answered in, ``stored`` being the one its
+    player chose (if known): the query's, the cookie's, the stored one, the browser's.
+
+    Apart from :func:`select_locale` for :mod:`service.api.polls`, which answers a poll
+    before Flask makes the request's context.
+    """
+    return (
+        language_code(asked.args.get(COOKIE))
+        or language_code(asked.cookies.get(COOKIE))
+        or language_code(stored)
+        or asked.accept_languages.best_match(list(LANGUAGES))
         or DEFAULT_LANGUAGE
-    ]
+    )
 
 
 def current_language() -> str:
@@ -233,5 +243,11 @@ def init_app(app: Flask) -> None:
         chosen = language_code(request.args.get(COOKIE))
         if chosen and chosen != request.cookies.get(COOKIE):
             remember_language(response, chosen)
-        response.vary.update(("Accept-Language", "Cookie"))
-        return response
+        return varies_by_language(response)
+
+
+def varies_by_language(response: Response) -> Response:
+    """Say that the answer depends on the request's language (:func:`request_language`):
+    on its ``Accept-Language`` and its cookie."""
+    response.vary.update(("Accept-Language", "Cookie"))
+    return response

@@ -81,6 +81,14 @@ METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 UNMATCHED = "unmatched"
 
 
+def count_request(route: str, method: str, status: int, started: float) -> None:
+    """Count one request answered, by its route's rule, begun at ``started``
+    (:func:`time.perf_counter`)."""
+    REQUEST_SECONDS.labels(
+        route=route, method=method if method in METHODS else "other", status=str(status)
+    ).observe(time.perf_counter() - started)
+
+
 def count_mail(status: str) -> None:
     """Count one email the worker handled, by the status it was left in."""
     MAIL.labels(outcome="deferred" if status == "queued" else status).inc()
@@ -218,11 +226,12 @@ def init_app(app: Flask) -> None:
     def observe(response: Response) -> Response:
         started = g.pop("request_started", None)
         if started is not None:
-            REQUEST_SECONDS.labels(
-                route=request.url_rule.rule if request.url_rule else UNMATCHED,
-                method=request.method if request.method in METHODS else "other",
-                status=str(response.status_code),
-            ).observe(time.perf_counter() - started)
+            count_request(
+                request.url_rule.rule if request.url_rule else UNMATCHED,
+                request.method,
+                response.status_code,
+                started,
+            )
         return response
 
     app.add_url_rule("/metrics", "metrics", scrape)

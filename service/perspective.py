@@ -13,7 +13,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any, Literal, NamedTuple, TypedDict, TypeGuard
 
-from sqlalchemy import Executable, Row, Select, bindparam, select
+from sqlalchemy import Connection, Executable, Row, Select, bindparam, select
 from sqlalchemy.orm import aliased, contains_eager
 from sqlalchemy.sql.base import ExecutableOption
 
@@ -216,14 +216,15 @@ def view_tag(player: Player) -> str:
     return tag_of(seat_facts(player), match_summary(player))
 
 
-def tag_of(facts: SeatFacts, match: MatchScore | None) -> str:
+def tag_of(facts: SeatFacts, match: MatchScore | None, language: str | None = None) -> str:
     """The ``ETag`` of a seat's view: it changes whenever the view may change.
 
     It is made of what :func:`view_of` reads besides the engine's state
     (which changes with the game's version, as do the status and the
     winner): the deadline, the look, the player's mark in the history, both
-    players' names and the language a computer's name is given in, and the
-    return match's score. None of it is hidden from the player.
+    players' names and the language a computer's name is given in (``language``,
+    the one in use unless given), and the return match's score. None of it is
+    hidden from the player.
     """
     me, them = facts.names[facts.seat], facts.names[other(facts.seat)]
     return _tag(
@@ -237,32 +238,39 @@ def tag_of(facts: SeatFacts, match: MatchScore | None) -> str:
             facts.seat,
             facts.history_mark,
             [me.name, me.computer_level, them.name, them.computer_level],
-            current_language(),
+            language or current_language(),
             match,
         ]
     )
 
 
-def stored_view_tag(player_id: int, key: str) -> str | None:
-    """:func:`view_tag` read in one statement by primary key, without the game's state.
+def stored_view_tag(
+    player_id: int, key: str, *, language: str | None = None, connection: Connection | None = None
+) -> str | None:
+    """:func:`view_tag` read in one statement by primary key, without the game's state
+    (on ``connection``, the session's unless given; in ``language``, the one in use unless
+    given).
 
     ``None`` when that takes more: for a link that is not the player's (the
     full read answers 404) and for a game of a return match (its score reads
     the other game).
     """
-    facts = stored_seat_facts(player_id, key, with_state=False)
-    return None if facts is None else tag_of(facts, None)
+    facts = stored_seat_facts(player_id, key, with_state=False, connection=connection)
+    return None if facts is None else tag_of(facts, None, language)
 
 
-def stored_seat_facts(player_id: int, key: str, *, with_state: bool = True) -> SeatFacts | None:
-    """:func:`seat_facts` read in one statement by primary key, with no ORM object made.
+def stored_seat_facts(
+    player_id: int, key: str, *, with_state: bool = True, connection: Connection | None = None
+) -> SeatFacts | None:
+    """:func:`seat_facts` read in one statement by primary key, with no ORM object made (on
+    ``connection``, the session's unless given).
 
     ``None`` when that takes more: for a link that is not the player's (the
     full read answers 404) and for a game of a return match, whose score
     reads the other game (:func:`match_summary`).
     """
     row = (
-        db.session.connection()
+        (connection or db.session.connection())
         .execute(_facts_query(with_state), {"player_id": player_id})
         .one_or_none()
     )

@@ -1,0 +1,133 @@
+"""A poll of an unchanged game, answered before Flask makes a request of it.
+
+The move page polls its game's view, ``GET /api/play/<token>``, with the
+``If-None-Match`` of the last view it read (``play.js``), every few seconds
+while it is open, and nearly every poll finds the game as it was. The view
+answers that 304 after one statement by primary key
+(:func:`~service.perspective.stored_view_tag`), but around the statement Flask
+makes the request's context and session and runs every extension's hooks
+before and after the view, then its teardown: some 1,600 function calls a
+poll, where the floor's full JSON read (``bench/floor.py``) makes 600.
+
+:class:`PollShortcut` wraps the app's WSGI callable and answers such a poll
+itself, when the view's own functions say the view would answer it 304: the
+token's signature (:func:`~service.links.signed_link`), the stored tag in the
+request's language (:func:`~service.perspective.stored_view_tag`,
+:func:`~service.language.request_language`), compared as the view compares it
+(weakly, with ``If-None-Match``). The answer is the view's
+(:func:`~service.api.routes.not_modified`) with what the hooks add to it: the
+security headers and ``no-store`` (:func:`~service.security.add_headers`) and
+the language's ``Vary`` (:func:`~service.language.varies_by_language`); it is
+counted in the metrics under the view's route.
+
+Anything else goes the normal way, which answers it as it always has:
+
+- any method but GET and HEAD, any other path, a query string (``?lang=``
+  sets a cookie, a NUL is refused), a body or its announcement (read and
+  limited by :mod:`service.request_limits`), a cookie besides the language's
+  (a session, which Flask may refresh on any request, or the dashboard's
+  sign-in);
+- no ``If-None-Match``, a token that is not a good signature, a link that is
+  not the player's (rotated or revoked: the view answers 404), a game of a
+  return match (its tag holds the match's score), a tag that does not match
+  (the view reads the game again and answers it with its body);
+- a database error, which the view then meets itself and answers (a 503 for
+  an outage).
+
+``tests/test_polls.py`` checks that both ways answer alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from flask import Flask, Request
+from sqlalchemy.exc import SQLAlchemyError
+from werkzeug.wrappers import Response
+
+from ..language import COOKIE, request_language, varies_by_language
+from ..links import signed_link
+from ..metrics import count_request
+from ..models import db
+from ..perspective import stored_view_tag
+from ..security import add_headers, served_securely
+from .routes import not_modified
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+# The view this answers for, by its endpoint.
+ENDPOINT = "api.view"
+# Methods the view answers 304 alike (Flask answers HEAD with GET's view).
+METHODS = ("GET", "HEAD")
+
+
+class PollShortcut:
+    """The app's WSGI callable, with each poll of an unchanged game answered by
+    :meth:`answer` and every other request passed on to ``wsgi_app``."""
+
+    def __init__(self, app: Flask, wsgi_app: WSGIApplication) -> None:
+        self.app = app
+        self.wsgi_app = wsgi_app
+        rule = next(app.url_map.iter_rules(ENDPOINT))
+        self.route = rule.rule
+        # The path up to its one argument, the token: "/api/play/".
+        self.prefix = self.route.partition("<")[0]
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        started = time.perf_counter()
+        token = self.token(environ)
+        response = None if token is None else self.answer(environ, token)
+        if response is None:
+            return self.wsgi_app(environ, start_response)
+        count_request(self.route, environ["REQUEST_METHOD"], response.status_code, started)
+        return response(environ, start_response)
+
+    def answer(self, environ: WSGIEnvironment, token: str) -> Response | None:
+        """The view's 304 to a poll of an unchanged game by :meth:`token`; ``None`` for any
+        other request."""
+        asked: Request = self.app.request_class(environ)
+        if not asked.if_none_match or set(asked.cookies) - {COOKIE}:
+            return None
+        # The view's own language: it never knows the player's stored one (g.player_language).
+        language = request_language(asked, None)
+        with self.app.app_context():
+            signed = signed_link(token)
+            if signed is None:
+                return None
+            try:
+                with db.engine.connect() as connection:
+                    # As the view reads (service.unit_of_work.reading): no transaction to open.
+                    connection.execution_options(isolation_level="AUTOCOMMIT")
+                    tag = stored_view_tag(*signed, language=language, connection=connection)
+            except SQLAlchemyError:
+                return None
+        if tag is None or not asked.if_none_match.contains_weak(tag):
+            return None
+        response = not_modified(tag)
+        add_headers(response, path=asked.path, secure=served_securely(self.app, asked))
+        return varies_by_language(response)
+
+    def token(self, environ: WSGIEnvironment) -> str | None:
+        """The token of a bodiless GET or HEAD of the view, with no query and an
+        ``If-None-Match``; ``None`` for any other request."""
+        if (
+            environ["REQUEST_METHOD"] not in METHODS
+            or "HTTP_IF_NONE_MATCH" not in environ
+            or environ.get("QUERY_STRING")
+            or environ.get("CONTENT_LENGTH", "0") not in ("", "0")
+            or environ.get("CONTENT_TYPE")
+            or "HTTP_TRANSFER_ENCODING" in environ
+        ):
+            return None
+        path: str = environ.get("PATH_INFO", "")
+        token = path.removeprefix(self.prefix)
+        # As the route's converter takes it: one segment, not empty.
+        return token if token != path and token and "/" not in token else None
+
+
+def init_app(app: Flask) -> None:
+    """Answer polls of unchanged games ahead of the app (after the API's routes are added)."""
+    app.wsgi_app = PollShortcut(app, app.wsgi_app)  # type: ignore[method-assign]
