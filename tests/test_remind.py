@@ -50,6 +50,14 @@ def reminders(app: Flask) -> list[tuple[str, str]]:
         return [(kind, recipient) for kind, recipient in rows]
 
 
+def reminder_status(app: Flask) -> str | None:
+    """The status of the one reminder queued."""
+    with app.app_context():
+        return db.session.scalar(
+            select(OutboxMessage.status).where(OutboxMessage.kind == "reminded")
+        )
+
+
 def test_a_move_awaited_a_day_may_be_reminded_of_once(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver, mail_config
 ) -> None:
@@ -147,11 +155,7 @@ def test_a_reminder_held_back_is_dropped_once_a_later_move_is_owed(
         move = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
         assert client.post(f"/api/play/{game[seat]}", json=move).status_code == 200
     deliver()
-    with app.app_context():
-        status = db.session.scalar(
-            select(OutboxMessage.status).where(OutboxMessage.kind == "reminded")
-        )
-    assert status == "skipped"
+    assert reminder_status(app) == "skipped"
 
 
 def test_an_opponent_on_vacation_is_not_reminded(
@@ -178,11 +182,7 @@ def test_the_reminder_is_dropped_once_the_move_is_made(
     move = {"version": seen["version"], **pick_action(seen, random.Random(2))}
     assert client.post(f"/api/play/{game['shadow']}", json=move).status_code == 200
     deliver()
-    with app.app_context():
-        status = db.session.scalar(
-            select(OutboxMessage.status).where(OutboxMessage.kind == "reminded")
-        )
-    assert status == "skipped"
+    assert reminder_status(app) == "skipped"
 
 
 def test_the_page_offers_the_reminder_while_waiting_and_says_what_it_did(
