@@ -6,6 +6,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import psycopg
 import pytest
 from flask import Flask
 from sqlalchemy.exc import OperationalError
@@ -218,3 +219,31 @@ def test_a_database_error_goes_the_normal_way(
         path=poll["path"], base_url=BASE_URL, headers={"If-None-Match": poll["etag"]}
     ).get_environ()
     assert not answered_ahead(shortcut(app), environ)
+
+
+def test_an_outage_met_ahead_is_answered_at_once_not_waited_for_again(
+    app: Flask, poll: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database down (a lock or connect timeout): the poll's 503 comes after one wait,
+    the app raising what the shortcut met instead of reading again."""
+
+    def down(*args: Any, **kwargs: Any) -> str:
+        raise OperationalError("SELECT", {}, psycopg.OperationalError("connection timeout"))
+
+    monkeypatch.setattr("service.api.polls.stored_view_tag", down)
+    with statements_run(app) as statements:
+        answer = Client(app, use_cookies=False).get(
+            poll["path"], base_url=BASE_URL, headers={"If-None-Match": poll["etag"]}
+        )
+    assert answer.status_code == 503 and answer.headers["Retry-After"]
+    assert answer.get_json()["error"]["code"] == "service_unavailable"
+    assert statements == []  # the view did not wait on the database again
+
+
+def test_a_host_routing_refuses_goes_the_normal_way(app: Flask, poll: dict[str, Any]) -> None:
+    """A host IDNA cannot write (an empty label, one of 64 characters): Flask's routing
+    answers 400, and so does the poll."""
+    for host in ("a..b", f"{'x' * 64}.example.org"):
+        headers = {"If-None-Match": poll["etag"], "Host": host}
+        answer, took = both_ways(app, poll["path"], headers=headers)
+        assert (answer[0], took) == (400, False), host

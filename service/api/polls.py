@@ -31,8 +31,11 @@ Anything else goes the normal way, which answers it as it always has:
   not the player's (rotated or revoked: the view answers 404), a game of a
   return match (its tag holds the match's score), a tag that does not match
   (the view reads the game again and answers it with its body);
-- a database error, which the view then meets itself and answers (a 503 for
-  an outage).
+- a host Flask's routing refuses (one IDNA cannot write: it answers 400);
+- a database error, which the view then meets itself and answers, but for an
+  outage (a timeout, the server down), which the app is handed to answer at
+  once (a 503) rather than wait for it a second time; a connection found
+  dropped goes the normal way, which runs the request again on a new one.
 
 ``tests/test_polls.py`` checks that both ways answer alike.
 """
@@ -43,10 +46,11 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from flask import Flask, Request
-from sqlalchemy.exc import SQLAlchemyError
+from flask import Flask, Request, request
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from werkzeug.wrappers import Response
 
+from ..errors import is_outage
 from ..language import COOKIE, request_language, varies_by_language
 from ..links import signed_link
 from ..metrics import count_request
@@ -62,6 +66,8 @@ if TYPE_CHECKING:
 ENDPOINT = "api.view"
 # Methods the view answers 304 alike (Flask answers HEAD with GET's view).
 METHODS = ("GET", "HEAD")
+# Where the shortcut leaves, in the request's environ, the outage it met: the app raises it.
+OUTAGE = "splitmind.poll_outage"
 
 
 class PollShortcut:
@@ -89,7 +95,7 @@ class PollShortcut:
         """The view's 304 to a poll of an unchanged game by :meth:`token`; ``None`` for any
         other request."""
         asked: Request = self.app.request_class(environ)
-        if not asked.if_none_match or set(asked.cookies) - {COOKIE}:
+        if not asked.if_none_match or set(asked.cookies) - {COOKIE} or not _routable(asked):
             return None
         # The view's own language: it never knows the player's stored one (g.player_language).
         language = request_language(asked, None)
@@ -102,7 +108,11 @@ class PollShortcut:
                     # As the view reads (service.unit_of_work.reading): no transaction to open.
                     connection.execution_options(isolation_level="AUTOCOMMIT")
                     tag = stored_view_tag(*signed, language=language, connection=connection)
-            except SQLAlchemyError:
+            except SQLAlchemyError as exc:
+                dropped = isinstance(exc, DBAPIError) and exc.connection_invalidated
+                if is_outage(exc) and not dropped:  # a dropped one: the view runs on a new one
+                    # Answered as the view would answer it, without waiting for it again.
+                    environ[OUTAGE] = exc
                 return None
         if tag is None or not asked.if_none_match.contains_weak(tag):
             return None
@@ -128,6 +138,27 @@ class PollShortcut:
         return token if token != path and token and "/" not in token else None
 
 
+def _routable(asked: Request) -> bool:
+    """Whether Flask's routing takes the request's host, as it does only a name that IDNA
+    can write (werkzeug's ``Map.bind``): no empty label, none of more than 63 characters.
+    It answers any other 400, and so does the shortcut, by passing the request on."""
+    try:
+        asked.host.lower().partition(":")[0].encode("idna")
+    except UnicodeError:
+        return False
+    return True
+
+
+def _raise_outage_met() -> None:
+    """Raise the outage the shortcut met reading a poll's tag (:data:`OUTAGE`), so the app
+    answers it at once (a 503, :mod:`service.errors`) rather than wait for it a second time."""
+    exc = request.environ.pop(OUTAGE, None)
+    if exc is not None:
+        raise exc
+
+
 def init_app(app: Flask) -> None:
     """Answer polls of unchanged games ahead of the app (after the API's routes are added)."""
     app.wsgi_app = PollShortcut(app, app.wsgi_app)  # type: ignore[method-assign]
+    # The first hook of every request: none of the others waits on the database before it.
+    app.before_request_funcs.setdefault(None, []).insert(0, _raise_outage_met)
