@@ -128,14 +128,19 @@ class DeadlinePassed(GameClosed):
 
 
 class ReminderRefused(MoveError):
-    """The opponent cannot be reminded now; ``reason`` says why (:data:`REMINDER_REFUSALS`)."""
+    """The opponent cannot be reminded now; ``reason`` says why (:data:`REMINDER_REFUSALS`),
+    and for one too soon, ``ready`` when it no longer is."""
 
     status = 409
     code = "refused"
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(REMINDER_REFUSALS[reason])
+    def __init__(self, reason: str, ready: datetime | None = None) -> None:
+        said = REMINDER_REFUSALS[reason]
+        if ready is not None:
+            said += f" It may be from {ready.isoformat(timespec='seconds')}."
+        super().__init__(said)
         self.reason = reason
+        self.ready = ready
 
 
 # Why a player cannot remind their opponent of the move the opponent owes, in the API's
@@ -501,6 +506,8 @@ def remind_opponent(player_id: int, version: object, *, link_key: str | None = N
             "Look at the game again."
         )
     refused = reminder_refusal(game, player.seat, utcnow())
+    if refused == "too_soon":
+        raise ReminderRefused(refused, ready=game.updated_at + REMIND_AFTER)
     if refused is not None:
         raise ReminderRefused(refused)
     opponent = other(player.seat)

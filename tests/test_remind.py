@@ -94,9 +94,11 @@ def test_no_reminder_too_soon_by_the_one_who_owes_or_against_a_stale_version(
     before = snapshot(app)
     soon = remind(client, game["keeper"], version)
     assert soon.status_code == 409
-    assert (
-        soon.get_json()["error"]["message"] == "A move may be reminded of once it has waited a day."
-    )
+    said = soon.get_json()["error"]["message"]
+    assert said.startswith("A move may be reminded of once it has waited a day. It may be from ")
+    with app.app_context():
+        ready = db.session.get_one(Game, game["id"]).updated_at + timedelta(days=1)
+    assert said.endswith(f"from {ready.isoformat(timespec='seconds')}.")
     sam_owes = remind(client, game["shadow"], version)
     assert "owes no move now" in sam_owes.get_json()["error"]["message"]
     stale = remind(client, game["keeper"], version - 1)
@@ -198,6 +200,7 @@ def test_the_page_offers_the_reminder_while_waiting_and_says_what_it_did(
     soon = client.post(path, data={"version": version})
     assert soon.status_code == 409
     assert "A move may be reminded of once it has waited a day: nothing was sent yet." in soon.text
+    assert "You may remind Sam from " in soon.text and " UTC." in soon.text
     kim_waits_longer(app, game["id"])
     sent = client.post(path, data={"version": version})
     assert sent.status_code == 200

@@ -13,7 +13,7 @@ from flask import abort, g, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
 from .. import addresses, games, homes, invitations, notes, rematch_rules
-from ..game_text import LOOKS, rule_message_in, upfirst
+from ..game_text import LOOKS, deadline_text, rule_message_in, upfirst
 from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
@@ -138,7 +138,7 @@ def remind(token: str) -> ResponseReturnValue:
     except games.UnknownLink:
         abort(404)
     except games.ReminderRefused as exc:
-        return _page(player, token, _reminder_refused(player, exc.reason), exc.status)
+        return _page(player, token, _reminder_refused(player, exc), exc.status)
     except games.MoveError as exc:
         return _page(player, token, exc, exc.status)
     name = player.game.player(other(player.seat)).name
@@ -146,15 +146,21 @@ def remind(token: str) -> ResponseReturnValue:
     return _page(player, token, notice=upfirst(said))
 
 
-def _reminder_refused(player: Player, reason: str) -> str:
-    """Why the opponent was not reminded, in the page's language."""
+def _reminder_refused(player: Player, refused: games.ReminderRefused) -> str:
+    """Why the opponent was not reminded, in the page's language (when it may be, in the
+    player's time zone)."""
     name = player.game.player(other(player.seat)).name
+    if refused.ready is not None:
+        zone = addresses.time_zone(player.email) if player.email else None
+        return gettext(
+            "A move may be reminded of once it has waited a day: nothing was sent yet. You "
+            "may remind %(name)s from %(when)s.",
+            name=name,
+            when=deadline_text(refused.ready.isoformat(), zone),
+        )
     said = {
         "not_owed": gettext("%(name)s owes no move now: nothing was sent.", name=name),
         "computer": gettext("The computer moves within seconds: it needs no reminder."),
-        "too_soon": gettext(
-            "A move may be reminded of once it has waited a day: nothing was sent yet."
-        ),
         "reminded": gettext(
             "%(name)s has been reminded of this move already: nothing more was sent.", name=name
         ),
@@ -167,7 +173,7 @@ def _reminder_refused(player: Player, reason: str) -> str:
             "was sent."
         ),
     }
-    return upfirst(said[reason])
+    return upfirst(said[refused.reason])
 
 
 # The name of the move forms' first submit button, which Enter in the note presses (see
