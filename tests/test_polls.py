@@ -206,6 +206,24 @@ def test_a_game_of_a_return_match_goes_the_normal_way(app: Flask) -> None:
     assert (answer[0], took) == (304, False)
 
 
+def test_a_token_the_shortcut_cannot_answer_is_read_once_by_it(app: Flask) -> None:
+    """A return match's score reads the other game, which the view does: from the second
+    poll on, the shortcut passes such a link on without reading its row first."""
+    with app.app_context(), transaction():
+        first = games.create_match(
+            games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
+        )
+        path = f"/api/play/{token_for(first.player('keeper'))}"
+    headers = {"If-None-Match": etag_of(app, path)}
+    client = Client(app, use_cookies=False)
+    counts = []
+    for _ in range(3):
+        with statements_run(app) as statements:
+            assert client.get(path, base_url=BASE_URL, headers=headers).status_code == 304
+        counts.append(len(statements))
+    assert counts[1] == counts[2] == counts[0] - 1
+
+
 def test_a_database_error_goes_the_normal_way(
     app: Flask, poll: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -30,7 +30,9 @@ Anything else goes the normal way, which answers it as it always has:
 - no ``If-None-Match``, a token that is not a good signature, a link that is
   not the player's (rotated or revoked: the view answers 404), a game of a
   return match (its tag holds the match's score), a tag that does not match
-  (the view reads the game again and answers it with its body);
+  (the view reads the game again and answers it with its body); the tokens
+  of the two before are remembered (:data:`PASSED_ON`), and their next polls
+  passed on unread;
 - a host Flask's routing refuses (one IDNA cannot write: it answers 400);
 - a database error, which the view then meets itself and answers, but for an
   outage (a timeout, the server down), which the app is handed to answer at
@@ -42,10 +44,12 @@ Anything else goes the normal way, which answers it as it always has:
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from cachetools import LRUCache
 from flask import Flask, Request, request
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from werkzeug.wrappers import Response
@@ -68,6 +72,10 @@ ENDPOINT = "api.view"
 METHODS = ("GET", "HEAD")
 # Where the shortcut leaves, in the request's environ, the outage it met: the app raises it.
 OUTAGE = "splitmind.poll_outage"
+# Tokens whose row says the shortcut cannot answer them (a game of a return match, a link no
+# longer the player's: neither ever changes back) that each process remembers, so that their
+# polls, which the view answers, do not read the row twice.
+PASSED_ON = 1024
 
 
 class PollShortcut:
@@ -81,6 +89,8 @@ class PollShortcut:
         self.route = rule.rule
         # The path up to its one argument, the token: "/api/play/".
         self.prefix = self.route.partition("<")[0]
+        self.passed_on: LRUCache[str, bool] = LRUCache(maxsize=PASSED_ON)
+        self.lock = threading.Lock()
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         started = time.perf_counter()
@@ -114,7 +124,11 @@ class PollShortcut:
                     # Answered as the view would answer it, without waiting for it again.
                     environ[OUTAGE] = exc
                 return None
-        if tag is None or not asked.if_none_match.contains_weak(tag):
+        if tag is None:
+            with self.lock:
+                self.passed_on[token] = True
+            return None
+        if not asked.if_none_match.contains_weak(tag):
             return None
         response = not_modified(tag)
         add_headers(response, path=asked.path, secure=served_securely(self.app, asked))
@@ -135,7 +149,10 @@ class PollShortcut:
         path: str = environ.get("PATH_INFO", "")
         token = path.removeprefix(self.prefix)
         # As the route's converter takes it: one segment, not empty.
-        return token if token != path and token and "/" not in token else None
+        if token == path or not token or "/" in token:
+            return None
+        with self.lock:
+            return None if token in self.passed_on else token
 
 
 def _routable(asked: Request) -> bool:
