@@ -13,6 +13,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select, update
 
 from service import homes
+from service.game_text import deadline_text
 from service.models import Event, Game, OutboxMessage, db, utcnow
 from service.unit_of_work import transaction
 
@@ -195,6 +196,10 @@ def test_the_page_offers_the_reminder_while_waiting_and_says_what_it_did(
     version = kim_waits(app, client, game, days=0.5)
     page = client.get(f"/play/{game['keeper']}").text
     assert "Remind Sam of their move" in page
+    with app.test_request_context():  # the page says from when, in UTC as no zone is known
+        ready = db.session.get_one(Game, game["id"]).updated_at + timedelta(days=1)
+        when = deadline_text(ready.isoformat())
+    assert f"once per move, from {when}: a day after the last move." in unescape(page)
     assert "Remind Kim" not in client.get(f"/play/{game['shadow']}").text  # Sam owes it
     path = f"/play/{game['keeper']}/remind"
     soon = client.post(path, data={"version": version})

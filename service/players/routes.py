@@ -293,6 +293,8 @@ def _page(
     )
     away_until = opponent_away_until(player)
     their_notes = notes.from_opponent(player)
+    # When the opponent may be reminded of a move: a day after the last, as the version is.
+    ready = player.game.updated_at + games.REMIND_AFTER
     html = render_template(
         "play/page.html",
         view=view,
@@ -306,6 +308,7 @@ def _page(
         note=note[: notes.MAX_LENGTH],
         chosen=chosen,
         after_game=_after_game(player, home) if view["status"] != "active" else None,
+        remind_from=deadline_text(ready.isoformat(), context["time_zone"]),
         **context,
     )
     if status == 200 and not error and not notice:
