@@ -6,7 +6,7 @@ Each POST that changes something is one transaction, owned here
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flask import abort, g, jsonify, redirect, render_template, request, url_for
@@ -96,59 +96,66 @@ def move(token: str) -> ResponseReturnValue:
 @bp.post("/play/<token>/resign")
 def resign(token: str) -> ResponseReturnValue:
     """Give the game up (the box ticked), then show the page: the opponent has won it."""
-    player = _player(token)
-    key = player.link_key
-    form = ResignForm()
-    if not form.validate():
-        return _page(player, token, next(iter(form.errors.values()))[0], 400)
-    try:
-        with transaction():
-            games.resign(player.id, form.version.data, link_key=key)
-    except games.UnknownLink:
-        abort(404)
-    except games.AlreadyResigned as exc:
-        said = gettext("You have resigned this game already: nothing more was changed.")
-        return _page(player, token, said, exc.status)
-    except games.DeadlinePassed as exc:
-        said = gettext(
+    _, refused = _on_seen_version(token, ResignForm(), games.resign, _resignation_refused)
+    return refused or redirect(url_for("players.play", token=token), code=303)
+
+
+def _resignation_refused(player: Player, exc: games.MoveError) -> str | None:
+    """Why a resignation was refused, in the page's language (``None``: as a move's refusal)."""
+    if isinstance(exc, games.AlreadyResigned):
+        return gettext("You have resigned this game already: nothing more was changed.")
+    if isinstance(exc, games.DeadlinePassed):
+        return gettext(
             "The deadline of the move owed has passed: the game ends by timeout, and can no "
             "longer be resigned."
         )
-        return _page(player, token, said, exc.status)
-    except games.GameClosed as exc:
-        said = gettext("This game is over: there is nothing to resign.")
-        return _page(player, token, said, exc.status)
-    except games.MoveError as exc:
-        return _page(player, token, exc, exc.status)
-    return redirect(url_for("players.play", token=token), code=303)
+    if isinstance(exc, games.GameClosed):
+        return gettext("This game is over: there is nothing to resign.")
+    return None
 
 
 @bp.post("/play/<token>/remind")
 def remind(token: str) -> ResponseReturnValue:
     """Remind the opponent of the move they owe, then show the page saying it was done, or
     why it was not."""
-    player = _player(token)
-    key = player.link_key
-    form = VersionForm()
-    if not form.validate():
-        return _page(player, token, next(iter(form.errors.values()))[0], 400)
-    try:
-        with transaction():
-            games.remind_opponent(player.id, form.version.data, link_key=key)
-    except games.UnknownLink:
-        abort(404)
-    except games.ReminderRefused as exc:
-        return _page(player, token, _reminder_refused(player, exc), exc.status)
-    except games.MoveError as exc:
-        return _page(player, token, exc, exc.status)
+    player, refused = _on_seen_version(
+        token, VersionForm(), games.remind_opponent, _reminder_refused
+    )
+    if refused is not None:
+        return refused
     name = player.game.player(other(player.seat)).name
     said = gettext("%(name)s is reminded of the move they owe.", name=name)
     return _page(player, token, notice=upfirst(said))
 
 
-def _reminder_refused(player: Player, refused: games.ReminderRefused) -> str:
+def _on_seen_version(
+    token: str,
+    form: VersionForm,
+    act: Callable[..., object],
+    refusal: Callable[[Player, games.MoveError], str | None],
+) -> tuple[Player, ResponseReturnValue | None]:
+    """Apply ``act(player_id, version, link_key=...)`` to the game at the version the page's
+    ``form`` sent, in one transaction: the player, and the page saying why it was refused
+    (``refusal`` words it, or ``None`` for a move's words), or ``None`` once it is done."""
+    player = _player(token)
+    key = player.link_key  # as read: the act checks it again under the game's lock
+    if not form.validate():
+        return player, _page(player, token, next(iter(form.errors.values()))[0], 400)
+    try:
+        with transaction():
+            act(player.id, form.version.data, link_key=key)
+    except games.UnknownLink:  # rotated or corrected since it was read
+        abort(404)
+    except games.MoveError as exc:
+        return player, _page(player, token, refusal(player, exc) or exc, exc.status)
+    return player, None
+
+
+def _reminder_refused(player: Player, refused: games.MoveError) -> str | None:
     """Why the opponent was not reminded, in the page's language (when it may be, in the
-    player's time zone)."""
+    player's time zone); ``None`` for a refusal a move has too."""
+    if not isinstance(refused, games.ReminderRefused):
+        return None
     name = player.game.player(other(player.seat)).name
     if refused.ready is not None:
         zone = addresses.time_zone(player.email) if player.email else None
