@@ -35,10 +35,15 @@ def kim_waits(app: Flask, client: FlaskClient, game: dict[str, Any], days: float
     seen = view(client, game["keeper"])
     move = {"version": seen["version"], **pick_action(seen, random.Random(1))}
     assert client.post(f"/api/play/{game['keeper']}", json=move).status_code == 200
+    last_move_ago(app, game["id"], days)
+    return view(client, game["keeper"])["version"]
+
+
+def last_move_ago(app: Flask, game_id: int, days: float) -> None:
+    """Set the game's last move ``days`` back."""
     with app.app_context(), transaction():
         since = utcnow() - timedelta(days=days)
-        db.session.execute(update(Game).where(Game.id == game["id"]).values(updated_at=since))
-    return view(client, game["keeper"])["version"]
+        db.session.execute(update(Game).where(Game.id == game_id).values(updated_at=since))
 
 
 def reminders(app: Flask) -> list[tuple[str, str]]:
@@ -206,7 +211,7 @@ def test_the_page_offers_the_reminder_while_waiting_and_says_what_it_did(
     assert soon.status_code == 409
     assert "A move may be reminded of once it has waited a day: nothing was sent yet." in soon.text
     assert "You may remind Sam from " in soon.text and " UTC." in soon.text
-    kim_waits_longer(app, game["id"])
+    last_move_ago(app, game["id"], 2)
     sent = client.post(path, data={"version": version})
     assert sent.status_code == 200
     assert "Sam is reminded of the move they owe." in unescape(sent.text)
@@ -215,12 +220,6 @@ def test_the_page_offers_the_reminder_while_waiting_and_says_what_it_did(
     assert "Sam has been reminded of this move already: nothing more was sent." in again.text
     assert client.post(path, data={}).status_code == 400
     assert reminders(app) == [("reminded", "sam@example.com")]
-
-
-def kim_waits_longer(app: Flask, game_id: int) -> None:
-    with app.app_context(), transaction():
-        since = utcnow() - timedelta(days=2)
-        db.session.execute(update(Game).where(Game.id == game_id).values(updated_at=since))
 
 
 @pytest.fixture
