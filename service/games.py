@@ -421,7 +421,7 @@ def apply_move(
                 f"This game is {describe_status(game.status)}: it takes no more moves."
             )
         if _late(game, player):
-            raise GameClosed(
+            raise DeadlinePassed(
                 "The deadline of this move has passed: the game ends by timeout, and takes "
                 "no more moves."
             )
