@@ -112,7 +112,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     from . import admin, cli, errors, health, language, security, static_files, templating
     from .api import bp as api_bp
-    from .api import polls
+    from .api import shortcut
     from .lobby import bp as lobby_bp
     from .local_mailbox import bp as local_mailbox_bp
     from .mail import worker
@@ -139,10 +139,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     cli.init_app(app)
     admin.init_app(app)
     worker.init_app(app)
-    polls.init_app(app)
+    shortcut.init_app(app)
     if app.config["TRUSTED_PROXIES"]:
         # Outermost: every request's address and scheme are the proxy's word before anything,
-        # the polls' shortcut too, reads them.
+        # the views' shortcut too, reads them.
         hops = app.config["TRUSTED_PROXIES"]
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
     return app

@@ -130,7 +130,7 @@ def request_language(asked: Request, stored: str | None) -> str:
     """The language a request off the dashboard is answered in, ``stored`` being the one its
     player chose (if known): the query's, the cookie's, the stored one, the browser's.
 
-    Apart from :func:`select_locale` for :mod:`service.api.polls`, which answers a poll
+    Apart from :func:`select_locale` for :mod:`service.api.shortcut`, which answers a view
     before Flask makes the request's context.
     """
     return (

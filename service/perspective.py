@@ -216,15 +216,14 @@ def view_tag(player: Player) -> str:
     return tag_of(seat_facts(player), match_summary(player))
 
 
-def tag_of(facts: SeatFacts, match: MatchScore | None, language: str | None = None) -> str:
+def tag_of(facts: SeatFacts, match: MatchScore | None) -> str:
     """The ``ETag`` of a seat's view: it changes whenever the view may change.
 
     It is made of what :func:`view_of` reads besides the engine's state
     (which changes with the game's version, as do the status and the
     winner): the deadline, the look, the player's mark in the history, both
-    players' names and the language a computer's name is given in (``language``,
-    the one in use unless given), and the return match's score. None of it is
-    hidden from the player.
+    players' names and the language in use (a computer's name is given in
+    it), and the return match's score. None of it is hidden from the player.
     """
     me, them = facts.names[facts.seat], facts.names[other(facts.seat)]
     return _tag(
@@ -238,25 +237,24 @@ def tag_of(facts: SeatFacts, match: MatchScore | None, language: str | None = No
             facts.seat,
             facts.history_mark,
             [me.name, me.computer_level, them.name, them.computer_level],
-            language or current_language(),
+            current_language(),
             match,
         ]
     )
 
 
 def stored_view_tag(
-    player_id: int, key: str, *, language: str | None = None, connection: Connection | None = None
+    player_id: int, key: str, *, connection: Connection | None = None
 ) -> str | None:
     """:func:`view_tag` read in one statement by primary key, without the game's state
-    (on ``connection``, the session's unless given; in ``language``, the one in use unless
-    given).
+    (on ``connection``, the session's unless given).
 
     ``None`` when that takes more: for a link that is not the player's (the
     full read answers 404) and for a game of a return match (its score reads
     the other game).
     """
     facts = stored_seat_facts(player_id, key, with_state=False, connection=connection)
-    return None if facts is None else tag_of(facts, None, language)
+    return None if facts is None else tag_of(facts, None)
 
 
 def stored_seat_facts(

@@ -27,7 +27,7 @@ def add_headers(response: Response, *, path: str, secure: bool) -> set[str]:
     ``secure``: served over HTTPS), and ``Cache-Control: no-store`` under
     :data:`PRIVATE_PREFIXES`; the names of the headers it had before, in lower case.
 
-    Apart from the hook for :mod:`service.api.polls`, which answers a poll before Flask
+    Apart from the hook for :mod:`service.api.shortcut`, which answers a view before Flask
     makes the request's context.
     """
     headers = response.headers

@@ -9,6 +9,8 @@ from typing import Any
 from flask import Response, jsonify, request
 from flask.typing import ResponseReturnValue
 from flask_babel import force_locale
+from sqlalchemy import Connection
+from werkzeug.datastructures import ETags
 
 from .. import games, notes
 from ..errors import NOT_FOUND, error_response
@@ -17,7 +19,9 @@ from ..language import DEFAULT_LANGUAGE
 from ..links import linked_player, signed_link
 from ..models import Game, Player
 from ..perspective import (
+    MatchScore,
     PlayerView,
+    SeatFacts,
     match_summary,
     player_view,
     seat_facts,
@@ -36,30 +40,50 @@ from .openapi import document
 def view(token: str) -> ResponseReturnValue:
     """The seat's view as JSON, with an ETag: a poll of an unchanged game gets a bodiless 304.
 
-    A poll is answered from one read of the game's row by primary key, before
-    the state is loaded or any view is built (:func:`stored_view_tag`). The
-    view is built from one read too (:func:`stored_seat_facts`), with no ORM
-    object made, except for a game of a return match, whose score reads the
-    other game.
+    Answered from one read by primary key with no ORM object made
+    (:func:`stored_answer`), except for a game of a return match, whose score
+    reads the other game.
     """
     signed = signed_link(token)
     if signed is None:
         return error_response(404, "not_found", NOT_FOUND)
     reading()
-    stored = True
-    if request.if_none_match:
-        tag = stored_view_tag(*signed)
-        if tag is not None and request.if_none_match.contains_weak(tag):
+    answer = stored_answer(signed, request.if_none_match)
+    if answer is not None:
+        return answer
+    player = linked_player(signed)
+    if player is None:
+        return error_response(404, "not_found", NOT_FOUND)
+    return _answer(seat_facts(player), match_summary(player), request.if_none_match)
+
+
+def stored_answer(
+    signed: tuple[int, str], seen: ETags, *, connection: Connection | None = None
+) -> Response | None:
+    """The view's answer to a request for the link ``signed`` (:func:`signed_link`) with
+    the ETags ``seen`` (``If-None-Match``), read by primary key (on ``connection``, the
+    session's unless given) in the language in use.
+
+    A poll (``seen`` not empty) reads the view's tag first, without the game's
+    state (:func:`stored_view_tag`): a bodiless 304 when it is one seen; the
+    view from a second read otherwise (:func:`stored_seat_facts`), as a request
+    without ETags reads it at once. ``None`` for a link that is not the
+    player's and for a game of a return match: those take the ORM's read.
+    """
+    if seen:
+        tag = stored_view_tag(*signed, connection=connection)
+        if tag is None:
+            return None
+        if seen.contains_weak(tag):
             return not_modified(tag)
-        stored = tag is not None  # else not the player's link, or a return match: no quick read
-    facts, match = stored_seat_facts(*signed) if stored else None, None
-    if facts is None:
-        player = linked_player(signed)
-        if player is None:
-            return error_response(404, "not_found", NOT_FOUND)
-        facts, match = seat_facts(player), match_summary(player)
+    facts = stored_seat_facts(*signed, connection=connection)
+    return None if facts is None else _answer(facts, None, seen)
+
+
+def _answer(facts: SeatFacts, match: MatchScore | None, seen: ETags) -> Response:
+    """The view of ``facts`` with its ETag, or a bodiless 304 when it is one ``seen``."""
     tag = tag_of(facts, match)
-    if request.if_none_match.contains_weak(tag):
+    if seen.contains_weak(tag):
         return not_modified(tag)
     response = jsonify(with_texts(view_of(facts, match)))
     response.set_etag(tag)

@@ -1,24 +1,23 @@
-"""A poll of an unchanged game, answered before Flask makes a request of it.
+"""A read of a game's view, answered before Flask makes a request of it.
 
 The move page polls its game's view, ``GET /api/play/<token>``, with the
 ``If-None-Match`` of the last view it read (``play.js``), every few seconds
-while it is open, and nearly every poll finds the game as it was. The view
-answers that 304 after one statement by primary key
-(:func:`~service.perspective.stored_view_tag`), but around the statement Flask
-makes the request's context and session and runs every extension's hooks
-before and after the view, then its teardown: some 1,600 function calls a
-poll, where the floor's full JSON read (``bench/floor.py``) makes 600.
+while it is open; a client of the API reads it before each move. The view
+answers from one statement by primary key (:func:`~service.api.routes.stored_answer`:
+a 304 for a poll of an unchanged game, the view otherwise), but around the
+statement Flask makes the request's context and session and runs every
+extension's hooks before and after the view, then its teardown: some 700 of a
+view's 1,700 function calls, where the floor's whole JSON read
+(``bench/floor.py``) makes 600.
 
-:class:`PollShortcut` wraps the app's WSGI callable and answers such a poll
-itself, when the view's own functions say the view would answer it 304: the
-token's signature (:func:`~service.links.signed_link`), the stored tag in the
-request's language (:func:`~service.perspective.stored_view_tag`,
-:func:`~service.language.request_language`), compared as the view compares it
-(weakly, with ``If-None-Match``). The answer is the view's
-(:func:`~service.api.routes.not_modified`) with what the hooks add to it: the
-security headers and ``no-store`` (:func:`~service.security.add_headers`) and
-the language's ``Vary`` (:func:`~service.language.varies_by_language`); it is
-counted in the metrics under the view's route.
+:class:`ViewShortcut` wraps the app's WSGI callable and answers such a read
+itself, with the view's own functions: the token's signature
+(:func:`~service.links.signed_link`), the view's answer read by primary key
+in the request's language (:func:`~service.api.routes.stored_answer`,
+:func:`~service.language.request_language`), with what the hooks add to it:
+the security headers and ``no-store`` (:func:`~service.security.add_headers`)
+and the language's ``Vary`` (:func:`~service.language.varies_by_language`);
+it is counted in the metrics under the view's route.
 
 Anything else goes the normal way, which answers it as it always has:
 
@@ -27,19 +26,18 @@ Anything else goes the normal way, which answers it as it always has:
   limited by :mod:`service.request_limits`), a cookie besides the language's
   (a session, which Flask may refresh on any request, or the dashboard's
   sign-in);
-- no ``If-None-Match``, a token that is not a good signature, a link that is
-  not the player's (rotated or revoked: the view answers 404), a game of a
-  return match (its tag holds the match's score), a tag that does not match
-  (the view reads the game again and answers it with its body); the tokens
-  of the two before are remembered (:data:`PASSED_ON`), and their next polls
-  passed on unread;
+- a token that is not a good signature, a link that is not the player's
+  (rotated or revoked: the view answers 404), a game of a return match (its
+  view holds the match's score, read from the other game); the tokens of the
+  two last are remembered (:data:`PASSED_ON`), and their next reads passed on
+  unread;
 - a host Flask's routing refuses (one IDNA cannot write: it answers 400);
 - a database error, which the view then meets itself and answers, but for an
   outage (a timeout, the server down), which the app is handed to answer at
   once (a 503) rather than wait for it a second time; a connection found
   dropped goes the normal way, which runs the request again on a new one.
 
-``tests/test_polls.py`` checks that both ways answer alike.
+``tests/test_view_shortcut.py`` checks that both ways answer alike.
 """
 
 from __future__ import annotations
@@ -51,36 +49,36 @@ from typing import TYPE_CHECKING
 
 from cachetools import LRUCache
 from flask import Flask, Request, request
+from flask_babel import force_locale
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from werkzeug.wrappers import Response
 
 from ..errors import is_outage
-from ..language import COOKIE, request_language, varies_by_language
+from ..language import COOKIE, LOCALES, request_language, varies_by_language
 from ..links import signed_link
 from ..metrics import count_request
 from ..models import db
-from ..perspective import stored_view_tag
 from ..security import add_headers, served_securely
-from .routes import not_modified
+from .routes import stored_answer
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 # The view this answers for, by its endpoint.
 ENDPOINT = "api.view"
-# Methods the view answers 304 alike (Flask answers HEAD with GET's view).
+# Methods the view answers alike (Flask answers HEAD with GET's view, without its body).
 METHODS = ("GET", "HEAD")
 # Where the shortcut leaves, in the request's environ, the outage it met: the app raises it.
-OUTAGE = "splitmind.poll_outage"
+OUTAGE = "splitmind.view_outage"
 # Tokens whose row says the shortcut cannot answer them (a game of a return match, a link no
 # longer the player's: neither ever changes back) that each process remembers, so that their
-# polls, which the view answers, do not read the row twice.
+# reads, which the view answers, do not read the row twice.
 PASSED_ON = 1024
 
 
-class PollShortcut:
-    """The app's WSGI callable, with each poll of an unchanged game answered by
-    :meth:`answer` and every other request passed on to ``wsgi_app``."""
+class ViewShortcut:
+    """The app's WSGI callable, with each read of a game's view answered by :meth:`answer`
+    and every other request passed on to ``wsgi_app``."""
 
     def __init__(self, app: Flask, wsgi_app: WSGIApplication) -> None:
         self.app = app
@@ -102,14 +100,15 @@ class PollShortcut:
         return response(environ, start_response)
 
     def answer(self, environ: WSGIEnvironment, token: str) -> Response | None:
-        """The view's 304 to a poll of an unchanged game by :meth:`token`; ``None`` for any
-        other request."""
+        """The view's answer to a read of the view of :meth:`token`; ``None`` for any other
+        request."""
         asked: Request = self.app.request_class(environ)
-        if not asked.if_none_match or set(asked.cookies) - {COOKIE} or not _routable(asked):
+        if set(asked.cookies) - {COOKIE} or not _routable(asked):
             return None
         # The view's own language: it never knows the player's stored one (g.player_language).
-        language = request_language(asked, None)
-        with self.app.app_context():
+        # A locale made once: forcing it by its code would parse the code each time.
+        language = LOCALES[request_language(asked, None)]
+        with self.app.app_context(), force_locale(language):
             signed = signed_link(token)
             if signed is None:
                 return None
@@ -117,29 +116,25 @@ class PollShortcut:
                 with db.engine.connect() as connection:
                     # As the view reads (service.unit_of_work.reading): no transaction to open.
                     connection.execution_options(isolation_level="AUTOCOMMIT")
-                    tag = stored_view_tag(*signed, language=language, connection=connection)
+                    response = stored_answer(signed, asked.if_none_match, connection=connection)
             except SQLAlchemyError as exc:
                 dropped = isinstance(exc, DBAPIError) and exc.connection_invalidated
                 if is_outage(exc) and not dropped:  # a dropped one: the view runs on a new one
                     # Answered as the view would answer it, without waiting for it again.
                     environ[OUTAGE] = exc
                 return None
-        if tag is None:
+        if response is None:
             with self.lock:
                 self.passed_on[token] = True
             return None
-        if not asked.if_none_match.contains_weak(tag):
-            return None
-        response = not_modified(tag)
         add_headers(response, path=asked.path, secure=served_securely(self.app, asked))
         return varies_by_language(response)
 
     def token(self, environ: WSGIEnvironment) -> str | None:
-        """The token of a bodiless GET or HEAD of the view, with no query and an
-        ``If-None-Match``; ``None`` for any other request."""
+        """The token of a bodiless GET or HEAD of the view, with no query; ``None`` for any
+        other request."""
         if (
             environ["REQUEST_METHOD"] not in METHODS
-            or "HTTP_IF_NONE_MATCH" not in environ
             or environ.get("QUERY_STRING")
             or environ.get("CONTENT_LENGTH", "0") not in ("", "0")
             or environ.get("CONTENT_TYPE")
@@ -167,7 +162,7 @@ def _routable(asked: Request) -> bool:
 
 
 def _raise_outage_met() -> None:
-    """Raise the outage the shortcut met reading a poll's tag (:data:`OUTAGE`), so the app
+    """Raise the outage the shortcut met reading a view (:data:`OUTAGE`), so the app
     answers it at once (a 503, :mod:`service.errors`) rather than wait for it a second time."""
     exc = request.environ.pop(OUTAGE, None)
     if exc is not None:
@@ -175,7 +170,7 @@ def _raise_outage_met() -> None:
 
 
 def init_app(app: Flask) -> None:
-    """Answer polls of unchanged games ahead of the app (after the API's routes are added)."""
-    app.wsgi_app = PollShortcut(app, app.wsgi_app)  # type: ignore[method-assign]
+    """Answer reads of games' views ahead of the app (after the API's routes are added)."""
+    app.wsgi_app = ViewShortcut(app, app.wsgi_app)  # type: ignore[method-assign]
     # The first hook of every request: none of the others waits on the database before it.
     app.before_request_funcs.setdefault(None, []).insert(0, _raise_outage_met)

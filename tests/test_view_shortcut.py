@@ -1,7 +1,8 @@
-"""A poll answered ahead of the app (service.api.polls) is answered as the app answers it."""
+"""A view answered ahead of the app (service.api.shortcut) is answered as the app answers it."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from typing import Any
@@ -13,7 +14,7 @@ from sqlalchemy.exc import OperationalError
 from werkzeug.test import Client, EnvironBuilder, TestResponse
 
 from service import games
-from service.api.polls import PollShortcut
+from service.api.shortcut import ViewShortcut
 from service.links import player_for, token_for
 from service.unit_of_work import transaction
 
@@ -27,14 +28,14 @@ pytestmark = pytest.mark.both_backends
 Answer = tuple[int, dict[str, str], bytes]
 
 
-def shortcut(app: Flask) -> PollShortcut:
+def shortcut(app: Flask) -> ViewShortcut:
     """The shortcut in front of ``app`` (no proxy in the tests' settings)."""
     found = app.wsgi_app
-    assert isinstance(found, PollShortcut)
+    assert isinstance(found, ViewShortcut)
     return found
 
 
-def answered_ahead(short: PollShortcut, environ: dict[str, Any]) -> bool:
+def answered_ahead(short: ViewShortcut, environ: dict[str, Any]) -> bool:
     """Whether the shortcut answers the request of ``environ``."""
     token = short.token(environ)
     return token is not None and short.answer(environ, token) is not None
@@ -128,9 +129,58 @@ def test_the_poll_reads_one_statement(app: Flask, poll: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"If-None-Match": '"other"'},  # a tag the view no longer has
+        {"Accept-Language": "fr"},
+        {"Cookie": "lang=fr", "If-None-Match": '"other", W/"another"'},
+    ],
+)
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_a_view_is_answered_ahead(
+    app: Flask, poll: dict[str, Any], headers: dict[str, str], method: str
+) -> None:
+    """The whole view, with its ETag and every header of the app's."""
+    answer, took = both_ways(app, poll["path"], method, headers=headers)
+    assert (answer[0], took) == (200, True)
+    assert answer[1]["ETag"] == etag_of(app, poll["path"], headers=headers)
+    assert answer[1]["Content-Type"] == "application/json"
+    if method == "GET":
+        assert json.loads(answer[2])["version"] == 0
+
+
+def test_a_view_reads_one_statement_and_a_poll_of_a_changed_game_two(
+    app: Flask, poll: dict[str, Any]
+) -> None:
+    with statements_run(app) as statements:
+        assert answered_ahead(shortcut(app), EnvironBuilder(path=poll["path"]).get_environ())
+    assert len(statements) == 1
+    environ = EnvironBuilder(path=poll["path"], headers={"If-None-Match": '"other"'})
+    with statements_run(app) as statements:
+        assert answered_ahead(shortcut(app), environ.get_environ())
+    assert len(statements) == 2  # the tag first, as a poll reads; then the view
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_view_of_a_game_against_the_computer_names_it_in_the_request_language(
+    app: Flask, language: str
+) -> None:
+    with app.app_context(), transaction():
+        game = games.create_game(
+            games.Seating("kim@example.com", "Kim"), games.Seating.the_computer("random")
+        )
+        path = f"/api/play/{token_for(game.player('keeper'))}"
+    answer, took = both_ways(app, path, headers={"Accept-Language": language})
+    assert (answer[0], took) == (200, True)
+    opponent = json.loads(answer[2])["opponent"]
+    english = both_ways(app, path, headers={"Accept-Language": "en"})[0]
+    assert (opponent == json.loads(english[2])["opponent"]) == (language == "en")
+
+
+@pytest.mark.parametrize(
     ("change", "status"),
     [
-        ("nothing", 200),  # the tag sent is another's
         ("query", 304),
         ("language", 304),
         ("nul", 400),
@@ -140,7 +190,6 @@ def test_the_poll_reads_one_statement(app: Flask, poll: dict[str, Any]) -> None:
         ("notes", 200),
         ("long token", 404),
         ("tampered", 404),
-        ("no tag", 200),
         ("DELETE", 405),
         ("OPTIONS", 405),
     ],
@@ -150,7 +199,7 @@ def test_any_other_request_goes_the_normal_way(
 ) -> None:
     path, token = poll["path"], poll["keeper"]
     method = change if change.isupper() else "GET"
-    headers = {"If-None-Match": '"other"' if change == "nothing" else poll["etag"]}
+    headers = {"If-None-Match": poll["etag"]}
     options: dict[str, Any] = {}
     if change == "query":
         path += "?seen=1"
@@ -171,20 +220,21 @@ def test_any_other_request_goes_the_normal_way(
         path = f"/api/play/{token}{'A' * 600}"
     elif change == "tampered":
         path = f"/api/play/{token[:-2]}{'AA' if token[-2:] != 'AA' else 'BB'}"
-    elif change == "no tag":
-        headers = {}
     answer, took = both_ways(app, path, method, headers=headers, **options)
     assert (answer[0], took) == (status, False)
 
 
-def test_a_changed_game_goes_the_normal_way(app: Flask, poll: dict[str, Any]) -> None:
+def test_a_poll_of_a_changed_game_is_answered_with_the_view(
+    app: Flask, poll: dict[str, Any]
+) -> None:
     client = Client(app, use_cookies=False)
     view = client.get(poll["path"], base_url=BASE_URL).get_json()
     action = pick_action(view, random.Random(1))
     assert client.post(poll["path"], json={"version": view["version"], **action}).status_code == 200
     answer, took = both_ways(app, poll["path"], headers={"If-None-Match": poll["etag"]})
-    assert (answer[0], took) == (200, False)
+    assert (answer[0], took) == (200, True)
     assert answer[1]["ETag"] != poll["etag"]
+    assert json.loads(answer[2])["version"] == view["version"] + 1
 
 
 def test_a_rotated_or_revoked_link_goes_the_normal_way(app: Flask, poll: dict[str, Any]) -> None:
@@ -208,18 +258,19 @@ def test_a_game_of_a_return_match_goes_the_normal_way(app: Flask) -> None:
 
 def test_a_token_the_shortcut_cannot_answer_is_read_once_by_it(app: Flask) -> None:
     """A return match's score reads the other game, which the view does: from the second
-    poll on, the shortcut passes such a link on without reading its row first."""
+    read on, the shortcut passes such a link on without reading its row first."""
     with app.app_context(), transaction():
         first = games.create_match(
             games.Seating("kim@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
         )
         path = f"/api/play/{token_for(first.player('keeper'))}"
-    headers = {"If-None-Match": etag_of(app, path)}
     client = Client(app, use_cookies=False)
-    counts = []
+    counts, headers = [], {}
     for _ in range(3):
         with statements_run(app) as statements:
-            assert client.get(path, base_url=BASE_URL, headers=headers).status_code == 304
+            answer = client.get(path, base_url=BASE_URL, headers=headers)
+        assert answer.status_code == (304 if headers else 200)
+        headers = {"If-None-Match": answer.headers["ETag"]}
         counts.append(len(statements))
     assert counts[1] == counts[2] == counts[0] - 1
 
@@ -232,7 +283,7 @@ def test_a_database_error_goes_the_normal_way(
     def failing(*args: Any, **kwargs: Any) -> str:
         raise OperationalError("SELECT", {}, Exception("the server closed the connection"))
 
-    monkeypatch.setattr("service.api.polls.stored_view_tag", failing)
+    monkeypatch.setattr("service.api.routes.stored_view_tag", failing)
     environ = EnvironBuilder(
         path=poll["path"], base_url=BASE_URL, headers={"If-None-Match": poll["etag"]}
     ).get_environ()
@@ -248,7 +299,7 @@ def test_an_outage_met_ahead_is_answered_at_once_not_waited_for_again(
     def down(*args: Any, **kwargs: Any) -> str:
         raise OperationalError("SELECT", {}, psycopg.OperationalError("connection timeout"))
 
-    monkeypatch.setattr("service.api.polls.stored_view_tag", down)
+    monkeypatch.setattr("service.api.routes.stored_view_tag", down)
     with statements_run(app) as statements:
         answer = Client(app, use_cookies=False).get(
             poll["path"], base_url=BASE_URL, headers={"If-None-Match": poll["etag"]}
