@@ -140,7 +140,8 @@ class Game(Base):
     """One game of Split Mind: its engine state and where it stands.
 
     ``version`` counts the actions applied; a move names the version it was
-    made against, and the ORM refuses to write over a newer one.
+    made against, and no write goes over a newer one (the ORM's version check, and
+    that of :func:`service.games.apply_move`, which writes the row by Core).
     """
 
     __tablename__ = "games"
