@@ -187,6 +187,27 @@ def _withdraw_statement() -> Executable:
     )
 
 
+def hold_game(message: OutboxMessage) -> bool:
+    """Lock the row of the message's game against change until the transaction ends (a
+    shared lock), unless a change to the game holds it now: whether it is held. A message
+    about no game, or about one no longer there, holds none and is held.
+
+    What the worker then reads of the game to decide whether the email is still wanted
+    and to write it is one state of the game: a move made meanwhile waits for the
+    worker's commit, then withdraws the message or finds it on its way, written as of
+    the game before it. A move holding the game is not waited for: the worker waits on
+    nothing a move may wait on in turn (the move's email may replace this one).
+    """
+    if message.game_id is None:
+        return True
+    held = db.session.scalar(
+        select(Game.id)
+        .where(Game.id == message.game_id)
+        .with_for_update(read=True, skip_locked=True)
+    )
+    return held is not None or db.session.get(Game, message.game_id) is None
+
+
 # Why a message was skipped, as its row keeps it for the admins (see :func:`skip`).
 WITHDRAWN = "the player moved before it went"
 REPLACED = "a newer email of its kind to the player replaced it"

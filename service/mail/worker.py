@@ -467,6 +467,10 @@ def _skipped_if_replaced(message_id: int) -> bool:
     return True
 
 
+# How long a message waits when a change to its game is being made as the worker claims it.
+GAME_CHANGING = timedelta(seconds=1)
+
+
 def _write(message: OutboxMessage) -> str:
     """Write a claimed message and mark it ``sending``; returns ``sending``, or the outcome.
 
@@ -476,9 +480,14 @@ def _write(message: OutboxMessage) -> str:
     (the player's move withdraws only a queued one) or its kind says it no longer
     matters.
 
+    What it reads of its game to check and write it is one state of the game, a
+    change to it waiting for the commit (:func:`.outbox.hold_game`): an email
+    never says "your move" above the game after that move.
+
     ``skipped`` if its kind says it no longer matters, or that there is nothing
     to send (see :mod:`.kinds`); ``held``, still queued and due later, if its kind
-    says it must wait. Raises what says the database is unavailable.
+    says it must wait, or a change to its game is being made. Raises what says the
+    database is unavailable.
     Any other error while the message is checked or written (a kind no longer
     registered, say) is this message's failure, kept on its row for the admins,
     who may queue it again.
@@ -490,6 +499,10 @@ def _write(message: OutboxMessage) -> str:
         if left_sending and outbox.skip_if_replaced(message):
             return "skipped"
         kind = kinds.kind(message.kind)
+        if not left_sending and not outbox.hold_game(message):
+            # A change to its game is being made: the email is asked about after it.
+            message.next_attempt_at = utcnow() + GAME_CHANGING
+            return "held"
         if not kind.still_wanted(message):
             outbox.skip(message, kind.unwanted)
             return "skipped"

@@ -6,17 +6,21 @@ against the test's SMTP server: what no longer holds is skipped, what says the c
 
 from __future__ import annotations
 
+import threading
+from dataclasses import replace
 from datetime import timedelta
 
+import psycopg
 import pytest
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from service import games
 from service.deadlines import sweep
 from service.games import Seating
+from service.mail import kinds
 from service.mail.kinds import written
-from service.models import Game, OutboxMessage, db
+from service.models import Game, OutboxMessage, db, utcnow
 from service.unit_of_work import transaction
 
 from ..factories import apply_moves, planned_moves, played
@@ -134,3 +138,73 @@ def test_a_round_end_email_of_a_game_cancelled_before_it_went_is_dropped(
     assert found["game_ended"] == ["sent", "sent"]
     assert "failed" not in {status for statuses in found.values() for status in statuses}
     assert not [r for r in smtp_server.received if "Choose your cards" in r.html]
+
+
+@pytest.mark.parametrize("app", ["postgres"], indirect=True)
+def test_a_move_made_while_its_turn_email_is_written_waits_for_it(
+    app: Flask, make_game, smtp_server: SMTPServer, deliver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The player moves just as the worker has found their turn email still wanted: the move
+    waits for the email to be written, which says the game as it was before the move (the
+    player's hand, their legal cards), never the game after it under "your move"."""
+    game = make_game(seed=3)
+    with app.app_context():
+        state = db.session.get_one(Game, game["id"]).state
+    moves = planned_moves(state, 3)
+    # Both halves of the exchange: then one seat owes the lead, and is emailed its turn.
+    exchange = 2
+    apply_moves(app, game["id"], moves[:exchange])
+    turn = kinds.kind("turn")
+    before: list[str] = []
+    mover = threading.Thread(target=apply_moves, args=(app, game["id"], moves[exchange:][:1]))
+
+    def asked(message: OutboxMessage) -> bool:
+        wanted = turn.still_wanted(message)
+        if wanted and not mover.is_alive():
+            # Written apart, on a connection of its own: the worker's session reads afresh.
+            reader = threading.Thread(target=write_apart, args=(message.id,))
+            reader.start()
+            reader.join()
+            mover.start()  # the lead, made on the page at this moment
+            mover.join(timeout=1)
+        return wanted
+
+    def write_apart(message_id: int) -> None:
+        with app.app_context():
+            email = written(db.session.get_one(OutboxMessage, message_id))
+            assert email is not None
+            before.append(email.text)
+            db.session.remove()
+
+    monkeypatch.setitem(kinds.KINDS, "turn", replace(turn, still_wanted=asked))
+    deliver()
+    mover.join(timeout=10)
+    assert not mover.is_alive()
+    with app.app_context():
+        (sent,) = db.session.scalars(
+            select(OutboxMessage).where(
+                OutboxMessage.kind == "turn", OutboxMessage.status == "sent"
+            )
+        ).all()
+        assert db.session.get_one(Game, game["id"]).version == exchange + 1  # the move is made
+    assert before and sent.text_body == before[0]
+
+
+@pytest.mark.parametrize("app", ["postgres"], indirect=True)
+def test_an_email_of_a_game_being_changed_waits_without_holding_up_the_queue(
+    app: Flask, make_game, smtp_server: SMTPServer, deliver, postgres_database: str
+) -> None:
+    """A change to the game holds its lock as the worker comes to its emails: they wait a
+    moment, still queued, and the worker goes on to the next game's, waiting on nothing."""
+    busy, other = make_game(seed=3), make_game(seed=4)
+    with psycopg.connect(postgres_database) as change:
+        change.execute("SELECT id FROM games WHERE id = %s FOR UPDATE", (busy["id"],))
+        deliver()
+        waiting = outcomes(app, smtp_server, busy["id"])
+    assert set(outcomes(app, smtp_server, other["id"])["invitation"]) == {"sent"}
+    assert set(waiting["invitation"]) == {"queued"}
+    with app.app_context():
+        db.session.execute(update(OutboxMessage).values(next_attempt_at=utcnow()))
+        db.session.commit()
+    deliver()
+    assert set(outcomes(app, smtp_server, busy["id"])["invitation"]) == {"sent"}
