@@ -600,3 +600,13 @@ def rule_message_in(
         opponent=other(view["seat"]),
         fallback=fallback,
     )
+
+
+def early_match_winner(name: str) -> str:
+    """Who wins a return match that a game ended before its last trick ended (a timeout, a
+    resignation): its winner, whatever the score, which may say otherwise."""
+    return gettext(
+        "A game of a return match that ends early ends the match, whatever the score: "
+        "%(name)s wins it.",
+        name=name,
+    )

@@ -20,6 +20,7 @@ from itsdangerous import BadSignature
 from ..game_text import (
     card_list,
     card_name,
+    early_match_winner,
     suit_name,
     the_seat,
     trick_effect,
@@ -441,6 +442,8 @@ def match_score(view: Mapping[str, Any]) -> str:
         outcome = gettext("The match is a draw.")
     elif match["over"] and match["winner"] is None:
         outcome = gettext("The match ended without a winner.")
+    elif match["over"] and match["ended_early"]:
+        outcome = early_match_winner(view[match["winner"]])
     elif match["over"]:
         outcome = gettext("%(name)s wins the match.", name=view[match["winner"]])
     elif match["game"] == 1 and view["status"] == "finished":

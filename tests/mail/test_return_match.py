@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -14,6 +16,7 @@ from service.rules import return_match
 from service.unit_of_work import transaction
 
 from ..factories import played
+from ..smtp import SMTPServer
 
 # Long whole-game tests whose subject does not depend on the database: PostgreSQL only.
 pytestmark = pytest.mark.parametrize("app", ["postgres"], indirect=True)
@@ -89,7 +92,9 @@ def test_a_return_match_plays_two_games_and_scores_them(
         assert rematch.player("keeper").email == "kim@example.com"  # Kim's seat of game 2, swapped
 
 
-def test_a_timeout_ends_the_match(app: Flask, client: FlaskClient) -> None:
+def test_a_timeout_ends_the_match(
+    app: Flask, client: FlaskClient, deliver: Callable[[], int], smtp_server: SMTPServer
+) -> None:
     from datetime import timedelta
 
     from service.deadlines import sweep
@@ -113,6 +118,12 @@ def test_a_timeout_ends_the_match(app: Flask, client: FlaskClient) -> None:
     match = client.get(f"/api/play/{ids['keeper']}").get_json()["match"]
     assert match["over"] and match["ended_early"] and match["winner"] == "opponent"
     assert "sam@example.com" not in client.get(f"/api/play/{ids['keeper']}").get_data(as_text=True)
+    # The score may say otherwise: both say who wins, and why.
+    said = "ends the match, whatever the score: Sam wins it."
+    assert said in client.get(f"/play/{ids['keeper']}").text
+    deliver()
+    ended = [r.message for r in smtp_server.received if r.message["To"] == "kim@example.com"][-1]
+    assert said in ended.get_body(("plain",)).get_content()
 
 
 def test_a_cancelled_match_ends_without_a_winner_and_is_no_draw(
