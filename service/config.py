@@ -12,6 +12,7 @@ import os
 import secrets
 from collections.abc import Mapping
 from datetime import timedelta
+from email.utils import parseaddr
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -241,8 +242,9 @@ def check_production(env: Mapping[str, Any]) -> None:
     """Refuse settings that only make sense on a developer's machine.
 
     A SQLite file, a local or plain-http ``BASE_URL`` (every emailed link is
-    built from it), a short ``SECRET_KEY`` and the local mailbox would each
-    leave a running service that quietly loses games, links or mail.
+    built from it), a short ``SECRET_KEY``, the local mailbox and mail from an
+    address of this machine would each leave a running service that quietly
+    loses games, links or mail.
     """
     url = env.get("DATABASE_URL")
     if not url:
@@ -272,6 +274,14 @@ def check_production(env: Mapping[str, Any]) -> None:
         )
     if not env.get("MAIL_SERVER"):
         raise ConfigError("MAIL_SERVER is required when SPLITMIND_ENV=production")
+    # Mail from an address of this machine is refused or filed as spam by the players' servers.
+    _, at, domain = parseaddr(str(env["MAIL_DEFAULT_SENDER"]))[1].rpartition("@")
+    if not at or not domain or is_local(domain):
+        raise ConfigError(
+            "MAIL_DEFAULT_SENDER must be an address of the service's own domain when "
+            "SPLITMIND_ENV=production, such as Split Mind <play@example.org>, not "
+            f"{env['MAIL_DEFAULT_SENDER']!r}"
+        )
 
 
 def is_local(host: str) -> bool:

@@ -27,6 +27,7 @@ PRODUCTION = {
     "SECRET_KEY": "k" * 40,
     "BASE_URL": "https://play.example.org",
     "MAIL_SERVER": "smtp.example.org",
+    "MAIL_DEFAULT_SENDER": "Split Mind <play@example.org>",
 }
 
 

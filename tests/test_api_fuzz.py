@@ -53,6 +53,7 @@ def app_config() -> dict[str, Any]:
         "SECRET_KEY": "a production-length key for the fuzzed app",
         "BASE_URL": "https://splitmind.test",
         "MAIL_SERVER": "127.0.0.1",
+        "MAIL_DEFAULT_SENDER": "Split Mind <play@splitmind.test>",
         "TESTING": False,
     }
 

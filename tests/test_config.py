@@ -101,6 +101,20 @@ REFUSED = [
         )
     ),
     ({"MAIL_SERVER": ""}, "MAIL_SERVER is required when SPLITMIND_ENV=production"),
+    *(
+        (
+            {"MAIL_DEFAULT_SENDER": sender},
+            "MAIL_DEFAULT_SENDER must be an address of the service's own domain when "
+            "SPLITMIND_ENV=production, such as Split Mind <play@example.org>, not "
+            f"{sender!r}",
+        )
+        for sender in (
+            "Split Mind <splitmind@localhost>",
+            "splitmind@127.0.0.1",
+            "Split Mind",
+            "splitmind@",
+        )
+    ),
     ({"MAIL_PORT": "abc"}, "MAIL_PORT must be a whole number, not 'abc'"),
     ({"MAIL_TIMEOUT": "soon"}, "MAIL_TIMEOUT must be a number, not 'soon'"),
     ({"DATABASE_LOCK_TIMEOUT": "soon"}, "DATABASE_LOCK_TIMEOUT must be a number, not 'soon'"),

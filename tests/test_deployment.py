@@ -17,12 +17,23 @@ from service.config import SETTINGS
 from .servers import clean_env
 
 ROOT = Path(__file__).resolve().parents[1]
-REQUIRED_IN_PRODUCTION = {"SPLITMIND_ENV", "DATABASE_URL", "SECRET_KEY", "BASE_URL", "MAIL_SERVER"}
+REQUIRED_IN_PRODUCTION = {
+    "SPLITMIND_ENV",
+    "DATABASE_URL",
+    "SECRET_KEY",
+    "BASE_URL",
+    "MAIL_SERVER",
+    "MAIL_DEFAULT_SENDER",
+}
 APP_SERVICES = ("web", "worker", "inbound", "fetch")
 # Read by `mail fetch` alone: the other services are not given the mailbox's password.
 IMAP_SETTINGS = {name for name in SETTINGS if name.startswith("IMAP_")}
 # What a .env holding only the settings Compose insists on gives the services.
-LEAST_ENV = {"SECRET_KEY": "k" * 40, "BASE_URL": "https://play.example.org"}
+LEAST_ENV = {
+    "SECRET_KEY": "k" * 40,
+    "BASE_URL": "https://play.example.org",
+    "MAIL_DEFAULT_SENDER": "Split Mind <play@example.org>",
+}
 # Compose's forms of a variable: ${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:?error}...
 VARIABLE = re.compile(r"\$\{(\w+)(?:(:?[-?])([^}]*))?\}")
 

@@ -51,6 +51,7 @@ def test_no_mailbox_with_a_mail_server_or_in_production(tmp_path: Path) -> None:
             "SECRET_KEY": "k" * 40,
             "BASE_URL": "https://play.example.org",
             "MAIL_SERVER": "smtp.example.org",
+            "MAIL_DEFAULT_SENDER": "Split Mind <play@example.org>",
         }
     )
     assert "local_mailbox" not in production.blueprints
