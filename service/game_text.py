@@ -18,11 +18,12 @@ from functools import cache, lru_cache
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
+from babel import Locale
 from confusable_homoglyphs import confusables
-from flask_babel import format_datetime
+from flask_babel import format_datetime, get_locale
 
 from .addresses import is_time_zone
-from .language import LANGUAGES, gettext, ngettext, recipient_locale
+from .language import DEFAULT_LANGUAGE, LANGUAGES, gettext, ngettext, recipient_locale
 from .language import lazy_gettext as _l
 from .rules import ELIXIRS, EXCHANGE, PLAY, SWAP, is_elixir, other
 from .rules.cards import suit_of
@@ -322,16 +323,28 @@ def swap_pending(entry: Mapping[str, Any], view: Mapping[str, Any]) -> bool:
 
 
 def deadline_text(moment: str, zone: str | None = None) -> str:
-    """A deadline (an ISO date and time in UTC) in words: ``Mar 5, 2026, 9:30:00 AM UTC``.
+    """A deadline (an ISO date and time in UTC) in words, to the minute: ``Mar 5, 2026,
+    9:30 AM UTC``.
 
     With ``zone``, an IANA time zone, in that zone and named by it:
-    ``Mar 5, 2026, 10:30:00 AM Europe/Paris``; without one, plainly in UTC.
+    ``Mar 5, 2026, 10:30 AM Europe/Paris``; without one, plainly in UTC. The page's
+    script writes it again in the browser's zone, in the same style.
     """
     when = datetime.fromisoformat(moment)
+    pattern = _to_the_minute(get_locale() or Locale.parse(DEFAULT_LANGUAGE))
     if zone is None or not is_time_zone(zone):  # none known, or none this machine knows
-        return format_datetime(when, "medium") + " UTC"
+        return format_datetime(when, pattern) + " UTC"
     local = when.astimezone(ZoneInfo(zone))
-    return format_datetime(local, "medium", rebase=False) + f" {zone}"
+    return format_datetime(local, pattern, rebase=False) + f" {zone}"
+
+
+@cache
+def _to_the_minute(locale: Locale) -> str:
+    """The locale's pattern of a medium date with a short time (``MMM d, y, h:mm a``): its
+    medium date and time, without the seconds, as the page's script writes one."""
+    return str(locale.datetime_formats["medium"]).format(
+        locale.time_formats["short"].pattern, locale.date_formats["medium"].pattern
+    )
 
 
 def _owing(view: Mapping[str, Any]) -> str:
@@ -389,7 +402,7 @@ def move_due(view: Mapping[str, Any], left: str, *, late: bool = False) -> str:
 
 def move_due_on(view: Mapping[str, Any], zone: str | None = None) -> str:
     """Whose move is due and by when, as the home page lists a game:
-    ``Sam's move is due Dec 9, 2025, 9:30:00 AM UTC.`` (in ``zone``, if known), or was
+    ``Sam's move is due Dec 9, 2025, 9:30 AM UTC.`` (in ``zone``, if known), or was
     due, once that has passed (the sweep ends the game at its next pass)."""
     owing, name = _owing(view), view["opponent"]
     when = deadline_text(view["deadline"], zone)

@@ -164,7 +164,7 @@ def test_an_invitation_left_unanswered_expires_and_the_creator_is_told(
         homes.set_time_zone("bob@example.com", "Asia/Tokyo")
     tokyo = ends.astimezone(ZoneInfo("Asia/Tokyo"))
     page = client.get(invite).get_data(as_text=True)
-    assert f"expires on {tokyo:%b} {tokyo.day}, {tokyo.year}, {tokyo:%-I:%M:%S}" in page
+    assert f"expires on {tokyo:%b} {tokyo.day}, {tokyo.year}, {tokyo:%-I:%M}\u202f" in page
     assert " Asia/Tokyo." in page
     with app.app_context():
         assert sweep(utcnow() + timedelta(days=13)).invitations_expired == []
