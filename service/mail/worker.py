@@ -20,8 +20,9 @@ the others. An SMTP server or database
 that is down delays the queue; it loses nothing.
 
 Each pass also makes the moves the computer owes (:mod:`service.computer`)
-before it sends the mail, so the turn email a computer's move causes leaves
-in the same pass; a move that fails is logged, and the mail goes on.
+before it sends the mail, and again between its batches (a long queue holds
+no move back), so the turn email a computer's move causes leaves in the same
+pass; a move that fails is logged, and the mail goes on.
 """
 
 from __future__ import annotations
@@ -667,6 +668,8 @@ def run(
 
     ``moves`` returns how many it made: after a pass that made some, the next one
     starts at once, as a pass makes only a few seconds of them and more may be due.
+    They are made between the batches of mail too, so that a long queue holds none
+    back.
     An SMTP server that cannot be reached holds back the mail alone: it is tried again
     after a growing pause, while every pass still makes the computer's moves (a person
     playing the computer on the page needs no email). ``clock`` tells when (monotonic).
@@ -696,9 +699,20 @@ def run(
                     last_sweep = clock()
                     _sweep(sweep)
                 moved = _moves(moves) if moves is not None else 0
+
+                def between_batches() -> None:
+                    # A long queue, or a slow SMTP server, holds back no computer's move
+                    # longer than a batch takes.
+                    nonlocal moved
+                    beat()
+                    if moves is not None:
+                        moved += _moves(moves)
+
                 if clock() >= mail_at:
                     try:
-                        handled += drain(transport, should_stop=should_stop, after_batch=beat)
+                        handled += drain(
+                            transport, should_stop=should_stop, after_batch=between_batches
+                        )
                         if once:
                             # A check even with nothing to send: the server answers, takes
                             # the login.

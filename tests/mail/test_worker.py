@@ -673,3 +673,23 @@ def test_a_pass_that_finds_nothing_to_send_logs_nothing(
         for _ in range(3):
             assert drain() == 0
     assert "mail batch" not in caplog.text
+
+
+def test_the_computer_moves_between_batches_of_a_long_queue(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    """A queue of many emails is sent in batches: the computer's moves are made between
+    them, not only once the whole queue has gone."""
+    from service.mail import worker
+
+    queue_games(app, 25)  # 50 emails: three batches
+    sent_before: list[int] = []
+
+    def moves() -> int:
+        sent_before.append(len(smtp_server.received))
+        return 0
+
+    with app.app_context():
+        worker.run(once=True, moves=moves)
+    assert len(smtp_server.received) == 50
+    assert sent_before == [0, worker.BATCH, 2 * worker.BATCH, 50]
