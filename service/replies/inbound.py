@@ -322,18 +322,31 @@ class OurText:
         return cls([text for text, _ in rows if text], [html for _, html in rows if html])
 
     def without_our_lines(self, body: str) -> str:
-        """``body`` without the lines of the text parts, as they are or quoted: neither read
-        as the move (the hand listed in a turn email) nor passed on as a note.
+        """``body`` without the lines of the emails sent, as they are, quoted, or rendered from
+        either part with or without list marks: neither read as the move (the hand listed in
+        a turn email) nor passed on as a note.
 
-        Only whole lines, with their list marks: a player's move line (``5H``) may be
-        one of the legal moves an email listed (``- 5H``). A line that ends the person's
-        text (:data:`.reading.REST`) stays, though our footers hold one (``--``): a
-        signature's ``-- `` under the move must still end it."""
-        return "\n".join(
-            line
-            for line in body.splitlines()
-            if _line_key(line) not in self._lines or REST.match(line)
-        )
+        Whole lines only. A line of the text part as it was written, list mark and all,
+        is ours wherever it stands. A line naming a card that is ours only once its list
+        mark is dropped (the HTML part's ``<li>5♥</li>``, pasted unmarked) is ours only
+        under another line of ours, inside a copy: a player's move line (``5H``) may be one
+        of the legal moves an email listed. A line that ends the person's text
+        (:data:`.reading.REST`) stays, though our footers hold one (``--``): a signature's
+        ``-- `` under the move must still end it."""
+        kept: list[str] = []
+        in_copy = False  # whether the last line that is not empty was ours
+        for line in body.splitlines():
+            if not line.strip():
+                kept.append(line)
+                continue
+            ours = not REST.match(line) and (
+                _line_key(line) in self._lines
+                or (_listed_key(line) in self._listed and (in_copy or not read_move(line).cards))
+            )
+            if not ours:
+                kept.append(line)
+            in_copy = ours
+        return "\n".join(kept)
 
     def holds(self, line: str) -> bool:
         """Whether a line of a note is a piece of an email sent: a line of either part with

@@ -20,7 +20,7 @@ from service.links import token_for
 from service.models import Game, InboundReply, OutboxMessage, db
 from service.perspective import player_view
 from service.replies import inbound as inbound_module
-from service.replies.inbound import Outcome, receive
+from service.replies.inbound import OurText, Outcome, receive
 from service.replies.reading import html_to_text
 from service.rules import SEATS, is_elixir
 from service.unit_of_work import transaction
@@ -755,6 +755,32 @@ def test_a_copy_of_the_email_answered_is_not_read(
     with app.app_context():
         shadow = db.session.get_one(Game, game_id).player("shadow")
         assert notes.from_opponent(shadow) == []
+
+
+def test_an_unmarked_copy_of_the_html_part_is_not_read_as_the_move() -> None:
+    """Our HTML part lists the legal moves in ``<li>``, without the text part's "- ": pasted
+    with no quote mark, its lines are ours all the same, cards and all."""
+    line = "You hold 2 elixirs: give at least one of them."
+    html = f"<p>Your legal moves:</p><ul><li>Give 1 card of your hand.</li><li>{line}</li></ul>"
+    ours = OurText([f"Your legal moves:\n- Give 1 card of your hand.\n- {line}\n"], [html])
+    body = html_to_text(f"<div>Thanks, thinking about it.</div><div><br></div><div>{html}</div>")
+    assert ours.without_our_lines(body).split() == ["Thanks,", "thinking", "about", "it."]
+    legal = OurText(["Your legal moves:\n- 5♥\n"], ["<p>Your legal moves:</p><ul><li>5♥</li></ul>"])
+    assert legal.without_our_lines("5♥\n\nCheers") == "5♥\n\nCheers"  # the player's move
+    assert legal.without_our_lines("ok\nYour legal moves:\n5♥") == "ok"  # our list, unmarked
+
+
+def test_an_html_reply_over_an_unmarked_copy_of_the_email_plays_nothing(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    game_id = started()
+    invitation = newest(smtp_server, "keeper")
+    message = reply_message(invitation, "")
+    body = re.sub(r"(?s).*<body[^>]*>|</body>.*", "", invitation.html)
+    message.set_content(f"<div>Thanks, thinking about it.</div><div>{body}</div>", subtype="html")
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert "No card could be read in your reply." in answer.text
 
 
 def flattened(html: str) -> str:
