@@ -22,7 +22,7 @@ from service import language as lang
 from service.language import recipient_locale
 from service.mail.compose import render
 from service.models import Game, Player, db
-from service.replies.reading import read_move
+from service.replies.reading import move_line, read_move
 from service.rules import DECK, SEATS, RuleError, apply, new_game
 
 from .conftest import load_game
@@ -322,6 +322,7 @@ def test_the_rules_say_how_to_write_a_move_in_a_reply(
     read = [(found.cards, found.name) for found in map(read_move, examples)]
     assert all(move in read for move in expected), (examples, read)
     assert all(move in expected for move in read), (examples, read)
+    assert all(map(move_line, examples)), examples  # each on a line of its own is a move
     assert "4S H" in section and "3H 5C" in section
 
 

@@ -24,6 +24,9 @@ from .reading import Understood, quoted
 
 View = Mapping[str, Any]
 
+# How much of a sentence naming a card the answer quotes.
+SENTENCE_CHARS = 60
+
 
 def facts(
     outcome: str,
@@ -33,10 +36,13 @@ def facts(
     action: dict[str, Any] | None = None,
     code: str = "",
     error: MoveError | None = None,
+    sentence: str = "",
 ) -> dict[str, Any]:
     """The answer's facts: ``outcome`` (applied or refused), the player's words, the cards and
-    suit read, the ``action`` applied, or the refusal's ``code`` and the game's rule."""
+    suit read, the ``action`` applied, or the refusal's ``code`` and the game's rule; the
+    start of the ``sentence`` that named a card when none was played."""
     return {
+        "sentence": quoted(sentence, SENTENCE_CHARS) if sentence else "",
         "outcome": outcome,
         "wrote": quoted(written),
         "cards": list(understood.cards),
@@ -92,22 +98,33 @@ def happened(answer: Mapping[str, Any], view: View) -> list[str]:
     return sentences
 
 
-REASONS: dict[str, Callable[[], str]] = {
-    "nothing_read": lambda: gettext("No card could be read in your reply."),
-    "no_such_card": lambda: gettext("Split Mind has no such card."),
-    "one_card": lambda: gettext("Play one card at a time."),
-    "two_suits": lambda: gettext("Your reply names more than one suit: name one only."),
-    "stale": lambda: gettext("This reply answers an older email: the game has moved on since."),
-    "already_moved": lambda: gettext("You have already moved since the email you answered."),
-    "no_text": lambda: gettext(
+REASONS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "nothing_read": lambda answer: gettext("No card could be read in your reply."),
+    "in_sentence": lambda answer: gettext(
+        "Your reply names a card only in a sentence (“%(sentence)s”), and a card named in a "
+        "sentence is not played. Reply with the move alone on a line of its own.",
+        sentence=answer["sentence"],
+    ),
+    "unclear": lambda answer: gettext(
+        "Your reply names cards on more than one line, or takes its move back: which move you "
+        "mean is unclear. Reply with the move alone on a line of its own."
+    ),
+    "no_such_card": lambda answer: gettext("Split Mind has no such card."),
+    "one_card": lambda answer: gettext("Play one card at a time."),
+    "two_suits": lambda answer: gettext("Your reply names more than one suit: name one only."),
+    "stale": lambda answer: gettext(
+        "This reply answers an older email: the game has moved on since."
+    ),
+    "already_moved": lambda answer: gettext("You have already moved since the email you answered."),
+    "no_text": lambda answer: gettext(
         "Your reply held no text to read: write your move in the body of the email."
     ),
-    "too_large": lambda: gettext(
+    "too_large": lambda answer: gettext(
         "Your reply was too large to read (over 1 MB): write your move in a short reply, "
         "without attachments."
     ),
     # The game service's refusals other than a rule (games.StaleVersion, games.GameClosed).
-    "closed": lambda: gettext("This game takes no more moves."),
+    "closed": lambda answer: gettext("This game takes no more moves."),
 }
 
 
@@ -116,7 +133,7 @@ def reason_text(answer: Mapping[str, Any], view: View) -> str:
     if answer["rule"]:
         return rule_message_in(view, answer["rule"], answer["params"], answer["message"])
     if answer["code"] in REASONS:
-        return REASONS[answer["code"]]()
+        return REASONS[answer["code"]](answer)
     return gettext("The move could not be read.")
 
 

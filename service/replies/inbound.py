@@ -38,6 +38,7 @@ from .headers import plain_message_id
 from .reading import (
     AUTOMATIC_HEADERS,
     REST,
+    Reply,
     Understood,
     addresses_in,
     automatic,
@@ -127,6 +128,7 @@ class Refusal(Exception):
     understood: Understood
     written: str
     error: games.MoveError | None = None
+    sentence: str = ""
 
 
 def receive(
@@ -271,7 +273,7 @@ def _apply(
         # Only the second half of an exchange or swap may answer an older version.
         stale = games.stale_move(game, player.seat, version)
         raise Refusal(_stale_code(stale), understood, written, stale)
-    action = _action(understood, player, written)
+    action = _action(understood, player, reply)
     # What the player wrote next to the move goes to the opponent as the move's note, as from
     # the page (:class:`.reading.Reply` says which lines).
     note = notes.from_reply([line for line in reply.note if not ours.holds(line)])
@@ -380,12 +382,16 @@ def _sent_by(player: Player, sender: str) -> bool:
         return False
 
 
-def _action(understood: Understood, player: Player, written: str) -> dict[str, Any]:
+def _action(understood: Understood, player: Player, reply: Reply) -> dict[str, Any]:
     """The move a reply's cards make in the game's phase, or the :class:`Refusal` saying why not."""
-    cards = understood.cards
+    cards, written = understood.cards, reply.written
     if player.game.status != "active":
         raise Refusal("closed", understood, written)
+    if reply.unclear:
+        raise Refusal("unclear", understood, written)
     if not cards:
+        if reply.sentence:
+            raise Refusal("in_sentence", understood, written, sentence=reply.sentence)
         raise Refusal("nothing_read", understood, written)
     if any(card not in DECK_SET for card in cards):
         raise Refusal("no_such_card", understood, written)
@@ -434,6 +440,7 @@ def _refuse(message_id: str, tag: str | None, refusal: Refusal) -> Outcome:
         written=refusal.written,
         code=refusal.code,
         error=refusal.error,
+        sentence=refusal.sentence,
     )
     log.info("reply for player %d refused: %s", player.id, refusal.code)
     return _close(row, "refused", refusal.code, answered)

@@ -318,6 +318,15 @@ def _quoted_below(lines: list[str], index: int) -> bool:
     return False
 
 
+def _cut(line: str) -> str:
+    """The first :data:`LINE_CHARS` characters of a line, cut after its last whole word: a
+    piece of a word ("7" of "7s") is no word the line holds."""
+    if len(line) <= LINE_CHARS:
+        return line
+    cut = line[: LINE_CHARS + 1]
+    return cut[: cut.rfind(" ")] if " " in cut else cut[:LINE_CHARS]
+
+
 def _own_lines(text: str) -> list[str | None]:
     """The lines the person wrote, each stripped, in order; an empty line between paragraphs,
     and ``None`` where a quote (``>`` lines, their intro) stood.
@@ -326,7 +335,7 @@ def _own_lines(text: str) -> list[str | None]:
     email answered, and at a quote intro with no ``>`` quote under it (that copy, unmarked);
     at most :data:`MOVE_LINES` lines that are not empty are read.
     """
-    lines = [line[:LINE_CHARS] for line in text.replace("\r\n", "\n").split("\n")]
+    lines = [_cut(line) for line in text.replace("\r\n", "\n").split("\n")]
     kept: list[str | None] = []
     written = 0
     index = 0
@@ -360,16 +369,182 @@ def only_cards(line: str) -> bool:
     return not re.sub(r"\b(and|et|&)\b|[\s,;:.!+&/-]", "", rest)
 
 
+# The verbs of a move, English and French, accents dropped as :func:`normalise` drops them: a
+# line naming a card right after one ("I play 5C", "je donne le 7 de trefle") is a move's line.
+MOVE_VERBS = frozenset(
+    [
+        "play",
+        "plays",
+        "playing",
+        "lead",
+        "leads",
+        "leading",
+        "give",
+        "gives",
+        "giving",
+        "name",
+        "names",
+        "naming",
+        "swap",
+        "swaps",
+        "swapping",
+        "exchange",
+        "joue",
+        "joues",
+        "jouez",
+        "jouer",
+        "donne",
+        "donnes",
+        "donnez",
+        "donner",
+        "nomme",
+        "nommes",
+        "nommez",
+        "nommer",
+        "annonce",
+        "annoncer",
+        "annoncant",
+        "echange",
+        "echanger",
+    ]
+)
+# The words a move's line may hold besides its cards, its suits and the verbs above; one
+# phrase a line, its words as :func:`_words` splits them. A line naming a card with any other
+# word on it and no verb right before the card ("I hold 2 elixirs", "vers 7h") is a sentence.
+FILLERS = (
+    "please",
+    "thanks",
+    "thank you",
+    "ok",
+    "okay",
+    "then",
+    "and",
+    "now",
+    "the",
+    "my",
+    "i",
+    "merci",
+    "svp",
+    "stp",
+    "s'il te plait",
+    "s'il vous plait",
+    "d'accord",
+    "c'est tout",
+    "et",
+    "puis",
+    "alors",
+    "le",
+    "la",
+    "les",
+    "l'",
+    "mon",
+    "ma",
+    "mes",
+    "je",
+)
+_FILLER = re.compile(
+    r"(?<!\S)(?:" + "|".join(re.escape(f) for f in sorted(FILLERS, key=len, reverse=True)) + r")"
+    r"(?!\S)"
+)
+# Words that deny or take back a move ("I won't play 5H", "no wait, 6H"): no move's line holds
+# one, and one under the move makes the reply unclear.
+DENIALS = frozenset(
+    [
+        "no",
+        "not",
+        "never",
+        "don't",
+        "won't",
+        "can't",
+        "cannot",
+        "wait",
+        "oops",
+        "sorry",
+        "instead",
+        "actually",
+        "non",
+        "ne",
+        "n'",
+        "pas",
+        "jamais",
+        "attends",
+        "oups",
+        "pardon",
+        "plutot",
+        "finalement",
+    ]
+)
+CARD, SUIT = "#", "~"  # what stands for a card and for a suit in :func:`_words`
+
+
+def _words(line: str) -> list[str]:
+    """A line's words, normalised, with :data:`CARD` for each card and :data:`SUIT` for each
+    suit it names on its own."""
+    marked = TOKEN.sub(
+        lambda token: f" {SUIT if token['named'] or token['letter'] else CARD} ", normalise(line)
+    )
+    return re.findall(rf"[a-z0-9]+'?[a-z0-9]*|[{CARD}{SUIT}]", marked)
+
+
+def _denies(words: list[str]) -> bool:
+    return any(word in DENIALS or word.endswith("n't") for word in words)
+
+
+def move_line(line: str) -> bool:
+    """Whether a line naming a card is a move's line, not a sentence that happens to name one.
+
+    It is no question (no ``?``), denies nothing (:data:`DENIALS`), and either holds a
+    move's verb right before a card, with only fillers between ("I am going to play the
+    seven of diamonds now"), or holds nothing but cards, suits, verbs and
+    :data:`FILLERS` ("5H, c'est tout", "4S then c"). "Tu as cœur ?", "je joue ce soir
+    vers 7h" and "I hold 2 elixirs" are sentences: a move read from one could not be
+    taken back.
+    """
+    if "?" in line or not read_move(line).cards:
+        return False
+    words = _FILLER.sub(" ", " ".join(_words(line))).split()
+    if _denies(words):
+        return False
+    if all(word in (CARD, SUIT) or word in MOVE_VERBS for word in words):
+        return True
+    return any(
+        verb in MOVE_VERBS and next_ == CARD for verb, next_ in zip(words, words[1:], strict=False)
+    )
+
+
 def _move_span(lines: list[str | None]) -> tuple[int, int] | None:
-    """Where the move is in :func:`_own_lines`: from the first line naming a card, through
-    the lines right under it holding only cards; ``None`` when no line names one."""
+    """Where the move is in :func:`_own_lines`: from the first :func:`move_line`, through the
+    lines right under it holding only cards; ``None`` when no line is one."""
     for first, line in enumerate(lines):
-        if line and read_move(line).cards:
+        if line and move_line(line):
             end = first + 1
             while end < len(lines) and (line_ := lines[end]) and only_cards(line_):
                 end += 1
             return first, end
     return None
+
+
+def _unclear(lines: list[str | None], span: tuple[int, int]) -> bool:
+    """Whether a line under the move names a card that may be a move too: a second move's
+    line, a line naming a card in another paragraph ("5H", then "no wait, 6H" apart), or a
+    line of the move's paragraph taking it back ("no, 6H"). A line of the paragraph naming
+    a card in a sentence ("nice 5H!") is its note."""
+    first, end = span
+    paragraph = True  # no empty line or quote yet between the move and the line
+    for line in lines[end:]:
+        if not line:
+            paragraph = False
+            continue
+        if not read_move(line).cards:
+            continue
+        if move_line(line) or not paragraph or _denies(_words(line)):
+            return True
+    return False
+
+
+def _sentence(lines: list[str | None]) -> str:
+    """The first line naming a card, when it is no move's line: what the answer quotes."""
+    return next((line for line in lines if line and read_move(line).cards), "")
 
 
 @dataclass(frozen=True)
@@ -387,6 +562,12 @@ class Reply:
     note: list[str]
     """The lines that speak to the opponent: the other lines of the move's paragraph, when
     it is above any quote (:func:`_note_lines`)."""
+    sentence: str = ""
+    """With no move, the first line naming a card in a sentence ("Tu as cœur ?"): the answer
+    says that no card named so is played."""
+    unclear: bool = False
+    """Whether a line under the move names a card that may be the move instead (see
+    :func:`_unclear`): then nothing is played."""
 
 
 def read_reply(text: str) -> Reply:
@@ -397,6 +578,8 @@ def read_reply(text: str) -> Reply:
         written="\n".join(line for line in lines if line),
         move="" if span is None else "\n".join(line or "" for line in lines[span[0] : span[1]]),
         note=_note_lines(lines, span),
+        sentence=_sentence(lines) if span is None else "",
+        unclear=span is not None and _unclear(lines, span),
     )
 
 
@@ -571,8 +754,9 @@ def read_move(text: str) -> Understood:
     return Understood(cards, names[0] if names else None)
 
 
-def quoted(text: str) -> str:
-    """The start of what the person wrote, on one line, for the answer to quote back."""
+def quoted(text: str, limit: int = QUOTE_CHARS) -> str:
+    """The start of what the person wrote, on one line, for the answer to quote back: at most
+    ``limit`` characters."""
     shown = "".join(char for char in text if char.isspace() or unicodedata.category(char) != "Cc")
     line = " ".join(shown.split())
-    return line if len(line) <= QUOTE_CHARS else line[: QUOTE_CHARS - 1] + "…"
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -15,69 +15,70 @@ from service.replies.reading import (
     automatic,
     body_text,
     html_to_text,
+    move_line,
     read_move,
     read_reply,
 )
 from service.rules.cards import HAND_SIZE
 
+MOVES = [
+    ("5H", ["5H"], None),
+    ("5h", ["5H"], None),
+    ("4S H", ["4S"], "H"),
+    ("3H 5C", ["3H", "5C"], None),
+    ("play the 5 of hearts", ["5H"], None),
+    ("Play the ace of diamonds please", ["1D"], None),
+    ("jouer 4♠ cœur", ["4S"], "H"),
+    ("give 3H and 5C", ["3H", "5C"], None),
+    ("5♥", ["5H"], None),
+    ("♠4 ♦", ["4S"], "D"),
+    ("je donne le 7 de trèfle et l’as de carreau", ["7C", "1D"], None),
+    ("Jouer le cinq de cœur", ["5H"], None),
+    ("red 5", ["5H"], None),
+    ("potion 4+ naming green", ["4S"], "D"),
+    ("4 of spades, naming clubs", ["4S"], "C"),
+    ("5H, c'est tout", ["5H"], None),
+    ("I have 5 hours and 2 cards to spare", [], None),
+    ("hello there", [], None),
+    # "un", "une" and "one" are "a" as often as the ace: no card is read from them.
+    ("Je joue un carreau, à toi !", [], None),
+    ("Je joue une carte de cœur", [], None),
+    ("I will play one heart", [], None),
+    ("je joue l'as de carreau", ["1D"], None),
+    ("7S", ["7S"], None),
+    ("play 4S, and I'd name hearts", ["4S"], "H"),
+    ("Je joue 4S, c'est cœur", ["4S"], "H"),
+    ("4♠ d'accord, cœur", ["4S"], "H"),
+    ("4 d'élixir, cœur", ["4S"], "H"),
+    ("4S, H", ["4S"], "H"),
+    ("4S H hearts", ["4S"], "H"),
+    ("4S then c", ["4S"], None),
+    # Cards as the emails show them, a symbol after the rank, however they are separated:
+    # the symbol of one card never takes the next one's rank.
+    ("give 5♥ 6♥", ["5H", "6H"], None),
+    ("give 3♥ 5♣", ["3H", "5C"], None),
+    ("3♥\n5♣", ["3H", "5C"], None),
+    ("5♥\n6♥\n7♥", ["5H", "6H", "7H"], None),
+    ("5♥ ♠4", ["5H", "4S"], None),
+    ("♠3½ ♥", ["3S"], "H"),
+    ("give ♠3½ ♠4½", ["3S", "4S"], None),
+    ("♠3½\n♠4½", ["3S", "4S"], None),
+    ("give 5♥ ♠3½ ♠4½", ["5H", "3S", "4S"], None),
+    ("give ♥5 ♥6", ["5H", "6H"], None),
+    ("♥5 ♠4", ["5H", "4S"], None),
+    ("4♦6♦", ["4D", "6D"], None),
+    ("give 3♥5♣, thanks", ["3H", "5C"], None),
+    ("♠4♦", ["4S"], "D"),
+    # A symbol away from the card still names its suit.
+    ("♠2½, I name ♣", ["2S"], "C"),
+    ("play ♠4½ naming ♥", ["4S"], "H"),
+    ("je joue ♠4½, je nomme ♦", ["4S"], "D"),
+    ("♥ is my favourite, I play 5♣", ["5C"], None),
+    ("I am going to play the seven of diamonds now, nice lead.", ["7D"], None),
+]
 
-@pytest.mark.parametrize(
-    ("text", "cards", "name"),
-    [
-        ("5H", ["5H"], None),
-        ("5h", ["5H"], None),
-        ("4S H", ["4S"], "H"),
-        ("3H 5C", ["3H", "5C"], None),
-        ("play the 5 of hearts", ["5H"], None),
-        ("Play the ace of diamonds please", ["1D"], None),
-        ("jouer 4♠ cœur", ["4S"], "H"),
-        ("give 3H and 5C", ["3H", "5C"], None),
-        ("5♥", ["5H"], None),
-        ("♠4 ♦", ["4S"], "D"),
-        ("je donne le 7 de trèfle et l’as de carreau", ["7C", "1D"], None),
-        ("Jouer le cinq de cœur", ["5H"], None),
-        ("red 5", ["5H"], None),
-        ("potion 4+ naming green", ["4S"], "D"),
-        ("4 of spades, naming clubs", ["4S"], "C"),
-        ("5H, c'est tout", ["5H"], None),
-        ("I have 5 hours and 2 cards to spare", [], None),
-        ("hello there", [], None),
-        # "un", "une" and "one" are "a" as often as the ace: no card is read from them.
-        ("Je joue un carreau, à toi !", [], None),
-        ("Je joue une carte de cœur", [], None),
-        ("I will play one heart", [], None),
-        ("je joue l'as de carreau", ["1D"], None),
-        ("7S", ["7S"], None),
-        ("play 4S, and I'd name hearts", ["4S"], "H"),
-        ("Je joue 4S, c'est cœur", ["4S"], "H"),
-        ("4♠ d'accord, cœur", ["4S"], "H"),
-        ("4 d'élixir, cœur", ["4S"], "H"),
-        ("4S, H", ["4S"], "H"),
-        ("4S H hearts", ["4S"], "H"),
-        ("4S then c", ["4S"], None),
-        # Cards as the emails show them, a symbol after the rank, however they are separated:
-        # the symbol of one card never takes the next one's rank.
-        ("give 5♥ 6♥", ["5H", "6H"], None),
-        ("give 3♥ 5♣", ["3H", "5C"], None),
-        ("3♥\n5♣", ["3H", "5C"], None),
-        ("5♥\n6♥\n7♥", ["5H", "6H", "7H"], None),
-        ("5♥ ♠4", ["5H", "4S"], None),
-        ("♠3½ ♥", ["3S"], "H"),
-        ("give ♠3½ ♠4½", ["3S", "4S"], None),
-        ("♠3½\n♠4½", ["3S", "4S"], None),
-        ("give 5♥ ♠3½ ♠4½", ["5H", "3S", "4S"], None),
-        ("give ♥5 ♥6", ["5H", "6H"], None),
-        ("♥5 ♠4", ["5H", "4S"], None),
-        ("4♦6♦", ["4D", "6D"], None),
-        ("give 3♥5♣, thanks", ["3H", "5C"], None),
-        ("♠4♦", ["4S"], "D"),
-        # A symbol away from the card still names its suit.
-        ("♠2½, I name ♣", ["2S"], "C"),
-        ("play ♠4½ naming ♥", ["4S"], "H"),
-        ("je joue ♠4½, je nomme ♦", ["4S"], "D"),
-        ("♥ is my favourite, I play 5♣", ["5C"], None),
-    ],
-)
+
+@pytest.mark.parametrize(("text", "cards", "name"), MOVES)
 def test_a_move_in_words_symbols_or_notation(text: str, cards: list[str], name: str) -> None:
     assert read_move(text) == Understood(cards, name)
 
@@ -399,3 +400,62 @@ def test_a_card_named_in_a_sentence_under_the_move_is_the_note_s(text: str, note
 def test_a_move_over_several_lines_of_cards_is_read_whole() -> None:
     assert read_move(read_reply(f"give 3H\nand 5C\n\n{QUOTE}").move).cards == ["3H", "5C"]
     assert read_move(read_reply(f"4S\nhearts\n{QUOTE}").move) == Understood(["4S"], "H")
+
+
+@pytest.mark.parametrize(
+    ("text", "cards", "name"),
+    [case for case in MOVES if case[1]],
+)
+def test_a_move_written_alone_or_after_its_verb_is_a_move_s_line(
+    text: str, cards: list[str], name: str | None
+) -> None:
+    assert move_line(text)
+    assert read_move(read_reply(f"{text}\n\n{QUOTE}").move) == Understood(cards, name)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tu as cœur ?",  # "do you have hearts?": the ace of hearts
+        "Tu as trèfle ?",
+        "D'accord, je regarde ça ce soir vers 7h.",  # 7 o'clock: 7♥
+        "Pas le temps, je joue ce soir vers 7h.",
+        "Can't play now, I'll do it in 2h.",  # two hours: 2♥
+        "wait 5s",  # five seconds: the elixir ♠5½
+        "Do you still have 3 hearts?",  # a count of cards: 3♥
+        "I hold 2 elixirs, which one should I give?",  # ♠2½, given in an exchange
+        "I won't play 5H",
+        "je ne joue pas le 5H",
+        "5H for me",
+    ],
+)
+def test_a_card_named_in_a_sentence_is_no_move(text: str) -> None:
+    reply = read_reply(f"{text}\n\n{QUOTE}")
+    assert read_move(reply.move).cards == []
+    assert reply.sentence == text
+    assert not move_line(text)
+
+
+def test_a_card_named_in_a_sentence_above_the_move_is_not_the_move() -> None:
+    reply = read_reply(f"Keeping my 7H for later.\n\ngive 3H\n\n{QUOTE}")
+    assert read_move(reply.move).cards == ["3H"]
+    assert not reply.unclear and reply.sentence == ""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "5H\n\nno wait, 6H",  # a correction set apart
+        "5H\nno, 6H",  # or right under
+        "5H\n\n6H",  # two moves
+        "5H\nplay 6H instead",
+        f"5H\n\n{QUOTE}\n6H",  # one above the quote, one below
+    ],
+)
+def test_a_card_under_the_move_that_may_be_the_move_makes_the_reply_unclear(text: str) -> None:
+    assert read_reply(f"{text}\n\n{QUOTE}").unclear
+
+
+@pytest.mark.parametrize("text", ["5H\nnice 6H!", "5H\nthanks\n\nCheers, Kim", "give 3H\nand 5C"])
+def test_a_note_naming_a_card_leaves_the_reply_clear(text: str) -> None:
+    assert not read_reply(f"{text}\n\n{QUOTE}").unclear

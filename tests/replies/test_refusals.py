@@ -356,6 +356,45 @@ def test_nonsense_is_answered_with_the_legal_moves(
     assert answer.message["Reply-To"] is not None  # still the keeper's move
 
 
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        (
+            "I hold 2 elixirs, which one should I give?",
+            "“I hold 2 elixirs, which one should I give?”",
+        ),
+        (
+            "D'accord, je regarde ça ce soir vers 7h, là je suis pris par une longue réunion.",
+            "“D'accord, je regarde ça ce soir vers 7h, là je suis pris pa…”",
+        ),
+    ],
+)
+def test_a_card_named_in_a_sentence_is_not_played_and_the_answer_says_so(
+    app, started, smtp_server, deliver, inbound, text: str, quoted: str
+) -> None:
+    game_id = started()
+    message = reply_message(newest(smtp_server, "keeper"), text)
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert (
+        f"Nothing was changed in the game. Your reply names a card only in a sentence ({quoted}),"
+        " and a card named in a sentence is not played. Reply with the move alone on a line of"
+        " its own."
+    ) in answer.text
+    assert "We read" not in answer.text
+
+
+def test_a_move_taken_back_under_it_is_not_played(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    game_id = started()
+    first, *_ = keepers_exchange(app, game_id)
+    message = reply_message(newest(smtp_server, "keeper"), f"{first}\n\nno wait, 6H")
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert "which move you mean is unclear" in answer.text
+
+
 def links_of(app: Flask, game: int) -> dict[str, Any]:
     """The game's id and each seat's link token, as the API helpers take them."""
     with app.app_context():
@@ -450,10 +489,15 @@ def test_an_elixir_lead_naming_two_suits_is_refused(
 ) -> None:
     game, leader, elixir = elixir_lead(app, client, started, deliver)
     version = snapshot(app, game)[0]
-    message = reply_message(newest(smtp_server, leader), f"{elixir} hearts, no, diamonds")
+    message = reply_message(newest(smtp_server, leader), f"play {elixir} hearts and diamonds")
     send(inbound, message)
     answer = refused(app, game, smtp_server, deliver, message, leader, version)
     assert "Your reply names more than one suit: name one only." in answer.text
+    # A suit taken back on the line ("no") makes it no move's line at all.
+    message = reply_message(newest(smtp_server, leader), f"{elixir} hearts, no, diamonds")
+    send(inbound, message)
+    answer = refused(app, game, smtp_server, deliver, message, leader, version)
+    assert "Your reply names a card only in a sentence" in answer.text
 
 
 def exchange_with(app, started, smtp_server, deliver, inbound, under: str) -> tuple[int, list]:
