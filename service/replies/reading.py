@@ -215,14 +215,35 @@ def body_text(message: EmailMessage) -> str:
     """The reply's text: its plain-text part, or its HTML converted when it has no other (or
     a blank one, as some clients send beside the HTML); of either, the first
     :data:`READ_CHARS` characters only."""
-    part = message.get_body(preferencelist=("plain",))
+    part = _body(message, "plain")
     text = _content(part)[:READ_CHARS] if part is not None else ""
     if part is not None and str(part.get_param("format", "")).lower() == "flowed":
         text = unflowed(text, delsp=str(part.get_param("delsp", "")).lower() == "yes")
     if text.strip():
         return text
-    part = message.get_body(preferencelist=("html",))
+    part = _body(message, "html")
     return html_to_text(_content(part)[:READ_CHARS]) if part is not None else text
+
+
+def _body(message: EmailMessage, subtype: str) -> Message | None:
+    """The message's body part of this text subtype, as :meth:`~EmailMessage.get_body` finds
+    it; of a structure it fails on (a ``multipart/related`` part holding no parts, whose
+    text it takes for parts), the first such part that is no attachment; else ``None``."""
+    try:
+        return message.get_body(preferencelist=(subtype,))
+    except Exception:  # the standard library's own bugs on a malformed structure
+        try:
+            return next(
+                (
+                    part
+                    for part in message.walk()
+                    if part.get_content_type() == f"text/{subtype}"
+                    and part.get_content_disposition() != "attachment"
+                ),
+                None,
+            )
+        except Exception:
+            return None
 
 
 def _content(part: Message) -> str:

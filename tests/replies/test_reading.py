@@ -459,3 +459,21 @@ def test_a_card_under_the_move_that_may_be_the_move_makes_the_reply_unclear(text
 @pytest.mark.parametrize("text", ["5H\nnice 6H!", "5H\nthanks\n\nCheers, Kim", "give 3H\nand 5C"])
 def test_a_note_naming_a_card_leaves_the_reply_clear(text: str) -> None:
     assert not read_reply(f"{text}\n\n{QUOTE}").unclear
+
+
+@pytest.mark.parametrize(
+    ("body", "read"),
+    [
+        # A multipart/related part holding no parts: the standard library takes the first
+        # character of its text for a part, and raises.
+        (b"--A\r\nContent-Type: multipart/related; boundary=C\r\n\r\n6H\r\n--A--\r\n", ""),
+        (
+            b"--A\r\nContent-Type: text/plain\r\n\r\n6H\r\n"
+            b"--A\r\nContent-Type: multipart/related; boundary=C\r\n\r\nx\r\n--A--\r\n",
+            "6H",
+        ),
+    ],
+)
+def test_a_malformed_structure_is_read_as_well_as_it_can_be(body: bytes, read: str) -> None:
+    message = _raw("Content-Type: multipart/mixed; boundary=A", body)
+    assert body_text(message).strip() == read

@@ -661,6 +661,23 @@ def test_a_reply_of_too_many_parts_is_dropped_unparsed(
         assert db.session.scalars(select(InboundReply.reason)).one() == "no_text"
 
 
+def test_a_reply_of_a_malformed_structure_is_answered(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """A multipart/related part holding no parts made the standard library raise: the LMTP
+    server answered 554 and the player heard nothing."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    head = "".join(f"{name}: {message[name]}\r\n" for name in ("From", "To", "Message-ID"))
+    raw = head.encode() + (
+        b"Content-Type: multipart/mixed; boundary=A\r\n\r\n"
+        b"--A\r\nContent-Type: multipart/related; boundary=C\r\n\r\n6H\r\n--A--\r\n"
+    )
+    send_bytes(inbound, raw, EMAILS["keeper"], str(message["To"]))
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert f"Nothing was changed in the game. {NO_TEXT}" in answer.text
+
+
 def test_a_reply_of_many_parts_without_their_headers_is_dropped_unparsed(
     app, started, smtp_server, deliver, inbound
 ) -> None:
