@@ -25,6 +25,7 @@ from email.policy import EmailPolicy
 from typing import Any
 
 from flask import current_app
+from markupsafe import escape
 from sqlalchemy import func, select
 
 from .. import games, notes, notify
@@ -316,12 +317,22 @@ class OurText:
 
     @classmethod
     def sent_to(cls, player: Player) -> OurText:
+        """The emails sent to the player, without the player's own words an answer quoted back
+        (``You wrote: “…”``): a note sent again is the player's all the same."""
         rows = db.session.execute(
-            select(OutboxMessage.text_body, OutboxMessage.html_body).where(
+            select(OutboxMessage.text_body, OutboxMessage.html_body, OutboxMessage.params).where(
                 OutboxMessage.player_id == player.id
             )
         ).all()
-        return cls([text for text, _ in rows if text], [html for _, html in rows if html])
+        texts: list[str] = []
+        htmls: list[str] = []
+        for text, html, params in rows:
+            theirs = _their_words(params)
+            if text:
+                texts.append(_without(text, theirs))
+            if html:
+                htmls.append(_without(html, [str(escape(words)) for words in theirs]))
+        return cls(texts, htmls)
 
     def without_our_lines(self, body: str) -> str:
         """``body`` without the lines of the emails sent, as they are, quoted, or rendered from
@@ -361,6 +372,18 @@ class OurText:
         if key in self._listed:
             return True
         return (len(key) >= COPIED_PIECE or only_cards(line)) and key in self._all
+
+
+def _their_words(params: dict[str, Any] | None) -> list[str]:
+    """The player's words an answer quoted back, from its params (:func:`.answers.facts`)."""
+    answer = (params or {}).get("answer") or {}
+    return [words for words in (answer.get("wrote"), answer.get("sentence")) if words]
+
+
+def _without(body: str, pieces: list[str]) -> str:
+    for piece in pieces:
+        body = body.replace(piece, "")
+    return body
 
 
 def _line_key(line: str) -> str:

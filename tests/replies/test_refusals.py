@@ -525,6 +525,26 @@ def test_a_note_under_the_move_reaches_the_opponent(
     assert "Cheers" not in page and "+33" not in page
 
 
+def test_a_note_written_again_after_an_answer_quoted_it_reaches_the_opponent(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """An answer quotes the player's words back ("You wrote: “…”"): they are not ours, and the
+    same note written again with the move is passed on."""
+    game_id = started()
+    note = "Good luck with that, Sam"
+    first = reply_message(newest(smtp_server, "keeper"), f"How does this work?\n{note}")
+    send(inbound, first)
+    answer = refused(app, game_id, smtp_server, deliver, first, "keeper", 0)
+    assert note in answer.text and note in answer.html
+    move = " ".join(keepers_exchange(app, game_id))
+    send(inbound, reply_message(newest(smtp_server, "keeper"), f"{move}\n{note}"))
+    deliver()
+    assert snapshot(app, game_id)[0] == 1
+    with app.app_context():
+        shadow = db.session.get_one(Game, game_id).player("shadow")
+        assert notes.from_opponent(shadow) == [note]
+
+
 def test_a_signature_right_under_the_move_is_no_note(
     app, client, started, smtp_server, deliver, inbound
 ) -> None:
