@@ -123,6 +123,10 @@ REASONS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         "Your reply was too large to read (over 1 MB): write your move in a short reply, "
         "without attachments."
     ),
+    "other_address": lambda answer: gettext(
+        "A reply for this game came from another address than yours, and was not read as a "
+        "move. Reply from the address these emails reach, or play on your game's page."
+    ),
     # The game service's refusals other than a rule (games.StaleVersion, games.GameClosed).
     "closed": lambda answer: gettext("This game takes no more moves."),
 }

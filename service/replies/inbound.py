@@ -1,15 +1,16 @@
 """Take a reply as a move: check it, apply it as the page would, answer it through the outbox.
 
 :func:`receive` is the one door: the LMTP/SMTP server and the IMAP reader hand
-it each message. A message that no person wrote (an auto-reply, a bounce), one
-to no valid tag or from another address than the player's is dropped without
-an answer. Every other reply is answered once, in the game's thread: what was
-played and what happened, or why nothing was (a reply with no text to read
-too: an attachment alone, a body that cannot be decoded) and which moves are
-legal. The lines written with the move are its note to the opponent
-(:class:`.reading.Reply`). A reply is read once (its Message-ID is stored), and the answers a
-player gets are limited per hour (``REPLY_ANSWERS_PER_HOUR``), so that no mail
-loop can form.
+it each message. A message that no person wrote (an auto-reply, a bounce) or
+to no valid tag is dropped without an answer. Every other reply is answered
+once, in the game's thread: what was played and what happened, or why
+nothing was (a reply with no text to read too: an attachment alone, a body
+that cannot be decoded; one from another address than the player's, whose
+answer goes to the player's own address) and which moves are legal. The
+lines written with the move are its note to the opponent
+(:class:`.reading.Reply`). A reply is read once (its Message-ID is stored),
+and the answers a player gets are limited per hour
+(``REPLY_ANSWERS_PER_HOUR``), so that no mail loop can form.
 """
 
 from __future__ import annotations
@@ -246,8 +247,10 @@ def _apply(
     if row is None:
         return Outcome("duplicate", "read before")
     if not _sent_by(player, sender_of(head)):
-        log.warning("reply for player %d dropped: sent from another address", player.id)
-        return _close(row, "dropped", "sent from another address")
+        # Whoever sent it held the tag, which is the player's: the player hears of it, at their
+        # own address (never the sender's), and nothing of the reply is read.
+        log.warning("reply for player %d not read: sent from another address", player.id)
+        raise Refusal("other_address", Understood(), "")
     if too_large:
         log.warning("reply for player %d not read: over %d bytes", player.id, MAX_MESSAGE_BYTES)
         raise _unread(player, "too_large")

@@ -162,11 +162,34 @@ def test_a_reply_to_a_rotated_link_is_refused(app, started, smtp_server, deliver
     assert_dropped(app, game_id, smtp_server, message, deliver)
 
 
-def test_a_reply_from_another_address_is_dropped(
+def test_a_reply_from_another_address_is_not_read_and_the_player_is_told(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """Sent from an alias or a work account with the player's tag: nothing is read, and the
+    answer goes to the player's own address, never the sender's."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server, sender="kim.work@example.net")
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert answer.envelope_to == ["kim@example.com"]
+    assert "A reply for this game came from another address than yours" in answer.text
+    assert "You wrote" not in answer.text and "We read" not in answer.text
+    assert not smtp_server.handler.to("kim.work@example.net")
+    with app.app_context():
+        assert db.session.scalars(select(InboundReply.reason)).one() == "other_address"
+
+
+def test_an_auto_reply_from_another_address_is_dropped(
     app, started, smtp_server, deliver, inbound
 ) -> None:
     game_id = started()
-    message = exchange_reply(app, game_id, smtp_server, sender="eve@example.com")
+    message = exchange_reply(
+        app,
+        game_id,
+        smtp_server,
+        sender="eve@example.com",
+        headers={"Auto-Submitted": "auto-replied"},
+    )
     send(inbound, message)
     assert_unchanged_and_unanswered(app, game_id, 0, smtp_server, message, deliver)
 
@@ -742,7 +765,7 @@ def test_a_strangers_header_the_parser_chokes_on_is_dropped(
 
 def test_a_message_over_a_megabyte_is_not_read(app, started, smtp_server, deliver, inbound) -> None:
     """A photo attached, say: its headers only are read, and the player is told, whether it
-    came over LMTP or from the IMAP mailbox; a stranger's is dropped as any other. The LMTP
+    came over LMTP or from the IMAP mailbox; one from another address is not read at all. The LMTP
     server refuses a message larger than most mail servers pass (552)."""
     game_id = started()
     message = exchange_reply(app, game_id, smtp_server)
@@ -759,7 +782,7 @@ def test_a_message_over_a_megabyte_is_not_read(app, started, smtp_server, delive
     message.replace_header("From", "someone@example.org")
     message.replace_header("Message-ID", "<another@example.org>")
     with app.app_context():
-        assert receive(as_bytes(message)) == Outcome("dropped", "sent from another address")
+        assert receive(as_bytes(message)) == Outcome("refused", "other_address", answered=True)
 
 
 # --- replies written in other ways, applied all the same ----------------------------------
