@@ -119,6 +119,10 @@ REASONS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "no_text": lambda answer: gettext(
         "Your reply held no text to read: write your move in the body of the email."
     ),
+    "too_many_parts": lambda answer: gettext(
+        "Your reply has too many parts to read (attachments, pictures): write your move in a "
+        "short reply, without attachments."
+    ),
     "too_large": lambda answer: gettext(
         "Your reply was too large to read (over 1 MB): write your move in a short reply, "
         "without attachments."
@@ -127,15 +131,27 @@ REASONS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         "A reply for this game came from another address than yours, and was not read as a "
         "move. Reply from the address these emails reach, or play on your game's page."
     ),
-    # The game service's refusals other than a rule (games.StaleVersion, games.GameClosed).
-    "closed": lambda answer: gettext("This game takes no more moves."),
 }
 
 
-def reason_text(answer: Mapping[str, Any], view: View) -> str:
-    """Why a reply was not applied, in the words of the move page."""
+def reason_text(answer: Mapping[str, Any], view: View, link: str | None = None) -> str:
+    """Why a reply was not applied, in the words of the move page; ``link`` is the player's
+    page, where what no reply does is done."""
     if answer["rule"]:
         return rule_message_in(view, answer["rule"], answer["params"], answer["message"])
+    if answer["code"] == "page_only":
+        if link:
+            return gettext(
+                "Resigning and reminding your opponent are done on your game's page: %(link)s",
+                link=link,
+            )
+        return gettext("Resigning and reminding your opponent are done on your game's page.")
+    if answer["code"] == "closed":
+        # The game service's refusals other than a rule (games.StaleVersion, games.GameClosed),
+        # with how the game ended, as its page says it.
+        ended = result(view)
+        closed = gettext("This game takes no more moves.")
+        return f"{closed} {ended}" if ended else closed
     if answer["code"] in REASONS:
         return REASONS[answer["code"]](answer)
     return gettext("The move could not be read.")

@@ -43,6 +43,7 @@ from .reading import (
     Reply,
     Understood,
     addresses_in,
+    asks_the_page,
     automatic,
     body_text,
     html_to_text,
@@ -259,7 +260,7 @@ def _apply(
         or len(BOUNDARY_LINE.findall(raw)) > 2 * MAX_MIME_PARTS
     ):
         log.warning("reply for player %d not read: over %d MIME parts", player.id, MAX_MIME_PARTS)
-        raise _unread(player)
+        raise _unread(player, "too_many_parts")
     try:
         message = _parse(raw)
     except RecursionError:  # parts nested deeper than the parser goes
@@ -416,6 +417,8 @@ def _action(understood: Understood, player: Player, reply: Reply) -> dict[str, A
     if reply.unclear:
         raise Refusal("unclear", understood, written)
     if not cards:
+        if asks_the_page(written):
+            raise Refusal("page_only", understood, written)
         if reply.sentence:
             raise Refusal("in_sentence", understood, written, sentence=reply.sentence)
         raise Refusal("nothing_read", understood, written)
@@ -438,8 +441,8 @@ def _action(understood: Understood, player: Player, reply: Reply) -> dict[str, A
 
 def _unread(player: Player, code: str = "no_text") -> Refusal:
     """The refusal of the player's reply with no text to read (``no_text``: write the move in
-    the body) or too large to read (``too_large``), or, for a game that takes no more moves,
-    that."""
+    the body), too large to read (``too_large``) or of too many parts (``too_many_parts``),
+    or, for a game that takes no more moves, that."""
     game = games.lock_game(player.game_id)
     return Refusal(code if game.status == "active" else "closed", Understood(), "")
 

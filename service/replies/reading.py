@@ -563,6 +563,18 @@ def _unclear(lines: list[str | None], span: tuple[int, int]) -> bool:
     return False
 
 
+# What a reply may ask that only the game's page does, English and French, accents dropped.
+PAGE_ONLY = re.compile(
+    r"\b(resign\w*|give up|forfeit|abandon\w*|j'abandonne|remind\w*|rappel\w*|relanc\w*)\b"
+)
+
+
+def asks_the_page(text: str) -> bool:
+    """Whether a reply asks to resign or to remind the opponent ("I resign", "j'abandonne",
+    "remind Sam"): neither is done by reply."""
+    return PAGE_ONLY.search(normalise(text)) is not None
+
+
 def _sentence(lines: list[str | None]) -> str:
     """The first line naming a card, when it is no move's line: what the answer quotes."""
     return next((line for line in lines if line and read_move(line).cards), "")

@@ -218,6 +218,10 @@ def test_a_bounce_is_dropped(app, started, smtp_server, deliver, inbound) -> Non
 
 
 NO_TEXT = "Your reply held no text to read: write your move in the body of the email."
+TOO_MANY_PARTS = (
+    "Your reply has too many parts to read (attachments, pictures): write your move in a short"
+    " reply, without attachments."
+)
 
 
 def test_an_empty_reply_is_answered(app, started, smtp_server, deliver, inbound) -> None:
@@ -598,9 +602,41 @@ def test_a_reply_to_a_game_that_ended_is_refused(
         games.cancel_game(game_id, "admin")
     send(inbound, message)
     answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 1)
-    assert "This game takes no more moves." in answer.text
+    assert (
+        "This game takes no more moves. The game was cancelled by the server's admins."
+        in answer.text
+    )
     assert "Your legal moves" not in answer.text
     assert answer.message["Reply-To"] is None
+
+
+def test_a_reply_to_a_resigned_game_says_who_resigned(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    with app.app_context(), transaction():
+        games.resign(db.session.get_one(Game, game_id).player("shadow").id, 0)
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 1)
+    assert "This game takes no more moves. Sam resigned: you win." in answer.text
+
+
+@pytest.mark.parametrize("text", ["I resign", "J'abandonne.", "Please remind Sam"])
+def test_resigning_or_reminding_by_reply_points_to_the_page(
+    app, started, smtp_server, deliver, inbound, text: str
+) -> None:
+    game_id = started()
+    message = reply_message(newest(smtp_server, "keeper"), text)
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    with app.app_context():
+        link = token_for(db.session.get_one(Game, game_id).player("keeper"))
+    assert (
+        "Nothing was changed in the game. Resigning and reminding your opponent are done on"
+        f" your game's page: http://splitmind.test/play/{link}"
+    ) in answer.text
+    assert "No card could be read" not in answer.text
 
 
 def test_past_the_hourly_limit_a_mover_who_owes_the_next_move_gets_a_turn_email(
@@ -691,7 +727,7 @@ def test_a_reply_of_too_many_parts_is_dropped_unparsed(
 ) -> None:
     """Parsing slows with the square of the parts' nesting: a reply has a few parts, and one
     with more than twenty is not read, move or no move, whatever ends its lines: the
-    player is told there was nothing to read."""
+    player is told it has too many parts."""
     game_id = started()
     message = exchange_reply(app, game_id, smtp_server)
     head = "".join(f"{name}: {message[name]}\r\n" for name in ("From", "To", "Message-ID"))
@@ -699,9 +735,9 @@ def test_a_reply_of_too_many_parts_is_dropped_unparsed(
     with app.app_context():  # read as the IMAP reader reads: SMTP takes no line that long
         receive(raw, envelope_from=EMAILS["keeper"], recipients=(message["To"],))
     answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
-    assert f"Nothing was changed in the game. {NO_TEXT}" in answer.text
+    assert f"Nothing was changed in the game. {TOO_MANY_PARTS}" in answer.text
     with app.app_context():
-        assert db.session.scalars(select(InboundReply.reason)).one() == "no_text"
+        assert db.session.scalars(select(InboundReply.reason)).one() == "too_many_parts"
 
 
 def test_a_reply_of_a_malformed_structure_is_answered(
@@ -734,7 +770,7 @@ def test_a_reply_of_many_parts_without_their_headers_is_dropped_unparsed(
     with app.app_context():
         receive(head.encode() + body, envelope_from=EMAILS["keeper"], recipients=(message["To"],))
     answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
-    assert f"Nothing was changed in the game. {NO_TEXT}" in answer.text
+    assert f"Nothing was changed in the game. {TOO_MANY_PARTS}" in answer.text
 
 
 TOO_LONG = Outcome("dropped", "header too long")
