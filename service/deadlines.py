@@ -1,6 +1,6 @@
 """The deadline sweep: a reminder when a day is left, a timeout when the time is up,
-the end of invitations left unanswered, and the daily digests of the addresses that asked
-for one.
+the end of invitations left unanswered, the daily digests of the addresses that asked
+for one, and the housekeeping of the replies read long ago.
 
 Both queries (the reminders' in :func:`service.games.reminders_due`, beside the window
 it reads again under each game's lock) use the (status, deadline) index: their cost
@@ -18,6 +18,7 @@ from sqlalchemy import select
 
 from . import games, homes, invitations, metrics
 from .models import Game, db, utcnow
+from .replies import inbound
 from .unit_of_work import transaction
 
 
@@ -29,11 +30,13 @@ class SweepResult:
     expired: list[int]
     digests: list[str] = field(default_factory=list)
     invitations_expired: list[int] = field(default_factory=list)
+    replies_forgotten: int = 0
 
 
 def sweep(now: datetime | None = None) -> SweepResult:
     """Send due reminders, then end the games whose deadline has passed and the invitations
-    left unanswered, then the digests.
+    left unanswered, then the digests; forget the replies read long ago
+    (:func:`service.replies.inbound.prune`).
 
     Each game is changed in a transaction of its own: one game's lock is held
     only while that game is handled, and a game that fails undoes no other.
@@ -50,8 +53,10 @@ def sweep(now: datetime | None = None) -> SweepResult:
     invitations_expired = _each(unanswered, invitations.expire, now)
     with transaction():
         digests = homes.send_digests(now)
+    with transaction():
+        forgotten = inbound.prune(now)
     metrics.SWEEPS.inc()
-    return SweepResult(reminded, expired, digests, invitations_expired)
+    return SweepResult(reminded, expired, digests, invitations_expired, forgotten)
 
 
 def _each(

@@ -19,7 +19,7 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.policy import EmailPolicy
@@ -27,7 +27,7 @@ from typing import Any
 
 from flask import current_app
 from markupsafe import escape
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
 from .. import games, notes, notify
 from ..models import InboundReply, OutboxMessage, Player, db, insert_new, utcnow
@@ -473,6 +473,21 @@ def _refuse(message_id: str, tag: str | None, refusal: Refusal) -> Outcome:
     )
     log.info("reply for player %d refused: %s", player.id, refusal.code)
     return _close(row, "refused", refusal.code, answered)
+
+
+# How long a reply's Message-ID is kept once read: a mail server retries a delivery for a few
+# days (RFC 5321 suggests four or five), and a message the IMAP reader failed to move away is
+# read again at its next pass; the answers of the last hour are counted from these rows too.
+# A copy older than this is read again, and refused as out of date: a move is never made twice.
+READ_REPLIES_KEPT = timedelta(days=30)
+
+
+def prune(now: datetime) -> int:
+    """Forget the replies read more than :data:`READ_REPLIES_KEPT` before ``now``; how many."""
+    deleted = db.session.execute(
+        delete(InboundReply).where(InboundReply.received_at < now - READ_REPLIES_KEPT)
+    )
+    return int(deleted.rowcount or 0)  # type: ignore[attr-defined]
 
 
 def _close(row: InboundReply, outcome: str, reason: str, answered: bool = False) -> Outcome:

@@ -8,16 +8,17 @@ import re
 import smtplib
 import textwrap
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from flask import Flask
 from sqlalchemy import func, select
 
-from service import games, notes
+from service import deadlines, games, notes
 from service.game_text import follow_reason
 from service.links import token_for
-from service.models import Game, InboundReply, OutboxMessage, db
+from service.models import Game, InboundReply, OutboxMessage, db, utcnow
 from service.perspective import player_view
 from service.replies import inbound as inbound_module
 from service.replies.inbound import OurText, Outcome, receive
@@ -342,6 +343,33 @@ def test_the_same_message_twice_is_applied_once(
     assert snapshot(app, game_id)[0] == 1
     assert len(answers_to(smtp_server, message)) == 1
     assert readings(app) == 1
+
+
+def test_the_sweep_forgets_replies_read_long_ago_and_a_copy_is_then_refused(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """``inbound_replies`` would grow with every reply: the sweep deletes the rows older than
+    READ_REPLIES_KEPT. A copy of a reply so forgotten is read again, and refused as out of
+    date: its move is not made twice."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    send(inbound, message)
+    send(inbound, reply_message(newest(smtp_server, "shadow"), "hello"))  # read just now
+    deliver()
+    with app.app_context(), transaction():
+        old = db.session.scalars(
+            select(InboundReply).where(InboundReply.message_id == message["Message-ID"])
+        ).one()
+        old.received_at = utcnow() - inbound_module.READ_REPLIES_KEPT - timedelta(minutes=1)
+    with app.app_context():
+        assert deadlines.sweep().replies_forgotten == 1
+        assert db.session.scalars(select(InboundReply.message_id)).all() != []
+    assert readings(app) == 1
+    send(inbound, message)
+    deliver()
+    assert snapshot(app, game_id)[0] == 1
+    _, again = answers_to(smtp_server, message)
+    assert ALREADY_MOVED in again.text
 
 
 def test_the_same_message_twice_at_once_is_applied_once(
