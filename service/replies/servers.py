@@ -64,7 +64,15 @@ class Delivery:
         """Only reply addresses whose tag is valid now receive mail here: the rest is refused
         at once, so that the sender's mail server tells the sender. A tag is signed over the
         player's link, so it is checked against the database (in a thread, as it is not
-        asynchronous): a forged tag, one of a rotated key or a replaced link is refused."""
+        asynchronous): a forged tag, one of a rotated key or a replaced link is refused.
+
+        A message is read for one reply address: a second one is refused for good, so that
+        its sender hears it was not read for that one (the same Message-ID, sent again to
+        it alone, would be known as read)."""
+        if envelope.rcpt_tos and address.casefold() not in (
+            taken.casefold() for taken in envelope.rcpt_tos
+        ):
+            return "550 5.5.3 One reply address a message: send a reply to each"
         check = partial(self.valid_tag, address)
         try:
             valid = await asyncio.get_running_loop().run_in_executor(None, check)

@@ -345,6 +345,22 @@ def test_the_same_message_twice_is_applied_once(
     assert readings(app) == 1
 
 
+def test_a_message_to_two_reply_addresses_is_read_for_the_first_and_refused_for_the_other(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """One reply is read for one tag: the second address is refused at once, so the sender's
+    mail server tells them, rather than taken and never read."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    other = str(newest(smtp_server, "shadow").message["Reply-To"])
+    with smtplib.LMTP("127.0.0.1", inbound) as client:
+        refused_ = client.sendmail(EMAILS["keeper"], [message["To"], other], as_bytes(message))
+    assert list(refused_) == [other] and refused_[other][0] == 550
+    deliver()
+    assert snapshot(app, game_id)[0] == 1
+    assert readings(app) == 1
+
+
 def test_the_sweep_forgets_replies_read_long_ago_and_a_copy_is_then_refused(
     app, started, smtp_server, deliver, inbound
 ) -> None:
