@@ -211,16 +211,24 @@ def scrape() -> Response:
     return Response(exposition(), content_type=CONTENT_TYPE_LATEST)
 
 
+# Where the first part of the service to see a request (:mod:`service.api.shortcut`, ahead
+# of Flask) keeps in its environ when it did (:func:`time.perf_counter`): the request's time
+# counts from then.
+STARTED = "splitmind.started"
+
+
+def start_timer() -> None:
+    """Start timing the request (see :data:`STARTED`)."""
+    g.request_started = request.environ.get(STARTED) or time.perf_counter()
+
+
 def init_app(app: Flask) -> None:
     """Time every request and serve ``/metrics``.
 
     Call it before other extensions add ``before_request`` hooks, so a request
     they answer early (a rate limit) is timed too.
     """
-
-    @app.before_request
-    def start_timer() -> None:
-        g.request_started = time.perf_counter()
+    app.before_request(start_timer)
 
     @app.after_request
     def observe(response: Response) -> Response:

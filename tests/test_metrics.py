@@ -10,11 +10,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import OperationalError
 
 from service import create_app, games
 from service.games import Seating, create_game
@@ -104,6 +106,26 @@ def test_requests_are_counted_by_route_never_by_path(client: FlaskClient, make_g
         )
         >= 1
     )
+
+
+@pytest.mark.parametrize("app", ["postgres"], indirect=True)
+def test_an_outage_met_ahead_of_the_app_is_counted_as_the_view_s(
+    client: FlaskClient, make_game, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The view's shortcut meets the database down; the app answers its 503, counted under
+    the view's route, from when the shortcut began."""
+
+    def down(*args: Any, **kwargs: Any) -> str:
+        raise OperationalError("SELECT", {}, psycopg.OperationalError("connection timeout"))
+
+    game = make_game(seed=5)
+    name, route = "splitmind_http_request_duration_seconds_count", "/api/play/<token>"
+    labels = {"route": route, "method": "GET", "status": "503"}
+    before = value(scrape(client), name, **labels)
+    monkeypatch.setattr("service.api.routes.stored_view_tag", down)
+    polled = client.get(f"/api/play/{game['keeper']}", headers={"If-None-Match": '"x"'})
+    assert polled.status_code == 503
+    assert value(scrape(client), name, **labels) == before + 1
 
 
 def test_a_move_is_counted(app: Flask, client: FlaskClient, make_game) -> None:

@@ -57,7 +57,12 @@ def both_ways(app: Flask, path: str, method: str = "GET", **options: Any) -> tup
         path, method=method, base_url=BASE_URL, **options
     )
     assert answered(with_it) == answered(without)
+    assert header_order(with_it) == header_order(without)
     return answered(with_it), took
+
+
+def header_order(response: TestResponse) -> list[str]:
+    return [name for name, _ in response.headers if name != "Date"]
 
 
 def etag_of(app: Flask, path: str, **options: Any) -> str:
@@ -273,6 +278,22 @@ def test_a_token_the_shortcut_cannot_answer_is_read_once_by_it(app: Flask) -> No
         headers = {"If-None-Match": answer.headers["ETag"]}
         counts.append(len(statements))
     assert counts[1] == counts[2] == counts[0] - 1
+
+
+def test_an_error_building_the_view_goes_the_normal_way(
+    app: Flask, poll: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view the service cannot build (a bug, a row it cannot read): the app meets it again,
+    and answers its own 500, as JSON, with every header of its answers."""
+
+    def failing(*args: Any, **kwargs: Any) -> None:
+        raise KeyError("hands")
+
+    monkeypatch.setattr("service.api.routes.view_of", failing)
+    monkeypatch.setitem(app.config, "PROPAGATE_EXCEPTIONS", False)  # answered as in production
+    answer, took = both_ways(app, poll["path"])
+    assert (answer[0], took) == (500, False)
+    assert json.loads(answer[2])["error"]["code"] == "internal_server_error"
 
 
 def test_a_database_error_goes_the_normal_way(

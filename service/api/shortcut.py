@@ -56,7 +56,7 @@ from werkzeug.wrappers import Response
 from ..errors import is_outage
 from ..language import COOKIE, LOCALES, request_language, varies_by_language
 from ..links import signed_link
-from ..metrics import count_request
+from ..metrics import STARTED, count_request, start_timer
 from ..models import db
 from ..security import add_headers, served_securely
 from .routes import stored_answer
@@ -91,7 +91,7 @@ class ViewShortcut:
         self.lock = threading.Lock()
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        started = time.perf_counter()
+        started = environ[STARTED] = time.perf_counter()
         token = self.token(environ)
         response = None if token is None else self.answer(environ, token)
         if response is None:
@@ -123,12 +123,16 @@ class ViewShortcut:
                     # Answered as the view would answer it, without waiting for it again.
                     environ[OUTAGE] = exc
                 return None
+            except Exception:  # the view meets it again, and answers it as it answers any
+                return None
         if response is None:
             with self.lock:
                 self.passed_on[token] = True
             return None
+        # In the order the app's hooks add them: the language's, then the security headers.
+        varies_by_language(response)
         add_headers(response, path=asked.path, secure=served_securely(self.app, asked))
-        return varies_by_language(response)
+        return response
 
     def token(self, environ: WSGIEnvironment) -> str | None:
         """The token of a bodiless GET or HEAD of the view, with no query; ``None`` for any
@@ -172,5 +176,7 @@ def _raise_outage_met() -> None:
 def init_app(app: Flask) -> None:
     """Answer reads of games' views ahead of the app (after the API's routes are added)."""
     app.wsgi_app = ViewShortcut(app, app.wsgi_app)  # type: ignore[method-assign]
-    # The first hook of every request: none of the others waits on the database before it.
-    app.before_request_funcs.setdefault(None, []).insert(0, _raise_outage_met)
+    # Right after the metrics' timer, so that the outage's 503 is counted as the view's, and
+    # before every other hook: none of them waits on the database before it.
+    hooks = app.before_request_funcs.setdefault(None, [])
+    hooks.insert(hooks.index(start_timer) + 1, _raise_outage_met)
