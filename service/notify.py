@@ -173,7 +173,11 @@ def _writer(
         # once an admin has rotated the player's link since.
         return replace(
             email,
-            headers={"Reply-To": address, **compose.unsubscribe_headers(context["unsubscribe"])},
+            headers={
+                **email.headers,
+                "Reply-To": address,
+                **compose.unsubscribe_headers(context["unsubscribe"]),
+            },
         )
 
     return write
@@ -366,8 +370,6 @@ def write_links(message: OutboxMessage) -> Email | None:
     email = _write_games("your_games", message.recipient, players, language)
     # Only now, for an address that plays here: the queued row names no address but in its To.
     headers = compose.unsubscribe_headers(compose.stop_all_url(message.recipient))
-    if language:
-        headers["Content-Language"] = language
     return replace(email, headers={**email.headers, **headers})
 
 

@@ -26,7 +26,7 @@ from ..game_text import (
     trick_effect,
     upfirst,
 )
-from ..language import gettext, ngettext, recipient_locale
+from ..language import DEFAULT_LANGUAGE, gettext, language_code, ngettext, recipient_locale
 from ..links import serializer
 from ..models import Player, is_row_id
 from ..perspective import since_last_move
@@ -59,7 +59,8 @@ def render(name: str, language: str | None, **context: Any) -> Email:
     """Render ``email/<name>.txt`` (which sets ``subject``) and ``email/<name>.html``.
 
     ``language`` is the recipient's (``None``, or one the service does not
-    speak, gives English).
+    speak, gives English); the email says which it is in (``Content-Language``,
+    RFC 3282), for the reader's client and its screen reader.
     """
     env = current_app.jinja_env
     # Deadlines are in UTC unless the caller knows the recipient's time zone (``time_zone``).
@@ -69,7 +70,13 @@ def render(name: str, language: str | None, **context: Any) -> Email:
         text = env.get_template(f"email/{name}.txt").make_module(context)
         subject = SUBJECT_SPACE.sub(" ", str(getattr(text, "subject", "Split Mind"))).strip()
         html = env.get_template(f"email/{name}.html").render({**context, "subject": subject})
-    return Email(subject=subject, text=str(text).strip() + "\n", html=html)
+    written_in = language_code(language) or DEFAULT_LANGUAGE
+    return Email(
+        subject=subject,
+        text=str(text).strip() + "\n",
+        html=html,
+        headers={"Content-Language": written_in},
+    )
 
 
 def unsubscribe_headers(link: str) -> dict[str, str]:

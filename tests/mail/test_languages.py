@@ -72,10 +72,12 @@ def test_each_player_reads_their_own_language(app: Flask, client: FlaskClient, m
     for message in (invitation[kim], turn[kim]):
         assert message.text_body.startswith("Bonjour Kim,")
         assert '<html lang="fr">' in message.html_body
+        assert message.headers["Content-Language"] == "fr"
     assert "Manche 1, pli" in turn[kim].text_body
     for message in (invitation[sam], turn[sam]):
         assert message.text_body.startswith("Hello Sam,")
         assert '<html lang="en">' in message.html_body
+        assert message.headers["Content-Language"] == "en"
     assert "Round 1, trick" in turn[sam].text_body
 
 
