@@ -553,3 +553,13 @@ def test_a_page_made_for_no_one_in_particular_is_not_marked_private(app, client)
     assert client.get("/healthz").headers["Cache-Control"] == "no-store"
     client.get("/new")  # a session now: a page may show what belongs to it
     assert client.get("/rules").headers["Cache-Control"] == "private, no-store"
+
+
+def test_the_first_trick_of_a_round_is_led_as_the_first(client, make_game) -> None:
+    game = make_game(seed=5)
+    play_seed_5(client, game, 0, 2)  # the exchange: the Keeper leads trick 1
+    assert "Lead the first trick of the round." in page(client, game["keeper"])
+    assert "Waiting for Kim to lead the first trick of the round." in page(client, game["shadow"])
+    play_seed_5(client, game, 2, 4)  # trick 1, which the Shadow won
+    assert "Lead the next trick." in page(client, game["shadow"])
+    assert "Waiting for Sam to lead the next trick." in page(client, game["keeper"])

@@ -158,7 +158,7 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
     assert news.startswith("Exchange done: you gave")
     # The screen reader hears the cards received, then whose move it is.
     assert keeper.locator("#announce").inner_text() == (
-        f"{news} Notes from Sam. hello Kim. Your move. Lead the next trick."
+        f"{news} Notes from Sam. hello Kim. Your move. Lead the first trick of the round."
     )
     # Focus moved to what changed, not to the start of the page.
     assert keeper.evaluate("document.activeElement.id") == "status-line"
