@@ -1190,3 +1190,11 @@ def test_a_digest_hour_keeps_its_moment_when_a_first_time_zone_is_chosen(
     with app.app_context():
         settings = db.session.get_one(AddressSettings, KIM)
         assert (settings.time_zone, settings.digest_hour) == ("Europe/Paris", 17)
+
+
+def test_the_french_email_choices_read_as_french(app: Flask, client, make_game) -> None:
+    make_game()
+    page = unescape(client.get(home_of(app) + "?lang=fr").get_data(as_text=True))
+    assert "à chaque coup que je dois jouer</label>" in page
+    assert "à chaque coup que je dois jouer, une fois que la page" in page
+    assert "qui est le mien" not in page
