@@ -3,7 +3,9 @@ page, the rematch page and the emails that end a game, which offer the rematch's
 when one may follow.
 
 An address takes no invitation once it declined one or stopped the emails of a game
-(:mod:`service.invitations`), and a rematch is an invitation.
+(:mod:`service.invitations`), and a rematch is an invitation. The refusal then says only
+that no rematch can be offered, not that it is the opponent's choice: as an invitation's
+pages work the same either way, nothing tells one player what the other stopped.
 """
 
 from __future__ import annotations
@@ -78,10 +80,7 @@ def _refusal(player: Player, is_blocked: Callable[[str], bool]) -> str | None:
         return gettext("Game %(id)s was cancelled: it has no rematch.", id=game.id)
     opponent = game.player(other(player.seat))
     if opponent.email is not None and is_blocked(opponent.email):
-        return gettext(
-            "%(name)s has asked not to receive invitations from this service.",
-            name=opponent.name,
-        )
+        return gettext("No rematch with %(name)s can be offered now.", name=opponent.name)
     # A name given before such names were refused: a rematch would copy it.
     for person in game.players:
         if not person.is_computer and poses_as_computer(person.name):

@@ -273,7 +273,7 @@ def test_a_finished_game_says_why_it_offers_no_rematch(app: Flask, client, make_
         db.session.add(Address(email="sam@example.com", declined_at=utcnow()))
     page = client.get(home_of(app)).text
     assert "Ask Sam for a rematch" not in page
-    assert "Sam has asked not to receive invitations from this service." in page
+    assert "No rematch with Sam can be offered now." in page
 
 
 def test_the_rematch_page_gives_the_expiry_in_the_players_zone(
@@ -1198,3 +1198,22 @@ def test_the_french_email_choices_read_as_french(app: Flask, client, make_game) 
     assert "à chaque coup que je dois jouer</label>" in page
     assert "à chaque coup que je dois jouer, une fois que la page" in page
     assert "qui est le mien" not in page
+
+
+def test_a_stop_by_an_emails_link_leaves_the_page_saying_one_thing(
+    app: Flask, client, make_game
+) -> None:
+    """The unsubscribe link in a game's email turns invitations away too: the page then says
+    nowhere that they still reach the address."""
+    make_game(seed=1)
+    make_game(seed=2)  # a game whose emails still come: the page offers to stop them
+    with app.app_context():
+        kim = db.session.scalars(select(Player).where(Player.email == KIM)).first()
+        stop = f"/unsubscribe/{compose.unsubscribe_token(kim)}"
+    before = unescape(client.get(home_of(app)).text)
+    assert "Invitations to new games still reach you." in before
+    assert client.post(stop).status_code == 200
+    page = unescape(client.get(home_of(app)).text)
+    assert "You stopped emails, so nobody can invite you to a game here." in page
+    assert "Invitations stay as they are: you take none now (see below)." in page
+    assert "still reach you" not in page and "you still get the invitations" not in page

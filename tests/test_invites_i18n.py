@@ -231,7 +231,7 @@ def test_rematch_refusals_in_french(app: Flask, client: FlaskClient, make_game) 
         db.session.add(Address(email="sam@example.com", declined_at=utcnow()))
     for token, reason in (
         (cancelled["keeper"], f"La partie {cancelled['id']} a été annulée : pas de revanche."),
-        (finished["keeper"], "Sam a demandé à ne pas recevoir d’invitations de ce service."),
+        (finished["keeper"], "Aucune revanche contre Sam ne peut être proposée pour l’instant."),
     ):
         response = client.post(f"/rematch/{token}", headers=FRENCH)
         assert response.status_code == 409

@@ -739,7 +739,7 @@ def test_a_declined_rematch_tells_the_requester(
     deliver()
     assert "declined" in str(smtp_server.handler.to("sam@example.com")[-1].message["Subject"])
     page = client.get(f"/rematch/{game['shadow']}").get_data(as_text=True)
-    assert "Kim has asked not to receive invitations from this service." in page
+    assert "No rematch with Kim can be offered now." in page
     with app.app_context():
         assert db.session.scalars(select(Game).order_by(Game.id.desc())).first().status == (
             "cancelled"
@@ -789,7 +789,7 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_addr
         games.declare_forfeit(finished["id"], "shadow", "alice")
         db.session.add(Address(email="sam@example.com", unsubscribed_at=utcnow()))
     refuses_rematch(
-        client, finished["keeper"], "Sam has asked not to receive invitations from this service."
+        client, finished["keeper"], "No rematch with Sam can be offered now."
     )
     assert count(app, Invitation) == 0 and count(app, Game) == 5
     with app.app_context():
