@@ -373,6 +373,42 @@ def invitee_role(creator_role: str, look: str) -> str:
     )
 
 
+def rematch_line(match: bool, game_id: int, winner: str | None, requester: str) -> str:
+    """What a rematch's invitation follows, as its email and its page say it: the game
+    ``game_id`` (or the return match it ended, for a ``match``), and who won it, ``winner``
+    (``invitee``, ``requester``, named ``requester``, or ``None`` for no one)."""
+    if match and winner == "invitee":
+        return gettext(
+            "It is a rematch of the return match that ended with game %(id)s, which you won, "
+            "with the roles swapped.",
+            id=game_id,
+        )
+    if match and winner == "requester":
+        return gettext(
+            "It is a rematch of the return match that ended with game %(id)s, which %(name)s "
+            "won, with the roles swapped.",
+            id=game_id,
+            name=requester,
+        )
+    if match:
+        return gettext(
+            "It is a rematch of the return match that ended with game %(id)s, with the roles "
+            "swapped.",
+            id=game_id,
+        )
+    if winner == "invitee":
+        return gettext(
+            "It is a rematch of game %(id)s, which you won, with the roles swapped.", id=game_id
+        )
+    if winner == "requester":
+        return gettext(
+            "It is a rematch of game %(id)s, which %(name)s won, with the roles swapped.",
+            id=game_id,
+            name=requester,
+        )
+    return gettext("It is a rematch of game %(id)s, with the roles swapped.", id=game_id)
+
+
 def days_per_move_text(days: int | None) -> str:
     """How long each move of a game may take, as an invitation says it."""
     if days:

@@ -32,7 +32,7 @@ from itsdangerous import BadSignature
 from sqlalchemy import exists, select, update
 
 from . import games, links, notify
-from .addresses import address_row, emails_language, lock_address, settings_row
+from .addresses import address_row, emails_language, lock_address, settings_row, time_zone
 from .language import gettext, language_code
 from .mail import compose, kinds
 from .mail.compose import Email
@@ -609,6 +609,27 @@ def propose_rematch(player: Player) -> Invitation:
     return invitation
 
 
+def followed_game(invitation: Invitation) -> tuple[int, str | None] | None:
+    """The game a rematch's ``invitation`` follows, and who won it (as
+    :func:`_rematch_winner` says), for its page to say as its email does; ``None`` for
+    an invitation that is no rematch."""
+    followed = db.session.scalar(
+        select(Event.game_id)
+        .where(Event.kind == "rematch", Event.note == str(invitation.game_id))
+        .order_by(Event.id.desc())
+        .limit(1)
+    )
+    game = db.session.get(Game, followed) if followed is not None else None
+    requester = (
+        next((p for p in game.players if p.email == invitation.creator_email), None)
+        if game is not None
+        else None
+    )
+    if game is None or requester is None:
+        return None
+    return game.id, _rematch_winner(requester)
+
+
 def _rematch_winner(requester: Player) -> str | None:
     """Who won what a rematch follows, the requester's game or the return match it ended:
     ``invitee``, ``requester``, or ``None`` for no one (a draw, a timeout of both)."""
@@ -703,6 +724,7 @@ def _write(message: OutboxMessage) -> Email | None:
         message.kind,
         chosen or invitation.language,
         invitation=invitation,
+        time_zone=time_zone(message.recipient),
         stop_all=compose.stop_all_url(message.recipient),
         home=links.home_url(message.recipient),
         url=url(invitation, stage) if stage is not None else None,

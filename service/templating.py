@@ -46,6 +46,7 @@ def init_app(app: Flask) -> None:
     app.add_template_global(game_text.move_due)
     app.add_template_global(game_text.invitee_role)
     app.add_template_global(game_text.days_per_move_text)
+    app.add_template_global(game_text.rematch_line)
     app.add_template_global(invitations.expires_at, "invitation_expires_at")
     app.add_template_global(game_text.move_due_on)
     app.add_template_global(game_text.early_match_winner)

@@ -130,7 +130,7 @@ def test_the_confirmation_and_the_invitation_in_french(app: Flask, client: Flask
         "Vous avez 5 jours pour chaque coup.",
         "Accepter et commencer",
         "Refuser",
-        "Si vous refusez, ce service n’invitera plus votre adresse.",
+        "Refuser en informe Ann et écarte toute invitation ultérieure à votre adresse",
     ):
         assert phrase in page, phrase
     refused = client.post(respond, data={"answer": "maybe"}, headers=FRENCH)

@@ -221,6 +221,8 @@ def invitation(token: str) -> ResponseReturnValue:
         if error is None and invite.status != ANSWERED[answer]:
             status = 409  # answered otherwise before, expired or closed: the page says which
     reader = invite.creator_email if stage == "confirm" else invite.opponent_email
+    # A rematch says so, and what it follows, as its email does.
+    followed = invitations.followed_game(invite) if stage == "respond" else None
     page = render_template(
         "lobby/invitation.html",
         invitation=invite,
@@ -229,6 +231,8 @@ def invitation(token: str) -> ResponseReturnValue:
         late=invitations.is_late(invite),
         name_length=NAME_LENGTH,
         time_zone=addresses.time_zone(reader),
+        rematch_of=followed[0] if followed else None,
+        rematch_winner=followed[1] if followed else None,
     )
     return page, status
 

@@ -117,7 +117,7 @@ def test_decline_tells_the_creator_and_blocks_future_invitations(
     invite = invited(client, smtp_server, deliver)
     # What declining does is said before its button, and tied to it.
     page = client.get(invite).get_data(as_text=True)
-    warning = page.index('id="decline-note">If you decline, this service will not invite')
+    warning = page.index('id="decline-note">Declining tells Ann so, and turns away every later')
     assert warning < page.index('aria-describedby="decline-note">Decline</button>')
     declined = client.post(invite, data={"answer": "decline"})
     assert declined.status_code == 200
@@ -788,9 +788,7 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_addr
     with app.app_context(), transaction():
         games.declare_forfeit(finished["id"], "shadow", "alice")
         db.session.add(Address(email="sam@example.com", unsubscribed_at=utcnow()))
-    refuses_rematch(
-        client, finished["keeper"], "No rematch with Sam can be offered now."
-    )
+    refuses_rematch(client, finished["keeper"], "No rematch with Sam can be offered now.")
     assert count(app, Invitation) == 0 and count(app, Game) == 5
     with app.app_context():
         assert not db.session.scalars(
@@ -995,3 +993,27 @@ def test_confirming_after_an_admin_cancelled_the_game_closes_the_invitation(
         assert db.session.scalars(select(Invitation)).one().status == "closed"
     deliver()
     assert smtp_server.handler.to("bob@example.com") == []
+
+
+def test_a_rematchs_page_says_what_it_follows_and_its_email_when_it_expires(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    """The invitation's page says it is a rematch, as its email does; the email says when
+    the invitation expires, in the invitee's time zone, and what declining does."""
+    from service import games
+
+    game = make_game()
+    with app.app_context(), transaction():
+        games.declare_forfeit(game["id"], "keeper", "alice")  # Sam, the Shadow, won
+        homes.set_time_zone("kim@example.com", "Europe/Paris")
+    assert client.post(f"/rematch/{game['shadow']}").status_code in (200, 303)
+    deliver()
+    email = smtp_server.handler.to("kim@example.com")[-1].text
+    said = f"It is a rematch of game {game['id']}, which Sam won, with the roles swapped."
+    assert said in email
+    assert re.search(r"This invitation expires on [^\n]* Europe/Paris\.", email), email
+    assert "will not invite your address again" not in email
+    assert "Declining tells Sam so, and turns away every later invitation" in email
+    page = client.get(last_link(smtp_server, "kim@example.com", "/invitations/")).text
+    assert said in page
+    assert "Declining tells Sam so, and turns away every later invitation" in page
