@@ -92,8 +92,15 @@ def test_the_players_choice_is_stored_by_a_post(app, client, make_game) -> None:
     game = make_game()
     response = client.post(f"/play/{game['shadow']}/language", data={"language": "fr"})
     assert response.status_code == 303
-    assert response.headers["Location"].endswith(f"/play/{game['shadow']}")
+    assert response.headers["Location"].endswith(f"/play/{game['shadow']}?saved=language")
     assert "lang=fr" in response.headers["Set-Cookie"]
+    saved = client.get(response.headers["Location"]).get_data(as_text=True)
+    notice = "Enregistré\u00a0: la langue de vos pages et de vos e-mails, dans toutes vos parties."
+    assert f'<p class="notice" role="status">{notice}</p>' in saved
+    # The page read again, or by its plain link, says nothing more.
+    assert notice not in client.get(f"/play/{game['shadow']}").get_data(as_text=True)
+    # A page kept as rendered is not what the redirect shows: it adds what was saved.
+    assert notice in client.get(response.headers["Location"]).get_data(as_text=True)
     with app.app_context():
         assert seat_player(game["id"], "shadow").language == "fr"
         # The address's language, its home page's, its other games' and its digest's.

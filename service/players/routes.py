@@ -35,6 +35,12 @@ from .annotations import page_context
 from .forms import LanguageForm, MoveForm, ResignForm, VersionForm
 from .kept import keep, kept_page, page_key
 
+# What the page says after a form that saved a choice, by the ``saved`` of the address its
+# POST redirects to: these pages keep no session, so the address carries it, as a name.
+SAVED = {
+    "language": _l("Saved: the language of your pages and emails, in every game you play."),
+}
+
 # The review and the replay file show every card: they wait for the end of the game.
 REVIEW_WAITS = _l("The review, with every card shown, opens once the game is over.")
 
@@ -49,13 +55,15 @@ def _player(token: str) -> Player:
 
 @bp.get("/play/<token>")
 def play(token: str) -> ResponseReturnValue:
-    """The move page."""
+    """The move page; ``?saved=<name>`` adds what a choice just posted saved (:data:`SAVED`)."""
     reading()
-    page = kept_page(token)
-    if page is not None:
-        return page
+    saved = SAVED.get(request.args.get("saved", ""))
+    if saved is None:
+        page = kept_page(token)
+        if page is not None:
+            return page
     player = _player(token)
-    return _page(player, token)
+    return _page(player, token, notice=str(saved or ""))
 
 
 @bp.post("/play/<token>")
@@ -201,14 +209,15 @@ def notes_off(token: str) -> ResponseReturnValue:
 def language(token: str) -> ResponseReturnValue:
     """Remember the player's language: for their pages and the emails they get, in every
     game they play, as the language on their home page is (one person reads one language;
-    the digest and the links they ask for follow it too)."""
+    the digest and the links they ask for follow it too). The page then says so."""
     player = _player(token)
     chosen = LanguageForm().choice()
     if chosen is None or player.email is None:
         abort(400)
     with transaction():
         homes.set_language(player.email, chosen)
-    return remember_language(redirect(url_for("players.play", token=token), code=303), chosen)
+    back = url_for("players.play", token=token, saved="language")
+    return remember_language(redirect(back, code=303), chosen)
 
 
 @bp.post("/play/<token>/seen")
