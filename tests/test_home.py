@@ -283,7 +283,7 @@ def test_the_rematch_page_gives_the_expiry_in_the_players_zone(
     written(app, finished["id"], 3)
     with app.app_context(), transaction():
         homes.set_time_zone(KIM, "Europe/Paris")
-    page = client.post(f"/rematch/{finished['keeper']}").get_data(as_text=True)
+    page = client.post(f"/rematch/{finished['keeper']}", follow_redirects=True).text
     assert re.search(r"It expires on [^<]* Europe/Paris\.", page), page
     assert re.search(r"It expires on [^<]* Europe/Paris\.", client.get(home_of(app)).text)
 
@@ -292,7 +292,7 @@ def test_the_rematch_page_gives_the_expiry_in_the_players_zone(
 def test_the_rematch_button_invites_the_opponent(app: Flask, client, make_game, seed) -> None:
     finished = make_game(seed=seed)
     written(app, finished["id"], seed)
-    assert client.post(f"/rematch/{finished['keeper']}").status_code == 200
+    assert client.post(f"/rematch/{finished['keeper']}").status_code == 303
     write_queued(app)
     page = client.get(home_of(app)).get_data(as_text=True)
     with app.app_context():

@@ -210,10 +210,11 @@ def test_the_rematch_page_in_french(app: Flask, client: FlaskClient, make_game) 
     assert "Inviter Sam" in words
     english = text_of(client.get(f"/rematch/{game['shadow']}").get_data(as_text=True))
     assert "you will be Jekyll." in english
-    sent = text_of(client.post(f"/rematch/{game['keeper']}", headers=FRENCH).get_data(as_text=True))
+    sent = client.post(f"/rematch/{game['keeper']}", headers=FRENCH, follow_redirects=True)
+    sent = text_of(sent.get_data(as_text=True))
     assert "Merci : l’invitation a été envoyée à Sam." in sent
     asked = text_of(
-        client.post(f"/rematch/{game['shadow']}", headers=FRENCH).get_data(as_text=True)
+        client.post(f"/rematch/{game['shadow']}", headers=FRENCH, follow_redirects=True).text
     )
     assert "Kim vous propose déjà une nouvelle partie" in asked
     # The invitation to the opponent is in the requester's language (none chosen: English).

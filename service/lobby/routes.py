@@ -14,7 +14,7 @@ an opponent accepts in, is theirs for the game's emails from then on
 
 from __future__ import annotations
 
-from flask import abort, g, redirect, render_template, request
+from flask import abort, g, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import TooManyRequests
 
@@ -311,7 +311,9 @@ def rematch(token: str) -> ResponseReturnValue:
     """Offer, then propose, a new game against the same opponent with the roles swapped.
 
     The opponent is invited by email and the game starts when they accept; the
-    computer needs no invitation (:func:`_rematch_computer`).
+    computer needs no invitation (:func:`_rematch_computer`). A proposal made (or
+    found: the opponent asked first) leads back to this page, which shows it; a
+    refused one is answered at once, saying why.
     """
     player = player_for(token)
     if player is None:
@@ -323,9 +325,13 @@ def rematch(token: str) -> ResponseReturnValue:
     if request.method == "POST":
         try:
             with transaction():
-                proposal = invitations.propose_rematch(player)
+                invitations.propose_rematch(player)
         except invitations.InvitationError as exc:
             proposal, refusal = None, str(exc)
+        else:
+            # The page then shows the invitation as any later read of it does: a reload
+            # reads it again, and posts nothing.
+            return redirect(url_for("lobby.rematch", token=token), code=303)
     else:
         proposal = invitations.rematch_of(player.game)
         refusal = None if proposal is not None else rematch_rules.rematch_refusal(player)

@@ -177,7 +177,7 @@ def test_a_rematch_asked_by_both_players_at_once_is_one_invitation(pg_app: Flask
         games.declare_forfeit(game.id, "shadow", "alice")
         links = [f"/rematch/{token_for(player)}" for player in game.players]
     statuses = at_once([lambda link=link: post(pg_app, link) for link in links * 5])
-    assert statuses == [200] * 10
+    assert statuses == [303] * 10
     with pg_app.app_context():
         assert len(db.session.scalars(select(Invitation)).all()) == 1
         assert db.session.scalar(select(func.count()).select_from(Game)) == 2

@@ -248,10 +248,10 @@ def test_a_rematch_that_expired_unanswered_may_be_asked_for_again(
     played(app, game["id"], 30, emails=False)
     deliver()
     (rematch,) = smtp_server.handler.to("kim@example.com")[-1].links("/rematch/")
-    assert client.post(path_of(rematch)).status_code == 200
+    assert client.post(path_of(rematch)).status_code == 303
     with app.app_context():
         (expired,) = sweep(utcnow() + timedelta(days=15)).invitations_expired
-    page = client.post(path_of(rematch)).get_data(as_text=True)
+    page = client.post(path_of(rematch), follow_redirects=True).get_data(as_text=True)
     assert "Sam is invited. The game starts when they accept." in page
     with app.app_context():
         rows = db.session.scalars(select(Invitation).order_by(Invitation.id)).all()
@@ -634,10 +634,11 @@ def test_rematch_from_the_game_over_email_invites_the_opponent(
     assert "Invite Sam to a new game with the roles swapped" in page.get_data(as_text=True)
     assert count(app, Game) == 1
     response = client.post(path_of(rematch))
-    # The page says Sam is invited: no play link before Sam accepts.
-    assert response.status_code == 200 and "Location" not in response.headers
-    assert "Sam is invited. The game starts when they accept." in response.get_data(as_text=True)
-    again = client.post(path_of(rematch))  # a second tap gives the same proposal
+    # Back to the rematch's page, which says Sam is invited: no play link before Sam accepts.
+    assert response.status_code == 303 and response.headers["Location"].endswith(path_of(rematch))
+    said = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "Sam is invited. The game starts when they accept." in said
+    again = client.post(path_of(rematch), follow_redirects=True)  # a second tap: the same
     assert again.status_code == 200 and "Sam is invited" in again.get_data(as_text=True)
     with app.app_context():
         games = db.session.scalars(select(Game).order_by(Game.id)).all()
@@ -695,7 +696,7 @@ def test_a_rematch_invites_the_opponent_in_the_language_their_emails_are_in(
             homes.set_language("sam@example.com", sam)
         games.declare_forfeit(game["id"], "shadow", "alice")
     deliver()
-    assert client.post(f"/rematch/{game['keeper']}").status_code == 200
+    assert client.post(f"/rematch/{game['keeper']}").status_code == 303
     deliver()
     invited = smtp_server.handler.to("sam@example.com")[-1]
     assert subject in str(invited.message["Subject"])
@@ -709,8 +710,8 @@ def test_the_opponent_asking_too_is_shown_the_invitation_they_were_sent(
     game = make_game()
     with app.app_context(), transaction():
         games.declare_forfeit(game["id"], "shadow", "alice")
-    assert client.post(f"/rematch/{game['keeper']}").status_code == 200
-    response = client.post(f"/rematch/{game['shadow']}")
+    assert client.post(f"/rematch/{game['keeper']}").status_code == 303
+    response = client.post(f"/rematch/{game['shadow']}", follow_redirects=True)
     assert response.status_code == 200
     assert "Kim has already invited you to a new game" in response.get_data(as_text=True)
     assert count(app, Invitation) == 1 and count(app, Game) == 2
@@ -971,7 +972,7 @@ def test_a_rematch_an_admin_cancelled_is_closed_at_once_and_may_be_asked_again(
     )
     page = client.get(path_of(rematch)).get_data(as_text=True)
     assert "Sam is invited" not in page and "Invite Sam to a new game" in page
-    again = client.post(path_of(rematch))
+    again = client.post(path_of(rematch), follow_redirects=True)
     assert "Sam is invited. The game starts when they accept." in again.get_data(as_text=True)
     with app.app_context():
         assert db.session.scalar(select(func.count()).select_from(Game)) == 3
@@ -1006,7 +1007,7 @@ def test_a_rematchs_page_says_what_it_follows_and_its_email_when_it_expires(
     with app.app_context(), transaction():
         games.declare_forfeit(game["id"], "keeper", "alice")  # Sam, the Shadow, won
         homes.set_time_zone("kim@example.com", "Europe/Paris")
-    assert client.post(f"/rematch/{game['shadow']}").status_code in (200, 303)
+    assert client.post(f"/rematch/{game['shadow']}").status_code == 303
     deliver()
     email = smtp_server.handler.to("kim@example.com")[-1].text
     said = f"It is a rematch of game {game['id']}, which Sam won, with the roles swapped."
@@ -1017,3 +1018,21 @@ def test_a_rematchs_page_says_what_it_follows_and_its_email_when_it_expires(
     page = client.get(last_link(smtp_server, "kim@example.com", "/invitations/")).text
     assert said in page
     assert "Declining tells Sam so, and turns away every later invitation" in page
+
+
+def test_a_rematch_asked_for_leads_back_to_its_page_and_a_reload_posts_nothing(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    from service import games
+
+    game = make_game()
+    with app.app_context(), transaction():
+        games.declare_forfeit(game["id"], "shadow", "alice")
+    response = client.post(f"/rematch/{game['keeper']}")
+    assert response.status_code == 303
+    assert response.headers["Location"].endswith(f"/rematch/{game['keeper']}")
+    page = client.get(response.headers["Location"])
+    assert page.status_code == 200
+    assert "Sam is invited. The game starts when they accept." in page.text
+    client.get(response.headers["Location"])  # the reload: a GET
+    assert count(app, Invitation) == 1 and count(app, Game) == 2

@@ -240,7 +240,7 @@ def test_a_rematch_asked_after_stopping_emails_is_answered(
         stopped = games.declare_forfeit(game["id"], "keeper", "alice").player("shadow")
         invitations.stop_emails(stopped)
     deliver()
-    assert client.post(f"/rematch/{game['shadow']}").status_code == 200
+    assert client.post(f"/rematch/{game['shadow']}").status_code == 303
     deliver()
     invite = last_link(smtp_server, "kim@example.com", "/invitations/")
     received = len(smtp_server.handler.to("sam@example.com"))

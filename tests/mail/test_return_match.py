@@ -79,7 +79,7 @@ def test_a_return_match_plays_two_games_and_scores_them(
     # Kim asks for a rematch after the second game: a new return match, roles swapped.
     offer = client.get(f"/rematch/{second['shadow']}").get_data(as_text=True)
     assert "Invite Sam to a new return match with the roles swapped" in offer
-    assert client.post(f"/rematch/{second['shadow']}").status_code == 200
+    assert client.post(f"/rematch/{second['shadow']}").status_code == 303
     deliver()
     invite = smtp_server.handler.to("sam@example.com")[-1].text
     assert "Kim <kim@example.com> invites you to a return match of Split Mind" in invite
@@ -175,7 +175,7 @@ def test_a_match_cut_short_in_its_first_game_may_have_a_rematch(
     assert "Ask Sam for a rematch" in client.get(f"/play/{ids['keeper']}").get_data(as_text=True)
     assert "Ask Sam for a rematch" in client.get(f"/me/{home}").get_data(as_text=True)
     assert client.get(f"/rematch/{ids['keeper']}").status_code == 200
-    assert client.post(f"/rematch/{ids['keeper']}").status_code == 200
+    assert client.post(f"/rematch/{ids['keeper']}").status_code == 303
     with app.app_context():
         invitation = db.session.scalars(select(Invitation)).one()
         assert (invitation.creator_email, invitation.opponent_email) == (
