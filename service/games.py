@@ -874,7 +874,10 @@ def _covered_by_others(game: Game, seat: Seat, start: datetime, until: datetime)
 def end_pause(game: Game, seat: Seat, unused: timedelta, now: datetime) -> None:
     """The player in ``seat``, who owes a move of ``game`` (locked), is back ``unused``
     early: the deadline loses the pause not used, but for the part of it that the
-    opponent's own vacation, still running, pauses a move both owe; and the log says so."""
+    opponent's own vacation, still running, pauses a move both owe; and the log says so.
+
+    A deadline brought forward is emailed to both players: the opponent may have been
+    told the later one, and the player reads in their own zone what they owe by when."""
     if game.deadline is not None:
         kept = _covered_by_others(game, seat, now, now + unused)
         # Earlier by the unused pause the opponent's does not cover: never later.
@@ -882,6 +885,7 @@ def end_pause(game: Game, seat: Seat, unused: timedelta, now: datetime) -> None:
         if earlier != game.deadline:
             # A reminder sent during the vacation gave the later deadline: another is due.
             game.deadline, game.reminded = earlier, False
+            notify.deadline_brought_forward(game, seat)
     game.events.add(
         Event(kind="vacation", version=game.version, seat=seat, note="back from vacation")
     )

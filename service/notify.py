@@ -301,8 +301,22 @@ def reminder(game: Game) -> None:
 
 def deadline_extended(game: Game) -> None:
     """Tell both players the new deadline an admin gave the move that is due."""
+    _new_deadline(game)
+
+
+def deadline_brought_forward(game: Game, back: Seat) -> None:
+    """Tell both players the earlier deadline of the move that is due, now that the player
+    in ``back``, who owes it, came back from vacation early: the opponent may have counted
+    on the later one."""
+    _new_deadline(game, back=back)
+
+
+def _new_deadline(game: Game, **params: Any) -> None:
+    """Queue the news of the game's deadline now to both players: the email goes only while
+    the game has that deadline (:func:`_deadline_wanted`)."""
+    assert game.deadline is not None  # only a deadline is extended or brought forward
     for player in told(game):
-        _send(player, "deadline_extended")
+        _send(player, "deadline_extended", deadline=game.deadline.isoformat(), **params)
 
 
 def invitation_email(
@@ -551,12 +565,17 @@ def _in_play(message: OutboxMessage) -> bool:
 
 
 def _deadline_wanted(message: OutboxMessage) -> bool:
-    """A new deadline is news only while the game is in play and still has a deadline: not
-    once it is over, nor once a move left the computer owing the next (it has none)."""
+    """A new deadline is news only while the game is in play and still has that deadline:
+    not once it is over, nor once a move left the computer owing the next (it has none), nor
+    once it changed again (a move, another extension or vacation: that news goes instead).
+    An email queued without its deadline goes while the game has one."""
     if message.player_id is None:
         return True
     player = _player_in_play(message)
-    return player is not None and player.game.deadline is not None
+    if player is None or player.game.deadline is None:
+        return False
+    queued = (message.params or {}).get("deadline")
+    return queued is None or datetime.fromisoformat(queued) == player.game.deadline
 
 
 def _same_move_owed(message: OutboxMessage) -> bool:
@@ -618,10 +637,13 @@ kinds.register(
         still_wanted=_same_move_owed,
         unwanted="the player moved, or the game ended, before it went",
     ),
+    # A deadline an admin extended, or one brought forward (``back``: the seat of the player
+    # back from vacation early, who owes the move).
     _about_a_game(
         "deadline_extended",
         still_wanted=_deadline_wanted,
-        unwanted="the game was no longer in play, or the player stopped its emails",
+        unwanted="the game was no longer in play, its deadline had changed again, or the "
+        "player stopped its emails",
     ),
     # Sent even to a player who stopped the game's emails: an admin resends a link on request,
     # and an answer replies to the player's own email. A link is written when sent, with the

@@ -8,6 +8,7 @@ import re
 import threading
 from datetime import UTC, datetime, timedelta
 from html import unescape
+from zoneinfo import ZoneInfo
 
 import pytest
 import time_machine
@@ -983,6 +984,42 @@ def test_coming_back_early(app: Flask, client, make_game) -> None:
         assert "on vacation until" not in client.get(f"/play/{game['shadow']}").get_data(
             as_text=True
         )
+
+
+def test_coming_back_early_tells_both_players_the_earlier_deadline(
+    app: Flask, client, make_game
+) -> None:
+    """Sam may have counted on the deadline Kim's vacation gave: both are told the earlier
+    one, each in their own language and time zone."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=9, days_per_move=2, shadow_language="fr")  # both owe the exchange
+        with app.app_context(), transaction():
+            homes.set_time_zone("sam@example.com", "Europe/Paris")
+            homes.take_vacation(KIM, 10)
+        write_queued(app)
+    with time_machine.travel(NOW + timedelta(days=3, hours=5), tick=False):
+        assert post(client, home_of(app), "vacation/end").status_code == 303
+        write_queued(app)
+        with app.app_context():
+            told = {
+                row.recipient: row
+                for row in db.session.scalars(
+                    select(OutboxMessage).where(OutboxMessage.kind == "deadline_extended")
+                )
+            }
+            deadline = db.session.get_one(Game, game["id"]).deadline
+    assert set(told) == {KIM, "sam@example.com"}
+    assert told[KIM].subject == f"Split Mind, game {game['id']}: the deadline is brought forward"
+    assert (
+        f"You are back from vacation early, so the deadline of game {game['id']} is brought "
+        "forward: the next move is due by"
+    ) in told[KIM].text_body
+    sam = told["sam@example.com"]
+    assert sam.subject == f"Split Mind, partie {game['id']}\u00a0: le délai est avancé"
+    assert "Kim est de retour de vacances plus tôt que prévu" in sam.text_body
+    assert deadline is not None
+    paris = deadline.astimezone(ZoneInfo("Europe/Paris"))
+    assert f"{paris:%H:%M}" in sam.text_body and "Europe/Paris" in sam.text_body
 
 
 def test_coming_back_early_leaves_the_opponent_their_vacation(

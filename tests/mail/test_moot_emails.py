@@ -94,6 +94,39 @@ def test_a_deadline_extended_before_the_game_ended_is_dropped(
     assert "failed" not in {status for statuses in found.values() for status in statuses}
 
 
+def test_a_deadline_that_changed_again_before_its_email_went_is_not_told(
+    app: Flask, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    """Two extensions before the worker runs: only the last deadline is told of."""
+    game = make_game(seed=3, days_per_move=3)
+    deliver()
+    extend(app, game["id"])
+    extend(app, game["id"])
+    deliver()
+    found = outcomes(app, smtp_server, game["id"])
+    assert found["deadline_extended"] == ["skipped", "skipped", "sent", "sent"]
+
+
+def test_a_deadline_brought_forward_is_told_until_it_changes_again(
+    app: Flask, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    """Kim comes back from vacation early, then goes away again before the email goes: the
+    deadline it gave is no longer the game's."""
+    from service import homes
+
+    game = make_game(seed=3, days_per_move=3)  # both owe the exchange
+    deliver()
+    with app.app_context(), transaction():
+        homes.take_vacation(KIM, 5)
+    with app.app_context(), transaction():
+        homes.end_vacation(KIM, utcnow() + timedelta(days=1))
+    with app.app_context(), transaction():
+        homes.take_vacation(KIM, 1, utcnow() + timedelta(days=1, hours=1))
+    deliver()
+    found = outcomes(app, smtp_server, game["id"])
+    assert found["deadline_extended"] == ["skipped", "skipped"]
+
+
 def test_a_deadline_extended_email_is_written_without_a_deadline(
     app: Flask, make_game, smtp_server: SMTPServer
 ) -> None:
