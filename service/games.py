@@ -521,6 +521,20 @@ def remind_opponent(player_id: int, version: object, *, link_key: str | None = N
     return game
 
 
+def reminded(game: Game) -> bool:
+    """Whether the move the game awaits at its version was reminded of already."""
+    found = select(Event.id).where(
+        Event.game_id == game.id, Event.kind == "reminded", Event.version == game.version
+    )
+    return db.session.scalar(found.limit(1)) is not None
+
+
+def remind_ready(changed: datetime, now: datetime) -> bool:
+    """Whether a move awaited since the game last ``changed`` has waited long enough to be
+    reminded of (:data:`REMIND_AFTER`)."""
+    return changed + REMIND_AFTER <= now
+
+
 def reminder_refusal(game: Game, seat: Seat, now: datetime) -> str | None:
     """Why the player in ``seat`` cannot remind their opponent now (a key of
     :data:`REMINDER_REFUSALS`), or ``None``."""
@@ -532,12 +546,9 @@ def reminder_refusal(game: Game, seat: Seat, now: datetime) -> str | None:
         return "computer"
     if _overdue(game):
         return "late"
-    if game.updated_at > now - REMIND_AFTER:
+    if not remind_ready(game.updated_at, now):
         return "too_soon"
-    reminded = select(Event.id).where(
-        Event.game_id == game.id, Event.kind == "reminded", Event.version == game.version
-    )
-    if db.session.scalar(reminded.limit(1)) is not None:
+    if reminded(game):
         return "reminded"
     assert opponent.email is not None  # a person
     with db.session.no_autoflush:

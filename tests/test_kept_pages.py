@@ -11,14 +11,15 @@ from typing import Any
 import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import update
 
 from service import games, homes, notes
 from service.links import player_for, token_for
-from service.models import utcnow
+from service.models import Game, db, utcnow
 from service.unit_of_work import transaction
 
 from .conftest import load_game
-from .helpers import random_move, statements_run
+from .helpers import pick_action, random_move, statements_run
 from .test_api import SEATS
 
 
@@ -210,3 +211,24 @@ def _player(token: str) -> Any:
     player = player_for(token)
     assert player is not None
     return player
+
+
+def test_a_reminder_and_the_day_before_it_change_the_kept_page(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Neither is a move: the day passing offers the reminder, and sending it takes the offer
+    away; the page kept before each is not the page read after."""
+    game = make_game()
+    keeper = client.get(f"/api/play/{game['keeper']}").get_json()
+    move = {"version": keeper["version"], **pick_action(keeper, random.Random(1))}
+    assert client.post(f"/api/play/{game['keeper']}", json=move).status_code == 200
+    soon = assert_kept_as_rendered(app, client, game["keeper"])
+    assert "You may remind Sam" in soon and "Send the reminder" not in soon
+    with app.app_context(), transaction():  # the last move, two days back: same version
+        since = utcnow() - timedelta(days=2)
+        db.session.execute(update(Game).where(Game.id == game["id"]).values(updated_at=since))
+    ready = assert_kept_as_rendered(app, client, game["keeper"])
+    assert "Send the reminder" in ready
+    in_service(app, lambda: games.remind_opponent(_player(game["keeper"]).id, move["version"] + 1))
+    done = assert_kept_as_rendered(app, client, game["keeper"])
+    assert "Sam is reminded of the move they owe." in done and "Send the reminder" not in done

@@ -200,21 +200,25 @@ def test_the_page_offers_the_reminder_while_waiting_and_says_what_it_did(
     assert "Remind Sam of their move" not in client.get(f"/play/{game['keeper']}").text
     version = kim_waits(app, client, game, days=0.5)
     page = client.get(f"/play/{game['keeper']}").text
-    assert "Remind Sam of their move" in page
     with app.test_request_context():  # the page says from when, in UTC as no zone is known
         ready = db.session.get_one(Game, game["id"]).updated_at + timedelta(days=1)
         when = deadline_text(ready.isoformat())
-    assert f"once per move, from {when}: a day after the last move." in unescape(page)
+    assert f"You may remind Sam of their move from {when}: a day after the last move." in (
+        unescape(page)
+    )
     assert "Remind Kim" not in client.get(f"/play/{game['shadow']}").text  # Sam owes it
     path = f"/play/{game['keeper']}/remind"
-    soon = client.post(path, data={"version": version})
+    soon = client.post(path, data={"version": version})  # from a page read earlier, say
     assert soon.status_code == 409
     assert "A move may be reminded of once it has waited a day: nothing was sent yet." in soon.text
     assert "You may remind Sam from " in soon.text and " UTC." in soon.text
     last_move_ago(app, game["id"], 2)
+    page = client.get(f"/play/{game['keeper']}").text
+    assert "Remind Sam of their move" in page
+    assert "once per move, from " in page
     sent = client.post(path, data={"version": version})
-    assert sent.status_code == 200
-    assert "Sam is reminded of the move they owe." in unescape(sent.text)
+    assert sent.status_code == 303 and sent.headers["Location"].endswith(f"/play/{game['keeper']}")
+    assert "Sam is reminded of the move they owe." in unescape(client.get(sent.location).text)
     again = client.post(path, data={"version": version})
     assert again.status_code == 409
     assert "Sam has been reminded of this move already: nothing more was sent." in again.text
@@ -225,3 +229,32 @@ def test_the_page_offers_the_reminder_while_waiting_and_says_what_it_did(
 @pytest.fixture
 def app_config(mail_config: dict[str, Any]) -> dict[str, Any]:
     return mail_config
+
+
+def test_the_page_offers_the_reminder_only_when_it_may_be_sent(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Before the day has passed the page says from when, with no button; once reminded it
+    says so, with no button, however often it is read (and kept as rendered)."""
+    game = make_game(seed=3)
+    page = f"/play/{game['keeper']}"
+    version = kim_waits(app, client, game, days=0.5)
+    for _ in range(2):  # the second read is the page kept as rendered
+        soon = unescape(client.get(page).text)
+        assert "You may remind Sam of their move from " in soon
+        assert "Send the reminder" not in soon
+    last_move_ago(app, game["id"], 2)  # the game's version is the same: the time is not
+    for _ in range(2):
+        ready = unescape(client.get(page).text)
+        assert "Send the reminder" in ready and "Sam is reminded" not in ready
+    assert client.post(f"{page}/remind", data={"version": version}).status_code == 303
+    for _ in range(2):
+        done = unescape(client.get(page).text)
+        assert "Sam is reminded of the move they owe." in done
+        assert "Send the reminder" not in done and "You may remind Sam" not in done
+    # Reminded through the API: the page read next says so too.
+    other = make_game(seed=4)
+    other_version = kim_waits(app, client, other, days=2)
+    assert "Send the reminder" in client.get(f"/play/{other['keeper']}").text
+    assert remind(client, other["keeper"], other_version).status_code == 200
+    assert "Send the reminder" not in client.get(f"/play/{other['keeper']}").text

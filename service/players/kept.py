@@ -7,7 +7,9 @@ game's version, status, deadline, look, the player's mark in the history,
 both names, the language), the player's home link, the opponent's vacation,
 whether the opponent's notes are shown, the deadline in words (which changes
 with the time; whose move is due changes with the version, and the names are
-in the tag) and the token the page links with. A page rendered from the
+in the tag), whether the opponent was reminded of the move at the game's
+version and whether the day before a reminder may be sent has passed (which
+changes with the time), and the token the page links with. A page rendered from the
 same key is the same page: the engine's state and the notes change only with
 the game's version. The key holds nothing a player may not see; a page is kept
 under its player's own token, for an open game only (a closed game's page
@@ -32,8 +34,9 @@ from sqlalchemy import Executable, exists
 from sqlalchemy.orm import aliased
 
 from ..addresses import known_time_zone
+from ..games import remind_ready
 from ..links import signed_home, signed_link
-from ..models import AddressSettings, Event, Player, db, utcnow
+from ..models import AddressSettings, Event, Game, Player, db, utcnow
 from ..perspective import (
     OPPONENT,
     PlayerView,
@@ -59,6 +62,8 @@ class PageKey:
     home_token: str | None
     away_until: str | None
     notes_shown: bool
+    reminded: bool
+    remind_ready: bool
     deadline: tuple[tuple[str, Any], ...] | None
     time_zone: str | None
     root: str
@@ -112,6 +117,7 @@ def kept_page(token: str) -> str | None:
         return None
     g.player_language = row.language
     now = utcnow()
+    ready = remind_ready(row.updated_at, now)
     away = row.vacation_until if row.vacation_until and row.vacation_until > now else None
     key = page_key(
         token,
@@ -119,6 +125,8 @@ def kept_page(token: str) -> str | None:
         home_token=signed_home(row.email, row.home_key) if row.email and row.home_key else None,
         away_until=away.isoformat(timespec="seconds") if away else None,
         notes_shown=row.their_level is None and not row.notes_off,
+        reminded=ready and row.reminded,
+        remind_ready=ready,
         due=deadline(iso(row.deadline), now, known_time_zone(row.time_zone)),
         time_zone=known_time_zone(row.time_zone),
     )
@@ -138,6 +146,8 @@ def page_key(
     home_token: str | None,
     away_until: str | None,
     notes_shown: bool,
+    reminded: bool,
+    remind_ready: bool,
     due: dict[str, Any] | None,
     time_zone: str | None,
 ) -> PageKey:
@@ -149,6 +159,8 @@ def page_key(
         home_token=home_token,
         away_until=away_until,
         notes_shown=notes_shown,
+        reminded=reminded,
+        remind_ready=remind_ready,
         deadline=tuple(sorted(due.items())) if due else None,
         time_zone=time_zone,
         root=request.script_root,
@@ -158,11 +170,15 @@ def page_key(
 @cache
 def _page_query() -> Executable:
     """The statement of :func:`kept_page`, built once: the view's facts, without the state,
-    with the player's address and language, their home key, the opponent's vacation and
-    whether the game's notes were turned off."""
+    with the player's address and language, their home key, the opponent's vacation,
+    whether the game's notes were turned off, and when the game last changed and whether
+    its move was reminded of (:func:`service.games.reminded`)."""
     mine = aliased(AddressSettings)
     theirs = aliased(AddressSettings)
     notes_off = exists().where(Event.game_id == Player.game_id, Event.kind == "notes_off")
+    reminded = exists().where(
+        Event.game_id == Player.game_id, Event.kind == "reminded", Event.version == Game.version
+    )
     return (
         facts_statement(with_state=False)
         .add_columns(
@@ -172,6 +188,8 @@ def _page_query() -> Executable:
             mine.time_zone,
             theirs.vacation_until,
             notes_off.label("notes_off"),
+            Game.updated_at,
+            reminded.label("reminded"),
         )
         .outerjoin(mine, mine.email == Player.email)
         .outerjoin(theirs, theirs.email == OPPONENT.email)

@@ -18,7 +18,7 @@ from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
 from ..links import home_token, player_for, signed_home
-from ..models import Player
+from ..models import Player, utcnow
 from ..notify import opponent_away_until
 from ..perspective import (
     PlayerView,
@@ -124,16 +124,13 @@ def _resignation_refused(player: Player, exc: games.MoveError) -> str | None:
 
 @bp.post("/play/<token>/remind")
 def remind(token: str) -> ResponseReturnValue:
-    """Remind the opponent of the move they owe, then show the page saying it was done, or
-    why it was not."""
+    """Remind the opponent of the move they owe, then show the page, which says it was done;
+    or say why it was not."""
     player, refused = _on_seen_version(
         token, VersionForm(), games.remind_opponent, _reminder_refused
     )
-    if refused is not None:
-        return refused
-    name = player.game.player(other(player.seat)).name
-    said = gettext("%(name)s is reminded of the move they owe.", name=name)
-    return _page(player, token, notice=upfirst(said))
+    # The page then says the opponent is reminded, as it does for that move from then on.
+    return refused or redirect(url_for("players.play", token=token), code=303)
 
 
 def _on_seen_version(
@@ -309,8 +306,12 @@ def _page(
     )
     away_until = opponent_away_until(player)
     their_notes = notes.from_opponent(player)
-    # When the opponent may be reminded of a move: a day after the last, as the version is.
+    # When the opponent may be reminded of a move: a day after the last, as the version is;
+    # and, from then on, whether they were at this version (read only then: before, the page
+    # says from when, whatever was sent).
     ready = player.game.updated_at + games.REMIND_AFTER
+    remind_ready = games.remind_ready(player.game.updated_at, utcnow())
+    reminded = remind_ready and games.reminded(player.game)
     html = render_template(
         "play/page.html",
         view=view,
@@ -325,6 +326,8 @@ def _page(
         chosen=chosen,
         after_game=_after_game(player, home) if view["status"] != "active" else None,
         remind_from=deadline_text(ready.isoformat(), context["time_zone"]),
+        remind_ready=remind_ready,
+        reminded=reminded,
         **context,
     )
     if status == 200 and not error and not notice:
@@ -334,6 +337,8 @@ def _page(
             home_token=home,
             away_until=away_until,
             notes_shown=their_notes is not None,
+            reminded=reminded,
+            remind_ready=remind_ready,
             due=context["deadline"],
             time_zone=context["time_zone"],
         )
