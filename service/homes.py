@@ -102,6 +102,9 @@ class Home:
     invited: list[Invitation] = field(default_factory=list)
     sent: list[Invitation] = field(default_factory=list)
     stopped: list[Player] = field(default_factory=list)
+    # The games in play whose emails were withheld from their start, as the address took no
+    # invitations then (:func:`service.invitations.withheld_from`): not the player's stop.
+    withheld: list[Player] = field(default_factory=list)
     # Every email stopped: the invitations and each game's (invitations.stopped_all_emails).
     emails_stopped: bool = False
     vacation_left: int = 0
@@ -190,6 +193,9 @@ def overview(email: str, now: datetime | None = None, before: int | None = None)
             home.finished.append(line)
         if not player.notify and player.game.status == "active":  # a game over sends none
             home.stopped.append(player)
+    # Not stopped by the player: started while the address took no invitations.
+    home.withheld = invitations.withheld_from(email) if home.stopped else []
+    home.stopped = [player for player in home.stopped if player not in home.withheld]
     home.invited = list(
         db.session.scalars(
             select(Invitation)
@@ -310,6 +316,8 @@ def stop_game_emails(email: str, game_id: int) -> None:
 def resume_game_emails(email: str, game_id: int) -> None:
     """Send the emails about one game again; invitations stay as they are."""
     player = _own_player(email, game_id)
+    if player in invitations.withheld_from(email):
+        invitations.take_withheld_emails(player)  # once taken, a later stop is the player's
     player.notify = True
     db.session.flush()
     log.info("game %d: the %s takes its emails again", game_id, player.seat)
@@ -323,20 +331,25 @@ def stop_all_emails(email: str) -> None:
 def accept_invitations(email: str) -> None:
     """Take invitations again: undo a decline and the invitations a stop turned away, the
     address's and the inbox's it reaches (``bob+x@`` reaches ``bob@``, whose stop holds for
-    it: :func:`service.rematch_rules.blocked`)."""
+    it: :func:`service.rematch_rules.blocked`); and the emails of the games against the
+    computer that started without them for that reason (:func:`.invitations.withheld_from`),
+    which the player never chose to stop."""
     for each in {email, inbox(email)}:
         address = db.session.get(Address, each)
         if address is not None:
             address.declined_at = None
             address.unsubscribed_at = None
+    for player in invitations.withheld_from(email):
+        invitations.take_withheld_emails(player)
     db.session.flush()
     log.info("an address takes invitations again")
 
 
 def resume_all_emails(email: str) -> None:
-    """Undo every stop: each game's emails and the invitations."""
-    db.session.execute(update(Player).where(Player.email == email).values(notify=True))
+    """Undo every stop: each game's emails and the invitations (first, so the games that
+    withheld their emails are marked as taken: :func:`accept_invitations`)."""
     accept_invitations(email)
+    db.session.execute(update(Player).where(Player.email == email).values(notify=True))
 
 
 def replace_home_link(email: str) -> str:

@@ -255,13 +255,58 @@ def play_computer(request: Request) -> Game:
     creator = games.clean_email(request.email)
     role = _creator_role(request.role)
     game = _waiting_game(request, role, games.Seating.the_computer(request.computer))
-    game.player(role).notify = not blocked(creator)
+    withheld = blocked(creator)
+    game.player(role).notify = not withheld
     db.session.flush()
     games.start_waiting_game(game.id)
+    if withheld:  # not the player's choice: taking invitations again sends them (withheld_from)
+        note = "no email: the address took no invitations"
+        game.events.add(Event(kind=EMAILS_WITHHELD, seat=role, version=game.version, note=note))
     log.info(
         "game %d against the computer (%s) started from the public page", game.id, request.computer
     )
     return game
+
+
+# The events of a seat whose emails a game against the computer withheld from its start, as
+# its address took no invitations, and of that seat's emails taken again since.
+EMAILS_WITHHELD = "emails_withheld"
+EMAILS_TAKEN = "emails_taken"
+
+
+def withheld_from(email: str) -> list[Player]:
+    """The address's seats in games in play whose emails were withheld from their start, as
+    the address took no invitations then (:func:`play_computer`), and that still send none:
+    not those whose emails it took again since, and then perhaps stopped itself."""
+    withheld = exists().where(
+        Event.game_id == Player.game_id, Event.seat == Player.seat, Event.kind == EMAILS_WITHHELD
+    )
+    taken = exists().where(
+        Event.game_id == Player.game_id, Event.seat == Player.seat, Event.kind == EMAILS_TAKEN
+    )
+    return list(
+        db.session.scalars(
+            select(Player)
+            .join(Game)
+            .where(
+                Player.email == email,
+                Game.status == "active",
+                Player.notify.is_(False),
+                withheld,
+                ~taken,
+            )
+            .order_by(Game.id)
+        )
+    )
+
+
+def take_withheld_emails(player: Player) -> None:
+    """Send the player the emails of a game that withheld them (:func:`withheld_from`)."""
+    player.notify = True
+    note = "the address takes the emails the game withheld"
+    player.game.events.add(
+        Event(kind=EMAILS_TAKEN, seat=player.seat, version=player.game.version, note=note)
+    )
 
 
 def confirm(invitation: Invitation, language: str | None = None) -> bool:

@@ -657,6 +657,73 @@ def test_a_declined_invitation_can_be_taken_back(app: Flask, client, make_game) 
     assert warning not in client.get(home).get_data(as_text=True)
 
 
+def test_a_game_started_while_emails_were_stopped_sends_them_once_invitations_are_taken(
+    app: Flask, client, make_game
+) -> None:
+    """Kim stopped a game's emails from an email's link, which turns invitations away, then
+    asked the public page for a game against the computer: it started without emails. Its
+    page says she did not stop them, and taking invitations again sends them; the game
+    whose emails she stopped stays stopped."""
+    stopped = make_game(seed=1)
+    with app.app_context():
+        kim = db.session.scalars(select(Player).where(Player.email == KIM)).one()
+        stop = f"/unsubscribe/{compose.unsubscribe_token(kim)}"
+    assert client.post(stop).status_code == 200
+    sent = ask_for_game(
+        client, name="Kim", email=KIM, opponent="computer", level="easy", opponent_name=""
+    )
+    assert sent.status_code == 200, sent.text
+    assert "we sent your link to" in sent.text
+    assert "Nothing arrived? Your address may have stopped this service’s emails" in sent.text
+    with app.app_context():
+        (silent,) = db.session.scalars(
+            select(Player).where(Player.email == KIM, Player.game_id != stopped["id"])
+        )
+        assert not silent.notify
+        silent_game = silent.game_id
+    home = home_of(app)
+    page = client.get(home).text
+    withheld, _, own = page.partition("Games whose emails you stopped")
+    assert "Games that started without emails" in withheld
+    assert f"Game {silent_game}: no email about it." in withheld
+    assert f"Game {stopped['id']}: no email about it." in own
+    assert f"Game {silent_game}:" not in own
+    assert post(client, home, "invitations").status_code == 303
+    with app.app_context():
+        notify = dict(
+            db.session.execute(
+                select(Player.game_id, Player.notify).where(Player.email == KIM)
+            ).all()
+        )
+    assert notify == {stopped["id"]: False, silent_game: True}
+    page = client.get(home).text
+    assert "Games that started without emails" not in page
+    assert f"Game {stopped['id']}: no email about it." in page
+
+
+def test_a_game_whose_withheld_emails_were_taken_stays_stopped_once_stopped(
+    app: Flask, client, make_game
+) -> None:
+    """Taken again from its own button, then stopped by the player: taking invitations again
+    leaves it stopped, as any game the player stopped."""
+    with app.app_context(), transaction():
+        db.session.add(Address(email=KIM, declined_at=utcnow()))
+    ask_for_game(client, name="Kim", email=KIM, opponent="computer", level="easy", opponent_name="")
+    with app.app_context():
+        game_id = db.session.scalars(select(Player.game_id).where(Player.email == KIM)).one()
+    home = home_of(app)
+    assert post(client, home, "games/resume", game=str(game_id)).status_code == 303
+    assert post(client, home, "games/stop", game=str(game_id)).status_code == 303
+    assert post(client, home, "invitations").status_code == 303
+    with app.app_context():
+        assert not db.session.scalars(select(Player.notify).where(Player.email == KIM)).one()
+    page = client.get(home).text
+    assert "Games that started without emails" not in page
+    assert (
+        f"Game {game_id}: no email about it." in page.partition("Games whose emails you stopped")[2]
+    )
+
+
 def test_a_sub_address_s_page_says_its_inbox_takes_no_invitations(app: Flask, client) -> None:
     """Kim declined as kim@: kim+games@ reaches that inbox, so its page warns and takes
     invitations again for both."""
