@@ -12,7 +12,7 @@ from sqlalchemy import Executable, Table, bindparam, case, select, text, update
 
 from ..models import Game, OutboxMessage, Player, db, upsert, utcnow
 from . import kinds
-from .compose import Email
+from .compose import Email, with_headers
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,8 @@ def queue(
     Without ``email``, the worker writes it when it sends it, with the kind's
     writer (:func:`.kinds.written`), from its player and game and the JSON
     ``params``: a move pays for no template, and the links in the email are
-    those valid when it goes. With ``email``, it goes as written now.
+    those valid when it goes. With ``email``, it goes as written now, with the
+    headers its writer set (:attr:`.compose.Email.headers`, its language).
     ``headers`` go out with it as they are.
 
     An email of a kind that replaces a queued one (a turn email) replaces the
@@ -78,7 +79,11 @@ def queue(
         "text_body": email.text if email is not None else None,
         "html_body": email.html if email is not None else None,
         "params": (params or {}) if email is None else None,
-        "headers": {**AUTO_SUBMITTED, **(headers or {})},
+        "headers": {
+            **AUTO_SUBMITTED,
+            **with_headers({}, email.headers if email is not None else {}),
+            **(headers or {}),
+        },
         "status": "queued",
         "attempts": 0,
         "last_error": None,

@@ -93,6 +93,21 @@ def test_a_turn_email_withdrawn_after_a_failed_attempt_keeps_its_error(
         )
 
 
+def test_an_email_queued_written_keeps_the_headers_its_writer_set(app: Flask) -> None:
+    """Its language, say, beside the headers given to the outbox."""
+    with app.app_context():
+        with transaction():
+            queue(
+                Email("Bonjour", "Bonjour", "<p>Bonjour</p>", {"Content-Language": "fr"}),
+                kind="your_games",
+                recipient="kim@example.com",
+                headers={"Reply-To": "play@example.org"},
+            )
+        (row,) = db.session.scalars(db.select(OutboxMessage)).all()
+        assert row.headers["Content-Language"] == "fr"
+        assert row.headers["Reply-To"] == "play@example.org"
+
+
 def turn_email_waiting(
     app: Flask, client: FlaskClient, make_game, deliver, *, one_to_move: bool = False
 ) -> tuple[dict[str, Any], random.Random, OutboxMessage]:
