@@ -252,7 +252,7 @@ def your_move(player: Player) -> None:
     _send(player, "turn")
 
 
-def answer(player: Player, parent: str, **extra: Any) -> None:
+def answer(player: Player, parent: str | None, **extra: Any) -> None:
     """Answer a player's reply by email, in its thread (see :mod:`service.replies`).
 
     Sent even to a player who stopped the game's emails: they just wrote to us.

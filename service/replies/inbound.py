@@ -461,9 +461,14 @@ def _refuse(message_id: str, tag: str | None, refusal: Refusal) -> Outcome:
     if row is None:
         return Outcome("duplicate", "read before")
     games.lock_game(player.game_id)
+    elsewhere = refusal.code == "other_address"
+    if elsewhere and not _may_tell_of_another_address(player):
+        log.info("reply for player %d refused: %s, not told", player.id, refusal.code)
+        return _close(row, "refused", refusal.code)
     answered = _answer(
         player,
-        message_id,
+        # The player never had the reply from another address: told in the game's thread.
+        None if elsewhere else message_id,
         "refused",
         understood=refusal.understood,
         written=refusal.written,
@@ -496,7 +501,31 @@ def _close(row: InboundReply, outcome: str, reason: str, answered: bool = False)
     return Outcome(outcome, reason, answered)
 
 
-def _answer(player: Player, message_id: str, outcome: str, **context: Any) -> bool:
+# How often a player is told of replies for their game from another address, at most.
+ANOTHER_ADDRESS_TOLD_EVERY = timedelta(days=1)
+
+
+def _may_tell_of_another_address(player: Player) -> bool:
+    """Whether the player is told of a reply for their game from another address: the player
+    wrote nothing, so only while they take the game's emails, and once a day at most,
+    however many such replies a stranger holding the game's reply address sends."""
+    if not player.notify:
+        return False
+    since = utcnow() - ANOTHER_ADDRESS_TOLD_EVERY
+    told = db.session.scalar(
+        select(func.count())
+        .select_from(InboundReply)
+        .where(
+            InboundReply.player_id == player.id,
+            InboundReply.received_at > since,
+            InboundReply.reason == "other_address",
+            InboundReply.answered,
+        )
+    )
+    return not told
+
+
+def _answer(player: Player, message_id: str | None, outcome: str, **context: Any) -> bool:
     """Queue the answer to a reply, unless the player had their answers for the hour."""
     since = utcnow() - timedelta(hours=1)
     recent = db.session.scalar(

@@ -170,12 +170,38 @@ def test_a_reply_from_another_address_is_not_read_and_the_player_is_told(
     answer goes to the player's own address, never the sender's."""
     game_id = started()
     message = exchange_reply(app, game_id, smtp_server, sender="kim.work@example.net")
+    sent_before = len(smtp_server.received)
     send(inbound, message)
-    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    deliver()
+    assert snapshot(app, game_id)[0] == 0
+    (answer,) = smtp_server.received[sent_before:]
     assert answer.envelope_to == ["kim@example.com"]
     assert "A reply for this game came from another address than yours" in answer.text
     assert "You wrote" not in answer.text and "We read" not in answer.text
     assert not smtp_server.handler.to("kim.work@example.net")
+    # In the game's thread: the player never had the message it refuses.
+    assert answer.message["In-Reply-To"] != message["Message-ID"]
+    with app.app_context():
+        assert db.session.scalars(select(InboundReply.reason)).one() == "other_address"
+    # A stranger holding the game's reply address makes no more than one such email a day.
+    for n in range(3):
+        message.replace_header("Message-ID", f"<again{n}@example.net>")
+        send(inbound, message)
+    deliver()
+    assert len(smtp_server.received) == sent_before + 1
+
+
+def test_a_player_who_stopped_the_game_s_emails_is_not_told_of_another_address(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    game_id = started()
+    with app.app_context(), transaction():
+        db.session.get_one(Game, game_id).player("keeper").notify = False
+    message = exchange_reply(app, game_id, smtp_server, sender="kim.work@example.net")
+    sent_before = len(smtp_server.received)
+    send(inbound, message)
+    deliver()
+    assert len(smtp_server.received) == sent_before
     with app.app_context():
         assert db.session.scalars(select(InboundReply.reason)).one() == "other_address"
 
