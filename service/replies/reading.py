@@ -427,12 +427,20 @@ MOVE_VERBS = frozenset(
         "annoncant",
         "echange",
         "echanger",
+        "mets",
+        "mettre",
+        "pose",
+        "poser",
     ]
 )
 # The words a move's line may hold besides its cards, its suits and the verbs above; one
 # phrase a line, its words as :func:`_words` splits them. A line naming a card with any other
 # word on it and no verb right before the card ("I hold 2 elixirs", "vers 7h") is a sentence.
 FILLERS = (
+    "my move",
+    "move",
+    "mon coup",
+    "coup",
     "please",
     "thanks",
     "thank you",

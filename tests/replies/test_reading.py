@@ -38,6 +38,11 @@ MOVES = [
     ("potion 4+ naming green", ["4S"], "D"),
     ("4 of spades, naming clubs", ["4S"], "C"),
     ("5H, c'est tout", ["5H"], None),
+    ("My move: 5H", ["5H"], None),
+    ("Move: 5H", ["5H"], None),
+    ("Mon coup : 5H", ["5H"], None),
+    ("je mets le 5 de cœur", ["5H"], None),
+    ("je pose l'as de carreau", ["1D"], None),
     ("I have 5 hours and 2 cards to spare", [], None),
     ("hello there", [], None),
     # "un", "une" and "one" are "a" as often as the ace: no card is read from them.
