@@ -6,9 +6,8 @@ while it is open; a client of the API reads it before each move. The view
 answers from one statement by primary key (:func:`~service.api.routes.stored_answer`:
 a 304 for a poll of an unchanged game, the view otherwise), but around the
 statement Flask makes the request's context and session and runs every
-extension's hooks before and after the view, then its teardown: some 700 of a
-view's 1,700 function calls, where the floor's whole JSON read
-(``bench/floor.py``) makes 600.
+extension's hooks before and after the view, then its teardown, which cost
+more than the read and the view together (``bench/calls.py`` counts them).
 
 :class:`ViewShortcut` wraps the app's WSGI callable and answers such a read
 itself, with the view's own functions: the token's signature
