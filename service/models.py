@@ -371,7 +371,10 @@ class InboundReply(Base):
     answered: Mapped[bool] = mapped_column(default=False)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
-    __table_args__ = (Index(None, "player_id", "received_at"),)
+    __table_args__ = (
+        Index(None, "player_id", "received_at"),
+        Index(None, "received_at"),  # the sweep forgets the replies read long ago, every minute
+    )
 
 
 class WorkerHeartbeat(Base):
