@@ -535,6 +535,12 @@ def remind_ready(changed: datetime, now: datetime) -> bool:
     return changed + REMIND_AFTER <= now
 
 
+def past_deadline(deadline: datetime | None, now: datetime) -> bool:
+    """Whether the move due by ``deadline`` is late at ``now``: the sweep ends its game at
+    its next pass, and a reminder of it is refused ("late")."""
+    return deadline is not None and deadline <= now
+
+
 def reminder_refusal(game: Game, seat: Seat, now: datetime) -> str | None:
     """Why the player in ``seat`` cannot remind their opponent now (a key of
     :data:`REMINDER_REFUSALS`), or ``None``."""
@@ -578,8 +584,8 @@ def _lock_linked(player_id: int, version: object, link_key: str | None) -> tuple
 def _overdue(game: Game) -> bool:
     """Whether a person owes a move of ``game`` whose deadline has passed: the sweep ends it
     at its next pass, by a timeout or abandoned, and nothing a player sends changes that."""
-    late = game.deadline is not None and game.deadline <= utcnow()
-    return late and any(not game.player(seat).is_computer for seat in to_act(game.state))
+    people = any(not game.player(seat).is_computer for seat in to_act(game.state))
+    return past_deadline(game.deadline, utcnow()) and people
 
 
 def _late(game: Game, player: Player) -> bool:

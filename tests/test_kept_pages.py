@@ -232,3 +232,21 @@ def test_a_reminder_and_the_day_before_it_change_the_kept_page(
     in_service(app, lambda: games.remind_opponent(_player(game["keeper"]).id, move["version"] + 1))
     done = assert_kept_as_rendered(app, client, game["keeper"])
     assert "Sam is reminded of the move they owe." in done and "Send the reminder" not in done
+
+
+def test_the_deadline_passing_takes_the_reminder_off_the_kept_page(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Not a move either: the page kept with the offer before the deadline is not the page
+    read after it, which says the move is late."""
+    game = make_game(days_per_move=3)
+    keeper = client.get(f"/api/play/{game['keeper']}").get_json()
+    move = {"version": keeper["version"], **pick_action(keeper, random.Random(1))}
+    assert client.post(f"/api/play/{game['keeper']}", json=move).status_code == 200
+    start = utcnow()
+    with time_machine.travel(start + timedelta(days=2), tick=False):
+        ready = assert_kept_as_rendered(app, client, game["keeper"])
+        assert "Send the reminder" in ready
+    with time_machine.travel(start + timedelta(days=3, minutes=1), tick=False):
+        late = assert_kept_as_rendered(app, client, game["keeper"])
+    assert "Send the reminder" not in late and "the game ends by timeout." in late

@@ -8,6 +8,7 @@ from html import unescape
 from typing import Any
 
 import pytest
+import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select, update
@@ -258,3 +259,25 @@ def test_the_page_offers_the_reminder_only_when_it_may_be_sent(
     assert "Send the reminder" in client.get(f"/play/{other['keeper']}").text
     assert remind(client, other["keeper"], other_version).status_code == 200
     assert "Send the reminder" not in client.get(f"/play/{other['keeper']}").text
+
+
+def test_the_page_offers_no_reminder_once_the_deadline_has_passed(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """The game is the sweep's to end: the page says so in the refusal's words, with no
+    button, also as kept from before the deadline (the time passes, not the game)."""
+    game = make_game(seed=3, days_per_move=3)
+    page = f"/play/{game['keeper']}"
+    version = kim_waits(app, client, game)
+    assert "Send the reminder" in client.get(page).text
+    with app.app_context():
+        due = db.session.get_one(Game, game["id"]).deadline
+    assert due is not None
+    with time_machine.travel(due + timedelta(minutes=1), tick=False):
+        for _ in range(2):  # the second read is the page kept as rendered
+            late = unescape(client.get(page).text)
+            assert "The deadline of the move owed has passed: the game ends by timeout." in late
+            assert "Send the reminder" not in late and "Remind Sam" not in late
+        refused = client.post(f"{page}/remind", data={"version": version})
+        assert refused.status_code == 409 and "nothing was sent" in refused.text
+    assert reminders(app) == []

@@ -8,12 +8,13 @@ both names, the language), the player's home link, the opponent's vacation,
 whether the opponent's notes are shown, the deadline in words (which changes
 with the time; whose move is due changes with the version, and the names are
 in the tag), whether the opponent was reminded of the move at the game's
-version and whether the day before a reminder may be sent has passed (which
-changes with the time), and the token the page links with. A page rendered from the
-same key is the same page: the engine's state and the notes change only with
-the game's version. The key holds nothing a player may not see; a page is kept
-under its player's own token, for an open game only (a closed game's page
-offers a rematch, whose state is not in the key).
+version, whether the day before a reminder may be sent has passed and whether
+the owed move's deadline has (both change with the time), and the token the
+page links with. A page rendered from the same key is the same page: the
+engine's state and the notes change only with the game's version. The key
+holds nothing a player may not see; a page is kept under its player's own
+token, for an open game only (a closed game's page offers a rematch, whose
+state is not in the key).
 
 The key of a page that is rendered is made of what it was rendered from
 (:func:`keep`), never from a separate read, so a page is never kept under a
@@ -34,7 +35,7 @@ from sqlalchemy import Executable, exists
 from sqlalchemy.orm import aliased
 
 from ..addresses import known_time_zone
-from ..games import remind_ready
+from ..games import past_deadline, remind_ready
 from ..links import signed_home, signed_link
 from ..models import AddressSettings, Event, Game, Player, db, utcnow
 from ..perspective import (
@@ -64,6 +65,7 @@ class PageKey:
     notes_shown: bool
     reminded: bool
     remind_ready: bool
+    remind_late: bool
     deadline: tuple[tuple[str, Any], ...] | None
     time_zone: str | None
     root: str
@@ -127,6 +129,7 @@ def kept_page(token: str) -> str | None:
         notes_shown=row.their_level is None and not row.notes_off,
         reminded=ready and row.reminded,
         remind_ready=ready,
+        remind_late=past_deadline(row.deadline, now),
         due=deadline(iso(row.deadline), now, known_time_zone(row.time_zone)),
         time_zone=known_time_zone(row.time_zone),
     )
@@ -148,6 +151,7 @@ def page_key(
     notes_shown: bool,
     reminded: bool,
     remind_ready: bool,
+    remind_late: bool,
     due: dict[str, Any] | None,
     time_zone: str | None,
 ) -> PageKey:
@@ -161,6 +165,7 @@ def page_key(
         notes_shown=notes_shown,
         reminded=reminded,
         remind_ready=remind_ready,
+        remind_late=remind_late,
         deadline=tuple(sorted(due.items())) if due else None,
         time_zone=time_zone,
         root=request.script_root,

@@ -308,9 +308,11 @@ def _page(
     their_notes = notes.from_opponent(player)
     # When the opponent may be reminded of a move: a day after the last, as the version is;
     # and, from then on, whether they were at this version (read only then: before, the page
-    # says from when, whatever was sent).
+    # says from when, whatever was sent). Once the move's deadline has passed, never.
+    now = utcnow()
     ready = player.game.updated_at + games.REMIND_AFTER
-    remind_ready = games.remind_ready(player.game.updated_at, utcnow())
+    remind_ready = games.remind_ready(player.game.updated_at, now)
+    remind_late = games.past_deadline(player.game.deadline, now)
     reminded = remind_ready and games.reminded(player.game)
     html = render_template(
         "play/page.html",
@@ -327,6 +329,7 @@ def _page(
         after_game=_after_game(player, home) if view["status"] != "active" else None,
         remind_from=deadline_text(ready.isoformat(), context["time_zone"]),
         remind_ready=remind_ready,
+        remind_late=remind_late,
         reminded=reminded,
         **context,
     )
@@ -339,6 +342,7 @@ def _page(
             notes_shown=their_notes is not None,
             reminded=reminded,
             remind_ready=remind_ready,
+            remind_late=remind_late,
             due=context["deadline"],
             time_zone=context["time_zone"],
         )
