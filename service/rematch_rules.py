@@ -3,14 +3,15 @@ page, the rematch page and the emails that end a game, which offer the rematch's
 when one may follow.
 
 An address takes no invitation once it declined one or stopped the emails of a game
-(:mod:`service.invitations`), and a rematch is an invitation. The refusal then says only
-that no rematch can be offered, not that it is the opponent's choice: as an invitation's
-pages work the same either way, nothing tells one player what the other stopped.
+(:mod:`service.invitations`), and a rematch is an invitation: one to such an address is
+offered, asked for and made all the same, and the mail worker drops its email, as for
+any invitation. Nothing here looks at the opponent's address, so no page, button or email
+tells one player what the other stopped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 
 from sqlalchemy import or_, select
 
@@ -18,7 +19,6 @@ from .addresses import inbox
 from .game_text import holds_an_address, poses_as_computer
 from .language import gettext
 from .models import Address, Player, db
-from .rules import other
 
 
 def blocked(email: str) -> bool:
@@ -45,19 +45,17 @@ def blocked_among(emails: Collection[str]) -> set[str]:
 
 def rematch_refusal(player: Player) -> str | None:
     """Why no rematch can follow the player's game, in the page's language; ``None`` if one can."""
-    return _refusal(player, blocked)
+    return _refusal(player)
 
 
 def rematch_refusals(players: Collection[Player]) -> dict[int, str | None]:
-    """:func:`rematch_refusal` for each of ``players``, by player id: one statement for all."""
-    opponents = {player.game.player(other(player.seat)).email for player in players}
-    refused = blocked_among({email for email in opponents if email is not None})
-    return {player.id: _refusal(player, refused.__contains__) for player in players}
+    """:func:`rematch_refusal` for each of ``players``, by player id."""
+    return {player.id: _refusal(player) for player in players}
 
 
-def _refusal(player: Player, is_blocked: Callable[[str], bool]) -> str | None:
-    """Why no rematch can follow the player's game; ``is_blocked`` says which addresses take
-    no invitation."""
+def _refusal(player: Player) -> str | None:
+    """Why no rematch can follow the player's game. Whether the opponent's address takes
+    invitations is not a reason: the rematch is asked for, and its email dropped."""
     game = player.game
     if game.status == "waiting":
         return gettext("Game %(id)s has not started yet.", id=game.id)
@@ -78,9 +76,6 @@ def _refusal(player: Player, is_blocked: Callable[[str], bool]) -> str | None:
         )
     if game.status == "cancelled":
         return gettext("Game %(id)s was cancelled: it has no rematch.", id=game.id)
-    opponent = game.player(other(player.seat))
-    if opponent.email is not None and is_blocked(opponent.email):
-        return gettext("No rematch with %(name)s can be offered now.", name=opponent.name)
     # A name given before such names were refused: a rematch would copy it.
     for person in game.players:
         if not person.is_computer and poses_as_computer(person.name):

@@ -225,14 +225,12 @@ def test_the_rematch_page_in_french(app: Flask, client: FlaskClient, make_game) 
 def test_rematch_refusals_in_french(app: Flask, client: FlaskClient, make_game) -> None:
     from service import games
 
-    cancelled, finished = make_game(seed=31), make_game(seed=32)
+    cancelled, live = make_game(seed=31), make_game(seed=32)
     with app.app_context(), transaction():
         games.cancel_game(cancelled["id"], "alice")
-        games.declare_forfeit(finished["id"], "keeper", "alice")
-        db.session.add(Address(email="sam@example.com", declined_at=utcnow()))
     for token, reason in (
         (cancelled["keeper"], f"La partie {cancelled['id']} a été annulée : pas de revanche."),
-        (finished["keeper"], "Aucune revanche contre Sam ne peut être proposée pour l’instant."),
+        (live["keeper"], f"La partie {live['id']} est encore en cours : terminez-la d’abord."),
     ):
         response = client.post(f"/rematch/{token}", headers=FRENCH)
         assert response.status_code == 409

@@ -739,8 +739,11 @@ def test_a_declined_rematch_tells_the_requester(
     assert client.post(invite, data={"answer": "decline"}).status_code == 200
     deliver()
     assert "declined" in str(smtp_server.handler.to("sam@example.com")[-1].message["Subject"])
-    page = client.get(f"/rematch/{game['shadow']}").get_data(as_text=True)
-    assert "No rematch with Kim can be offered now." in page
+    # Kim's address takes no invitation now; Sam's page offers a rematch all the same, as it
+    # would to any address: what Kim chose shows nowhere but in the answer Sam was sent.
+    offered = client.get(f"/rematch/{game['shadow']}")
+    assert offered.status_code == 200
+    assert "Invite Kim to a new game with the roles swapped" in offered.text
     with app.app_context():
         assert db.session.scalars(select(Game).order_by(Game.id.desc())).first().status == (
             "cancelled"
@@ -752,7 +755,7 @@ def test_a_declined_rematch_tells_the_requester(
     assert "Rematch: game" not in page and "Ask Sam for a rematch" in page
 
 
-def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_address(
+def test_no_rematch_for_an_open_cancelled_or_first_match_game(
     app: Flask, client: FlaskClient, make_game, smtp_server, deliver
 ) -> None:
     """The first game of a return match played to its end is followed by the second; one cut
@@ -785,16 +788,42 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game_nor_a_blocked_addr
         f"is the first game of a return match whose second game, game {second}, was "
         "cancelled: it has no rematch.",
     )
-    finished = make_game(seed=34)
-    with app.app_context(), transaction():
-        games.declare_forfeit(finished["id"], "shadow", "alice")
-        db.session.add(Address(email="sam@example.com", unsubscribed_at=utcnow()))
-    refuses_rematch(client, finished["keeper"], "No rematch with Sam can be offered now.")
-    assert count(app, Invitation) == 0 and count(app, Game) == 5
+    assert count(app, Invitation) == 0 and count(app, Game) == 4
     with app.app_context():
         assert not db.session.scalars(
             select(OutboxMessage).where(OutboxMessage.kind == "invite_opponent")
         ).all()
+
+
+@pytest.mark.parametrize("stop", [None, "declined_at", "unsubscribed_at"])
+def test_a_rematch_to_an_address_that_takes_no_invitation_reads_the_same(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver, stop: str | None
+) -> None:
+    """Sam declined an invitation, or stopped emails, or neither: Kim's move page, game-end
+    email and rematch page read the same, and the rematch is asked for, as a fresh invitation
+    to such an address is; only its email to Sam is withheld, and it waits to expire."""
+    from ..factories import played
+
+    game = make_game(seed=30)
+    if stop is not None:
+        with app.app_context(), transaction():
+            db.session.add(Address(email="sam@example.com", **{stop: utcnow()}))
+    played(app, game["id"], 30, emails=False)
+    deliver()
+    (rematch,) = smtp_server.handler.to("kim@example.com")[-1].links("/rematch/")
+    assert "Ask Sam for a rematch" in client.get(f"/play/{game['keeper']}").text
+    offered = client.get(path_of(rematch))
+    assert offered.status_code == 200
+    assert "Invite Sam to a new game with the roles swapped" in offered.text
+    asked = client.post(path_of(rematch), follow_redirects=True)
+    assert asked.status_code == 200
+    assert "Sam is invited. The game starts when they accept." in asked.text
+    with app.app_context():
+        assert db.session.scalars(select(Invitation.status)).one() == "invited"
+    before = len(smtp_server.handler.to("sam@example.com"))
+    deliver()
+    assert len(smtp_server.handler.to("sam@example.com")) == before + (stop is None)
+    assert "See the rematch" in client.get(f"/play/{game['keeper']}").text
 
 
 def test_no_rematch_copies_a_stored_name_holding_an_address(

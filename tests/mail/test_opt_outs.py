@@ -429,11 +429,11 @@ def test_a_stop_link_from_before_links_signed_the_key_still_works(
         assert not db.session.get_one(Game, game["id"]).player("keeper").notify
 
 
-def test_a_game_over_offers_no_rematch_the_opponent_turned_away(
+def test_a_game_over_offers_a_rematch_whatever_the_opponent_stopped(
     app: Flask, make_game, smtp_server: SMTPServer, deliver: Callable[[], int]
 ) -> None:
     """Sam stopped the game's emails, which turns invitations away: Kim's game-over email
-    offers no rematch link that would only say so."""
+    offers the rematch link all the same, as a missing one would tell Kim what Sam chose."""
     from ..factories import played
 
     game = make_game(seed=30)
@@ -443,4 +443,4 @@ def test_a_game_over_offers_no_rematch_the_opponent_turned_away(
     deliver()
     (kim_over,) = smtp_server.handler.to("kim@example.com")
     assert "The whole game, trick by trick:" in kim_over.text
-    assert kim_over.links("/rematch/") == []
+    assert len(kim_over.links("/rematch/")) == 1
