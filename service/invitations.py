@@ -638,6 +638,7 @@ def propose_rematch(player: Player) -> Invitation:
         look=game.look,
         language=player.language,
         key=secrets.token_urlsafe(32),
+        follows_game_id=game.id,
     )
     db.session.add(invitation)
     db.session.flush()
@@ -657,13 +658,9 @@ def propose_rematch(player: Player) -> Invitation:
 def followed_game(invitation: Invitation) -> tuple[int, str | None] | None:
     """The game a rematch's ``invitation`` follows, and who won it (as
     :func:`_rematch_winner` says), for its page to say as its email does; ``None`` for
-    an invitation that is no rematch."""
-    followed = db.session.scalar(
-        select(Event.game_id)
-        .where(Event.kind == "rematch", Event.note == str(invitation.game_id))
-        .order_by(Event.id.desc())
-        .limit(1)
-    )
+    an invitation that is no rematch. Read from the invitation, which keeps it: not from
+    the followed game's events, which no index finds by the game that follows it."""
+    followed = invitation.follows_game_id
     game = db.session.get(Game, followed) if followed is not None else None
     requester = (
         next((p for p in game.players if p.email == invitation.creator_email), None)

@@ -475,6 +475,8 @@ class Invitation(Base):
     language: Mapped[str | None] = mapped_column(String(8))
     key: Mapped[str] = mapped_column(String(64))
     game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"))
+    # A rematch's: the game it follows, which its page names as its email does.
+    follows_game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
@@ -482,6 +484,7 @@ class Invitation(Base):
         Index(None, "creator_email"),
         Index(None, "opponent_email"),
         Index(None, "game_id"),  # a game's invitation: its pages ask whether a rematch waits
+        Index(None, "follows_game_id"),
         # The sweep's invitations left unanswered: the open ones only, however many ended.
         Index(
             "ix_invitations_open_updated_at",

@@ -55,6 +55,8 @@ BEFORE_COMPUTER = "6986e22d124a"
 BEFORE_HOME_KEYS = "5e2b9c4a7d13"
 # The revision whose digest hours were UTC.
 BEFORE_LOCAL_DIGEST_HOURS = "b745c285fdb3"
+# The revision before a rematch's invitation kept the game it follows.
+BEFORE_FOLLOWED_GAMES = "d5b8e2c7f031"
 
 
 def test_migrated_schema_matches_the_models(app: Flask) -> None:
@@ -165,6 +167,22 @@ def test_digest_hours_chosen_as_utc_keep_their_moment_where_the_address_is(app: 
     }
     assert after_zones["local@example.com"] is None and after_zones["paris@example.com"]
     assert back == {**{email: hour for email, (_, hour) in chosen.items()}, "paris@example.com": 8}
+
+
+def test_the_rematches_asked_for_are_given_the_game_they_follow(app: Flask) -> None:
+    with app.app_context():
+        with transaction():
+            finished = games.create_game(
+                Seating("kim@example.com", "Kim"), Seating("sam@example.com", "Sam")
+            )
+            games.declare_forfeit(finished.id, "shadow", actor="ada")
+            rematch = invitations.propose_rematch(finished.player("keeper"))
+            fresh = _invite("bob@example.com")
+            ids = {"rematch": rematch.id, "fresh": fresh.id, "followed": finished.id}
+        downgrade(revision=BEFORE_FOLLOWED_GAMES)
+        upgrade()
+        followed = dict(db.session.execute(select(Invitation.id, Invitation.follows_game_id)).all())
+    assert (followed[ids["rematch"]], followed[ids["fresh"]]) == (ids["followed"], None)
 
 
 def test_adding_started_at_fills_it_in_for_games_that_started(app: Flask) -> None:

@@ -26,7 +26,7 @@ from service.notify import greeting
 from service.unit_of_work import transaction
 
 from ..conftest import BASE_URL
-from ..helpers import NEW_GAME_FORM, ask_for_game, from_elsewhere, pick_action
+from ..helpers import NEW_GAME_FORM, ask_for_game, from_elsewhere, pick_action, statements_run
 from ..smtp import SMTPServer
 
 
@@ -1044,9 +1044,14 @@ def test_a_rematchs_page_says_what_it_follows_and_its_email_when_it_expires(
     assert re.search(r"This invitation expires on [^\n]* Europe/Paris\.", email), email
     assert "will not invite your address again" not in email
     assert "Declining tells Sam so, and turns away every later invitation" in email
-    page = client.get(last_link(smtp_server, "kim@example.com", "/invitations/")).text
+    answer = last_link(smtp_server, "kim@example.com", "/invitations/")
+    with statements_run(app) as statements:
+        page = client.get(answer).text
     assert said in page
     assert "Declining tells Sam so, and turns away every later invitation" in page
+    # The invitation names the game it follows: no event is looked for by its note, which
+    # no index finds, as every page of every invitation would then scan them all.
+    assert not [sql for sql, _ in statements if "FROM events" in sql]
 
 
 def test_a_rematch_asked_for_leads_back_to_its_page_and_a_reload_posts_nothing(
