@@ -333,13 +333,16 @@ def accept_invitations(email: str) -> None:
     address's and the inbox's it reaches (``bob+x@`` reaches ``bob@``, whose stop holds for
     it: :func:`service.rematch_rules.blocked`); and the emails of the games against the
     computer that started without them for that reason (:func:`.invitations.withheld_from`),
-    which the player never chose to stop."""
+    which the player never chose to stop: those of every address that reaches the inbox and
+    takes invitations now (:func:`.invitations.withheld_reaching`), as the stop lifted held
+    for them all."""
     for each in {email, inbox(email)}:
         address = db.session.get(Address, each)
         if address is not None:
             address.declined_at = None
             address.unsubscribed_at = None
-    for player in invitations.withheld_from(email):
+    db.session.flush()  # what follows reads who takes invitations now
+    for player in invitations.withheld_reaching(email):
         invitations.take_withheld_emails(player)
     db.session.flush()
     log.info("an address takes invitations again")

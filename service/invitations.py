@@ -29,10 +29,17 @@ from datetime import datetime, timedelta
 
 from flask import current_app
 from itsdangerous import BadSignature
-from sqlalchemy import exists, select, update
+from sqlalchemy import ColumnElement, exists, select, update
 
 from . import games, links, notify
-from .addresses import address_row, emails_language, lock_address, settings_row, time_zone
+from .addresses import (
+    address_row,
+    emails_language,
+    inbox,
+    lock_address,
+    settings_row,
+    time_zone,
+)
 from .language import gettext, language_code
 from .mail import compose, kinds
 from .mail.compose import Email
@@ -50,7 +57,7 @@ from .models import (
     utcnow,
 )
 from .perspective import match_summary
-from .rematch_rules import blocked, rematch_refusal
+from .rematch_rules import blocked, blocked_among, rematch_refusal
 from .rules import SEATS, Seat, other
 from .rules.names import is_seat
 
@@ -278,6 +285,27 @@ def withheld_from(email: str) -> list[Player]:
     """The address's seats in games in play whose emails were withheld from their start, as
     the address took no invitations then (:func:`play_computer`), and that still send none:
     not those whose emails it took again since, and then perhaps stopped itself."""
+    return _withheld(Player.email == email)
+
+
+def withheld_reaching(email: str) -> list[Player]:
+    """The :func:`withheld_from` seats of every address that reaches the inbox ``email``
+    reaches (``bob@`` and ``bob+x@``: :func:`.addresses.inbox`) and takes invitations now:
+    a stop of ``bob@`` withheld the emails of a game ``bob+x@`` asked for, and taking
+    invitations again at either lifts it for both."""
+    target = inbox(email)
+    local, _, domain = target.rpartition("@")
+    sub_addresses = Player.email.startswith(f"{local}+", autoescape=True) & Player.email.endswith(
+        f"@{domain}", autoescape=True
+    )
+    seats = _withheld((Player.email == target) | sub_addresses)
+    reaching = {player.email for player in seats if player.email and inbox(player.email) == target}
+    taking = reaching - blocked_among(reaching)
+    return [player for player in seats if player.email in taking]
+
+
+def _withheld(whose: ColumnElement[bool]) -> list[Player]:
+    """The seats :func:`withheld_from` says, of the players ``whose`` picks."""
     withheld = exists().where(
         Event.game_id == Player.game_id, Event.seat == Player.seat, Event.kind == EMAILS_WITHHELD
     )
@@ -289,7 +317,7 @@ def withheld_from(email: str) -> list[Player]:
             select(Player)
             .join(Game)
             .where(
-                Player.email == email,
+                whose,
                 Game.status == "active",
                 Player.notify.is_(False),
                 withheld,

@@ -727,6 +727,35 @@ def test_a_game_whose_withheld_emails_were_taken_stays_stopped_once_stopped(
     )
 
 
+def test_taking_invitations_again_sends_the_withheld_emails_of_the_whole_inbox(
+    app: Flask, client
+) -> None:
+    """Kim's stop at kim@ held for kim+games@, whose game against the computer started
+    without emails: kim@ taking invitations again sends them. kim+quiet@, which declined
+    itself, still takes none, and its game stays silent."""
+    with app.app_context(), transaction():
+        db.session.add(Address(email=KIM, unsubscribed_at=utcnow()))
+        db.session.add(Address(email="kim+quiet@example.com", declined_at=utcnow()))
+        games.create_game(games.Seating(KIM, "Kim"), games.Seating("sam@example.com", "Sam"))
+    for address in ("kim+games@example.com", "kim+quiet@example.com"):
+        asked = ask_for_game(
+            client, name="Kim", email=address, opponent="computer", level="easy", opponent_name=""
+        )
+        assert asked.status_code == 200, asked.text
+    silent = select(Player.email, Player.notify).where(Player.email.like("kim+%"))
+    with app.app_context():
+        assert dict(db.session.execute(silent).all()) == {
+            "kim+games@example.com": False,
+            "kim+quiet@example.com": False,
+        }
+    assert post(client, home_of(app), "invitations").status_code == 303
+    with app.app_context():
+        assert dict(db.session.execute(silent).all()) == {
+            "kim+games@example.com": True,
+            "kim+quiet@example.com": False,
+        }
+
+
 def test_a_sub_address_s_page_says_its_inbox_takes_no_invitations(app: Flask, client) -> None:
     """Kim declined as kim@: kim+games@ reaches that inbox, so its page warns and takes
     invitations again for both."""
