@@ -501,6 +501,7 @@ DENIALS = frozenset(
         "pardon",
         "plutot",
         "finalement",
+        "cote",  # "je mets le 7 de côté": set aside, kept
     ]
 )
 CARD, SUIT = "#", "~"  # what stands for a card and for a suit in :func:`_words`

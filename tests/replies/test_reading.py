@@ -432,6 +432,8 @@ def test_a_move_written_alone_or_after_its_verb_is_a_move_s_line(
         "I won't play 5H",
         "je ne joue pas le 5H",
         "5H for me",
+        "je mets le 7 de cœur de côté pour la fin",  # set aside: kept, not played
+        "je pose le 7 de trèfle de côté",
     ],
 )
 def test_a_card_named_in_a_sentence_is_no_move(text: str) -> None:
