@@ -56,7 +56,7 @@ BEFORE_HOME_KEYS = "5e2b9c4a7d13"
 # The revision whose digest hours were UTC.
 BEFORE_LOCAL_DIGEST_HOURS = "b745c285fdb3"
 # The revision before a rematch's invitation kept the game it follows.
-BEFORE_FOLLOWED_GAMES = "d5b8e2c7f031"
+BEFORE_FOLLOWED_GAMES = "b08fb740feba"
 
 
 def test_migrated_schema_matches_the_models(app: Flask) -> None:
