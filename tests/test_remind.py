@@ -280,4 +280,6 @@ def test_the_page_offers_no_reminder_once_the_deadline_has_passed(
             assert "Send the reminder" not in late and "Remind Sam" not in late
         refused = client.post(f"{page}/remind", data={"version": version})
         assert refused.status_code == 409 and "nothing was sent" in refused.text
+        # Said once, in the refusal's words.
+        assert unescape(refused.text).count("The deadline of the move owed has passed") == 1
     assert reminders(app) == []
