@@ -57,7 +57,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     ),
     "REPLY_ANSWERS_PER_HOUR": ("60", "most answers to replies a player gets in an hour"),
     "IMAP_SERVER": (None, "IMAP host that `mail fetch` reads replies from"),
-    "IMAP_PORT": ("993", "IMAP port (993: TLS from the start; 143: STARTTLS if offered)"),
+    "IMAP_PORT": ("993", "IMAP port (993: TLS from the start; another: STARTTLS, required)"),
     "IMAP_USERNAME": (None, "IMAP login"),
     "IMAP_PASSWORD": (None, "IMAP password"),
     "IMAP_FOLDER": ("INBOX", "IMAP folder where replies arrive"),
