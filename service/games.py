@@ -592,7 +592,7 @@ def _late(game: Game, player: Player) -> bool:
     """Whether the person in ``player`` owes a move of ``game`` whose deadline has passed:
     the sweep ends such a game at its next pass, whoever sends a move meanwhile."""
     owes = player.seat in to_act(game.state) and not player.is_computer
-    return owes and game.deadline is not None and game.deadline <= utcnow()
+    return owes and past_deadline(game.deadline, utcnow())
 
 
 def _lock(player_id: int) -> tuple[Game, Player]:
