@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
@@ -539,6 +540,21 @@ def past_deadline(deadline: datetime | None, now: datetime) -> bool:
     """Whether the move due by ``deadline`` is late at ``now``: the sweep ends its game at
     its next pass, and a reminder of it is refused ("late")."""
     return deadline is not None and deadline <= now
+
+
+def reminder_offer(
+    changed: datetime, deadline: datetime | None, now: datetime, reminded: Callable[[], bool]
+) -> dict[str, bool]:
+    """What the move page says of reminding the opponent of a move awaited since the game
+    last ``changed``, due by ``deadline``: whether one may be sent yet (``remind_ready``),
+    whether the deadline has passed (``remind_late``) and, once one may, whether it was
+    (``reminded``, asked only then: before, the page says from when, whatever was sent)."""
+    ready = remind_ready(changed, now)
+    return {
+        "remind_ready": ready,
+        "remind_late": past_deadline(deadline, now),
+        "reminded": ready and reminded(),
+    }
 
 
 def reminder_refusal(game: Game, seat: Seat, now: datetime) -> str | None:

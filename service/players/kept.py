@@ -35,7 +35,7 @@ from sqlalchemy import Executable, exists
 from sqlalchemy.orm import aliased
 
 from ..addresses import known_time_zone
-from ..games import past_deadline, remind_ready
+from ..games import reminder_offer
 from ..links import signed_home, signed_link
 from ..models import AddressSettings, Event, Game, Player, db, utcnow
 from ..perspective import (
@@ -119,7 +119,6 @@ def kept_page(token: str) -> str | None:
         return None
     g.player_language = row.language
     now = utcnow()
-    ready = remind_ready(row.updated_at, now)
     away = row.vacation_until if row.vacation_until and row.vacation_until > now else None
     key = page_key(
         token,
@@ -127,9 +126,7 @@ def kept_page(token: str) -> str | None:
         home_token=signed_home(row.email, row.home_key) if row.email and row.home_key else None,
         away_until=away.isoformat(timespec="seconds") if away else None,
         notes_shown=row.their_level is None and not row.notes_off,
-        reminded=ready and row.reminded,
-        remind_ready=ready,
-        remind_late=past_deadline(row.deadline, now),
+        **reminder_offer(row.updated_at, row.deadline, now, lambda: bool(row.reminded)),
         due=deadline(iso(row.deadline), now, known_time_zone(row.time_zone)),
         time_zone=known_time_zone(row.time_zone),
     )

@@ -7,6 +7,7 @@ Each POST that changes something is one transaction, owned here
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from flask import abort, g, jsonify, redirect, render_template, request, url_for
@@ -306,14 +307,12 @@ def _page(
     )
     away_until = opponent_away_until(player)
     their_notes = notes.from_opponent(player)
-    # When the opponent may be reminded of a move: a day after the last, as the version is;
-    # and, from then on, whether they were at this version (read only then: before, the page
-    # says from when, whatever was sent). Once the move's deadline has passed, never.
-    now = utcnow()
-    ready = player.game.updated_at + games.REMIND_AFTER
-    remind_ready = games.remind_ready(player.game.updated_at, now)
-    remind_late = games.past_deadline(player.game.deadline, now)
-    reminded = remind_ready and games.reminded(player.game)
+    # When the opponent may be reminded of a move: a day after the last, as the version is.
+    game = player.game
+    ready = game.updated_at + games.REMIND_AFTER
+    offer = games.reminder_offer(
+        game.updated_at, game.deadline, utcnow(), partial(games.reminded, game)
+    )
     html = render_template(
         "play/page.html",
         view=view,
@@ -328,9 +327,7 @@ def _page(
         chosen=chosen,
         after_game=_after_game(player, home) if view["status"] != "active" else None,
         remind_from=deadline_text(ready.isoformat(), context["time_zone"]),
-        remind_ready=remind_ready,
-        remind_late=remind_late,
-        reminded=reminded,
+        **offer,
         **context,
     )
     if status == 200 and not error and not notice:
@@ -340,9 +337,7 @@ def _page(
             home_token=home,
             away_until=away_until,
             notes_shown=their_notes is not None,
-            reminded=reminded,
-            remind_ready=remind_ready,
-            remind_late=remind_late,
+            **offer,
             due=context["deadline"],
             time_zone=context["time_zone"],
         )
