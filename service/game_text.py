@@ -23,7 +23,7 @@ from confusable_homoglyphs import confusables
 from flask_babel import format_datetime, get_locale
 
 from .addresses import is_time_zone
-from .language import DEFAULT_LANGUAGE, LANGUAGES, gettext, ngettext, recipient_locale
+from .language import DEFAULT_LANGUAGE, LANGUAGES, LOCALES, gettext, ngettext, recipient_locale
 from .language import lazy_gettext as _l
 from .rules import ELIXIRS, EXCHANGE, PLAY, SWAP, is_elixir, other
 from .rules.cards import suit_of
@@ -331,7 +331,7 @@ def deadline_text(moment: str, zone: str | None = None) -> str:
     script writes it again in the browser's zone, in the same style.
     """
     when = datetime.fromisoformat(moment)
-    pattern = _to_the_minute(get_locale() or Locale.parse(DEFAULT_LANGUAGE))
+    pattern = _to_the_minute(get_locale() or LOCALES[DEFAULT_LANGUAGE])
     if zone is None or not is_time_zone(zone):  # none known, or none this machine knows
         return format_datetime(when, pattern) + " UTC"
     local = when.astimezone(ZoneInfo(zone))
