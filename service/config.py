@@ -24,6 +24,8 @@ from limits.util import MissingModule, get_dependency
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from . import json_codec
+
 # Name: (default, description). A default of None means "not set".
 SETTINGS: dict[str, tuple[str | None, str]] = {
     "SPLITMIND_ENV": ("development", "development or production; anything else refuses to start"),
@@ -515,7 +517,11 @@ def engine_options(url: str, connect: float, statement: float, lock: float) -> d
     emails carry (links, reply addresses): a database error, and the log line
     that reports it, shows the statement without them.
     """
-    options: dict[str, Any] = {"hide_parameters": True}
+    options: dict[str, Any] = {
+        "hide_parameters": True,
+        "json_serializer": json_codec.dumps,
+        "json_deserializer": json_codec.loads,
+    }
     parsed = make_url(url)
     if parsed.get_backend_name() != "postgresql":
         return options

@@ -34,8 +34,10 @@ from flask_wtf.form import SUBMIT_METHODS
 from werkzeug.datastructures import FileStorage
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import RequestRedirect
+from werkzeug.sansio.response import Response as SansIOResponse
 from werkzeug.wrappers import Response as BaseResponse
 
+from . import json_codec
 from .config import FORM_FIELD_BYTES
 from .errors import wants_json
 from .language import lazy_gettext as _l
@@ -128,7 +130,17 @@ def refuse_json_on_pages() -> None:
 
 
 class JSONProvider(DefaultJSONProvider):
-    """Flask's JSON, reading a body nested too deeply to decode as malformed (``ValueError``)."""
+    """Flask's JSON, reading a body nested too deeply to decode as malformed (``ValueError``),
+    and writing a response's body by :mod:`.json_codec` but when debugging (indented)."""
+
+    def response(self, *args: Any, **kwargs: Any) -> SansIOResponse:
+        """The JSON response of ``jsonify(*args, **kwargs)``, as Flask's, non-ASCII characters
+        written as themselves (in UTF-8)."""
+        if self.compact is False or (self.compact is None and self._app.debug):
+            return super().response(*args, **kwargs)
+        body = json_codec.compact_sorted(self._prepare_response_obj(args, kwargs), self.default)
+        # Typed as the sans-IO response, whose first argument is the status: it is Flask's.
+        return self._app.response_class(body + b"\n", mimetype=self.mimetype)  # type: ignore[arg-type]
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
         """Decode ``s``; ``ValueError`` where the decoder would run out of stack."""

@@ -1,0 +1,64 @@
+"""JSON written and read by orjson where it gives what the standard library's ``json`` gives.
+
+A move reads its game's state (JSON), writes it back and answers with the
+seat's view (JSON); a read of the view reads the state and answers the view.
+The standard library's encoder and decoder were a tenth of the web workers'
+time under load (``bench/http.py``, profiled): orjson does the same work in a
+fraction of it.
+
+Each function here falls back on the standard library wherever orjson would
+answer differently or not at all, so that nothing stored or answered changes:
+an integer beyond 64 bits (orjson refuses to write one, and reads one as a
+float), a key that is not a string, a value neither knows but through
+``default``, ``NaN`` or a lone surrogate (orjson refuses to read either).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+# Twenty digits in a row: a number orjson may not read exactly (2**64 has twenty).
+LONG_NUMBER = re.compile(rb"\d{20}")
+
+
+def dumps(value: Any) -> str:
+    """``value`` as JSON text, as :func:`json.dumps` writes it but for its spaces (none)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError: a key not a string, a number too big
+        return json.dumps(value)
+
+
+def loads(data: str | bytes | bytearray | memoryview) -> Any:
+    """The value of the JSON text ``data``, as :func:`json.loads` reads it."""
+    if isinstance(data, memoryview):
+        data = bytes(data)
+    raw = data.encode() if isinstance(data, str) else data
+    if LONG_NUMBER.search(raw) is None:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:  # NaN, a lone surrogate: the standard library decides
+            pass
+    return json.loads(data)
+
+
+def compact_sorted(value: Any, default: Callable[[Any], Any]) -> bytes:
+    """``value`` as Flask's JSON provider writes a response body when not debugging: keys
+    sorted, no spaces, ``default`` for any value JSON has no type for (dates included);
+    but UTF-8, non-ASCII characters as themselves rather than ``\\u`` escapes."""
+    try:
+        return orjson.dumps(
+            value,
+            default=default,
+            option=orjson.OPT_SORT_KEYS
+            | orjson.OPT_PASSTHROUGH_DATETIME
+            | orjson.OPT_PASSTHROUGH_DATACLASS,
+        )
+    except TypeError:
+        text = json.dumps(value, default=default, sort_keys=True, separators=(",", ":"))
+        return text.encode()
