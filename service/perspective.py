@@ -13,10 +13,11 @@ from datetime import datetime
 from functools import cache
 from typing import Any, Literal, NamedTuple, TypedDict, TypeGuard
 
-from sqlalchemy import Connection, Executable, Row, Select, bindparam, select
+from sqlalchemy import Connection, Row, Select, bindparam, select
 from sqlalchemy.orm import aliased, contains_eager
 from sqlalchemy.sql.base import ExecutableOption
 
+from . import driver_reads
 from .game_text import player_name
 from .language import current_language
 from .links import key_matches
@@ -267,10 +268,8 @@ def stored_seat_facts(
     full read answers 404) and for a game of a return match, whose score
     reads the other game (:func:`match_summary`).
     """
-    row = (
-        (connection or db.session.connection())
-        .execute(_facts_query(with_state), {"player_id": player_id})
-        .one_or_none()
+    row = driver_reads.one_or_none(
+        connection or db.session.connection(), _facts_query(with_state), {"player_id": player_id}
     )
     if not read_in_one(row, key):
         return None
@@ -342,7 +341,7 @@ def facts_statement(*, with_state: bool) -> Select[*tuple[Any, ...]]:
 
 
 @cache
-def _facts_query(with_state: bool) -> Executable:
+def _facts_query(with_state: bool) -> Select[Any]:
     """The statement of :func:`stored_seat_facts`, built once: building it costs more than
     running it."""
     return facts_statement(with_state=with_state)

@@ -31,9 +31,10 @@ from typing import Any
 
 from cachetools import LRUCache
 from flask import Flask, current_app, g, request
-from sqlalchemy import Executable, exists
+from sqlalchemy import Select, exists
 from sqlalchemy.orm import aliased
 
+from .. import driver_reads
 from ..addresses import known_time_zone
 from ..games import reminder_offer
 from ..links import signed_home, signed_link
@@ -114,7 +115,7 @@ def kept_page(token: str) -> str | None:
     signed = signed_link(token)
     if signed is None:
         return None
-    row = db.session.connection().execute(_page_query(), {"player_id": signed[0]}).one_or_none()
+    row = driver_reads.one_or_none(db.session.connection(), _page_query(), {"player_id": signed[0]})
     if not read_in_one(row, signed[1]) or row.status != "active":
         return None
     g.player_language = row.language
@@ -170,7 +171,7 @@ def page_key(
 
 
 @cache
-def _page_query() -> Executable:
+def _page_query() -> Select[Any]:
     """The statement of :func:`kept_page`, built once: the view's facts, without the state,
     with the player's address and language, their home key, the opponent's vacation,
     whether the game's notes were turned off, and when the game last changed and whether
