@@ -689,7 +689,9 @@ def test_a_game_started_while_emails_were_stopped_sends_them_once_invitations_ar
     withheld, _, own = page.partition("Games whose emails you stopped")
     assert "Games that started without emails" in withheld
     assert f"Game {silent_game}: no email about it." in withheld
+    assert f">Email me about game {silent_game}</button>" in withheld
     assert f"Game {stopped['id']}: no email about it." in own
+    assert f">Email me about game {stopped['id']} again</button>" in own
     assert f"Game {silent_game}:" not in own
     assert post(client, home, "invitations").status_code == 303
     with app.app_context():
