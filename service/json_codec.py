@@ -22,8 +22,9 @@ from typing import Any
 
 import orjson
 
-# Twenty digits in a row: a number orjson may not read exactly (2**64 has twenty).
-LONG_NUMBER = re.compile(rb"\d{20}")
+# Nineteen digits in a row: a number orjson may not read exactly. It reads an integer
+# exactly only from -2**63 (nineteen digits) to 2**64 - 1 (twenty), and one below as a float.
+LONG_NUMBER = re.compile(rb"\d{19}")
 
 
 def dumps(value: Any) -> str:
