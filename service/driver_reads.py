@@ -101,11 +101,15 @@ def _wrapped(
     connection: Connection, exc: psycopg.Error, sql: str, cursor: psycopg.Cursor[Any]
 ) -> StatementError:
     """``exc`` as SQLAlchemy raises a driver's error: its own class of it, the connection
-    invalidated if it was dropped (its pool then opens another), no parameter shown."""
+    invalidated if it was dropped, with every other its pool opened before (the pool then
+    opens new ones), no parameter shown."""
     dropped = connection.dialect.is_disconnect(
         cast(Any, exc), connection.connection, cast(Any, cursor)
     )
     if dropped:
+        # As SQLAlchemy does: the pool's other connections, opened before this one was
+        # dropped, are as stale (a restarted server) and are replaced at their next checkout.
+        connection.engine.pool._invalidate(connection.connection, exc)
         connection.invalidate(exc)
     return DBAPIError.instance(
         sql,

@@ -115,8 +115,32 @@ def test_a_dropped_connection_is_invalidated_and_said_as_sqlalchemy_says_it(
         driver_reads.one_or_none(reading, _facts_query(False), {"player_id": player_id})
     assert raised.value.connection_invalidated and reading.invalidated
     assert raised.value.params is None  # no parameter kept to be shown, as the engine hides them
+
+
+def test_a_dropped_connection_has_the_pool_replace_the_others_it_held(
+    app: Flask, make_game: Any, postgres_database: str
+) -> None:
+    # A restarted server ends every pooled connection: the first read to find its own
+    # dropped has the pool open new ones, so the next reads do not each meet a dead one.
+    make_game()
+    player_id = _player_ids(app)[0]
     with app.app_context():
-        db.engine.dispose()  # the pool's other connections were ended too
+        held = [db.engine.connect() for _ in range(3)]
+        for connection in held:
+            connection.exec_driver_sql("SELECT 1")
+            connection.close()
+        assert terminate_connections(postgres_database) >= 3
+        for attempt in range(3):
+            with db.engine.connect() as connection:
+                connection.execution_options(isolation_level="AUTOCOMMIT")
+                try:
+                    row = driver_reads.one_or_none(
+                        connection, _facts_query(False), {"player_id": player_id}
+                    )
+                except OperationalError as exc:
+                    assert attempt == 0 and exc.connection_invalidated
+                else:
+                    assert row is not None and attempt > 0
 
 
 def test_an_error_is_the_one_sqlalchemy_raises(app: Flask, reading: Connection) -> None:
