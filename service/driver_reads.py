@@ -54,7 +54,11 @@ def one_or_none(connection: Connection, statement: Select[Any], params: Mapping[
         return connection.execute(statement, params).one_or_none()
     compiled = _compiled(statement, connection.dialect)
     values = {**compiled.fixed, **params}
-    with driver.cursor() as cursor:
+    try:
+        cursor = driver.cursor()
+    except psycopg.Error as exc:  # a connection closed already: psycopg refuses a cursor
+        raise _wrapped(connection, exc, compiled.sql, None) from exc
+    with cursor:
         # As SQLAlchemy's execution does: whoever listens for statements hears of this one.
         events = connection.dispatch
         if events.before_cursor_execute:
@@ -98,7 +102,7 @@ def _compiled(statement: Select[Any], dialect: Dialect) -> Compiled:
 
 
 def _wrapped(
-    connection: Connection, exc: psycopg.Error, sql: str, cursor: psycopg.Cursor[Any]
+    connection: Connection, exc: psycopg.Error, sql: str, cursor: psycopg.Cursor[Any] | None
 ) -> StatementError:
     """``exc`` as SQLAlchemy raises a driver's error: its own class of it, the connection
     invalidated if it was dropped, with every other its pool opened before (the pool then

@@ -143,6 +143,20 @@ def test_a_dropped_connection_has_the_pool_replace_the_others_it_held(
                     assert row is not None and attempt > 0
 
 
+def test_a_connection_closed_already_is_said_as_sqlalchemy_says_it(app: Flask) -> None:
+    raised = []
+    with app.app_context():
+        for read in (Connection.execute, driver_reads.one_or_none):
+            with db.engine.connect() as connection:
+                connection.execution_options(isolation_level="AUTOCOMMIT")
+                connection.connection.driver_connection.close()
+                with pytest.raises(OperationalError) as error:
+                    read(connection, _facts_query(False), {"player_id": 1})
+                assert error.value.connection_invalidated and connection.invalidated
+                raised.append(error.value)
+    assert [type(exc.orig) for exc in raised[1:]] == [type(exc.orig) for exc in raised[:1]]
+
+
 def test_an_error_is_the_one_sqlalchemy_raises(app: Flask, reading: Connection) -> None:
     statement = select(AddressSettings.email).where(
         AddressSettings.email == bindparam("email", type_=Integer)
