@@ -9,8 +9,12 @@ fraction of it.
 Each function here falls back on the standard library wherever orjson would
 answer differently or not at all, so that nothing stored or answered changes:
 an integer beyond 64 bits (orjson refuses to write one, and reads one as a
-float), a key that is not a string, a value neither knows but through
-``default``, ``NaN`` or a lone surrogate (orjson refuses to read either).
+float), a key that is not a string, a date or a dataclass (orjson would write
+them, the standard library refuses them but through ``default``), ``NaN`` or a
+lone surrogate (orjson refuses to read either). Two differences remain, for
+values no game, event or email holds: orjson writes ``NaN`` and the infinities
+as ``null`` (the standard library wrote ``NaN``, which PostgreSQL refuses),
+and an :class:`~enum.Enum` as its value (the standard library refused it).
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ import orjson
 # Nineteen digits in a row: a number orjson may not read exactly. It reads an integer
 # exactly only from -2**63 (nineteen digits) to 2**64 - 1 (twenty), and one below as a float.
 LONG_NUMBER = re.compile(rb"\d{19}")
+# What orjson writes only through ``default``, as the standard library does.
+PASSED_THROUGH = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 def dumps(value: Any) -> str:
     """``value`` as JSON text, as :func:`json.dumps` writes it but for its spaces (none)."""
     try:
-        return orjson.dumps(value).decode()
+        return orjson.dumps(value, option=PASSED_THROUGH).decode()
     except TypeError:  # orjson.JSONEncodeError: a key not a string, a number too big
         return json.dumps(value)
 
@@ -56,9 +62,7 @@ def compact_sorted(value: Any, default: Callable[[Any], Any]) -> bytes:
         return orjson.dumps(
             value,
             default=default,
-            option=orjson.OPT_SORT_KEYS
-            | orjson.OPT_PASSTHROUGH_DATETIME
-            | orjson.OPT_PASSTHROUGH_DATACLASS,
+            option=orjson.OPT_SORT_KEYS | PASSED_THROUGH,
         )
     except TypeError:
         text = json.dumps(value, default=default, sort_keys=True, separators=(",", ":"))
