@@ -788,6 +788,10 @@ def _write(message: OutboxMessage) -> Email | None:
     if invitation is None:
         return None
     stage = params.pop("stage")
+    if stage is not None and invitation.status != STAGES[stage]:
+        # Closed since it was queued (an admin cancelled its game, its creator withdrew it,
+        # it expired) or past that stage: its link would only say the invitation is closed.
+        return None
     opponent = message.recipient == invitation.opponent_email
     chosen = emails_language(message.recipient) if opponent else None
     return compose.render(
@@ -836,10 +840,21 @@ def _emails_wanted(message: OutboxMessage) -> bool:
 
 # Why an email of an invitation was skipped (:attr:`.mail.kinds.Kind.unwanted`).
 TURNED_AWAY = "the address had stopped emails or declined an invitation"
+# Why the email asking to confirm or to answer an invitation was skipped: the invitation
+# was no longer waiting for that when it was to go.
+CLOSED_BEFORE = "the invitation was closed or answered before it went"
 
 kinds.register(
-    Kind("confirm_address", still_wanted=_not_blocked, unwanted=TURNED_AWAY, write=_write),
-    Kind("invite_opponent", still_wanted=_not_blocked, unwanted=TURNED_AWAY, write=_write),
+    *(
+        Kind(
+            name,
+            still_wanted=_not_blocked,
+            unwanted=TURNED_AWAY,
+            write=_write,
+            unwritten=CLOSED_BEFORE,
+        )
+        for name in ("confirm_address", "invite_opponent")
+    ),
     # What became of the invitation, to its creator.
     *(
         Kind(

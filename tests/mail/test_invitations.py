@@ -1070,3 +1070,38 @@ def test_a_rematch_asked_for_leads_back_to_its_page_and_a_reload_posts_nothing(
     assert "Sam is invited. The game starts when they accept." in page.text
     client.get(response.headers["Location"])  # the reload: a GET
     assert count(app, Invitation) == 1 and count(app, Game) == 2
+
+
+def test_an_invitation_queued_before_an_admin_cancelled_its_game_is_dropped(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """Ann confirms, and an admin cancels the game before the worker sends Bob's invitation:
+    Bob is not asked to play a game that no longer exists; Ann hears of the cancel."""
+    from service import games
+
+    client.post(requested(client, smtp_server, deliver))
+    with app.app_context(), transaction():
+        games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
+    deliver()
+    assert smtp_server.handler.to("bob@example.com") == []
+    told = smtp_server.handler.to("ann@example.com")[-1]
+    assert str(told.message["Subject"]) == "Your Split Mind invitation to Bob was cancelled"
+    with app.app_context():
+        invite = db.session.scalars(
+            select(OutboxMessage).where(OutboxMessage.kind == "invite_opponent")
+        ).one()
+        assert invite.status == "skipped"
+        assert invite.last_error == "skipped: the invitation was closed or answered before it went"
+
+
+def test_a_confirmation_queued_before_an_admin_cancelled_its_game_is_dropped(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """The link would only say the invitation is closed."""
+    from service import games
+
+    ask(client)
+    with app.app_context(), transaction():
+        games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
+    deliver()
+    assert smtp_server.handler.to("ann@example.com") == []
