@@ -51,6 +51,14 @@ class Overview:
     bouncing: list[Address]
     near_hours: int
     near_deadline: list[Game]
+    near_count: int
+
+    @property
+    def near_total(self) -> str:
+        """How many games have a deadline that near, as the page says it."""
+        if self.near_count > COUNTED_UP_TO:
+            return f"more than {COUNTED_UP_TO:,}"
+        return f"{self.near_count:,}"
 
     @property
     def stalled_total(self) -> str:
@@ -76,6 +84,11 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
     stalled = (Game.status == "active", Game.updated_at < stalled_since)
     day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
     queued = (OutboxMessage.status == "queued",)
+    near = (
+        Game.status == "active",
+        Game.deadline.is_not(None),
+        Game.deadline <= now + timedelta(hours=near_hours),
+    )
     workers = db.session.scalars(select(WorkerHeartbeat).order_by(WorkerHeartbeat.beat_at.desc()))
     return Overview(
         stalled_days=stalled_days,
@@ -118,16 +131,15 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
         near_hours=near_hours,
         near_deadline=list(
             db.session.scalars(
-                _games()
-                .where(
-                    Game.status == "active",
-                    Game.deadline.is_not(None),
-                    Game.deadline <= now + timedelta(hours=near_hours),
-                )
-                .order_by(Game.deadline, Game.id)
-                .limit(SHOWN)
+                _games().where(*near).order_by(Game.deadline, Game.id).limit(SHOWN)
             )
         ),
+        near_count=db.session.scalar(
+            select(func.count()).select_from(
+                select(Game.id).where(*near).limit(COUNTED_UP_TO + 1).subquery()
+            )
+        )
+        or 0,
     )
 
 

@@ -138,3 +138,25 @@ def test_the_games_list_searches_one_box_and_finds_idle_games(
     assert re.search(r">all</a> <strong>3</strong>", html)
     assert re.search(r'title="\d{4}-\d\d-\d\d \d\d:\d\d UTC">3 weeks ago</time>', html)
     assert ">1 week ago</time>" in html
+
+
+def test_the_overview_counts_the_near_deadlines_it_cannot_list(
+    app: Flask, admin: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the games it lists, it says how many more have a deadline that near, and links
+    to the games list by deadline."""
+    ids = [
+        new_game(app, f"a{n}@example.com", f"b{n}@example.com", seed=n, days_per_move=3)
+        for n in range(3)
+    ]
+    with app.app_context(), transaction():
+        soon = utcnow() + timedelta(hours=5)
+        db.session.execute(update(Game).where(Game.id.in_(ids)).values(deadline=soon))
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert "Deadline within 24 hours (3)</h2>" in html
+    assert "All games in play by deadline" not in html
+    monkeypatch.setattr(overview, "SHOWN", 2)
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert listed(section_html(html, "near-deadline")) == ids[:2]
+    assert "Deadline within 24 hours (3)</h2>" in html
+    assert 'href="/admin/games?status=active&amp;sort=deadline"' in html
