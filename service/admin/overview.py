@@ -130,9 +130,7 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
         ),
         near_hours=near_hours,
         near_deadline=list(
-            db.session.scalars(
-                _games().where(*near).order_by(Game.deadline, Game.id).limit(SHOWN)
-            )
+            db.session.scalars(_games().where(*near).order_by(Game.deadline, Game.id).limit(SHOWN))
         ),
         near_count=db.session.scalar(
             select(func.count()).select_from(

@@ -437,17 +437,22 @@ def cancel(game_id: int) -> BaseResponse:
     """Cancel the game, with an optional reason; both players of a game in play are told."""
     _require_game(game_id)
     form = CancelForm()
+
+    def cancel_it() -> str:
+        waiting = gamepage.invitation_waited_for(_game(game_id))
+        # An invitation sent to its opponent, unanswered: cancelling tells its creator.
+        asker = waiting.creator_name if waiting and waiting.status == "invited" else None
+        game = games.cancel_game(
+            game_id, actor=current_user.name, reason=form.reason.data or "", seen=form.version.data
+        )
+        if game.started_at:
+            return f"The game is cancelled; {_told(game)}."
+        if asker is not None:
+            return f"The game is cancelled; {asker}, who asked for it, is told by email."
+        return "The game is cancelled."
+
     return _act(
-        game_id,
-        lambda: games.cancel_game(
-            game_id,
-            actor=current_user.name,
-            reason=form.reason.data or "",
-            seen=form.version.data,
-        ),
-        lambda game: "The game is cancelled" + (f"; {_told(game)}." if game.started_at else "."),
-        form,
-        "Tick the box to confirm that the game is to be cancelled.",
+        game_id, cancel_it, str, form, "Tick the box to confirm that the game is to be cancelled."
     )
 
 

@@ -172,6 +172,8 @@ def test_a_waiting_game_says_whom_it_waits_for_and_who_a_cancel_tells(
     html = text(admin, page)
     assert "This game waits for Bob <bob@example.com> to answer Ann's invitation" in html
     assert "Bob has not answered: cancelling tells Ann, who asked for the game, by email." in (html)
+    submit(admin, page, f"{page}/cancel", confirm="y", version=shown_version(admin, game_id))
+    assert "The game is cancelled; Ann, who asked for it, is told by email." in text(admin, page)
 
 
 def test_a_waiting_game_sends_no_link_and_its_page_is_stale_once_it_starts(
