@@ -165,6 +165,9 @@ def test_a_skipped_email_says_why(app: Flask, admin: FlaskClient, client, make_g
     assert withdrawn.last_error == "skipped: the player moved before it went"
     page = unescape(admin.get(f"/admin/mail/{withdrawn.id}").get_data(as_text=True))
     assert "Why" in page and "the player moved before it went" in page
+    assert "Never written" in page and "Written when it is sent" not in page
+    listed = unescape(admin.get("/admin/mail?status=skipped").get_data(as_text=True))
+    assert "(turn, never written)" in listed and "written when sent" not in listed
 
     other = make_game(seed=2)
     with app.app_context():
