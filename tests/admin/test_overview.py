@@ -56,8 +56,10 @@ def test_the_overview_shows_what_needs_attention(
         record_bounce("fay@example.com", 550, "5.1.1 User unknown")  # she plays a game
 
     html = admin.get("/admin/").get_data(as_text=True)
-    assert listed(section_html(html, "stalled")) == [older, stalled]
-    assert listed(section_html(html, "near-deadline")) == [busy]
+    assert listed(section_html(html, "stalled-games")) == [older, stalled]
+    assert listed(section_html(html, "near-deadline-games")) == [busy]
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert sorted(ids) == sorted(set(ids))  # the stalled days' field is not its table's id
     assert "fay@example.com: 550 5.1.1 User unknown, just now" in section(html, "bouncing")
     # Its games are the address's own, not those of every address holding its text.
     games_of_fay = re.search(r'href="(/admin/games\?[^"]+)">games</a>', html)
@@ -67,8 +69,8 @@ def test_the_overview_shows_what_needs_attention(
     assert section(html, "most-overdue").startswith("#1, due")
     # Ten days makes one game stalled; two hours leaves no deadline near.
     html = admin.get("/admin/", query_string={"stalled": 10, "hours": 2}).get_data(as_text=True)
-    assert listed(section_html(html, "stalled")) == [older]
-    assert "near-deadline" not in html
+    assert listed(section_html(html, "stalled-games")) == [older]
+    assert "near-deadline-games" not in html
     # Stalled games are counted up to a bound, not through the whole table.
     assert "or more (2)</h2>" in admin.get("/admin/").get_data(as_text=True)
     monkeypatch.setattr(overview, "COUNTED_UP_TO", 1)
@@ -157,6 +159,6 @@ def test_the_overview_counts_the_near_deadlines_it_cannot_list(
     assert "All games in play by deadline" not in html
     monkeypatch.setattr(overview, "SHOWN", 2)
     html = admin.get("/admin/").get_data(as_text=True)
-    assert listed(section_html(html, "near-deadline")) == ids[:2]
+    assert listed(section_html(html, "near-deadline-games")) == ids[:2]
     assert "Deadline within 24 hours (3)</h2>" in html
     assert 'href="/admin/games?status=active&amp;sort=deadline"' in html
