@@ -41,7 +41,7 @@ from . import audit, bots, figures, metrics, notes, notify
 from .addresses import give_home_key, vacation_end
 from .addresses import language as address_language
 from .errors import NOT_FOUND
-from .game_text import LOOKS, holds_an_address, poses_as_computer, seat_name, upfirst
+from .game_text import LOOKS, holds_an_address, poses_as_computer, seat_name, the_seat, upfirst
 from .links import key_matches, new_link_key
 from .models import (
     NAME_LENGTH,
@@ -953,7 +953,7 @@ def _admin_event(game: Game, actor: str, note: str, kind: str = "admin") -> None
 
 def _named(seat: str, game: Game) -> str:
     """A seat as the log (in English) names it: ``the keeper``, or ``Jekyll`` in a classic
-    game."""
+    game. (A message to an admin names it as the pages do: :func:`.game_text.the_seat`.)"""
     return f"the {seat}" if game.look == "standard" else seat_name(seat, game.look)
 
 
@@ -1092,7 +1092,9 @@ def _person(player_id: int) -> Player:
     if player is None:
         raise InvalidGame(f"no player {player_id}")
     if player.is_computer:
-        raise InvalidGame(f"the computer plays {_named(player.seat, player.game)}: it has no link")
+        raise InvalidGame(
+            f"the computer plays {the_seat(player.seat, player.game.look)}: it has no link"
+        )
     return player
 
 
@@ -1150,16 +1152,16 @@ def correct_address(player_id: int, address: str, actor: str, seen: str | None =
     game = _open_game(player.game_id)  # re-reads the player too, under the game's lock
     if seen is not None and seen != player.email:
         raise StaleVersion(
-            f"{upfirst(_named(player.seat, game))}'s address was changed to {player.email} "
+            f"{upfirst(the_seat(player.seat, game.look))}'s address was changed to {player.email} "
             f"since this page was loaded: {SEEN_AGAIN}"
         )
     new = clean_email(address.strip())
     if new == player.email:
-        raise InvalidGame(f"{new} is {_named(player.seat, game)}'s address already.")
+        raise InvalidGame(f"{new} is {the_seat(player.seat, game.look)}'s address already.")
     opponent = game.player(other(player.seat))
     if new == opponent.email:
         raise InvalidGame(
-            f"{new} is {_named(opponent.seat, game)}'s address: a game needs two different "
+            f"{new} is {the_seat(opponent.seat, game.look)}'s address: a game needs two different "
             "addresses."
         )
     old = player.email

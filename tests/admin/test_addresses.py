@@ -89,12 +89,12 @@ def test_an_address_that_is_not_one_or_is_taken_is_refused(
     html = unescape(admin.get(page).get_data(as_text=True))
     assert "'sam at example' is not an email address" in html
     submit(admin, page, f"{page}/players/{shadow}/address", email=old, shown=old)
-    assert f"{old} is the shadow's address already." in unescape(
+    assert f"{old} is the Shadow's address already." in unescape(
         admin.get(page).get_data(as_text=True)
     )
     _, keepers = seat_of(app, game["id"], "keeper")
     submit(admin, page, f"{page}/players/{shadow}/address", email=str(keepers).upper(), shown=old)
-    assert f"{keepers} is the keeper's address: a game needs two different addresses." in unescape(
+    assert f"{keepers} is the Keeper's address: a game needs two different addresses." in unescape(
         admin.get(page).get_data(as_text=True)
     )
     assert seat_of(app, game["id"], "shadow") == (shadow, old)
@@ -182,7 +182,7 @@ def test_a_correction_from_a_page_loaded_before_another_is_refused(
     assert refused.status_code == 409
     html = unescape(refused.get_data(as_text=True))
     assert (
-        f"The keeper's address was changed to {FIXED} since this page was loaded: "
+        f"The Keeper's address was changed to {FIXED} since this page was loaded: "
         "nothing was changed. Here it is now: do it again if you still mean to."
     ) in html
     assert f'name="shown" type="hidden" value="{FIXED}"' in html  # the page as it is now

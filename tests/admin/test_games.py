@@ -431,7 +431,7 @@ def test_the_computer_has_no_link_to_resend_or_rotate(app, admin) -> None:
             },
             follow_redirects=True,
         )
-        assert "the computer plays the shadow: it has no link" in response.get_data(as_text=True)
+        assert "the computer plays the Shadow: it has no link" in response.get_data(as_text=True)
 
 
 def test_the_round_that_ends_the_track_moved_it_as_far_as_was_left(
