@@ -256,6 +256,7 @@ class MailFilterForm(Form):
         default="",
     )
     recipient = StringField("Recipient", validators=[Length(max=EMAIL_LENGTH)])
+    game = _number("Game", 1, MAX_ID, validators=[Optional()])
     day = DateField("Queued or failed on (UTC)", validators=[Optional()])
     after = HiddenField()
     before = HiddenField()

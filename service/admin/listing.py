@@ -210,11 +210,12 @@ def game_counts() -> dict[str, int]:
 
 @dataclass(frozen=True)
 class MailFilter:
-    """Which messages to list: a status, one recipient, and a day (UTC) on which they were
-    queued or failed."""
+    """Which messages to list: a status, one recipient, one game, and a day (UTC) on which
+    they were queued or failed."""
 
     status: str = ""
     recipient: str = ""
+    game: int | None = None
     day: date | None = None
 
 
@@ -227,6 +228,8 @@ def mail_query(filters: MailFilter) -> Select[Any]:
         query = query.where(OutboxMessage.status == filters.status)
     if filters.recipient:
         query = query.where(OutboxMessage.recipient == filters.recipient.strip().lower())
+    if filters.game is not None:
+        query = query.where(OutboxMessage.game_id == filters.game)
     if filters.day is not None:
         # The day's last moment, not the next day's first: the next day of 9999-12-31 is none.
         start, end = (datetime.combine(filters.day, at, tzinfo=UTC) for at in (time(), time.max))

@@ -494,7 +494,8 @@ def mail_csv() -> Response:
 
 @bp.get("/mail")
 def mail() -> str:
-    """The outbox, newest first: filter by status, recipient and day; queue failures again."""
+    """The outbox, newest first: filter by status, recipient, game and day; queue failures
+    again."""
     form, filters = _mail_filters()
     page = _page(listing.mail_page, form, filters)
     counts, counted_at = cache.cached("mail_counts", listing.mail_counts)
@@ -503,6 +504,7 @@ def mail() -> str:
         for key, value in {
             "status": filters.status,
             "recipient": filters.recipient,
+            "game": filters.game or "",
             "day": filters.day.isoformat() if filters.day else "",
         }.items()
         if value
@@ -522,7 +524,10 @@ def mail() -> str:
 def _mail_filters() -> tuple[MailFilterForm, listing.MailFilter]:
     form = _filters(MailFilterForm)
     return form, listing.MailFilter(
-        status=form.status.data, recipient=(form.recipient.data or "").strip(), day=form.day.data
+        status=form.status.data,
+        recipient=(form.recipient.data or "").strip(),
+        game=form.game.data,
+        day=form.day.data,
     )
 
 

@@ -177,3 +177,19 @@ def test_a_skipped_email_says_why(app: Flask, admin: FlaskClient, client, make_g
     moot = [m for m in skipped(app) if m.game_id == other["id"]]
     assert [m.kind for m in moot] == ["invitation", "invitation"]
     assert {m.last_error for m in moot} == {"skipped: its game was no longer in play"}
+
+
+def test_a_games_emails_are_listed_from_its_page(app: Flask, admin: FlaskClient, make_game) -> None:
+    one, other = make_game(seed=1), make_game(seed=2)
+    with app.app_context():
+        of_game = dict(db.session.execute(select(OutboxMessage.id, OutboxMessage.game_id)).all())
+    page = admin.get(f"/admin/games/{one['id']}").get_data(as_text=True)
+    link = f"/admin/mail?game={one['id']}"
+    assert f'href="{link}"' in page
+    html = admin.get(link).get_data(as_text=True)
+    assert sorted(listed(html)) == sorted(m for m, game in of_game.items() if game == one["id"])
+    assert other["id"] != one["id"] and listed(html)
+    assert f'name="game" type="number" value="{one["id"]}"' in html
+    csv = admin.get(f"/admin/mail.csv?game={other['id']}").get_data(as_text=True)
+    assert len(csv.splitlines()) == 1 + sum(game == other["id"] for game in of_game.values())
+    assert admin.get("/admin/mail?game=abc").status_code == 400
