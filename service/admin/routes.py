@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
@@ -496,6 +496,15 @@ def mail_csv() -> Response:
 def mail() -> str:
     """The outbox, newest first: filter by status, recipient, game and day; queue failures
     again."""
+    return _mail_list()
+
+
+# What the mail list's address holds: its filters (MailFilterForm) and its page.
+MAIL_LIST_ARGS = ("status", "recipient", "game", "day", "after", "before")
+
+
+def _mail_list(ticked: Collection[int] = ()) -> str:
+    """The mail list of the request's filters and page, the failures ``ticked`` ticked."""
     form, filters = _mail_filters()
     page = _page(listing.mail_page, form, filters)
     counts, counted_at = cache.cached("mail_counts", listing.mail_counts)
@@ -509,6 +518,8 @@ def mail() -> str:
         }.items()
         if value
     }
+    # The page's own address: queueing failures again comes back to it.
+    here = {key: request.args[key] for key in MAIL_LIST_ARGS if key in request.args}
     return render_template(
         "admin/mail.html",
         form=form,
@@ -516,6 +527,8 @@ def mail() -> str:
         counts=counts,
         counted_at=counted_at,
         query=query,
+        here=here,
+        ticked=set(ticked),
         requeue_form=BulkRequeueForm(),
         refused_for_good=refused_for_good,
     )
@@ -554,9 +567,15 @@ def _audit_message(message: OutboxMessage, action: str, note: str) -> None:
 
 @bp.post("/mail/requeue")
 def requeue_messages() -> BaseResponse:
-    """Queue the ticked failed messages again; those refused for good (5xx) once confirmed."""
+    """Queue the ticked failed messages again; those refused for good (5xx) once confirmed.
+
+    Comes back to the mail list it was sent from (its filters and page are the form's
+    query); one refused for want of the confirmation shows that list again, ticks kept.
+    """
     form = BulkRequeueForm()
-    back = redirect(url_for("admin.mail", status="failed"), code=303)
+    _mail_filters()  # the list's filters, checked as the list checks them
+    listed: dict[str, Any] = {k: request.args[k] for k in MAIL_LIST_ARGS if k in request.args}
+    back = redirect(url_for("admin.mail", **listed), code=303)
     if not form.validate():
         flash("Tick the failed messages to queue again.", "error")
         return back
@@ -580,7 +599,7 @@ def requeue_messages() -> BaseResponse:
             "that they are to be sent again.",
             "error",
         )
-        return back
+        return make_response(_mail_list(ticked=form.message.data), 400)
     problems: list[str] = []
     with transaction():
         for message in found:

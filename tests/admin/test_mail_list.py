@@ -83,13 +83,29 @@ def test_selected_failures_are_queued_again_in_bulk(
     assert f'value="{fourth}"' not in page  # a queued message has no box
     token = csrf_token(page)
 
-    # A permanent refusal among them: nothing is queued until the admin confirms.
+    # A permanent refusal among them: nothing is queued until the admin confirms. The list it
+    # was sent from shows again, with its filter and its ticks.
+    assert 'action="/admin/mail/requeue?status=failed"' in page
     response = admin.post(
-        "/admin/mail/requeue", data={"csrf_token": token, "message": [first, second]}
+        "/admin/mail/requeue?status=failed",
+        data={"csrf_token": token, "message": [first, second]},
     )
-    assert response.status_code == 303
-    assert "refused 1 of these for good" in admin.get("/admin/mail").get_data(as_text=True)
+    assert response.status_code == 400
+    again = response.get_data(as_text=True)
+    assert "refused 1 of these for good" in again
+    assert listed(again) == [third, second, first]  # the failures only, as filtered
+    for ticked in (first, second):
+        assert f'id="pick-{ticked}" aria-label="Queue message {ticked} again"' in again
+        assert re.search(rf'id="pick-{ticked}"[^>]*checked>', again), ticked
+    assert not re.search(rf'id="pick-{third}"[^>]*checked>', again)
     assert statuses(app)[first] == statuses(app)[second] == "failed"
+    confirmed = admin.post(
+        "/admin/mail/requeue?status=failed&day=2000-01-01",
+        data={"csrf_token": token, "message": [second]},
+    )
+    assert confirmed.status_code == 303
+    assert confirmed.headers["Location"] == "/admin/mail?status=failed&day=2000-01-01"
+    fail(app, {second: "451 try later"})
 
     admin.post("/admin/mail/requeue", data={"csrf_token": token, "message": [second, third]})
     assert "2 messages are queued again." in admin.get("/admin/mail").get_data(as_text=True)
@@ -106,6 +122,7 @@ def test_selected_failures_are_queued_again_in_bulk(
         by_admin = select(AdminAction).where(AdminAction.admin == ADMIN)
         trail = db.session.scalars(by_admin.order_by(AdminAction.id)).all()
         assert [(row.admin, row.action, row.message_id) for row in trail] == [
+            (ADMIN, "requeue", second),  # alone, from the filtered list
             (ADMIN, "requeue", third),  # newest first, as the mail page lists them
             (ADMIN, "requeue", second),
             (ADMIN, "requeue", first),
