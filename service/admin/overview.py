@@ -49,6 +49,7 @@ class Overview:
     most_overdue: OutboxMessage | None  # queued and due longest ago: how far the worker is behind
     workers: list[Worker]
     bouncing: list[Address]
+    bouncing_count: int
     near_hours: int
     near_deadline: list[Game]
     near_count: int
@@ -56,16 +57,17 @@ class Overview:
     @property
     def near_total(self) -> str:
         """How many games have a deadline that near, as the page says it."""
-        if self.near_count > COUNTED_UP_TO:
-            return f"more than {COUNTED_UP_TO:,}"
-        return f"{self.near_count:,}"
+        return said(self.near_count)
 
     @property
     def stalled_total(self) -> str:
         """How many games are stalled, as the page says it."""
-        if self.stalled_count > COUNTED_UP_TO:
-            return f"more than {COUNTED_UP_TO:,}"
-        return f"{self.stalled_count:,}"
+        return said(self.stalled_count)
+
+    @property
+    def bouncing_total(self) -> str:
+        """How many addresses in play bounce, as the page says it."""
+        return said(self.bouncing_count)
 
     @property
     def worker_up(self) -> bool:
@@ -84,6 +86,7 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
     stalled = (Game.status == "active", Game.updated_at < stalled_since)
     day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
     queued = (OutboxMessage.status == "queued",)
+    bouncing = (Address.bounced_at.is_not(None), _seated_in_open_game())
     near = (
         Game.status == "active",
         Game.deadline.is_not(None),
@@ -95,12 +98,7 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
         stalled=list(
             db.session.scalars(_games().where(*stalled).order_by(Game.updated_at).limit(SHOWN))
         ),
-        stalled_count=db.session.scalar(
-            select(func.count()).select_from(
-                select(Game.id).where(*stalled).limit(COUNTED_UP_TO + 1).subquery()
-            )
-        )
-        or 0,
+        stalled_count=_counted(select(Game.id).where(*stalled)),
         today=day_start.date(),
         failed_today=db.session.scalar(
             select(func.count()).where(
@@ -122,23 +120,28 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
         ],
         bouncing=list(
             db.session.scalars(
-                select(Address)
-                .where(Address.bounced_at.is_not(None), _seated_in_open_game())
-                .order_by(Address.bounced_at.desc())
-                .limit(SHOWN)
+                select(Address).where(*bouncing).order_by(Address.bounced_at.desc()).limit(SHOWN)
             )
         ),
+        bouncing_count=_counted(select(Address.email).where(*bouncing)),
         near_hours=near_hours,
         near_deadline=list(
             db.session.scalars(_games().where(*near).order_by(Game.deadline, Game.id).limit(SHOWN))
         ),
-        near_count=db.session.scalar(
-            select(func.count()).select_from(
-                select(Game.id).where(*near).limit(COUNTED_UP_TO + 1).subquery()
-            )
-        )
-        or 0,
+        near_count=_counted(select(Game.id).where(*near)),
     )
+
+
+def said(count: int) -> str:
+    """A count of :func:`_counted` as the page says it: ``1,204``, or ``more than 1,000``."""
+    return f"more than {COUNTED_UP_TO:,}" if count > COUNTED_UP_TO else f"{count:,}"
+
+
+def _counted(rows: Select[Any]) -> int:
+    """How many rows ``rows`` gives, counted up to one more than :data:`COUNTED_UP_TO`: a
+    count that reads an index entry for each row stays bounded."""
+    bounded = rows.limit(COUNTED_UP_TO + 1).subquery()
+    return db.session.scalar(select(func.count()).select_from(bounded)) or 0
 
 
 def _seated_in_open_game() -> ColumnElement[bool]:

@@ -162,3 +162,23 @@ def test_the_overview_counts_the_near_deadlines_it_cannot_list(
     assert listed(section_html(html, "near-deadline-games")) == ids[:2]
     assert "Deadline within 24 hours (3)</h2>" in html
     assert 'href="/admin/games?status=active&amp;sort=deadline"' in html
+
+
+def test_the_overview_counts_the_bouncing_addresses_it_cannot_list(
+    app: Flask, admin: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the addresses it lists, it says how many bounce, and links to the failed emails."""
+    for n in range(3):
+        new_game(app, f"a{n}@example.com", f"b{n}@example.com", seed=n)
+    for n in range(3):  # b2 bounced last
+        with app.app_context(), transaction():
+            record_bounce(f"b{n}@example.com", 550, "5.1.1 User unknown")
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert "Addresses that bounce (3)</h2>" in html
+    assert "Every failed email" not in html
+    monkeypatch.setattr(overview, "SHOWN", 2)
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert "Addresses that bounce (3)</h2>" in html
+    assert "b2@example.com" in html and "b1@example.com" in html
+    assert "b0@example.com" not in html
+    assert '<a href="/admin/mail?status=failed">Every failed email</a>' in html
