@@ -608,9 +608,12 @@ def logout() -> Response:
     A POST with the form's CSRF token, so no other site can sign you out; the
     session is emptied, that token with it.
     """
-    if current_user.is_authenticated:
+    signed_in = current_user.is_authenticated
+    if signed_in:
         with transaction():
             current_user.session_key = new_session_key()
     session.clear()
     logout_user()
+    if signed_in:  # said on the sign-in page, in the session just emptied
+        flash("You are signed out, on every device.", "notice")
     return redirect(url_for("admin.login"), code=303)

@@ -118,6 +118,7 @@ def test_sign_out(admin) -> None:
     token = csrf_token(admin.get("/admin/").get_data(as_text=True))
     response = admin.post("/admin/logout", data={"csrf_token": token})
     assert response.status_code == 303 and response.headers["Location"] == "/admin/login"
+    assert "You are signed out, on every device." in admin.get("/admin/login").text
     assert admin.get("/admin/").status_code == 302
 
 
