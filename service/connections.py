@@ -26,7 +26,7 @@ from sqlalchemy import Engine, event
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from .models import db
+from .models import FOLD, db, folded
 
 # Seconds a pooled connection may have been idle and still be handed out without a ping.
 IDLE_PING_SECONDS = 2.0
@@ -73,6 +73,12 @@ def may_run_again(exc: BaseException) -> bool:
     )
 
 
+def _give_fold(connection: Any, _: ConnectionPoolEntry) -> None:
+    """Give a new SQLite connection the function that PostgreSQL's schema has to fold names
+    (:data:`~service.models.FOLD`)."""
+    connection.create_function(FOLD, 1, folded, deterministic=True)
+
+
 def start_again() -> None:
     """Forget what the failed attempt loaded, so the next one reads afresh."""
     db.session.rollback()
@@ -84,5 +90,7 @@ def init_app(app: Flask) -> None:
         engine = db.engine
     event.listen(engine, "checkin", _returned)
     event.listen(engine, "checkout", _ping_if_idle(engine))
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _give_fold)
     if not event.contains(db.session, "before_commit", _committing):
         event.listen(db.session, "before_commit", _committing)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
@@ -266,9 +267,27 @@ class Player(Base):
 
 # Indexes the migrations make on PostgreSQL alone, so not described here (autogenerate leaves
 # them out: service.extensions.compared): trigram (pg_trgm) GIN indexes on lower(email) and
-# lower(name) of players, which serve the admin games search, ``LIKE '%part%'``. SQLite has
-# no such index and reads the table.
-POSTGRESQL_ONLY_INDEXES = frozenset({"ix_players_lower_email_trgm", "ix_players_lower_name_trgm"})
+# on the folded name (FOLD) of players, which serve the admin games search,
+# ``LIKE '%part%'``. SQLite has no such index and reads the table.
+POSTGRESQL_ONLY_INDEXES = frozenset({"ix_players_lower_email_trgm", "ix_players_folded_name_trgm"})
+
+# The SQL function that folds a name as the admin games search compares it: lower case,
+# without accents ("Élodie" is "elodie", "Straße" "strasse"). On PostgreSQL a migration makes
+# it, over the unaccent extension; each SQLite connection is given :func:`folded`.
+FOLD = "splitmind_fold"
+# What unaccent writes as two letters, or as another letter than the base of a decomposition.
+_UNACCENT_LETTERS = str.maketrans(
+    {"ß": "ss", "œ": "oe", "Œ": "OE", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "ł": "l"}
+    | {"Ł": "L", "đ": "d", "Đ": "D", "ı": "i"}
+)
+
+
+def folded(text: str | None) -> str | None:
+    """``text`` as :data:`FOLD` folds it on PostgreSQL, for the letters names are written in."""
+    if text is None:
+        return None
+    decomposed = unicodedata.normalize("NFKD", text.translate(_UNACCENT_LETTERS))
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).lower()
 
 
 class Event(Base):

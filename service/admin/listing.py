@@ -11,10 +11,21 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import ColumnElement, Select, func, literal, or_, select, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    ColumnExpressionArgument,
+    Select,
+    String,
+    func,
+    literal,
+    or_,
+    select,
+    tuple_,
+)
 from sqlalchemy.orm import InstrumentedAttribute, defer, selectinload
 
 from ..models import (
+    FOLD,
     GAME_STATUSES,
     MAIL_STATUSES,
     AdminAction,
@@ -133,14 +144,23 @@ def seek(
     )
 
 
+def _fold(value: ColumnExpressionArgument[str] | str) -> ColumnElement[str]:
+    """``value`` folded by the database's :data:`~service.models.FOLD`."""
+    folding: ColumnElement[str] = getattr(func, FOLD)(value, type_=String)
+    return folding
+
+
 def _search(text: str) -> ColumnElement[bool]:
-    """Games with a player whose address or name holds ``text`` (any case), or whose number
-    it is."""
+    """Games with a player whose address holds ``text`` (any case) or whose name does (any
+    case, with or without accents: "elodie" finds Élodie), or whose number it is."""
     part = text.lower()
+    # The name's pattern folded by the database's own function, as its index is: escaped
+    # first (folding leaves "%", "_" and "/" as they are).
+    escaped = part.replace("/", "//").replace("%", "/%").replace("_", "/_")
     players = select(Player.game_id).where(
         or_(
             func.lower(Player.email).contains(part, autoescape=True),
-            func.lower(Player.name).contains(part, autoescape=True),
+            _fold(Player.name).like("%" + _fold(escaped) + "%", escape="/"),
         )
     )
     found: ColumnElement[bool] = Game.id.in_(players)

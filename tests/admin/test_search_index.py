@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 from flask import Flask, current_app
-from sqlalchemy import text
+from sqlalchemy import func, literal, select, text
 
 from service.admin import listing
-from service.models import db
+from service.models import db, folded
 from service.unit_of_work import transaction
 
 from ..helpers import statements_run
@@ -68,7 +68,7 @@ def test_the_search_reads_the_trigram_indexes_not_the_players_table(app: Flask) 
         many_games()
         plan, rows = search_plan("quux")
         assert len(rows) == 1 and "Zelda Quux" in [player.name for player in rows[0].players]
-        assert "ix_players_lower_name_trgm" in plan and "ix_players_lower_email_trgm" in plan, plan
+        assert "ix_players_folded_name_trgm" in plan and "ix_players_lower_email_trgm" in plan, plan
         assert "Seq Scan on players" not in plan, plan
         # Part of an address is found the same way.
         plan, rows = search_plan("ZELDA@example")
@@ -84,3 +84,35 @@ def test_sqlite_searches_without_the_index(app: Flask, make_game) -> None:
         assert len(rows) == 1 and rows[0].player("shadow").name == "Zelda Quux"
         index = db.session.execute(text("SELECT name FROM sqlite_master WHERE name LIKE '%trgm'"))
         assert index.all() == []
+
+
+@pytest.mark.both_backends
+@pytest.mark.parametrize(
+    ("name", "typed"),
+    [
+        ("Élodie Martin", "elodie"),
+        ("Léa Dupré", "LEA DUPRE"),
+        ("Renée", "renee"),
+        ("Jürgen Straße", "strasse"),
+        ("Renee Plain", "renée"),  # accents typed that the name lacks
+        ("Zoë 50%_off/x", "zoe 50%_off/x"),  # LIKE's own characters are letters here
+    ],
+)
+def test_a_name_is_found_with_or_without_its_accents(
+    app: Flask, make_game, name: str, typed: str
+) -> None:
+    make_game(seed=1, shadow_name=name)
+    make_game(seed=2, shadow_name="Zoe 5000 off x")
+    with app.app_context():
+        rows = listing.games_page(listing.GameFilter(search=typed)).rows
+        assert [row.player("shadow").name for row in rows] == [name]
+        assert folded(name) is not None and folded(typed) in (folded(name) or "")
+
+
+def test_postgresql_and_python_fold_alike(app: Flask) -> None:
+    names = ["Élodie", "Straße", "Œuvre", "Łukasz", "Ørsted", "Æsa", "Đorđe", "Ñandú", "ÇA"]
+    with app.app_context():
+        fold = db.session.execute(
+            select(*(func.splitmind_fold(literal(name)) for name in names))
+        ).one()
+    assert list(fold) == [folded(name) for name in names]
