@@ -234,6 +234,7 @@ class GameFilterForm(Form):
         ],
         default="",
     )
+    bouncing = BooleanField("A player's address bounces")
     sort = SelectField(
         "Sort by",
         choices=[

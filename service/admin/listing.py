@@ -28,6 +28,7 @@ from ..models import (
     FOLD,
     GAME_STATUSES,
     MAIL_STATUSES,
+    Address,
     AdminAction,
     Game,
     OutboxMessage,
@@ -61,8 +62,10 @@ class GameFilter:
     ``email`` is one player's whole address; ``search`` is part of a player's
     address or name, or a game's number; ``idle`` keeps the games with no activity
     for that many days. ``to_act`` is ``keeper``, ``shadow``, ``both``, ``none`` or
-    empty for any; ``sort`` is ``activity`` (newest first), ``oldest`` (oldest
-    activity first) or ``deadline`` (soonest first, only games that have one).
+    empty for any; ``bouncing`` keeps the games with a player whose address bounces
+    (the server refused its mail for good); ``sort`` is ``activity`` (newest first),
+    ``oldest`` (oldest activity first) or ``deadline`` (soonest first, only games that
+    have one).
     """
 
     status: str = ""
@@ -70,6 +73,7 @@ class GameFilter:
     search: str = ""
     idle: int | None = None
     to_act: str = ""
+    bouncing: bool = False
     sort: str = "activity"
 
 
@@ -186,6 +190,9 @@ def games_query(filters: GameFilter, now: datetime | None = None) -> Select[Any]
     if filters.email:
         address = filters.email.strip().lower()
         query = query.where(Game.id.in_(select(Player.game_id).where(Player.email == address)))
+    if filters.bouncing:
+        bounced = select(Player.game_id).join(Address, Address.email == Player.email)
+        query = query.where(Game.id.in_(bounced.where(Address.bounced_at.is_not(None))))
     return query
 
 

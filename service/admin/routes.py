@@ -155,6 +155,7 @@ def _game_filters() -> tuple[GameFilterForm, listing.GameFilter]:
         search=(form.q.data or "").strip(),
         idle=form.idle.data,
         to_act=form.to_act.data,
+        bouncing=form.bouncing.data,
         sort=form.sort.data,
     )
 
@@ -178,7 +179,7 @@ def games_list() -> str:
     counts, counted_at = cache.cached("game_counts", listing.game_counts)
     query = {
         name: form[name].data
-        for name in ("status", "email", "q", "idle", "to_act", "sort")
+        for name in ("status", "email", "q", "idle", "to_act", "bouncing", "sort")
         if form[name].data
     }
     return render_template(

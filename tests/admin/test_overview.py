@@ -168,17 +168,21 @@ def test_the_overview_counts_the_bouncing_addresses_it_cannot_list(
     app: Flask, admin: FlaskClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past the addresses it lists, it says how many bounce, and links to the failed emails."""
-    for n in range(3):
-        new_game(app, f"a{n}@example.com", f"b{n}@example.com", seed=n)
+    games = [new_game(app, f"a{n}@example.com", f"b{n}@example.com", seed=n) for n in range(3)]
+    new_game(app, "a9@example.com", "b9@example.com", seed=9)  # no bounce: not listed
     for n in range(3):  # b2 bounced last
         with app.app_context(), transaction():
             record_bounce(f"b{n}@example.com", 550, "5.1.1 User unknown")
     html = admin.get("/admin/").get_data(as_text=True)
     assert "Addresses that bounce (3)</h2>" in html
-    assert "Every failed email" not in html
+    assert "Every game in play with an address that bounces" not in html
     monkeypatch.setattr(overview, "SHOWN", 2)
     html = admin.get("/admin/").get_data(as_text=True)
     assert "Addresses that bounce (3)</h2>" in html
     assert "b2@example.com" in html and "b1@example.com" in html
     assert "b0@example.com" not in html
-    assert '<a href="/admin/mail?status=failed">Every failed email</a>' in html
+    link = "/admin/games?status=active&amp;bouncing=y"
+    assert f'<a href="{link}">Every game in play with an address that bounces</a>' in html
+    bouncing = admin.get(unescape(link)).get_data(as_text=True)
+    assert sorted(listed(bouncing)) == sorted(games)
+    assert "b0@example.com" in bouncing and 'name="bouncing" type="checkbox" value="y"' in bouncing
