@@ -158,13 +158,15 @@ def _search(text: str) -> ColumnElement[bool]:
     """Games with a player whose address holds ``text`` (any case) or whose name does (any
     case, with or without accents: "elodie" finds Élodie), or whose number it is."""
     part = text.lower()
-    # The name's pattern folded by the database's own function, as its index is: escaped
-    # first (folding leaves "%", "_" and "/" as they are).
-    escaped = part.replace("/", "//").replace("%", "/%").replace("_", "/_")
+    # The name's pattern folded by the database's own function, as its index is, then
+    # escaped: folding makes "%", "_" and "/" of their full-width forms ("％" is "%").
+    escaped: ColumnElement[str] = _fold(part)
+    for char in "/%_":
+        escaped = func.replace(escaped, char, "/" + char, type_=String)
     players = select(Player.game_id).where(
         or_(
             func.lower(Player.email).contains(part, autoescape=True),
-            _fold(Player.name).like("%" + _fold(escaped) + "%", escape="/"),
+            _fold(Player.name).like("%" + escaped + "%", escape="/"),
         )
     )
     found: ColumnElement[bool] = Game.id.in_(players)
