@@ -278,7 +278,8 @@ FOLD = "splitmind_fold"
 # What unaccent writes as two letters, or as another letter than the base of a decomposition.
 _UNACCENT_LETTERS = str.maketrans(
     {"ß": "ss", "œ": "oe", "Œ": "OE", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "ł": "l"}
-    | {"Ł": "L", "đ": "d", "Đ": "D", "ı": "i"}
+    | {"Ł": "L", "đ": "d", "Đ": "D", "ı": "i", "ð": "d", "Ð": "D", "þ": "th", "Þ": "TH"}
+    | {"ẞ": "SS", "ħ": "h", "Ħ": "H", "ŧ": "t", "Ŧ": "T", "ŋ": "n", "Ŋ": "N"}
 )
 
 

@@ -112,6 +112,7 @@ def test_a_name_is_found_with_or_without_its_accents(
 
 def test_postgresql_and_python_fold_alike(app: Flask) -> None:
     names = ["Élodie", "Straße", "Œuvre", "Łukasz", "Ørsted", "Æsa", "Đorđe", "Ñandú", "ÇA"]
+    names += ["Guðrún", "ÐÓRA", "Þórunn", "STRAẞE", "Ħal", "Ŧ", "Ŋ"]
     with app.app_context():
         fold = db.session.execute(
             select(*(func.splitmind_fold(literal(name)) for name in names))
