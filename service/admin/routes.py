@@ -530,6 +530,8 @@ def _mail_list(ticked: Collection[int] = ()) -> str:
         query=query,
         here=here,
         ticked=set(ticked),
+        # Ticked, but no longer on this page (newer mail pushed them on): kept, not lost.
+        elsewhere=sorted(set(ticked) - {message.id for message in page.rows}, reverse=True),
         requeue_form=BulkRequeueForm(),
         refused_for_good=refused_for_good,
     )

@@ -210,3 +210,28 @@ def test_a_games_emails_are_listed_from_its_page(app: Flask, admin: FlaskClient,
     csv = admin.get(f"/admin/mail.csv?game={other['id']}").get_data(as_text=True)
     assert len(csv.splitlines()) == 1 + sum(game == other["id"] for game in of_game.values())
     assert admin.get("/admin/mail?game=abc").status_code == 400
+
+
+def test_ticks_pushed_off_the_page_are_kept(app: Flask, admin: FlaskClient, make_game) -> None:
+    for seed in range(26):
+        make_game(seed=seed)
+    ids = message_ids(app)
+    fail(app, {m: "451 try later" for m in ids[1:51]} | {ids[1]: "550 5.1.1 User unknown"})
+    page = admin.get("/admin/mail?status=failed").get_data(as_text=True)
+    assert ids[1] in listed(page)
+    fail(app, {ids[51]: "451 try later"})  # a newer failure pushes the oldest to page two
+    response = admin.post(
+        "/admin/mail/requeue?status=failed",
+        data={"csrf_token": csrf_token(page), "message": [ids[1], ids[2]]},
+    )
+    assert response.status_code == 400
+    again = response.get_data(as_text=True)
+    assert ids[1] not in listed(again)
+    assert f'<input type="hidden" name="message" value="{ids[1]}">' in again
+    assert re.search(rf'id="pick-{ids[2]}"[^>]*checked>', again)
+    confirmed = admin.post(
+        "/admin/mail/requeue?status=failed",
+        data={"csrf_token": csrf_token(again), "message": [ids[1], ids[2]], "confirm": "y"},
+    )
+    assert confirmed.status_code == 303
+    assert statuses(app)[ids[1]] == statuses(app)[ids[2]] == "queued"
