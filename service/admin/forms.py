@@ -234,7 +234,10 @@ class GameFilterForm(Form):
         ],
         default="",
     )
-    bouncing = BooleanField("A player's address bounces")
+    # Off for the words a hand-written address may use for no, as for none at all.
+    bouncing = BooleanField(
+        "A player's address bounces", false_values=("false", "", "0", "n", "no", "off")
+    )
     sort = SelectField(
         "Sort by",
         choices=[

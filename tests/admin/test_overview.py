@@ -185,4 +185,7 @@ def test_the_overview_counts_the_bouncing_addresses_it_cannot_list(
     assert f'<a href="{link}">Every game in play with an address that bounces</a>' in html
     bouncing = admin.get(unescape(link)).get_data(as_text=True)
     assert sorted(listed(bouncing)) == sorted(games)
+    for off in ("n", "no", "0", "off", "false", ""):
+        every = admin.get(f"/admin/games?status=active&bouncing={off}").get_data(as_text=True)
+        assert len(listed(every)) == 4, off
     assert "b0@example.com" in bouncing and 'name="bouncing" type="checkbox" value="y"' in bouncing
