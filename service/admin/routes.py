@@ -576,7 +576,9 @@ def requeue_messages() -> BaseResponse:
     query); one refused for want of the confirmation shows that list again, ticks kept.
     """
     form = BulkRequeueForm()
-    _mail_filters()  # the list's filters, checked as the list checks them
+    # The list's filters and page position, refused (400) as the list refuses them, before
+    # anything is changed: the list it comes back to must be one that shows.
+    _page(listing.mail_page, *_mail_filters())
     listed: dict[str, Any] = {k: request.args[k] for k in MAIL_LIST_ARGS if k in request.args}
     back = redirect(url_for("admin.mail", **listed), code=303)
     if not form.validate():

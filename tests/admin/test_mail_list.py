@@ -235,3 +235,18 @@ def test_ticks_pushed_off_the_page_are_kept(app: Flask, admin: FlaskClient, make
     )
     assert confirmed.status_code == 303
     assert statuses(app)[ids[1]] == statuses(app)[ids[2]] == "queued"
+
+
+def test_a_requeue_from_a_list_address_that_is_no_list_changes_nothing(
+    app: Flask, admin: FlaskClient, make_game
+) -> None:
+    make_game(seed=1)
+    first = message_ids(app)[0]
+    fail(app, {first: "451 try later"})
+    token = csrf_token(admin.get("/admin/mail").get_data(as_text=True))
+    refused = admin.post(
+        "/admin/mail/requeue?status=failed&after=garbage",
+        data={"csrf_token": token, "message": [first]},
+    )
+    assert refused.status_code == 400
+    assert statuses(app)[first] == "failed"
