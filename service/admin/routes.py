@@ -504,6 +504,11 @@ def mail() -> str:
 MAIL_LIST_ARGS = ("status", "recipient", "game", "day", "after", "before")
 
 
+def _mail_list_args() -> dict[str, Any]:
+    """The mail list's filters and page as the request's query gives them (nothing else)."""
+    return {key: request.args[key] for key in MAIL_LIST_ARGS if key in request.args}
+
+
 def _mail_list(ticked: Collection[int] = ()) -> str:
     """The mail list of the request's filters and page, the failures ``ticked`` ticked."""
     form, filters = _mail_filters()
@@ -519,8 +524,6 @@ def _mail_list(ticked: Collection[int] = ()) -> str:
         }.items()
         if value
     }
-    # The page's own address: queueing failures again comes back to it.
-    here = {key: request.args[key] for key in MAIL_LIST_ARGS if key in request.args}
     return render_template(
         "admin/mail.html",
         form=form,
@@ -528,7 +531,7 @@ def _mail_list(ticked: Collection[int] = ()) -> str:
         counts=counts,
         counted_at=counted_at,
         query=query,
-        here=here,
+        here=_mail_list_args(),  # the page's own address: a re-queue comes back to it
         ticked=set(ticked),
         # Ticked, but no longer on this page (newer mail pushed them on): kept, not lost.
         elsewhere=sorted(set(ticked) - {message.id for message in page.rows}, reverse=True),
@@ -579,8 +582,7 @@ def requeue_messages() -> BaseResponse:
     # The list's filters and page position, refused (400) as the list refuses them, before
     # anything is changed: the list it comes back to must be one that shows.
     _page(listing.mail_page, *_mail_filters())
-    listed: dict[str, Any] = {k: request.args[k] for k in MAIL_LIST_ARGS if k in request.args}
-    back = redirect(url_for("admin.mail", **listed), code=303)
+    back = redirect(url_for("admin.mail", **_mail_list_args()), code=303)
     if not form.validate():
         flash("Tick the failed messages to queue again.", "error")
         return back
