@@ -10,7 +10,8 @@ answer goes to the player's own address) and which moves are legal. The
 lines written with the move are its note to the opponent
 (:class:`.reading.Reply`). A reply is read once (its Message-ID is stored),
 and the answers a player gets are limited per hour
-(``REPLY_ANSWERS_PER_HOUR``), so that no mail loop can form.
+(``REPLY_ANSWERS_PER_HOUR``) and, for refusals, while the game stays as it is
+(:data:`REFUSALS_ANSWERED_BETWEEN_MOVES`), so that no mail loop can go on.
 """
 
 from __future__ import annotations
@@ -465,6 +466,15 @@ def _refuse(message_id: str, tag: str | None, refusal: Refusal) -> Outcome:
     if elsewhere and not _may_tell_of_another_address(player):
         log.info("reply for player %d refused: %s, not told", player.id, refusal.code)
         return _close(row, "refused", refusal.code)
+    if _refusals_answered_since_the_game_changed(player) >= REFUSALS_ANSWERED_BETWEEN_MOVES:
+        log.warning(
+            "reply for player %d refused: %s, not answered: %d refusals answered since the "
+            "game last changed",
+            player.id,
+            refusal.code,
+            REFUSALS_ANSWERED_BETWEEN_MOVES,
+        )
+        return _close(row, "refused", refusal.code)
     answered = _answer(
         player,
         # The player never had the reply from another address: told in the game's thread.
@@ -499,6 +509,32 @@ def _close(row: InboundReply, outcome: str, reason: str, answered: bool = False)
     row.outcome, row.reason, row.answered = outcome, reason[:255] or None, answered
     db.session.flush()
     return Outcome(outcome, reason, answered)
+
+
+# How many refused replies of a player are answered while their game stays as it is, at most.
+# A refusal changes nothing and its answer, while the player owes a move, has a Reply-To of
+# its own: a responder that answers every email, marks its mail as no automatic one and
+# writes no move would otherwise be answered again and again, up to the hourly limit, for as
+# long as the move waits. A move or the game's end (a change) starts the count again.
+REFUSALS_ANSWERED_BETWEEN_MOVES = 10
+
+
+def _refusals_answered_since_the_game_changed(player: Player) -> int:
+    """How many of the player's replies were refused and answered since their game's last
+    change (a move, its end)."""
+    return (
+        db.session.scalar(
+            select(func.count())
+            .select_from(InboundReply)
+            .where(
+                InboundReply.player_id == player.id,
+                InboundReply.outcome == "refused",
+                InboundReply.answered,
+                InboundReply.received_at > player.game.updated_at,
+            )
+        )
+        or 0
+    )
 
 
 # How often a player is told of replies for their game from another address, at most.

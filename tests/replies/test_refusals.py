@@ -772,6 +772,36 @@ def test_answers_stop_at_the_hourly_limit(app, started, smtp_server, deliver, in
         assert db.session.query(OutboxMessage).filter_by(kind="answer").count() == 2
 
 
+def test_refusals_stop_being_answered_while_the_game_stays_as_it_is(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """A responder that answers every email, without marking its mail automatic, gets a
+    refusal whose Reply-To it answers again: the answers stop after a few, well under the
+    hourly limit, and start again once the game has changed."""
+    game_id = started()
+    limit = inbound_module.REFUSALS_ANSWERED_BETWEEN_MOVES
+    email = newest(smtp_server, "keeper")
+    answered = []
+    for _ in range(limit + 2):
+        message = reply_message(email, "I am away until Monday, back then.")
+        send(inbound, message)
+        deliver()
+        answers = answers_to(smtp_server, message)
+        answered.append(len(answers))
+        if answers:
+            assert answers[0].message["Reply-To"]
+            email = answers[0]
+    assert answered == [1] * limit + [0, 0]
+    assert snapshot(app, game_id)[0] == 0
+    shadow = pick_action(views(app, game_id)["shadow"], random.Random(2))
+    with app.app_context(), transaction():
+        games.apply_move(db.session.get_one(Game, game_id).player("shadow").id, 0, shadow)
+    deliver()
+    message = reply_message(email, "nonsense")
+    send(inbound, message)
+    refused(app, game_id, smtp_server, deliver, message, "keeper", 1)
+
+
 def nested_parts(depth: int, text: str, eol: bytes = b"\r\n") -> bytes:
     """A MIME body of ``depth`` multipart parts, each in the one before, ``text`` in the last,
     its lines ending in ``eol`` (the parser takes a lone CR for a line's end too)."""
