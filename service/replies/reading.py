@@ -507,9 +507,20 @@ DENIALS = frozenset(
 CARD, SUIT = "#", "~"  # what stands for a card and for a suit in :func:`_words`
 
 
+# The French past participles of the verbs above: what was done, no move ("tu m'as donné le 3
+# de cœur", "bien joué, le 5 de cœur !", "Sam a joué 5♥"), as "played" and "gave" are none.
+# Only their accent tells them from the verb's other forms ("joue", "donne"), and
+# :func:`normalise` drops it: each is read as a word of :data:`PAST` first.
+PAST_PARTICIPLE = re.compile(
+    r"(?<!\w)(?:jou|donn|nomm|annonc|[ée]chang|pos)(?:é|ée|és|ées)(?!\w)", re.IGNORECASE
+)
+PAST = "done"
+
+
 def _words(line: str) -> list[str]:
     """A line's words, normalised, with :data:`CARD` for each card and :data:`SUIT` for each
-    suit it names on its own."""
+    suit it names on its own; a French past participle (:data:`PAST_PARTICIPLE`) is no verb."""
+    line = PAST_PARTICIPLE.sub(f" {PAST} ", unicodedata.normalize("NFC", line))
     marked = TOKEN.sub(
         lambda token: f" {SUIT if token['named'] or token['letter'] else CARD} ", normalise(line)
     )

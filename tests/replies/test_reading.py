@@ -434,6 +434,11 @@ def test_a_move_written_alone_or_after_its_verb_is_a_move_s_line(
         "5H for me",
         "je mets le 7 de cœur de côté pour la fin",  # set aside: kept, not played
         "je pose le 7 de trèfle de côté",
+        # French past participles tell what was done: "you gave me", "well played", "played"
+        "Tu m'as donné le 3 de cœur, merci !",
+        "Bien joué, le 5 de cœur !",
+        "J'ai joué 5H",
+        "Sam a joue\u0301 le 7 de trèfle",  # the accent as a combining character
     ],
 )
 def test_a_card_named_in_a_sentence_is_no_move(text: str) -> None:
