@@ -183,6 +183,10 @@ def test_the_catalogue_is_complete_and_compiled() -> None:
     for msgid, message in translated.items():
         strings = message.string if isinstance(message.string, tuple) else (message.string,)
         assert all(strings) and not message.fuzzy, f"untranslated: {msgid!r}"
+    # An entry kept as obsolete beside its live one is a duplicate to gettext's tools (msgfmt
+    # refuses the file), though Babel reads it.
+    revived = sorted(set(catalogue.obsolete) & set(translated))
+    assert not revived, f"obsolete entries of live messages: delete them from the file: {revived}"
     with open(CATALOGUE / "messages.mo", "rb") as mo:
         compiled = gettext.GNUTranslations(mo)
     for msgid, message in translated.items():
