@@ -116,6 +116,9 @@ REASONS: dict[str, Callable[[Mapping[str, Any]], str]] = {
         "This reply answers an older email: the game has moved on since."
     ),
     "already_moved": lambda answer: gettext("You have already moved since the email you answered."),
+    "late": lambda answer: gettext(
+        "The deadline of the move owed has passed: the game ends by timeout."
+    ),
     "no_text": lambda answer: gettext(
         "Your reply held no text to read: write your move in the body of the email."
     ),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from ..mail.outbox import message_domain
-from ..models import Player
+from ..models import Player, utcnow
 from ..rules import to_act
 from .tags import reply_address
 
@@ -45,9 +45,11 @@ def root_message_id(player: Player) -> str:
 
 
 def owes_a_move(player: Player) -> bool:
-    """Whether the player owes a move in a game in play now."""
+    """Whether the player owes a move in a game in play now, its deadline not passed (once
+    it has, the sweep ends the game by timeout, and a move is refused)."""
     game = player.game
-    return game.status == "active" and player.seat in to_act(game.state)
+    owed = game.status == "active" and player.seat in to_act(game.state)
+    return owed and (game.deadline is None or game.deadline > utcnow())
 
 
 def game_headers(player: Player, parent: str | None = None, first: bool = False) -> dict[str, str]:

@@ -290,6 +290,8 @@ def _apply(
         return _close(row, "dropped", "no valid reply tag")
     except games.StaleVersion as exc:
         raise Refusal(_stale_code(exc), understood, written, exc) from None
+    except games.DeadlinePassed as exc:  # until the sweep ends the game by timeout
+        raise Refusal("late", understood, written, exc) from None
     except games.MoveError as exc:
         raise Refusal(exc.code, understood, written, exc) from None
     answered = _answer(

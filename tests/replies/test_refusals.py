@@ -699,6 +699,26 @@ def test_a_reply_to_a_game_that_ended_is_refused(
     assert answer.message["Reply-To"] is None
 
 
+def test_a_reply_past_the_deadline_is_refused_and_asks_for_no_other(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """Until the sweep ends the game by timeout, a move past its deadline is refused: the
+    answer says so, as the page does, and neither offers moves nor takes another reply."""
+    game_id = started(days_per_move=3)
+    message = exchange_reply(app, game_id, smtp_server)
+    with app.app_context(), transaction():
+        db.session.get_one(Game, game_id).deadline = utcnow() - timedelta(minutes=5)
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert (
+        "Nothing was changed in the game. The deadline of the move owed has passed: the game "
+        "ends by timeout." in " ".join(answer.text.split())
+    )
+    assert "Your legal moves" not in answer.text
+    assert "Please move by" not in answer.text
+    assert answer.message["Reply-To"] is None
+
+
 def test_a_reply_to_a_resigned_game_says_who_resigned(
     app, started, smtp_server, deliver, inbound
 ) -> None:
