@@ -516,15 +516,48 @@ PAST_PARTICIPLE = re.compile(
 )
 PAST = "done"
 
+# Words that make a move's verb right after them a remark on a move made ("thanks for giving
+# the 3H", "nice lead, 5H!", "bravo pour donner le 3H"): the verb is read as :data:`PAST`, and
+# the line is a sentence. A move's line read as a sentence costs an answer asking for the
+# move alone; a sentence read as a move's line, a move that cannot be taken back.
+PRAISE = frozenset(
+    [
+        "for",
+        "nice",
+        "good",
+        "great",
+        "well",
+        "lovely",
+        "neat",
+        "clever",
+        "smart",
+        "excellent",
+        "brilliant",
+        "cool",
+        "pour",
+        "bravo",
+        "beau",
+        "belle",
+        "joli",
+        "jolie",
+        "super",
+    ]
+)
+
 
 def _words(line: str) -> list[str]:
     """A line's words, normalised, with :data:`CARD` for each card and :data:`SUIT` for each
-    suit it names on its own; a French past participle (:data:`PAST_PARTICIPLE`) is no verb."""
+    suit it names on its own; a French past participle (:data:`PAST_PARTICIPLE`) and a verb
+    right after a word of :data:`PRAISE` are no verb."""
     line = PAST_PARTICIPLE.sub(f" {PAST} ", unicodedata.normalize("NFC", line))
     marked = TOKEN.sub(
         lambda token: f" {SUIT if token['named'] or token['letter'] else CARD} ", normalise(line)
     )
-    return re.findall(rf"[a-z0-9]+'?[a-z0-9]*|[{CARD}{SUIT}]", marked)
+    words = re.findall(rf"[a-z0-9]+'?[a-z0-9]*|[{CARD}{SUIT}]", marked)
+    return [
+        PAST if word in MOVE_VERBS and before in PRAISE else word
+        for before, word in zip(["", *words], words, strict=False)
+    ]
 
 
 def _denies(words: list[str]) -> bool:

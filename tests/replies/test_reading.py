@@ -80,6 +80,9 @@ MOVES = [
     ("je joue ♠4½, je nomme ♦", ["4S"], "D"),
     ("♥ is my favourite, I play 5♣", ["5C"], None),
     ("I am going to play the seven of diamonds now, nice lead.", ["7D"], None),
+    # A word of praise before a sentence's own verb leaves that verb a move's.
+    ("Good, I play 5H", ["5H"], None),
+    ("Great game! Give 3H 5C", ["3H", "5C"], None),
 ]
 
 
@@ -439,6 +442,11 @@ def test_a_move_written_alone_or_after_its_verb_is_a_move_s_line(
         "Bien joué, le 5 de cœur !",
         "J'ai joué 5H",
         "Sam a joue\u0301 le 7 de trèfle",  # the accent as a combining character
+        # A verb right after praise remarks on a move made: "thanks for giving", "nice lead"
+        "Thanks for giving the 3H",
+        "Nice lead, 5H!",
+        "Nice play 5H",
+        "Bravo pour donner le 3 de cœur",
     ],
 )
 def test_a_card_named_in_a_sentence_is_no_move(text: str) -> None:
