@@ -166,11 +166,17 @@ class _Text(HTMLParser):
             self.line_start = True
 
     def handle_data(self, data: str) -> None:
-        if not self._skipping():
-            text = re.sub(r"[ \t\r\n]+", " ", data)
-            self.parts.append(text)
-            # A no-break space makes a line of its own, as a browser shows it.
-            self.line_start = self.line_start and not text.strip(" ")
+        if self._skipping():
+            return
+        if self.opened["pre"]:  # preformatted: its line breaks are lines, as a browser shows
+            text = re.sub(r"\r\n?", "\n", data)
+            _, newline, last_line = text.rpartition("\n")
+            self.line_start = self.line_start or bool(newline)
+        else:
+            text = last_line = re.sub(r"[ \t\r\n]+", " ", data)
+        self.parts.append(text)
+        # A no-break space makes a line of its own, as a browser shows it.
+        self.line_start = self.line_start and not last_line.strip(" \t")
 
 
 # A "<" that another "<" follows before any ">" (or nothing does) opens no tag. The standard

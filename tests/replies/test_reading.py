@@ -202,6 +202,10 @@ def test_a_bounce_has_a_null_sender_or_a_report() -> None:
             "<p class=MsoNormal><o:p>&nbsp;</o:p></p><p class=MsoNormal>Cheers</p>",
             "7D\nNice lead\n\nCheers",
         ),
+        # Preformatted text keeps its line breaks, however written.
+        ("<pre>7D\n\nNice lead</pre>", "7D\n\nNice lead"),
+        ("<pre>7D\r\nNice lead</pre><p>Cheers</p>", "7D\nNice lead\n\nCheers"),
+        ("<div><pre>give 3H\n5C</pre></div>", "give 3H\n5C"),
     ],
 )
 def test_html_lines_are_read_as_the_client_shows_them(html: str, text: str) -> None:
