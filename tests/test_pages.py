@@ -510,6 +510,24 @@ def test_the_page_speaks_french_after_a_trick(client, make_game) -> None:
     assert outcome(html).startswith("Vous avez gagné le pli 1.")
 
 
+def test_a_refused_resignation_or_reminder_speaks_the_player_s_language(client, make_game) -> None:
+    """The player chose French: refusing their second resignation, or a reminder asked too
+    soon, is said in French, as their page is, whatever the browser asks for."""
+    game = make_game(seed=5, keeper_language="fr")
+    given = {"version": 0, "kind": "exchange", "cards": ["7D"]}
+    assert client.post(f"/play/{game['keeper']}", data=given).status_code == 303
+    early = client.post(f"/play/{game['keeper']}/remind", data={"version": 1})
+    assert early.status_code == 409
+    assert error_text(early.get_data(as_text=True)).startswith("Un rappel n’est possible")
+    resign = f"/play/{game['keeper']}/resign"
+    assert client.post(resign, data={"version": 1, "confirm": "yes"}).status_code == 303
+    again = client.post(resign, data={"version": 1, "confirm": "yes"})
+    assert again.status_code == 409
+    html = again.get_data(as_text=True)
+    assert '<html lang="fr"' in html
+    assert error_text(html).startswith("Vous avez déjà abandonné cette partie")
+
+
 @pytest.mark.parametrize(
     ("left", "said"),
     [

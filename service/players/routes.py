@@ -105,7 +105,7 @@ def move(token: str) -> ResponseReturnValue:
 @bp.post("/play/<token>/resign")
 def resign(token: str) -> ResponseReturnValue:
     """Give the game up (the box ticked), then show the page: the opponent has won it."""
-    _, refused = _on_seen_version(token, ResignForm(), games.resign, _resignation_refused)
+    _, refused = _on_seen_version(token, ResignForm, games.resign, _resignation_refused)
     return refused or redirect(url_for("players.play", token=token), code=303)
 
 
@@ -127,24 +127,28 @@ def _resignation_refused(player: Player, exc: games.MoveError) -> str | None:
 def remind(token: str) -> ResponseReturnValue:
     """Remind the opponent of the move they owe, then show the page, which says it was done;
     or say why it was not."""
-    player, refused = _on_seen_version(
-        token, VersionForm(), games.remind_opponent, _reminder_refused
-    )
+    player, refused = _on_seen_version(token, VersionForm, games.remind_opponent, _reminder_refused)
     # The page then says the opponent is reminded, as it does for that move from then on.
     return refused or redirect(url_for("players.play", token=token), code=303)
 
 
 def _on_seen_version(
     token: str,
-    form: VersionForm,
+    form_class: type[VersionForm],
     act: Callable[..., object],
     refusal: Callable[[Player, games.MoveError], str | None],
 ) -> tuple[Player, ResponseReturnValue | None]:
     """Apply ``act(player_id, version, link_key=...)`` to the game at the version the page's
-    ``form`` sent, in one transaction: the player, and the page saying why it was refused
-    (``refusal`` words it, or ``None`` for a move's words), or ``None`` once it is done."""
+    form (a ``form_class``) sent, in one transaction: the player, and the page saying why it
+    was refused (``refusal`` words it, or ``None`` for a move's words), or ``None`` once it
+    is done.
+
+    The form is made once the player is known: making it settles the request's language,
+    which must be the one the player chose.
+    """
     player = _player(token)
     key = player.link_key  # as read: the act checks it again under the game's lock
+    form = form_class()
     if not form.validate():
         return player, _page(player, token, next(iter(form.errors.values()))[0], 400)
     try:
