@@ -273,7 +273,7 @@ def form_data(form: MoveForm, action: dict[str, Any]) -> dict[str, Any]:
 
 def error_text(html: str) -> str:
     """The page's error message, or empty."""
-    found = re.search(r'<p class="error" role="alert">(.*?)</p>', html, re.S)
+    found = re.search(r'<p class="error" role="alert"[^>]*>(.*?)</p>', html, re.S)
     return found.group(1).strip() if found else ""
 
 

@@ -5,6 +5,7 @@ read by admins once a game is over."""
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import pytest
@@ -107,6 +108,25 @@ def test_a_bad_note_changes_nothing(app: Flask, client: FlaskClient, make_game, 
     assert "A note holds at most 280 characters" in html
     assert notes_of(app, game["id"]) == []
     assert view_of(client, game["keeper"])["version"] == 0
+
+
+def test_a_refused_note_is_tied_to_its_field_and_keeps_the_cards_chosen(
+    client: FlaskClient, make_game
+) -> None:
+    """The field of a refused note says it is invalid and points at the refusal, for a screen
+    reader; the cards chosen to give are ticked again, as they were sent."""
+    game = make_game(seed=5)
+    sent = {"version": 0, "kind": "exchange", "cards": ["7D"], "note": "two\nlines"}
+    response = client.post(f"/play/{game['keeper']}", data=sent)
+    assert response.status_code == 400
+    html = response.get_data(as_text=True)
+    assert '<p class="error" role="alert" id="move-error">A note holds at most' in html
+    assert 'aria-invalid="true" aria-describedby="move-error"' in html
+    assert re.search(r'<input type="checkbox" name="cards" value="7D"[^>]* checked>', html)
+    # A refusal about no field marks none.
+    other = client.post(f"/play/{game['keeper']}", data={**sent, "note": "", "cards": []})
+    assert other.status_code == 422
+    assert "aria-invalid" not in other.get_data(as_text=True)
 
 
 @pytest.mark.parametrize("note", [None, "", "   "])

@@ -98,6 +98,10 @@ def move(token: str) -> ResponseReturnValue:
     except games.MoveError as exc:
         # A note with invisible characters would come back with them, unseen: it is dropped.
         kept = "" if isinstance(exc, games.NoteRefused) and exc.invisible else note
+        # A refused note: the field is marked and tied to the error, the cards ticked again.
+        if isinstance(exc, games.NoteRefused):
+            chosen = request.form.getlist("cards")
+            return _page(player, token, exc, exc.status, note=kept, chosen=chosen, invalid="note")
         return _page(player, token, exc, exc.status, note=kept)
     return redirect(url_for("players.play", token=token), code=303)
 
@@ -291,10 +295,12 @@ def _page(
     chosen: Sequence[str] = (),
     *,
     notice: str = "",
+    invalid: str | None = None,
 ) -> tuple[str, int]:
     """The move page, with the refusal of the last submission if there was one, and the
     ``note`` it held filled in again (and the cards ``chosen`` to give, ticked again); or
-    with the ``notice`` of what the last one did."""
+    with the ``notice`` of what the last one did. ``invalid`` names the field the refusal
+    is about ("note"), which the page ties to it."""
     facts = seat_facts(player)
     view = view_of(facts, match_summary(player))
     if isinstance(error, games.MoveError):
@@ -329,6 +335,7 @@ def _page(
         note_length=notes.MAX_LENGTH,
         note=note[: notes.MAX_LENGTH],
         chosen=chosen,
+        invalid=invalid,
         after_game=_after_game(player, home) if view["status"] != "active" else None,
         remind_from=deadline_text(ready.isoformat(), context["time_zone"]),
         **offer,
