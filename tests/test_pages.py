@@ -263,6 +263,24 @@ def test_second_half_of_an_exchange_is_not_stale(app, client, make_game) -> None
     assert state["phase"] == "play" and len(state["transfers"]) == 1
 
 
+def test_cards_refused_to_give_are_tied_to_the_refusal_and_ticked_again(client, make_game) -> None:
+    """Without the script the page takes any cards ticked: those the rules refuse come back
+    ticked as sent, their group described by the refusal, to be changed, not chosen anew."""
+    game = make_game(seed=5)  # the Shadow, dealt three elixirs, must give one
+    sent = {"version": 0, "kind": "exchange", "cards": ["5H", "7H"]}
+    response = client.post(f"/play/{game['shadow']}", data=sent)
+    assert response.status_code == 422
+    html = response.get_data(as_text=True)
+    assert error_text(html).startswith("Give exactly 1")
+    assert '<fieldset aria-describedby="move-error">' in html
+    for card in ("5H", "7H"):
+        assert re.search(rf'<input type="checkbox" name="cards" value="{card}"[^>]* checked>', html)
+    # A refusal about no field marks none.
+    stale = client.post(f"/play/{game['shadow']}", data={**sent, "version": 9})
+    assert stale.status_code == 409
+    assert "<fieldset>" in stale.get_data(as_text=True)
+
+
 def test_malformed_form_gets_400(app, client, make_game) -> None:
     game = make_game()
     for data in ({}, {"version": "x", "kind": "exchange"}, {"version": "0", "kind": "dance"},

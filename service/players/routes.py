@@ -29,7 +29,7 @@ from ..perspective import (
     tag_of,
     view_of,
 )
-from ..rules import other
+from ..rules import PLAY, other
 from ..unit_of_work import reading, transaction
 from . import bp
 from .annotations import page_context
@@ -98,12 +98,22 @@ def move(token: str) -> ResponseReturnValue:
     except games.MoveError as exc:
         # A note with invisible characters would come back with them, unseen: it is dropped.
         kept = "" if isinstance(exc, games.NoteRefused) and exc.invisible else note
-        # A refused note: the field is marked and tied to the error, the cards ticked again.
-        if isinstance(exc, games.NoteRefused):
-            chosen = request.form.getlist("cards")
-            return _page(player, token, exc, exc.status, note=kept, chosen=chosen, invalid="note")
-        return _page(player, token, exc, exc.status, note=kept)
+        # What the refusal is about is tied to it: the note, or the cards chosen to give,
+        # which are ticked again as they were sent, to be changed rather than chosen anew.
+        invalid = refused_field(exc, action)
+        chosen = request.form.getlist("cards") if invalid else []
+        return _page(player, token, exc, exc.status, note=kept, chosen=chosen, invalid=invalid)
     return redirect(url_for("players.play", token=token), code=303)
+
+
+def refused_field(exc: games.MoveError, action: dict[str, Any]) -> str | None:
+    """The field of the move form a refused move is about: "note", "cards" (those chosen to
+    give, against the rules), or ``None``."""
+    if isinstance(exc, games.NoteRefused):
+        return "note"
+    if isinstance(exc, games.IllegalMove) and PLAY not in action:
+        return "cards"
+    return None
 
 
 @bp.post("/play/<token>/resign")
@@ -300,7 +310,7 @@ def _page(
     """The move page, with the refusal of the last submission if there was one, and the
     ``note`` it held filled in again (and the cards ``chosen`` to give, ticked again); or
     with the ``notice`` of what the last one did. ``invalid`` names the field the refusal
-    is about ("note"), which the page ties to it."""
+    is about (:func:`refused_field`), which the page ties to it."""
     facts = seat_facts(player)
     view = view_of(facts, match_summary(player))
     if isinstance(error, games.MoveError):
