@@ -83,3 +83,25 @@ def test_bad_arguments_are_refused_with_a_message(arguments: list[str], message:
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def run_script(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "bench/bots.py", *arguments],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_match_given_twice_is_played_once() -> None:
+    """Its games would be counted twice: the same deals, a narrower interval than they give."""
+    result = run_script(
+        "--pairs", "2", "--workers", "1", "--match", "easy:random", "--match", "easy:random"
+    )
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert [(match["challenger"], match["games"]) for match in figures["matches"]] == [("easy", 4)]
+    assert result.stdout.count("| easy vs random |") == 1
