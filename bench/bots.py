@@ -161,7 +161,12 @@ def main() -> None:
     parser.add_argument(
         "--hard-pairs", type=positive, default=40, help="pairs of games in matches with hard"
     )
-    parser.add_argument("--workers", type=positive, default=2, help="processes (at most 2 here)")
+    parser.add_argument(
+        "--workers",
+        type=positive,
+        default=2,
+        help="processes, no more than the processors or the games",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--match",
@@ -174,8 +179,10 @@ def main() -> None:
     # played alike, and its interval as narrow as twice the games would give.
     matches = list(dict.fromkeys(args.match or MATCHES))
     jobs = match_jobs(matches, args.pairs, args.hard_pairs, args.seed)
+    # More processes than processors only take turns on them; more than games sit idle.
+    workers = min(args.workers, os.cpu_count() or 1, len(jobs))
     started = time.perf_counter()
-    with multiprocessing.Pool(args.workers) as pool:
+    with multiprocessing.Pool(workers) as pool:
         games = pool.map(play_game, jobs, chunksize=1)
     results = [
         summarise(
@@ -186,9 +193,7 @@ def main() -> None:
         for challenger, opponent in matches
     ]
     elapsed = time.perf_counter() - started
-    print(
-        f"{len(games)} games in {elapsed:.0f} s, {args.workers} processes on {os.cpu_count()} cores"
-    )
+    print(f"{len(games)} games in {elapsed:.0f} s, {workers} processes on {os.cpu_count()} cores")
     print(table(results))
     print(json.dumps({"matches": results}))
 

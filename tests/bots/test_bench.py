@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -105,3 +106,10 @@ def test_a_match_given_twice_is_played_once() -> None:
     figures = json.loads(result.stdout.strip().splitlines()[-1])
     assert [(match["challenger"], match["games"]) for match in figures["matches"]] == [("easy", 4)]
     assert result.stdout.count("| easy vs random |") == 1
+
+
+def test_no_more_processes_start_than_processors_or_games() -> None:
+    result = run_script("--pairs", "1", "--workers", "64", "--match", "easy:random")
+    assert result.returncode == 0, result.stderr
+    processes = int(result.stdout.split(" processes on ")[0].rsplit(" ", 1)[1])
+    assert processes == min(2, os.cpu_count() or 1)
