@@ -247,3 +247,33 @@ def test_a_rule_set_nearer_even_within_the_noise_is_said_to_be() -> None:
     found = comparison_figures(comparison(), Deals(4, 2, 0, 4))
     assert found["nearer_even"] is None and not found["nearer_even_beyond_noise"]
     assert "Both are as far from an even game." in describe_comparison(found)
+
+
+def test_the_documented_comparisons_agree_with_their_counts() -> None:
+    """Each row of docs/playtest.md's table of comparisons gives the difference, its interval
+    and the mid-p that its counts give."""
+    from tests.rules.helpers import REPO
+
+    text = (REPO / "docs" / "playtest.md").read_text()
+    table = text[text.index("| variant | deals |") :].split("\n\n")[0].splitlines()[2:]
+    assert len(table) == 8
+    for row in table:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        deals, with_variant, with_against = (
+            int(cell.split()[0].replace(",", "")) for cell in cells[1:4]
+        )
+        variant_only, against_only = (int(n.replace(",", "")) for n in cells[5].split(" / "))
+        both = with_against - against_only
+        assert with_variant == both + variant_only, row
+        low, high = newcombe_paired(
+            both, variant_only, against_only, deals - both - variant_only - against_only
+        )
+        difference = (variant_only - against_only) / deals
+        shown = f"{100 * difference:+.1f} ({100 * low:+.1f} to {100 * high:+.1f})"
+        assert cells[6].replace("−", "-") == shown, row
+        p_mid = mcnemar(variant_only, against_only)[1]
+        if cells[7].startswith("<"):
+            assert p_mid < float(cells[7].lstrip("< ")), row
+        else:
+            decimals = len(cells[7].split(".")[1])
+            assert cells[7] == f"{p_mid:.{decimals}f}", row
