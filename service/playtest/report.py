@@ -67,7 +67,7 @@ def describe(figures: dict[str, Any]) -> str:
     )
     lines += [
         f"Trick difference a round (Shadow's tricks minus Keeper's, over "
-        f"{difference['rounds']:,} rounds): mean {number(difference['mean'])}, "
+        f"{counted(difference['rounds'], 'round')}): mean {number(difference['mean'])}, "
         f"mean size {number(difference['mean_abs'])} ({by_round})",
         "  " + ", ".join(f"{d}: {n:,}" for d, n in difference["distribution"].items()),
         "",
@@ -83,7 +83,9 @@ def describe(figures: dict[str, Any]) -> str:
             f" ({each['games_with']:,} / {games - each['games_with']:,})"
         )
     steal = figures["effects"]["steal"]
-    lines.append(f"  (a Steal took a trick {steal['took']:,} times of {steal['fired']:,})")
+    lines.append(
+        f"  (a Steal took a trick in {steal['took']:,} of {counted(steal['fired'], 'Steal')})"
+    )
     lines.append("")
     for played, each in figures["leaders"].items():
         lines.append(
@@ -96,7 +98,7 @@ def describe(figures: dict[str, Any]) -> str:
     shadow_wins = figures["shadow_wins"]
     lines += [
         "",
-        f"Track turned up by the Shadow taking tricks: {track_by['taking']:,} cards "
+        f"Track turned up by the Shadow taking tricks: {counted(track_by['taking'], 'card')} "
         f"({percent(track_by['taking_share'])}); by giving them away: {track_by['giving']:,}",
         f"Shadow wins mostly by taking: {wins_by['taking']:,} "
         f"({percent(wins_by['taking'] / shadow_wins if shadow_wins else None)}), "
@@ -147,7 +149,7 @@ def describe_comparison(figures: dict[str, Any]) -> str:
         f"Deals the Keeper won under both: {deals['both']:,}; under {sides['variant']} only: "
         f"{deals['variant_only']:,}; under {sides['against']} only: {deals['against_only']:,}; "
         f"under neither: {deals['neither']:,}",
-        f"The two agree on {figures['agree']:,} deals ({percent(figures['agree_rate'])}); "
+        f"The two agree on {counted(figures['agree'], 'deal')} ({percent(figures['agree_rate'])}); "
         f"the deals they disagree on decide the difference.",
         *_same_games(figures["same_games"], figures["games"]),
         f"Difference in the Keeper's win rate, {sides['variant']} minus {sides['against']}: "

@@ -210,3 +210,12 @@ def test_the_report_names_every_figure() -> None:
         "by giving them away",
     ):
         assert words in text
+
+
+def test_a_run_of_one_game_reads_in_the_singular() -> None:
+    settings = Settings(
+        games=1, keeper="random", shadow="random", variant=Variant(rounds=1, exchange_sizes=(1,))
+    )
+    text = describe(figures(settings, simulate(settings)))
+    assert "over 1 round)" in text
+    assert " 1 times" not in text and ": 1 cards" not in text
