@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from service import games
-from service.models import PlaytestRun, db
+from service.models import Game, PlaytestRun, db
 from service.playtest.runs import save_run
 from service.playtest.simulate import Settings, figures, players_digest, simulate
 from service.rules import Variant
@@ -130,3 +130,21 @@ def test_games_against_the_computer_are_left_out(app, admin) -> None:
     assert plot and plot.group(1).count('class="rate"') == 1
     assert "against the computer" not in plot.group(1)
     assert 'href="/admin/stats#computer"' in html
+
+
+def test_the_page_says_resigned_games_are_not_counted(app, admin) -> None:
+    """A resignation ends a game before its track or rounds do: like a forfeit, it says
+    nothing of the rules' balance, and the page names it among the games left out."""
+    game_id = new_game(app, "ann@example.com", "bob@example.com", seed=2)
+    with app.app_context(), transaction():
+        game = db.session.get(Game, game_id)
+        assert game is not None
+        keeper = game.player("keeper")
+        games.resign(keeper.id, game.version)
+    html = admin.get("/admin/playtest").get_data(as_text=True)
+    assert table(html, "sources")[0][:2] == ["games between people", "0"]
+    text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    assert (
+        "Games ended by a forfeit, a resignation, a timeout or a cancellation are not counted."
+        in text
+    )
