@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from flask import Flask, current_app
 from flask.cli import with_appcontext
 from werkzeug.serving import run_simple
@@ -107,6 +108,11 @@ def create(
     Give both addresses for a game between people, or one address and
     ``--computer`` with the other seat to play against the computer.
     """
+    level_given = click.get_current_context().get_parameter_source("level")
+    if computer is None and level_given is not ParameterSource.DEFAULT:
+        raise click.UsageError(
+            "--level is how well the computer plays: give --computer keeper or shadow too"
+        )
     given: dict[Seat, tuple[str, str]] = {
         "keeper": (keeper_email, keeper_name),
         "shadow": (shadow_email, shadow_name),

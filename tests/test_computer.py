@@ -210,6 +210,16 @@ def test_create_refuses_a_seat_both_taken_and_left_empty(runner: FlaskCliRunner)
     assert runner.invoke(args=level).exit_code == 2
 
 
+def test_create_refuses_a_level_without_the_computer(app: Flask, runner: FlaskCliRunner) -> None:
+    """A --level with two addresses would deal a game between people, the level ignored."""
+    people = ["games", "create", "--keeper", KIM, "--shadow", "sam@example.com", "--level", "hard"]
+    result = runner.invoke(args=people)
+    assert result.exit_code == 2
+    assert "--level is how well the computer plays: give --computer" in result.output
+    with app.app_context():
+        assert db.session.scalar(select(Game.id)) is None
+
+
 def test_the_form_starts_a_game_against_the_computer_at_once(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
