@@ -151,6 +151,7 @@ class ReminderRefused(MoveError):
 # English (pages say it in their own words, by the reason's key).
 REMINDER_REFUSALS = {
     "not_owed": "Your opponent owes no move now: there is nothing to remind them of.",
+    "yours_first": "You owe a move too: make yours before reminding your opponent of theirs.",
     "computer": "The computer owes no reminder: it moves within seconds.",
     "too_soon": "A move may be reminded of once it has waited a day.",
     "reminded": "Your opponent has been reminded of this move already.",
@@ -562,8 +563,10 @@ def reminder_refusal(game: Game, seat: Seat, now: datetime) -> str | None:
     :data:`REMINDER_REFUSALS`), or ``None``."""
     opponent = game.player(other(seat))
     acting = to_act(game.state)
-    if opponent.seat not in acting or seat in acting:
+    if opponent.seat not in acting:
         return "not_owed"
+    if seat in acting:  # both owe their half of an exchange or swap
+        return "yours_first"
     if opponent.is_computer:
         return "computer"
     if _overdue(game):

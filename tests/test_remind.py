@@ -96,7 +96,14 @@ def test_no_reminder_too_soon_by_the_one_who_owes_or_against_a_stale_version(
     both_owe = view(client, game["keeper"])["version"]
     owed = remind(client, game["keeper"], both_owe)
     assert (owed.status_code, owed.get_json()["error"]["code"]) == (409, "refused")
-    assert "owes no move now" in owed.get_json()["error"]["message"]
+    assert owed.get_json()["error"]["message"] == (
+        "You owe a move too: make yours before reminding your opponent of theirs."
+    )
+    page = client.post(f"/play/{game['keeper']}/remind", data={"version": both_owe})
+    assert page.status_code == 409
+    assert "You owe a move too: make yours before reminding Sam of theirs." in unescape(
+        page.get_data(as_text=True)
+    )
     version = kim_waits(app, client, game, days=0.5)
     before = snapshot(app)
     soon = remind(client, game["keeper"], version)

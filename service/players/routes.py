@@ -191,6 +191,10 @@ def _reminder_refused(player: Player, refused: games.MoveError) -> str | None:
         )
     said = {
         "not_owed": gettext("%(name)s owes no move now: nothing was sent.", name=name),
+        "yours_first": gettext(
+            "You owe a move too: make yours before reminding %(name)s of theirs. Nothing was sent.",
+            name=name,
+        ),
         "computer": gettext("The computer moves within seconds: it needs no reminder."),
         "reminded": gettext(
             "%(name)s has been reminded of this move already: nothing more was sent.", name=name
