@@ -8,14 +8,17 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+from sqlalchemy.exc import SQLAlchemyError
 
 from ..bots import LEVELS
 from ..commands import ServiceGroup
+from ..errors import is_outage, outage_reason
+from ..models import db
 from ..rules import Variant, VariantError
 from ..unit_of_work import transaction
 from .compare import Comparison, compare, comparison_figures
 from .report import describe, describe_comparison
-from .runs import save_run
+from .runs import runs_stored, save_run
 from .simulate import MOST_GAMES, Settings, figures, simulate
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -92,6 +95,8 @@ def simulate_command(
 ) -> None:
     """Play computer players against each other and print what their games say."""
     settings = Settings(games=games, keeper=keeper, shadow=shadow, variant=variant, seed=seed)
+    if save:
+        _check_runs_can_be_stored()
     with click.progressbar(length=games, label="Playing", file=sys.stderr) as bar:
         tally = simulate(settings, workers=workers, progress=bar.update)
     result = figures(settings, tally)
@@ -101,6 +106,22 @@ def simulate_command(
         with transaction():
             run = save_run(settings, result)
         click.echo(f"Stored as run {run.id}.", err=True)
+
+
+def _check_runs_can_be_stored() -> None:
+    """Refuse a run to store, before it is played, where runs cannot be stored: a database
+    that does not answer (said as every command says it), or has no table of runs (not
+    upgraded)."""
+    try:
+        runs_stored()
+    except SQLAlchemyError as exc:
+        db.session.rollback()
+        if is_outage(exc):
+            raise
+        raise click.ClickException(
+            f"runs cannot be stored ({outage_reason(exc)}): run `flask --app service db "
+            "upgrade`; nothing was played"
+        ) from None
 
 
 @playtest_cli.command("compare")

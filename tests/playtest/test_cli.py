@@ -6,8 +6,11 @@ import json
 
 from sqlalchemy import select
 
+from service import create_app
 from service.models import PlaytestRun, db
 from service.playtest.simulate import players_digest
+
+from ..conftest import base_config
 
 KEYS = {
     "games",
@@ -179,6 +182,16 @@ def test_a_long_variant_is_stored_with_its_label_cut_short(app, runner) -> None:
         assert run.figures == json.loads(result.stdout.strip().splitlines()[-1])
         assert run.variant == f"exchange_sizes={sizes}"[:199] + "…"  # the column's 200
         assert run.settings["variant"] == {"exchange_sizes": sizes, "rounds": "150"}
+
+
+def test_save_is_refused_before_playing_where_runs_cannot_be_stored(tmp_path) -> None:
+    """A database not upgraded (no table of runs): refused at once, not after the run."""
+    app = create_app(base_config(f"sqlite:///{tmp_path / 'new.db'}", tmp_path))
+    result = simulate(app.test_cli_runner(), "--json", "--save")
+    assert result.exit_code == 1
+    assert "runs cannot be stored (no such table: playtest_runs)" in result.stderr
+    assert "nothing was played" in result.stderr
+    assert "Playing" not in result.stderr and result.stdout == ""
 
 
 def test_without_save_nothing_is_stored(app, runner) -> None:
