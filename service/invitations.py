@@ -748,10 +748,16 @@ def stop_all_emails(email: str) -> None:
     The one-click unsubscribe of the emails that are about no game of the
     address's own (an address to confirm, an invitation, the links it asked
     for). Its game links keep working.
+
+    The stop holds for the inbox the address reaches too (``bob+x@`` reaches
+    ``bob@``, whose stop holds for every ``bob+…@``: :func:`.rematch_rules.blocked`),
+    as a stranger may name it under another sub-address next; the address's home
+    page undoes both (:func:`service.homes.accept_invitations`).
     """
     db.session.execute(update(Player).where(Player.email == email).values(notify=False))
-    address = address_row(email)
-    address.unsubscribed_at = address.unsubscribed_at or utcnow()
+    for each in sorted({email, inbox(email)}):
+        address = address_row(each)
+        address.unsubscribed_at = address.unsubscribed_at or utcnow()
     db.session.flush()
     log.info("an address stopped every email")
 

@@ -11,7 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from service import games, invitations
+from service import games, homes, invitations
 from service.links import home_token, serializer
 from service.mail import compose
 from service.models import Address, Game, Invitation, OutboxMessage, Player, db, utcnow
@@ -444,3 +444,26 @@ def test_a_game_over_offers_a_rematch_whatever_the_opponent_stopped(
     (kim_over,) = smtp_server.handler.to("kim@example.com")
     assert "The whole game, trick by trick:" in kim_over.text
     assert len(kim_over.links("/rematch/")) == 1
+
+
+def test_a_stop_from_a_sub_address_holds_for_the_whole_inbox(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], int]
+) -> None:
+    """A stranger names ``kim+1@`` and Kim stops every email with its one-click link: naming
+    ``kim+2@`` or ``kim@`` next reaches the same inbox, and sends nothing; the page of
+    ``kim+1@`` takes invitations again for the whole inbox."""
+    ask_for_game(client, name="Mallory", email="kim+1@example.com")
+    deliver()
+    (message,) = smtp_server.handler.to("kim+1@example.com")
+    stopped = client.post(stop_link(message), data={"List-Unsubscribe": "One-Click"})
+    assert stopped.status_code == 200
+    ask_for_game(client, name="Mallory", email="kim+2@example.com")
+    ask_for_game(client, name="Mallory", email="kim@example.com")
+    deliver()
+    assert [m.envelope_to for m in smtp_server.received] == [["kim+1@example.com"]]
+    assert kinds(app, "kim+2@example.com") == [("confirm_address", "skipped")]
+    assert kinds(app, "kim@example.com") == [("confirm_address", "skipped")]
+    with app.app_context(), transaction():
+        homes.accept_invitations("kim+1@example.com")
+    with app.app_context():
+        assert not blocked("kim+1@example.com") and not blocked("kim+3@example.com")
