@@ -36,11 +36,20 @@ def in_ascii(address: str) -> str:
     return found.ascii_email
 
 
+# The domains of Gmail, whose inboxes ignore the full stops of an address's first part:
+# ``k.i.m@gmail.com`` and ``kim@googlemail.com`` reach ``kim@gmail.com``.
+GMAIL_DOMAINS = frozenset({"gmail.com", "googlemail.com"})
+
+
 def inbox(address: str) -> str:
     """The inbox a normalised address reaches: ``kim+games@example.com`` reaches
-    ``kim@example.com`` (a sub-address, as most mail servers read a ``+``)."""
+    ``kim@example.com`` (a sub-address, as most mail servers read a ``+``), and
+    ``k.i.m@googlemail.com`` reaches ``kim@gmail.com`` (:data:`GMAIL_DOMAINS`)."""
     local, _, domain = address.rpartition("@")
-    return f"{local.split('+', 1)[0] or local}@{domain}"
+    local = local.split("+", 1)[0] or local
+    if domain in GMAIL_DOMAINS:
+        return f"{local.replace('.', '') or local}@gmail.com"
+    return f"{local}@{domain}"
 
 
 def settings_for(email: str) -> AddressSettings | None:

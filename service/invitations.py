@@ -292,13 +292,14 @@ def withheld_reaching(email: str) -> list[Player]:
     """The :func:`withheld_from` seats of every address that reaches the inbox ``email``
     reaches (``bob@`` and ``bob+x@``: :func:`.addresses.inbox`) and takes invitations now:
     a stop of ``bob@`` withheld the emails of a game ``bob+x@`` asked for, and taking
-    invitations again at either lifts it for both."""
+    invitations again at either lifts it for both. Of the spellings of a Gmail inbox
+    (``b.o.b@gmail.com``), ``email`` and the inbox's own are the ones looked up."""
     target = inbox(email)
     local, _, domain = target.rpartition("@")
     sub_addresses = Player.email.startswith(f"{local}+", autoescape=True) & Player.email.endswith(
         f"@{domain}", autoescape=True
     )
-    seats = _withheld((Player.email == target) | sub_addresses)
+    seats = _withheld((Player.email == email) | (Player.email == target) | sub_addresses)
     reaching = {player.email for player in seats if player.email and inbox(player.email) == target}
     taking = reaching - blocked_among(reaching)
     return [player for player in seats if player.email in taking]

@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 
 from service import games, invitations
 from service.models import Address, Game, Invitation, OutboxMessage, db
+from service.rematch_rules import blocked
 from service.unit_of_work import transaction
 
 from ..helpers import ask_for_game, csrf_token, from_elsewhere, request_invitation
@@ -117,6 +118,26 @@ def test_sub_addresses_draw_on_their_inbox_s_allowance(
     assert 0 < int(answers[-1].headers["Retry-After"]) <= 24 * 3600
     deliver()
     assert len(smtp_server.received) == 5
+
+
+def test_gmail_spellings_draw_on_their_inbox_s_allowance(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
+) -> None:
+    """Gmail reads no full stop before the @, and googlemail.com as gmail.com: each spelling
+    reaches one inbox, which one stranger cannot flood through them; a stop from any of
+    them holds for all."""
+    spellings = ["a.nn@gmail.com", "an.n@googlemail.com", "ann@gmail.com", "A.N.N+x@gmail.com"]
+    answers = [
+        ask_for_game(from_elsewhere(app, n), email=address, opponent_email=f"f{n}@example.com")
+        for n, address in enumerate([*spellings, "a.n.n@gmail.com", "an.n@gmail.com"])
+    ]
+    assert [answer.status_code for answer in answers] == [200] * 5 + [429]
+    deliver()
+    assert len(smtp_server.received) == 5
+    with app.app_context(), transaction():
+        invitations.stop_all_emails("a.nn@gmail.com")
+    with app.app_context():
+        assert blocked("a.n.n@googlemail.com") and not blocked("anna@gmail.com")
 
 
 def confirm_latest(app: Flask, client: FlaskClient, of: str | None = None) -> Any:
