@@ -60,13 +60,15 @@ def new_game(home: str | None = None) -> ResponseReturnValue:
         form.name.data = request.args.get("name", "")[:NAME_LENGTH] or None
         if owner is None:
             form.email.data = request.args.get("email", "")[:EMAIL_LENGTH] or None
-    error = None
+    error, refused = None, None
     if form.validate_on_submit():
         computer = form.opponent.data == "computer"
         try:
             taken = _start(form, computer, proven=owner is not None)
         except invitations.InvitationError as exc:  # said in the page's language
             error = str(exc)
+        except TooManyRequests as exc:
+            error, refused = _spent(form.email.data, proven=owner is not None), exc
         else:
             return render_template(
                 "lobby/sent.html",
@@ -78,7 +80,26 @@ def new_game(home: str | None = None) -> ResponseReturnValue:
             )
     status = 400 if request.method == "POST" else 200
     page = render_template("lobby/new.html", form=form, error=error, owner=owner, home=home)
+    if refused is not None:
+        return page, 429, [header for header in refused.get_headers() if header[0] == "Retry-After"]
     return page, status
+
+
+def _spent(email: str, *, proven: bool) -> str:
+    """Why a request was refused for its creator's allowance (:mod:`.allowances`): the
+    address has had as many emails of the form as one may get in a day, whoever asked."""
+    if proven:
+        return gettext(
+            "Nothing was sent: you have asked for as many games from your page as one may in "
+            "a day. Try again tomorrow."
+        )
+    return gettext(
+        "Nothing was sent: %(email)s has had as many emails of this form as an address may "
+        "get in a day. If you asked for them, their links are in your inbox; else try again "
+        "tomorrow, or start a game from your page (“All your games and your email settings” "
+        "in any email from this service).",
+        email=email,
+    )
 
 
 def _start(form: NewGameForm, computer: bool, *, proven: bool) -> invitations.Taken:

@@ -120,6 +120,22 @@ def test_sub_addresses_draw_on_their_inbox_s_allowance(
     assert len(smtp_server.received) == 5
 
 
+def test_an_address_past_its_allowance_is_told_why_and_keeps_its_form(
+    app: Flask, client: FlaskClient
+) -> None:
+    """Past the creator's allowance (whoever spent it) the page says what happened and how
+    to play all the same, keeps what was typed, and still answers 429 with Retry-After."""
+    for n in range(5):
+        ask_for_game(from_elsewhere(app, n), email="ann@example.com", days=str(n + 1))
+    refused = ask_for_game(client, email="ann@example.com", opponent_name="Zoe")
+    assert refused.status_code == 429
+    assert 0 < int(refused.headers["Retry-After"]) <= 24 * 3600
+    text = html.unescape(refused.get_data(as_text=True))
+    assert "Nothing was sent: ann@example.com has had as many emails of this form" in text
+    assert "start a game from your page" in text
+    assert 'value="Zoe"' in text and "<form" in text
+
+
 def test_gmail_spellings_draw_on_their_inbox_s_allowance(
     app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
 ) -> None:
