@@ -117,6 +117,8 @@ class Home:
     # (:func:`service.rematch_rules.blocked`): then nothing asked on the new-game page is
     # emailed to it either.
     takes_no_invitations: bool = False
+    # Whether that is because the address, or its inbox, declined an invitation.
+    declined_an_invitation: bool = False
 
     @property
     def time_zone(self) -> str | None:
@@ -154,6 +156,9 @@ def overview(email: str, now: datetime | None = None, before: int | None = None)
     unsubscribed = home.address is not None and home.address.unsubscribed_at is not None
     home.emails_stopped = unsubscribed and invitations.stopped_all_emails(email)
     home.takes_no_invitations = rematch_rules.blocked(email)
+    if home.takes_no_invitations:  # said of the address, or of its inbox (kim@ for kim+x@)
+        rows = [home.address, db.session.get(Address, inbox(email))]
+        home.declined_an_invitation = any(row and row.declined_at for row in rows)
     # Each line reads its game and both its players, and a return match's line both games of
     # the match with their players: loaded here in five statements, however many games.
     # A game that never started (an invitation declined or left to expire) was not played.

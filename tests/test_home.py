@@ -761,8 +761,8 @@ def test_taking_invitations_again_sends_the_withheld_emails_of_the_whole_inbox(
 
 
 def test_a_sub_address_s_page_says_its_inbox_takes_no_invitations(app: Flask, client) -> None:
-    """Kim declined as kim@: kim+games@ reaches that inbox, so its page warns and takes
-    invitations again for both."""
+    """Kim declined as kim@: kim+games@ reaches that inbox, so its page warns, says why, and
+    takes invitations again for both."""
     with app.app_context(), transaction():
         db.session.add(Address(email=KIM, declined_at=utcnow()))
         games.create_game(
@@ -771,6 +771,8 @@ def test_a_sub_address_s_page_says_its_inbox_takes_no_invitations(app: Flask, cl
     home = home_of(app, "kim+games@example.com")
     page = client.get(home).get_data(as_text=True)
     assert "While your address takes no invitations" in page
+    assert "You declined an invitation, so nobody can invite you to a game here." in page
+    assert "You stopped emails" not in page
     assert post(client, home, "invitations").status_code == 303
     with app.app_context():
         assert not invitations.blocked("kim+games@example.com") and not invitations.blocked(KIM)
