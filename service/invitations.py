@@ -389,7 +389,7 @@ def respond(
     invitation, game = _lock(invitation)
     if _expire_if_due(invitation, game):
         if not accept:  # too late to decline this one; the page promised no more, all the same
-            address_row(invitation.opponent_email).declined_at = utcnow()
+            _turn_away(invitation.opponent_email)
         return None
     if invitation.status != "invited":
         return None  # answered before, or closed: nothing to do
@@ -410,12 +410,21 @@ def respond(
         address_row(invitation.opponent_email).confirmed_at = utcnow()
     else:
         invitation.status = "declined"
-        address_row(invitation.opponent_email).declined_at = utcnow()
+        _turn_away(invitation.opponent_email)
         games.drop_waiting_game(game.id, "the opponent declined")
         notify.invitation_email(invitation, "declined", invitation.creator_email)
     db.session.flush()
     log.info("invitation %d answered: %s", invitation.id, invitation.status)
     return started
+
+
+def _turn_away(email: str) -> None:
+    """The address declined an invitation: no more go to it, nor to the inbox it reaches
+    (``bob+x@`` reaches ``bob@``, whose decline holds for every ``bob+…@``), where a stranger
+    might name it next under another sub-address. Its home page undoes both
+    (:func:`service.homes.accept_invitations`)."""
+    for each in sorted({email, inbox(email)}):
+        address_row(each).declined_at = utcnow()
 
 
 def _ends_at(invitation: Invitation) -> datetime | None:

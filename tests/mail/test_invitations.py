@@ -143,6 +143,41 @@ def test_decline_tells_the_creator_and_blocks_future_invitations(
         assert cy.one().status == "invited"
 
 
+def test_a_decline_from_a_sub_address_turns_away_its_whole_inbox(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """Bob declines as bob+1@: a stranger naming bob+2@ or bob@ next reaches the same inbox,
+    and it gets nothing; the page of bob+1@ takes invitations again for all of them."""
+    invite = invited_as(client, smtp_server, deliver, "bob+1@example.com", "ann@example.com")
+    assert client.post(invite, data={"answer": "decline"}).status_code == 200
+    for number, opponent in enumerate(["bob+2@example.com", "bob@example.com"]):
+        creator = f"cy{number}@example.com"
+        invited_as(client, smtp_server, deliver, opponent, creator)
+    assert smtp_server.handler.to("bob+2@example.com") == []
+    assert smtp_server.handler.to("bob@example.com") == []
+    with app.app_context(), transaction():
+        homes.accept_invitations("bob+1@example.com")
+    with app.app_context():
+        assert not invitations.blocked("bob+2@example.com")
+
+
+def invited_as(
+    client: FlaskClient,
+    smtp_server: SMTPServer,
+    deliver: Callable[[], int],
+    opponent: str,
+    creator: str,
+) -> str:
+    """``creator`` asks for a game against ``opponent`` and confirms; the path of the
+    opponent's link, if their invitation went."""
+    ask(client, name="Cy", email=creator, opponent_email=opponent)
+    deliver()
+    client.post(last_link(smtp_server, creator, "/invitations/"))
+    deliver()
+    sent = smtp_server.handler.to(opponent)
+    return path_of(sent[-1].links("/invitations/")[0]) if sent else ""
+
+
 def statuses(app: Flask) -> tuple[str, str]:
     """The one invitation's status and its game's."""
     with app.app_context():
