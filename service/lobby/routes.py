@@ -81,8 +81,13 @@ def new_game(home: str | None = None) -> ResponseReturnValue:
     status = 400 if request.method == "POST" else 200
     page = render_template("lobby/new.html", form=form, error=error, owner=owner, home=home)
     if refused is not None:
-        return page, 429, [header for header in refused.get_headers() if header[0] == "Retry-After"]
+        return page, 429, retry_after(refused)
     return page, status
+
+
+def retry_after(refused: TooManyRequests) -> list[tuple[str, str]]:
+    """The ``Retry-After`` header of a refusal past an allowance: when its day ends."""
+    return [header for header in refused.get_headers() if header[0] == "Retry-After"]
 
 
 def _spent(email: str, *, proven: bool) -> str:
@@ -217,9 +222,17 @@ def invitation(token: str) -> ResponseReturnValue:
         g.player_language = invite.language
     else:
         g.player_language = addresses.language(invite.opponent_email)
-    status, error = 200, None
+    status, error, headers = 200, None, []
     if request.method == "POST" and stage == "confirm":
-        error = _confirm(invite)
+        refused = _confirm(invite)
+        if refused is not None:
+            error = gettext(
+                "Nothing was sent: %(name)s has had as many invitations from this service as "
+                "an address may get in a day. Confirm again later, within a day: this page "
+                "keeps working.",
+                name=invite.opponent_name,
+            )
+            headers = retry_after(refused)
         status = 429 if error else 409 if invite.status in ("expired", "closed") else 200
     elif request.method == "POST":
         answer = request.form.get("answer")
@@ -255,12 +268,12 @@ def invitation(token: str) -> ResponseReturnValue:
         rematch_of=followed[0] if followed else None,
         rematch_winner=followed[1] if followed else None,
     )
-    return page, status
+    return page, status, headers
 
 
-def _confirm(invite: Invitation) -> str | None:
-    """Confirm the creator's address, which invites the opponent; ``None``, or why nothing was
-    sent.
+def _confirm(invite: Invitation) -> TooManyRequests | None:
+    """Confirm the creator's address, which invites the opponent; ``None``, or the refusal
+    past the opponent's allowance, when nothing was sent.
 
     The invitation's email draws on the opponent's allowance (:mod:`.allowances`)
     as it is queued, so requests nobody confirms use up none of it. Past the
@@ -271,13 +284,8 @@ def _confirm(invite: Invitation) -> str | None:
         with transaction():
             if invitations.confirm(invite, current_language()):
                 allowances.draw(("opponent", invite.opponent_email))
-    except TooManyRequests:
-        return gettext(
-            "Nothing was sent: %(name)s has had as many invitations from this service as an "
-            "address may get in a day. Confirm again later, within a day: this page keeps "
-            "working.",
-            name=invite.opponent_name,
-        )
+    except TooManyRequests as refused:
+        return refused
     return None
 
 

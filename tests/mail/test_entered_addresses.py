@@ -218,6 +218,7 @@ def test_a_confirmation_past_the_opponents_allowance_leaves_the_invitation_waiti
     assert ask_for_game(client, french).status_code == 200
     refused = confirm_latest(app, from_elsewhere(app, 9))  # her browser elsewhere: her language
     assert refused.status_code == 429
+    assert 0 < int(refused.headers["Retry-After"]) <= 24 * 3600  # when Bob's day ends
     assert (
         "Rien n’a été envoyé\u00a0: Bob a déjà reçu autant d’invitations de ce service qu’une "
         "adresse peut en recevoir en un jour."
