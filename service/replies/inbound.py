@@ -31,6 +31,7 @@ from markupsafe import escape
 from sqlalchemy import delete, func, select
 
 from .. import games, notes, notify
+from ..addresses import inbox
 from ..models import InboundReply, OutboxMessage, Player, db, insert_new, utcnow
 from ..rules import EXCHANGE, PLAY, SWAP, to_act
 from ..rules.cards import DECK_SET
@@ -404,12 +405,17 @@ def _listed_key(line: str) -> str:
 
 
 def _sent_by(player: Player, sender: str) -> bool:
-    """Whether ``sender`` is the player's address, normalised as it was when stored: a domain
-    the mail system wrote in ASCII (``xn--bcher-kva.de``) is the player's ``bücher.de``."""
+    """Whether ``sender`` is the player's address, normalised as it was when stored (a domain
+    the mail system wrote in ASCII, ``xn--bcher-kva.de``, is the player's ``bücher.de``), or
+    another of the same inbox's (:func:`.addresses.inbox`): a player who gave
+    ``kim+games@gmail.com`` writes from ``kim@gmail.com``, as Gmail sends every reply."""
+    if player.email is None:
+        return False
     try:
-        return games.clean_email(sender) == player.email
+        address = games.clean_email(sender)
     except games.InvalidGame:
         return False
+    return address == player.email or inbox(address) == inbox(player.email)
 
 
 def _action(understood: Understood, player: Player, reply: Reply) -> dict[str, Any]:

@@ -191,6 +191,21 @@ def test_a_reply_from_another_address_is_not_read_and_the_player_is_told(
     assert len(smtp_server.received) == sent_before + 1
 
 
+@pytest.mark.parametrize("sender", ["kim+phone@example.com", "Kim@EXAMPLE.com"])
+def test_a_reply_from_another_spelling_of_the_player_s_inbox_is_read(
+    app, started, smtp_server, deliver, inbound, sender
+) -> None:
+    """A sub-address reaches the player's inbox (and a player who gave one replies from the
+    inbox's own address, as Gmail sends every reply): the move is theirs."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server, sender=sender)
+    send(inbound, message)
+    deliver()
+    assert snapshot(app, game_id)[0] == 1
+    with app.app_context():
+        assert db.session.scalars(select(InboundReply.outcome)).one() == "applied"
+
+
 def test_a_player_who_stopped_the_game_s_emails_is_not_told_of_another_address(
     app, started, smtp_server, deliver, inbound
 ) -> None:
