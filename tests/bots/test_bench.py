@@ -73,20 +73,14 @@ def test_runs_with_other_seeds_share_no_deals() -> None:
     ],
 )
 def test_bad_arguments_are_refused_with_a_message(arguments: list[str], message: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "bench/bots.py", *arguments],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=60,
-        check=False,
-    )
+    result = run_script(*arguments)
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def run_script(*arguments: str) -> subprocess.CompletedProcess[str]:
+    """``bench/bots.py`` run with ``arguments``, as from the repository's root."""
     return subprocess.run(
         [sys.executable, "bench/bots.py", *arguments],
         capture_output=True,
