@@ -247,6 +247,7 @@
         var heard = all(game, NEWS).map(spoken);
         game.replaceWith(document.adoptNode(fresh));
         enhance(fresh);
+        if (page.title) document.title = page.title; /* the tab says whose move it is */
         var status = fresh.querySelector("#status-line");
         /* Focus in the old content would fall to the page's start: it goes to the news. */
         if (hadFocus && status) {

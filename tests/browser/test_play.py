@@ -139,10 +139,12 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
     game = new_game(seed=SEED)
     keeper = phone().new_page()
     keeper.goto(game["keeper"])
+    assert keeper.title() == "Your move · Game 1 · Split Mind by Mail"
     choose(keeper, ["7D"])
     assert keeper.locator("#status-line").inner_text() == (
         "Waiting for Sam to choose the cards to give you."
     )
+    assert keeper.title() == "Game 1 · Split Mind by Mail"
     keeper.evaluate("window.splitMindMarker = 'still the same page'")
     # The reader was somewhere in the game's content, which the update replaces.
     keeper.evaluate("(h => { h.tabIndex = -1; h.focus(); })(document.querySelector('#game h1'))")
@@ -154,6 +156,7 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
     keeper.locator("#status-line", has_text="Your move").wait_for(timeout=15_000)
     assert keeper.evaluate("window.splitMindMarker") == "still the same page"
     assert keeper.locator("#game").get_attribute("data-version") == "2"
+    assert keeper.title() == "Your move · Game 1 · Split Mind by Mail"  # the tab says so too
     news = keeper.locator(".news li").inner_text().strip()
     assert news.startswith("Exchange done: you gave")
     # The screen reader hears the cards received, then whose move it is.
