@@ -171,7 +171,8 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         MAIL_USERNAME=env.get("MAIL_USERNAME"),
         MAIL_PASSWORD=env.get("MAIL_PASSWORD"),
         MAIL_DEFAULT_SENDER=env["MAIL_DEFAULT_SENDER"],
-        MAIL_TIMEOUT=number(env, "MAIL_TIMEOUT", float, most=DAY),
+        # smtplib refuses 0 (a non-blocking socket) at each connection: every message would fail.
+        MAIL_TIMEOUT=number(env, "MAIL_TIMEOUT", float, least=1, most=DAY),
         LOCAL_MAILBOX=not production and not env.get("MAIL_SERVER"),
         REPLY_ADDRESS=reply_address(env),
         REPLY_ANSWERS_PER_HOUR=number(env, "REPLY_ANSWERS_PER_HOUR", int),

@@ -171,6 +171,9 @@ REFUSED = [
     ({"IMAP_PLAINTEXT_LOGIN": "maybe"}, "IMAP_PLAINTEXT_LOGIN must be true or false, not 'maybe'"),
     # Values that would start and fail later: at each connection, message or new game.
     ({"MAIL_TIMEOUT": "nan"}, "MAIL_TIMEOUT must be a number, not 'nan'"),
+    # Python's SMTP client refuses a timeout of 0 (a non-blocking socket) at every connection,
+    # and the worker would set each message aside as failed.
+    ({"MAIL_TIMEOUT": "0"}, "MAIL_TIMEOUT must be at least 1, not '0'"),
     (
         {"DATABASE_CONNECT_TIMEOUT": "inf"},
         "DATABASE_CONNECT_TIMEOUT must be a number, not 'inf'",
