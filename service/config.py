@@ -152,6 +152,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
     statement = number(env, "DATABASE_STATEMENT_TIMEOUT", float, most=DAY)
     lock = number(env, "DATABASE_LOCK_TIMEOUT", float, most=DAY)
     body = number(env, "MAX_CONTENT_LENGTH", int, least=LEAST_BODY)
+    use_tls, use_ssl = mail_security(env)
     app.config.update(
         SPLITMIND_ENV=env["SPLITMIND_ENV"],
         PRODUCTION=production,
@@ -166,8 +167,8 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         BASE_URL=base_url(env).rstrip("/"),
         MAIL_SERVER=env.get("MAIL_SERVER"),
         MAIL_PORT=number(env, "MAIL_PORT", int, most=65535),
-        MAIL_USE_TLS=flag(env, "MAIL_USE_TLS"),
-        MAIL_USE_SSL=flag(env, "MAIL_USE_SSL"),
+        MAIL_USE_TLS=use_tls,
+        MAIL_USE_SSL=use_ssl,
         MAIL_USERNAME=env.get("MAIL_USERNAME"),
         MAIL_PASSWORD=env.get("MAIL_PASSWORD"),
         MAIL_DEFAULT_SENDER=env["MAIL_DEFAULT_SENDER"],
@@ -378,6 +379,18 @@ def flag(env: Mapping[str, Any], name: str) -> bool:
     if value not in TRUE | FALSE:
         raise ConfigError(f"{name} must be true or false, not {value!r}")
     return value in TRUE
+
+
+def mail_security(env: Mapping[str, Any]) -> tuple[bool, bool]:
+    """``MAIL_USE_TLS`` and ``MAIL_USE_SSL``, not both: a connection that speaks TLS from the
+    start is offered no STARTTLS, so the worker would never pass the greeting."""
+    use_tls, use_ssl = flag(env, "MAIL_USE_TLS"), flag(env, "MAIL_USE_SSL")
+    if use_tls and use_ssl:
+        raise ConfigError(
+            "MAIL_USE_TLS and MAIL_USE_SSL must not both be true: MAIL_USE_SSL=true for TLS "
+            "from the start (port 465), MAIL_USE_TLS=true for STARTTLS (port 587)"
+        )
+    return use_tls, use_ssl
 
 
 def reply_address(env: Mapping[str, Any]) -> str | None:

@@ -141,6 +141,12 @@ REFUSED = [
         "not a URL without a scheme",
     ),
     ({"MAIL_USE_TLS": "maybe"}, "MAIL_USE_TLS must be true or false, not 'maybe'"),
+    # TLS from the start offers no STARTTLS after it: no message would ever leave.
+    (
+        {"MAIL_USE_TLS": "true", "MAIL_USE_SSL": "true"},
+        "MAIL_USE_TLS and MAIL_USE_SSL must not both be true: MAIL_USE_SSL=true for TLS "
+        "from the start (port 465), MAIL_USE_TLS=true for STARTTLS (port 587)",
+    ),
     ({"LOG_LEVEL": "loud"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, not 'LOUD'"),
     ({"LOG_FORMAT": "xml"}, "LOG_FORMAT must be text or json, not 'xml'"),
     (
@@ -239,6 +245,7 @@ BAD_VALUES = refused(
     "DATABASE_STATEMENT_TIMEOUT",
     "TRUSTED_PROXIES",
     "MAIL_USE_TLS",
+    "MAIL_USE_SSL",
     "LOG_LEVEL",
     "LOG_FORMAT",
     "REPLY_ADDRESS",
