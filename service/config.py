@@ -12,6 +12,7 @@ import os
 import secrets
 from collections.abc import Mapping
 from datetime import timedelta
+from email import errors, policy
 from email.utils import parseaddr
 from pathlib import Path
 from typing import Any, TypeVar
@@ -171,7 +172,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         MAIL_USE_SSL=use_ssl,
         MAIL_USERNAME=env.get("MAIL_USERNAME"),
         MAIL_PASSWORD=env.get("MAIL_PASSWORD"),
-        MAIL_DEFAULT_SENDER=env["MAIL_DEFAULT_SENDER"],
+        MAIL_DEFAULT_SENDER=mail_sender(env),
         # smtplib refuses 0 (a non-blocking socket) at each connection: every message would fail.
         MAIL_TIMEOUT=number(env, "MAIL_TIMEOUT", float, least=1, most=DAY),
         LOCAL_MAILBOX=not production and not env.get("MAIL_SERVER"),
@@ -379,6 +380,26 @@ def flag(env: Mapping[str, Any], name: str) -> bool:
     if value not in TRUE | FALSE:
         raise ConfigError(f"{name} must be true or false, not {value!r}")
     return value in TRUE
+
+
+def mail_sender(env: Mapping[str, Any]) -> str:
+    """``MAIL_DEFAULT_SENDER``, if it is one address, with or without a name, as an email's
+    ``From`` carries it: the worker writes it into every email as it is, and the players' mail
+    servers refuse or file as spam a ``From`` of two addresses or of none that parses."""
+    value = str(env["MAIL_DEFAULT_SENDER"])
+    try:
+        header = policy.default.header_factory("From", value)
+        # An obsolete form ("J. Smith", a period in the name) is read as meant, and sent so.
+        faults = [d for d in header.defects if not isinstance(d, errors.ObsoleteHeaderDefect)]
+        one = not faults and len(header.addresses) == 1
+    except (errors.HeaderParseError, IndexError, ValueError):  # the parser's own failures
+        one = False
+    if not one or not header.addresses[0].domain:
+        raise ConfigError(
+            "MAIL_DEFAULT_SENDER must be one address, such as Split Mind <play@example.org> "
+            f"(a name holding a comma in double quotes), not {value!r}"
+        )
+    return value
 
 
 def mail_security(env: Mapping[str, Any]) -> tuple[bool, bool]:

@@ -298,6 +298,53 @@ def test_bad_values_are_refused_in_development_too(
 
 
 @pytest.mark.parametrize(
+    "sender",
+    [
+        "Split Mind play@example.org",
+        "Split Mind <play@example.org",
+        "play@example.org, other@example.org",
+        "Split Mind, the game <play@example.org>",
+        '"Split Mind" <play@example.org> more',
+        "splitmind@",
+    ],
+)
+def test_the_sender_must_be_one_address(
+    sender: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Written as it is into every email's From: one the players' servers cannot read as one
+    address is refused at start, in either mode."""
+    message = (
+        "MAIL_DEFAULT_SENDER must be one address, such as Split Mind <play@example.org> "
+        f"(a name holding a comma in double quotes), not {sender!r}"
+    )
+    production_env(monkeypatch, {"MAIL_DEFAULT_SENDER": sender})
+    with pytest.raises(ConfigError, match="^MAIL_DEFAULT_SENDER must be "):
+        create_app({"instance_path": str(tmp_path)})
+    without_settings(monkeypatch)
+    monkeypatch.setenv("MAIL_DEFAULT_SENDER", sender)
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        create_app({"instance_path": str(tmp_path)})
+
+
+@pytest.mark.parametrize(
+    "sender",
+    [
+        "play@example.org",
+        "Split Mind <play@example.org>",
+        '"Split Mind, the game" <play@example.org>',
+        "\u00c9lodie <play@example.org>",
+        "Split Mind Inc. <play@example.org>",
+    ],
+)
+def test_a_sender_with_or_without_a_name_starts(
+    sender: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    production_env(monkeypatch, {"MAIL_DEFAULT_SENDER": sender})
+    app = create_app({"instance_path": str(tmp_path)})
+    assert app.config["MAIL_DEFAULT_SENDER"] == sender
+
+
+@pytest.mark.parametrize(
     "url",
     ["https://", "http://:5000", "play.example.org", "ftp://play.example.org", "http://x:port"],
 )
