@@ -288,8 +288,10 @@ def mail_inbound(host: str, port: int, smtp: bool) -> None:
         raise click.ClickException("REPLY_ADDRESS is not set: no email asks for a reply")
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     stop = _until_signalled()
-    click.echo(f"reading replies by {'SMTP' if smtp else 'LMTP'} on {host}:{port}")
-    servers.serve(app, host, port, smtp=smtp, should_stop=stop.is_set)
+    listening = f"reading replies by {'SMTP' if smtp else 'LMTP'} on {host}:{port}"
+    servers.serve(
+        app, host, port, smtp=smtp, should_stop=stop.is_set, started=lambda: click.echo(listening)
+    )
 
 
 @mail_cli.command("fetch")

@@ -143,11 +143,28 @@ class InboundController(Controller):
         return server_class(self.handler, **self.SMTP_kwargs)
 
 
-def serve(app: Flask, host: str, port: int, *, smtp: bool, should_stop: Callable[[], bool]) -> None:
-    """Run the inbound server until ``should_stop`` says so."""
+def serve(
+    app: Flask,
+    host: str,
+    port: int,
+    *,
+    smtp: bool,
+    should_stop: Callable[[], bool],
+    started: Callable[[], None] = lambda: None,
+) -> None:
+    """Run the inbound server until ``should_stop`` says so, calling ``started`` once it
+    listens. An address it cannot listen on (a port in use, a host of another machine or
+    none) is a :class:`click.ClickException` naming it, in one line."""
     controller = InboundController(app, host, port, smtp=smtp)
-    controller.start()
+    try:
+        controller.start()
+    except OSError as exc:
+        # aiosmtpd leaves the event loop of a server that never listened open.
+        controller.loop.close()
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from None
     log.info("reading replies by %s on %s:%d", "SMTP" if smtp else "LMTP", host, port)
+    started()
     try:
         while not should_stop():
             _sleep(1.0, should_stop)

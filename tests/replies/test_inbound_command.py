@@ -153,3 +153,18 @@ def test_a_reply_the_database_refuses_is_refused_for_good(
             b"From: kim@example.com\r\nMessage-ID: <x@example.com>\r\n\r\n5H\r\n",
         )
     assert refused_data.value.smtp_code == 554
+
+
+def test_an_address_it_cannot_listen_on_is_refused_in_one_line(app: Flask, runner) -> None:
+    """A port taken (another reader, the mail server itself) stops the command with one line
+    naming the address, and nothing says it reads replies."""
+    app.config["REPLY_ADDRESS"] = REPLY_ADDRESS
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(args=["mail", "inbound", "--port", str(port)])
+    assert result.exit_code == 1, result.output
+    (line,) = result.output.splitlines()
+    assert line.startswith(f"Error: cannot listen on 127.0.0.1:{port}: "), line
+    assert "reading replies" not in result.output
