@@ -43,6 +43,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from .config import ConfigError
 from .errors import is_outage, outage_reason
 from .models import OutboxMessage, WorkerHeartbeat, db, utcnow
 
@@ -58,7 +59,20 @@ def process_name(pid: int) -> str:
     return f"{HOST}-{pid}"
 
 
+def check_multiprocess_dir(path: str) -> None:
+    """Refuse a ``PROMETHEUS_MULTIPROC_DIR`` this process cannot write its files in: the
+    first metric made would otherwise end the import in a traceback (a directory gone with a
+    reboot, a path mistyped, another user's)."""
+    if not os.path.isdir(path):
+        raise ConfigError(f"PROMETHEUS_MULTIPROC_DIR must be a directory, not {path!r}")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"PROMETHEUS_MULTIPROC_DIR {path!r} must be writable by this user, which it is not"
+        )
+
+
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    check_multiprocess_dir(os.environ["PROMETHEUS_MULTIPROC_DIR"])
     values.ValueClass = values.MultiProcessValue(lambda: process_name(os.getpid()))
 
 REQUEST_SECONDS = Histogram(

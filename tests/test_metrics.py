@@ -313,3 +313,28 @@ def test_processes_sharing_a_directory_add_up(tmp_path: Path) -> None:
     samples = scrape(app.test_client())
     assert value(samples, "splitmind_moves_total") == 5
     assert value(samples, "splitmind_mail_total", outcome="sent") == 2
+
+
+def test_a_metrics_directory_that_cannot_be_written_stops_the_start_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """Every process that records metrics writes files there: a directory gone (a reboot
+    empties /run), mistyped or another user's stops the flask command and gunicorn alike with
+    one line naming the setting, not a traceback from prometheus-client at the first metric."""
+    from .servers import PRODUCTION, ROOT, gunicorn_command, run_flask
+
+    missing = tmp_path / "gone"
+    message = f"Error: PROMETHEUS_MULTIPROC_DIR must be a directory, not {str(missing)!r}"
+    env = clean_env(**PRODUCTION, PROMETHEUS_MULTIPROC_DIR=str(missing))
+    command = run_flask("tick", env=env)
+    assert (command.returncode, command.stderr) == (1, f"{message}\n")
+    server = subprocess.run(
+        gunicorn_command("service:create_app()"),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert server.returncode == 1 and "Traceback" not in server.stderr, server.stderr
+    assert [line for line in server.stderr.splitlines() if "PROMETHEUS" in line] == [message]
