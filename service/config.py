@@ -319,6 +319,13 @@ def base_url(env: Mapping[str, Any]) -> str:
             "BASE_URL must be an http:// or https:// address with a host, such as "
             f"https://play.example.org, not {value!r}"
         )
+    # Each link is BASE_URL followed by its path: after a query or a fragment the path would be
+    # read as part of them, and every emailed link would open something else.
+    if any(mark in value for mark in "?#") or "@" in base.netloc:
+        raise ConfigError(
+            "BASE_URL must hold no query (?), fragment (#) or user name (@): each link is "
+            f"BASE_URL followed by its path, not {value!r}"
+        )
     return value
 
 

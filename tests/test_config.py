@@ -346,6 +346,30 @@ def test_a_sender_with_or_without_a_name_starts(
 
 @pytest.mark.parametrize(
     "url",
+    [
+        "https://play.example.org/?ref=mail",
+        "https://play.example.org?",
+        "https://play.example.org/#top",
+        "https://admin:secret@play.example.org",
+    ],
+)
+def test_base_url_is_refused_with_what_links_cannot_follow(
+    url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Every link is BASE_URL and its path: behind a query or a fragment that path would be
+    lost, and every emailed link would open the front page."""
+    message = (
+        "BASE_URL must hold no query (?), fragment (#) or user name (@): each link is "
+        f"BASE_URL followed by its path, not {url!r}"
+    )
+    without_settings(monkeypatch)
+    monkeypatch.setenv("BASE_URL", url)
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        create_app({"instance_path": str(tmp_path)})
+
+
+@pytest.mark.parametrize(
+    "url",
     ["https://", "http://:5000", "play.example.org", "ftp://play.example.org", "http://x:port"],
 )
 def test_base_url_needs_a_host_in_development_too(
