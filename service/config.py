@@ -154,6 +154,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
     lock = number(env, "DATABASE_LOCK_TIMEOUT", float, most=DAY)
     body = number(env, "MAX_CONTENT_LENGTH", int, least=LEAST_BODY)
     use_tls, use_ssl = mail_security(env)
+    check_mail_login(env)
     app.config.update(
         SPLITMIND_ENV=env["SPLITMIND_ENV"],
         PRODUCTION=production,
@@ -407,6 +408,18 @@ def mail_sender(env: Mapping[str, Any]) -> str:
             f"(a name holding a comma in double quotes), not {value!r}"
         )
     return value
+
+
+def check_mail_login(env: Mapping[str, Any]) -> None:
+    """``MAIL_USERNAME`` and ``MAIL_PASSWORD``, both or neither: with one alone the worker
+    logs in to no server, and one that wants a login refuses every message (530), each set
+    aside as failed for good."""
+    for given, missing in (("MAIL_USERNAME", "MAIL_PASSWORD"), ("MAIL_PASSWORD", "MAIL_USERNAME")):
+        if env.get(given) and not env.get(missing):
+            raise ConfigError(
+                f"{missing} is required with {given}: without both, mail is sent without "
+                "logging in to the SMTP server"
+            )
 
 
 def mail_security(env: Mapping[str, Any]) -> tuple[bool, bool]:

@@ -141,6 +141,18 @@ REFUSED = [
         "not a URL without a scheme",
     ),
     ({"MAIL_USE_TLS": "maybe"}, "MAIL_USE_TLS must be true or false, not 'maybe'"),
+    # Without both, the worker logs in to nothing: a server that wants a login refuses each
+    # message for good.
+    (
+        {"MAIL_USERNAME": "play@example.org"},
+        "MAIL_PASSWORD is required with MAIL_USERNAME: without both, mail is sent without "
+        "logging in to the SMTP server",
+    ),
+    (
+        {"MAIL_PASSWORD": "secret"},
+        "MAIL_USERNAME is required with MAIL_PASSWORD: without both, mail is sent without "
+        "logging in to the SMTP server",
+    ),
     # TLS from the start offers no STARTTLS after it: no message would ever leave.
     (
         {"MAIL_USE_TLS": "true", "MAIL_USE_SSL": "true"},
@@ -246,6 +258,8 @@ BAD_VALUES = refused(
     "TRUSTED_PROXIES",
     "MAIL_USE_TLS",
     "MAIL_USE_SSL",
+    "MAIL_USERNAME",
+    "MAIL_PASSWORD",
     "LOG_LEVEL",
     "LOG_FORMAT",
     "REPLY_ADDRESS",
