@@ -60,6 +60,7 @@ class ServiceLogger(Logger):
         logs.style(self.error_log, log_format(settings))
         logs.style(self.access_log, log_format(settings))
         self.error_log.setLevel(log_level(settings))
+        self.access_log.setLevel(log_level(settings))  # its lines are INFO lines
 
 
 logger_class = ServiceLogger

@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +27,16 @@ from service.logs import REDACTED, redact
 from service.models import db
 
 from .conftest import base_config
-from .servers import clean_env, gunicorn_env, http_get, run_flask, run_gunicorn
+from .servers import (
+    ROOT,
+    clean_env,
+    gunicorn_command,
+    gunicorn_env,
+    http_get,
+    run_flask,
+    run_gunicorn,
+)
+from .smtp import free_port
 
 pytestmark = pytest.mark.both_backends
 
@@ -132,6 +144,31 @@ def test_log_level_leaves_out_lines_below_it(
     logging.getLogger("service.test").warning("written")
     err = capsys.readouterr().err
     assert "not written" not in err and "WARNING" in err and "written" in err
+
+
+def test_gunicorn_access_lines_follow_the_log_level(tmp_path: Path) -> None:
+    """An access line is an INFO line: LOG_LEVEL=WARNING leaves it out, as every other."""
+    port = free_port()
+    command = [
+        f"127.0.0.1:{port}" if part == "127.0.0.1:0" else part
+        for part in gunicorn_command("service:create_app()")
+    ]
+    env = gunicorn_env(tmp_path, LOG_LEVEL="WARNING")
+    process = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert http_get(port, "/rules").status == 200
+                break
+            except ConnectionRefusedError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.1)
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    assert " gunicorn.access: " not in err, err
+    assert " INFO " not in err, err
 
 
 def test_gunicorn_logs_the_app_error_without_the_token(tmp_path: Path) -> None:
