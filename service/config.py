@@ -168,7 +168,8 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         SECRET_KEY_FALLBACKS=fallback_keys(env),
         BASE_URL=base_url(env).rstrip("/"),
         MAIL_SERVER=env.get("MAIL_SERVER"),
-        MAIL_PORT=number(env, "MAIL_PORT", int, most=65535),
+        # Port 0 is none: smtplib would take it for 25 and the logs would name port 0.
+        MAIL_PORT=number(env, "MAIL_PORT", int, least=1, most=65535),
         MAIL_USE_TLS=use_tls,
         MAIL_USE_SSL=use_ssl,
         MAIL_USERNAME=env.get("MAIL_USERNAME"),
@@ -180,7 +181,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         REPLY_ADDRESS=reply_address(env),
         REPLY_ANSWERS_PER_HOUR=number(env, "REPLY_ANSWERS_PER_HOUR", int),
         IMAP_SERVER=env.get("IMAP_SERVER"),
-        IMAP_PORT=number(env, "IMAP_PORT", int, most=65535),
+        IMAP_PORT=number(env, "IMAP_PORT", int, least=1, most=65535),
         IMAP_USERNAME=env.get("IMAP_USERNAME"),
         IMAP_PASSWORD=env.get("IMAP_PASSWORD"),
         IMAP_FOLDER=env["IMAP_FOLDER"],

@@ -214,6 +214,8 @@ REFUSED = [
         "DEFAULT_DAYS_PER_MOVE must be at most 365, not '99999999'",
     ),
     ({"MAIL_PORT": "70000"}, "MAIL_PORT must be at most 65535, not '70000'"),
+    ({"MAIL_PORT": "0"}, "MAIL_PORT must be at least 1, not '0'"),
+    ({"IMAP_PORT": "0"}, "IMAP_PORT must be at least 1, not '0'"),
     (
         {"REPLY_ADDRESS": "play@ex\u00e4mple.org"},
         "REPLY_ADDRESS must be a plain address such as play@example.org, "
