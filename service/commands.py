@@ -10,12 +10,17 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from .errors import is_outage, outage_reason
 
+# PostgreSQL's SQLSTATE for "permission denied": the role lacks a right on what it touched.
+INSUFFICIENT_PRIVILEGE = "42501"
+
 
 class ServiceCommand(click.Command):
     """A command that ends on a database outage with one line, ``Error: the database is
     unavailable: <the driver's reason>``, and exit status 1, rather than a traceback.
 
-    Any other error goes on to be the traceback it is: a fault to look into.
+    A right the database refuses the service's role (``permission denied for schema public``,
+    a role that does not own the database) is said in one line too. Any other error goes on
+    to be the traceback it is: a fault to look into.
     """
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -23,10 +28,18 @@ class ServiceCommand(click.Command):
         try:
             return super().invoke(ctx)
         except SQLAlchemyError as exc:
-            if not is_outage(exc):
+            if is_outage(exc):
+                raise click.ClickException(
+                    f"the database is unavailable: {outage_reason(exc)}"
+                ) from None
+            refused = getattr(exc, "orig", None)
+            if getattr(refused, "sqlstate", None) != INSUFFICIENT_PRIVILEGE:
                 raise
+            # A setting of the deployment, not a fault: the role the service connects as.
+            reason = str(refused).strip().splitlines()[0]
             raise click.ClickException(
-                f"the database is unavailable: {outage_reason(exc)}"
+                f"the database refused this role a right: {reason} (the service's role must "
+                "own its database, and the pg_trgm and unaccent extensions be created)"
             ) from None
 
 

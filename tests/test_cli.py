@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 from flask import Flask
 
 from service import create_app
@@ -241,3 +242,25 @@ def test_the_readme_lists_every_command(app: Flask) -> None:
         if not any(line.startswith(f"flask --app service {each} ") for line in listed)
     ]
     assert not missing, f"README does not list {missing}"
+
+
+def test_a_right_the_database_refuses_ends_a_command_with_one_line() -> None:
+    """``db upgrade`` as a role that does not own the database (PostgreSQL 15 grants nobody
+    else CREATE in public) fails on the first table: one line, not a hundred of traceback."""
+    from psycopg.errors import InsufficientPrivilege
+    from sqlalchemy.exc import ProgrammingError
+
+    def upgrade() -> None:
+        raise ProgrammingError(
+            "CREATE TABLE alembic_version (...)",
+            {},
+            InsufficientPrivilege("permission denied for schema public\nLINE 1: ..."),
+        )
+
+    result = CliRunner().invoke(ServiceCommand("upgrade", callback=upgrade))
+    assert result.exit_code == 1, result.exception
+    assert result.output == (
+        "Error: the database refused this role a right: permission denied for schema public "
+        "(the service's role must own its database, and the pg_trgm and unaccent extensions "
+        "be created)\n"
+    )
