@@ -52,7 +52,7 @@ class Handler:
     the server hangs up, without a reply, on a RCPT TO of an address in
     ``hang_up_on``, and refuses a RCPT TO of an address in ``refuse`` with its
     reply there (such as "550 5.1.1 User unknown"), and every MAIL FROM with
-    ``refuse_sender`` when set.
+    ``refuse_sender`` when set, and every RCPT TO with ``refuse_every`` when set.
     """
 
     received: list[Received] = field(default_factory=list)
@@ -63,6 +63,7 @@ class Handler:
     hang_up_on: set[str] = field(default_factory=set)
     refuse: dict[str, str] = field(default_factory=dict)
     refuse_sender: str | None = None
+    refuse_every: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     async def handle_EHLO(
@@ -96,6 +97,8 @@ class Handler:
             return "421 4.3.0 Closing the connection"  # never sent: the connection is gone
         if address in self.refuse:
             return self.refuse[address]
+        if self.refuse_every:
+            return self.refuse_every
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(rcpt_options)
         return "250 OK"

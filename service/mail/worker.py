@@ -546,11 +546,11 @@ def _send(transport: Transport, message: OutboxMessage) -> str:
     except (ServerUnavailable, DBAPIError):
         raise
     except smtplib.SMTPSenderRefused as exc:
+        code, said = exc.smtp_code, _text(exc.smtp_error)
+        if refuses_the_service(code, said):
+            raise ServerUnavailable(f"sender refused: {code} {said}") from exc
         # The sender (or the message's size) refused, not the recipient: no bounce is theirs.
-        code = exc.smtp_code
-        return _failed_attempt(
-            message, f"sender refused: {code} {_text(exc.smtp_error)}", 400 <= code < 500
-        )
+        return _failed_attempt(message, f"sender refused: {code} {said}", 400 <= code < 500)
     except smtplib.SMTPResponseException as exc:
         return _refused(message, exc.smtp_code, _text(exc.smtp_error))
     except smtplib.SMTPRecipientsRefused as exc:
@@ -591,9 +591,26 @@ def _error_text(error: str) -> str:
     return redact(storable(error))[:1000]
 
 
+# What a server says when it will not take mail from this service for anyone, rather than
+# refusing one recipient: relaying denied (the service not allowed to send through it), or a
+# login wanted (530, or the enhanced codes 5.7.0, 5.7.8 and 5.7.9 of RFC 3463 and 4954).
+REFUSES_THE_SERVICE = re.compile(r"\brelay|^5\.7\.[089]\b", re.IGNORECASE)
+
+
+def refuses_the_service(code: int, reply: str) -> bool:
+    """Whether a refusal of a recipient is the server refusing the service itself (see
+    :data:`REFUSES_THE_SERVICE`): a setting to fix, every message waiting for it, not a
+    bounce of each address in turn."""
+    return code == 530 or (code >= 500 and REFUSES_THE_SERVICE.search(reply) is not None)
+
+
 def _refused(message: OutboxMessage, code: int, reply: str) -> str:
     """Count the server's refusal of a message; a permanent one (5xx) marks the address as
-    bouncing, for the dashboard."""
+    bouncing, for the dashboard. One that refuses the service itself
+    (:func:`refuses_the_service`) is the server's: :class:`ServerUnavailable`, and the
+    message waits, as every other does, with no attempt counted."""
+    if refuses_the_service(code, reply):
+        raise ServerUnavailable(f"refused: {code} {reply}")
     temporary = 400 <= code < 500
     if not temporary and code >= 500:
         addresses.record_bounce(message.recipient, code, reply)

@@ -20,12 +20,13 @@ from typing import Any
 import psycopg
 import pytest
 from flask import Flask
+from sqlalchemy import select
 
 from service.deadlines import sweep
 from service.games import Seating, apply_move, cancel_game, create_game
 from service.mail import requeue
 from service.mail.worker import MAX_ATTEMPTS, ServerUnavailable, drain
-from service.models import Game, OutboxMessage, Player, db, utcnow
+from service.models import Address, Game, OutboxMessage, Player, db, utcnow
 from service.perspective import player_view
 from service.rules import SEATS, to_act
 from service.unit_of_work import transaction
@@ -200,6 +201,45 @@ def test_a_server_refusing_the_session_delays_mail_and_counts_no_attempt(
         assert drain() == 4
     assert {(m.status, m.attempts, m.last_error) for m in outbox(app)} == {("sent", 1, None)}
     assert len(smtp_server.received) == 4
+
+
+@pytest.mark.parametrize(
+    ("sender", "recipient"),
+    [
+        (None, "554 5.7.1 <k0@example.com>: Relay access denied"),
+        (None, "550 5.7.0 Authentication required"),
+        ("530 5.7.0 Must issue a STARTTLS command first", None),
+        ("530 Authentication required", None),
+    ],
+)
+def test_a_server_refusing_the_service_delays_mail_and_marks_no_bounce(
+    app: Flask, smtp_server: SMTPServer, sender: str | None, recipient: str | None
+) -> None:
+    """A server that relays nothing for the service, or wants a login, refuses each message
+    at MAIL FROM or RCPT TO: a setting to fix, not an address bouncing. Every message
+    waits, no attempt counted, until the server takes mail again."""
+    smtp_server.handler.refuse_sender, smtp_server.handler.refuse_every = sender, recipient
+    queue_games(app, 2)
+    with app.app_context(), pytest.raises(ServerUnavailable):
+        drain()
+    assert [(m.status, m.attempts) for m in outbox(app)] == [("queued", 0)] * 4
+    with app.app_context():
+        assert db.session.scalars(select(Address.bounced_at)).all() == []  # no row written
+    smtp_server.handler.refuse_sender = smtp_server.handler.refuse_every = None
+    with app.app_context():
+        assert drain() == 4
+    assert {m.status for m in outbox(app)} == {"sent"}
+
+
+def test_a_recipient_refused_by_policy_is_a_bounce(app: Flask, smtp_server: SMTPServer) -> None:
+    """A 5.7.1 that names no relaying is the recipient's own server's policy: a bounce."""
+    smtp_server.handler.refuse_every = "550 5.7.1 Message rejected by the recipient's policy"
+    queue_games(app, 1)
+    with app.app_context():
+        drain()
+    assert {m.status for m in outbox(app)} == {"failed"}
+    with app.app_context():
+        assert db.session.scalars(select(Address.bounce_code)).all() == [550, 550]
 
 
 def test_the_worker_waits_out_a_refused_login_with_a_growing_pause(
