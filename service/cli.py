@@ -341,6 +341,11 @@ def tick() -> None:
 @with_appcontext
 def serve(host: str, port: int) -> None:
     """Development server with the mail worker in a background thread."""
+    if current_app.config["PRODUCTION"]:
+        raise click.UsageError(
+            "serve is the development server: in production run gunicorn (gunicorn.conf.py) "
+            "and the mail worker (README: Running it for real)"
+        )
     # The app itself, not the context-bound proxy, for the worker thread.
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     stop = threading.Event()

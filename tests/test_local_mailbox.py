@@ -55,3 +55,7 @@ def test_no_mailbox_with_a_mail_server_or_in_production(tmp_path: Path) -> None:
         }
     )
     assert "local_mailbox" not in production.blueprints
+    # Nor does production run the development server, which would serve it.
+    refused = production.test_cli_runner().invoke(args=["serve"])
+    assert refused.exit_code == 2
+    assert "serve is the development server: in production run gunicorn" in refused.output
