@@ -132,6 +132,15 @@ def _named(name: str) -> AdminUser:
     return admin
 
 
+def check_name(name: str, *, new: bool) -> None:
+    """Refuse (:class:`AccountError`) a name an account cannot be added under (``new``), or
+    that no admin has: before a password is asked for it."""
+    if new:
+        _check_new_name(name)
+    else:
+        _named(name)
+
+
 def _checked_password(password: str) -> str:
     if len(password) < MIN_PASSWORD:
         raise AccountError(f"a password needs at least {MIN_PASSWORD} characters")
@@ -140,6 +149,15 @@ def _checked_password(password: str) -> str:
 
 def create_admin(name: str, password: str, actor: str | None = None) -> AdminUser:
     """Add an admin account; the name is what the game logs show for its actions."""
+    _check_new_name(name)
+    admin = AdminUser(name=name, password_hash=_checked_password(password))
+    db.session.add(admin)
+    db.session.flush()
+    _audit(actor, "create_admin", f"added admin {name}")
+    return admin
+
+
+def _check_new_name(name: str) -> None:
     if not NAME.fullmatch(name):
         raise AccountError(
             "a name is 1 to 40 letters, digits or . _ @ -, starting with a letter or digit"
@@ -151,11 +169,6 @@ def create_admin(name: str, password: str, actor: str | None = None) -> AdminUse
     ).first()
     if taken is not None:
         raise AccountError(f"there is already an admin named {taken}")
-    admin = AdminUser(name=name, password_hash=_checked_password(password))
-    db.session.add(admin)
-    db.session.flush()
-    _audit(actor, "create_admin", f"added admin {name}")
-    return admin
 
 
 def set_password(name: str, password: str, actor: str | None = None) -> AdminUser:

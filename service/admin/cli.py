@@ -28,6 +28,7 @@ def _password() -> str:
 @click.argument("name")
 def create_user(name: str) -> None:
     """Add an admin; the password is asked for, or read from SPLITMIND_ADMIN_PASSWORD."""
+    _check_name(name, new=True)
     password = _password()
     _change(
         lambda: auth.create_admin(name, password), f"Admin {name} can now sign in at /admin/login."
@@ -38,6 +39,7 @@ def create_user(name: str) -> None:
 @click.argument("name")
 def set_password(name: str) -> None:
     """Give an admin a new password, asked for or read from SPLITMIND_ADMIN_PASSWORD."""
+    _check_name(name, new=False)
     password = _password()
     _change(
         lambda: auth.set_password(name, password),
@@ -51,6 +53,14 @@ def set_password(name: str) -> None:
 def remove_user(name: str) -> None:
     """Delete an admin (--yes to skip the question); the games log keeps their name."""
     _change(lambda: auth.remove_admin(name), f"Admin {name} is removed.")
+
+
+def _check_name(name: str, *, new: bool) -> None:
+    """Refuse a name before the password is asked for (:func:`.auth.check_name`)."""
+    try:
+        auth.check_name(name, new=new)
+    except auth.AccountError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _change(change: Callable[[], object], done: str) -> None:

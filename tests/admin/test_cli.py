@@ -50,6 +50,19 @@ def test_create_user_refuses_bad_names_short_passwords_and_duplicates(runner) ->
     assert short.exit_code == 2 and "at least 10 characters" in short.output
 
 
+def test_a_name_is_refused_before_the_password_is_asked_for(runner) -> None:
+    env = {"SPLITMIND_ADMIN_PASSWORD": "a long enough password"}
+    assert runner.invoke(args=["admin", "create-user", "grace"], env=env).exit_code == 0
+    for args, said in (
+        (["create-user", "Grace"], "already an admin named grace"),
+        (["create-user", "no spaces"], "a name is"),
+        (["set-password", "nobody"], "no admin named nobody"),
+    ):
+        refused = runner.invoke(args=["admin", *args], input="")  # no password to give
+        assert refused.exit_code == 2 and said in refused.output
+        assert "Password" not in refused.output
+
+
 def test_set_password(app, runner) -> None:
     env = {"SPLITMIND_ADMIN_PASSWORD": "the first password"}
     assert runner.invoke(args=["admin", "create-user", "grace"], env=env).exit_code == 0
