@@ -74,6 +74,21 @@ def gunicorn_command(app: str, workers: int | None = 1) -> list[str]:
     ]
 
 
+def gunicorn_refusal(env: dict[str, str]) -> list[str]:
+    """The lines gunicorn writes on standard error when the service's settings in ``env``
+    stop it at start: with exit status 1, and no traceback."""
+    result = subprocess.run(
+        gunicorn_command("service:create_app()"),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    return result.stderr.splitlines()
+
+
 @dataclass
 class Server:
     """A running gunicorn: its port and what it wrote."""
