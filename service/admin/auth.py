@@ -59,6 +59,10 @@ NAME_LOGIN_LIMIT = parse("5 per 15 minutes")
 ADDRESS_LOGIN_LIMIT = parse("20 per 15 minutes")
 # How the name's limit keys begin (the address, the name and its lockout key follow).
 NAME_LOGIN_KEY = "admin-login"
+# How the limit keys of the code's step for a name from everywhere begin (the name and its
+# lockout key follow): only someone who has the password gets there, so its wrong codes
+# count for the account too, or many addresses together could guess the code.
+CODE_LOGIN_KEY = "admin-login-code"
 # How the limit keys of a signed-in admin's codes begin (the admin's id follows).
 ACCOUNT_CODE_KEY = "admin-code"
 OPEN_ENDPOINTS = {"admin.login", "admin.login_code", "admin.logout"}
@@ -335,16 +339,20 @@ def _login_name() -> str:
 
 
 def _sign_in_allowances() -> list[Allowance]:
-    """What this attempt draws on: its address's failed sign-ins, then its name's from there.
+    """What this attempt draws on: its address's failed sign-ins, then its name's from there,
+    and at the code's step its name's from everywhere.
 
     Each step of signing in (the password, the code) counts under its own endpoint.
     """
     address, name, step = client_network(), _login_name(), request.endpoint or ""
-    name_key = f"{NAME_LOGIN_KEY}:{address}:{name}:{_lockout_key(name)}"
-    return [
+    lockout_key = _lockout_key(name)
+    drawn = [
         Allowance(ADDRESS_LOGIN_LIMIT, (address, step)),
-        Allowance(NAME_LOGIN_LIMIT, (name_key, step)),
+        Allowance(NAME_LOGIN_LIMIT, (f"{NAME_LOGIN_KEY}:{address}:{name}:{lockout_key}", step)),
     ]
+    if step == "admin.login_code" and name:
+        drawn.append(Allowance(NAME_LOGIN_LIMIT, (f"{CODE_LOGIN_KEY}:{name}:{lockout_key}", step)))
+    return drawn
 
 
 def _counted(check: Callable[[], Checked]) -> Checked:
@@ -362,7 +370,7 @@ def _counted(check: Callable[[], Checked]) -> Checked:
     if checked:
         allowances.give_back(drawn)
     else:
-        _note_lockout(drawn[-1])  # the name's (see _sign_in_allowances)
+        _note_lockout(drawn[1:])  # the name's (see _sign_in_allowances)
     return checked
 
 
@@ -392,14 +400,16 @@ def counted_code(check: Callable[[], Checked]) -> Checked:
     return checked
 
 
-def _note_lockout(name_allowance: Allowance) -> None:
-    """When this failure spent the last of the name's allowance from this address, note on the
-    admin's row until when it is locked out and from where."""
-    reset, remaining = allowances.window(name_allowance)
-    if remaining:
+def _note_lockout(name_allowances: Iterable[Allowance]) -> None:
+    """When this failure spent the last of one of the name's allowances (from this address,
+    or at the code's step from everywhere), note on the admin's row until when it is locked
+    out and from where (the address of this failure)."""
+    windows = [allowances.window(allowance) for allowance in name_allowances]
+    spent = [stats.reset_time for stats in windows if not stats.remaining]
+    if not spent:
         return
     name, address = _login_name(), client_network()
-    until = datetime.fromtimestamp(math.ceil(reset), UTC)
+    until = datetime.fromtimestamp(math.ceil(max(spent)), UTC)
     with transaction():
         admin = db.session.scalars(
             select(AdminUser).where(func.lower(AdminUser.name) == name)
