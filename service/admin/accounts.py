@@ -137,7 +137,7 @@ def two_factor_confirm() -> Response | tuple[str, int, dict[str, str]]:
         return _to_two_factor()
     if form.validate():
         with transaction():
-            codes = auth.counted_code(lambda: _enrolled(form))
+            codes = auth.counted_code(lambda: _enrolled(form), "enrol")
             if codes is not None:
                 audit.record(current_user.name, "turn_on_2fa", "turned on their two-factor sign-in")
         if codes is not None:
@@ -179,7 +179,7 @@ def two_factor_recovery_codes() -> Response | tuple[str, int, dict[str, str]]:
 def _second_factor(form: TwoFactorChangeForm) -> bool:
     """Whether the form's code is the admin's second factor now (spent if it is)."""
     code = form.code.data or ""
-    return auth.counted_code(lambda: two_factor.accept_code(current_user, code))
+    return auth.counted_code(lambda: two_factor.accept_code(current_user, code), "change")
 
 
 def _wrong_code() -> Response:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import cache, wraps
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from flask import (
@@ -374,16 +374,15 @@ def _counted(check: Callable[[], Checked]) -> Checked:
     return checked
 
 
-def counted_code(check: Callable[[], Checked]) -> Checked:
-    """Check a code a signed-in admin gives on their account's page (the first one that turns
-    two-factor sign-in on, the one that confirms a change to it) once it has drawn on that
-    admin's allowance for the page's action: 429 once five were wrong in 15 minutes, as at
-    sign-in. A right code gives its draw back."""
-    drawn = [
-        Allowance(
-            NAME_LOGIN_LIMIT, (f"{ACCOUNT_CODE_KEY}:{current_user.id}", request.endpoint or "")
-        )
-    ]
+def counted_code(check: Callable[[], Checked], purpose: Literal["enrol", "change"]) -> Checked:
+    """Check a code a signed-in admin gives on their account's pages (``enrol``: the first one
+    that turns two-factor sign-in on; ``change``: the one that confirms turning it off or new
+    recovery codes) once it has drawn on that admin's allowance for the purpose: 429 once
+    five were wrong in 15 minutes, as at sign-in. A right code gives its draw back.
+
+    Every page of a change draws on one allowance: a copied session cookie guessing the
+    second factor gets five tries, whichever pages it tries them on."""
+    drawn = [Allowance(NAME_LOGIN_LIMIT, (f"{ACCOUNT_CODE_KEY}:{current_user.id}", purpose))]
     refused = allowances.draw(drawn)
     if refused:
         seconds = _wait(refused)
