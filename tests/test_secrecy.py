@@ -96,12 +96,41 @@ def test_the_canary_catches_a_leak(app, client, make_game) -> None:
 
 
 def _with_state(app, game_id: int, state: dict) -> None:
+    """Put ``state`` in the game's row as it is, its version unchanged, and forget the move
+    pages kept: a page is kept by the version, so one kept would be shown again as it was."""
     from service.models import Game, db
+    from service.players.kept import kept_pages
 
     with app.app_context():
         game = db.session.get(Game, game_id)
         game.state = state
         db.session.commit()
+        kept_pages().clear()
+
+
+def test_the_twin_comparison_sees_every_response(app, client, make_game) -> None:
+    """The checker of the test below: a twin that changes the player's own hand changes the
+    page and the JSON, so a twin that changes the opponent's would be seen too."""
+    from service.rules import sort_cards
+
+    game = make_game(seed=31)
+    state = load_game(app, game["id"]).state
+    view = client.get(f"/api/play/{game['keeper']}").get_json()
+    mine, aside = state["hands"]["keeper"][0], state["aside"][0]
+    twin = {
+        **state,
+        "hands": {
+            **state["hands"],
+            "keeper": sort_cards([aside if c == mine else c for c in state["hands"]["keeper"]]),
+        },
+        "aside": [mine if c == aside else c for c in state["aside"]],
+    }
+    original = responses(client, game["keeper"], view)
+    _with_state(app, game["id"], twin)
+    swapped = responses(client, game["keeper"], view)
+    _with_state(app, game["id"], state)
+    assert swapped[0] != original[0]  # the move page
+    assert swapped[1] != original[1]  # the JSON view
 
 
 @pytest.mark.slow
