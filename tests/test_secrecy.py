@@ -176,3 +176,62 @@ def test_responses_do_not_depend_on_hidden_cards(app, client, make_game) -> None
         body = {"version": views[seat]["version"], **pick_action(views[seat], rng)}
         assert client.post(f"/api/play/{game[seat]}", json=body).status_code == 200
     assert compared > 20
+
+
+def _emails(app, game_id: int, seat: str) -> list[tuple[str, str, str] | None]:
+    """Every email of ``seat``'s player in the game, as it would be written now."""
+    from sqlalchemy import select
+
+    from service.mail.kinds import written
+    from service.models import OutboxMessage, Player, db
+
+    with app.app_context():
+        player = db.session.scalars(
+            select(Player).where(Player.game_id == game_id, Player.seat == seat)
+        ).one()
+        messages = db.session.scalars(
+            select(OutboxMessage).where(OutboxMessage.player_id == player.id)
+        ).all()
+        emails = [written(message) for message in messages]
+        return [email and (email.subject, email.text, email.html) for email in emails]
+
+
+def test_responses_do_not_depend_on_the_opponents_choice(app, client, make_game) -> None:
+    """Once the Shadow has chosen the card to give, swap it with another of the Shadow's hand
+    or with one set aside: the Keeper sees no difference, on the page, in the JSON or in the
+    emails."""
+    from service.rules import sort_cards
+
+    game = make_game(seed=31)
+    shadow = client.get(f"/api/play/{game['shadow']}").get_json()
+    chosen = shadow["hand"][0]
+    body = {"version": shadow["version"], "exchange": [chosen]}
+    assert client.post(f"/api/play/{game['shadow']}", json=body).status_code == 200
+    state = load_game(app, game["id"]).state
+    assert state["pending"]["shadow"] == [chosen]
+    held, aside = state["hands"]["shadow"][0], state["aside"][0]
+    twins = [
+        {
+            **state,
+            "hands": {
+                **state["hands"],
+                "shadow": sort_cards(
+                    [chosen if c == held else c for c in state["hands"]["shadow"]]
+                ),
+            },
+            "pending": {**state["pending"], "shadow": [held]},
+        },
+        {
+            **state,
+            "aside": [chosen, *state["aside"][1:]],
+            "pending": {**state["pending"], "shadow": [aside]},
+        },
+    ]
+    view = client.get(f"/api/play/{game['keeper']}").get_json()
+    original = responses(client, game["keeper"], view), _emails(app, game["id"], "keeper")
+    assert original[1]  # the Keeper has emails of the game to compare
+    for twin in twins:
+        _with_state(app, game["id"], twin)
+        seen = responses(client, game["keeper"], view), _emails(app, game["id"], "keeper")
+        _with_state(app, game["id"], state)
+        assert seen == original
