@@ -570,3 +570,32 @@ def test_a_game_not_started_says_so_to_a_move(app: Flask, client: FlaskClient) -
         "message": "This game has not started: it takes moves once both players join.",
     }
     assert load_game(app, game_id).version == 0
+
+
+@pytest.mark.parametrize("path", ["", "/resign", "/remind"])
+@pytest.mark.parametrize(
+    ("content_type", "body", "message"),
+    [
+        ("text/plain", '{"version": 0, "exchange": ["1H"]}', "Content-Type: application/json"),
+        (None, '{"version": 0, "exchange": ["1H"]}', "Content-Type: application/json"),
+        ("application/json", '{"version": 0,', "not JSON that can be read"),
+        ("application/json", "", "not JSON that can be read"),
+    ],
+)
+def test_a_body_not_read_as_json_says_why(
+    client: FlaskClient,
+    make_game: Any,
+    path: str,
+    content_type: str | None,
+    body: str,
+    message: str,
+) -> None:
+    """A move sent as text, or JSON that cannot be decoded, is told which, not to send an
+    object it may well have sent."""
+    game = make_game()
+    response = client.post(
+        f"/api/play/{game['keeper']}{path}", data=body, content_type=content_type
+    )
+    assert response.status_code == 400
+    error = response.get_json()["error"]
+    assert error["code"] == "malformed" and message in error["message"]

@@ -11,6 +11,7 @@ from flask.typing import ResponseReturnValue
 from flask_babel import force_locale
 from sqlalchemy import Connection
 from werkzeug.datastructures import ETags
+from werkzeug.exceptions import BadRequest
 
 from .. import games, notes
 from ..errors import NOT_FOUND, error_response
@@ -124,7 +125,7 @@ def move(token: str) -> ResponseReturnValue:
         return error_response(404, "not_found", NOT_FOUND)
     player_id, key = signed
     try:
-        version, action, note = _read_move(request.get_json(silent=True))
+        version, action, note = _read_move(json_body())
         with transaction():
             # The link is checked against the player read with the game, under its lock.
             game = games.apply_move(player_id, version, action, note, link_key=key)
@@ -164,8 +165,8 @@ def _act_on_version(token: str, act: Callable[..., Game]) -> ResponseReturnValue
     if signed is None:
         return error_response(404, "not_found", NOT_FOUND)
     player_id, key = signed
-    body = request.get_json(silent=True)
     try:
+        body = json_body()
         if not isinstance(body, dict) or set(body) != {"version"}:
             raise games.BadMove(
                 'Send the version of the game you saw, and nothing else: {"version": V}.'
@@ -178,6 +179,23 @@ def _act_on_version(token: str, act: Callable[..., Game]) -> ResponseReturnValue
             return error_response(404, "not_found", NOT_FOUND)
         return error_response(exc.status, exc.code, exc.message)
     return jsonify(answer)
+
+
+# Why a posted body was not read, in the API's English.
+NOT_JSON = 'Send the body as JSON, with the header "Content-Type: application/json".'
+UNREADABLE_JSON = "The body is not JSON that can be read."
+
+
+def json_body() -> object:
+    """The posted body's JSON value, or :class:`games.BadMove` saying why it is none: the
+    request does not say it is JSON (its ``Content-Type``), or it is not JSON that can be read.
+    """
+    if not request.is_json:
+        raise games.BadMove(NOT_JSON)
+    try:
+        return request.get_json()
+    except BadRequest:
+        raise games.BadMove(UNREADABLE_JSON) from None
 
 
 def _whole(number: object) -> object:
