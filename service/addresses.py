@@ -52,6 +52,12 @@ def inbox(address: str) -> str:
     return f"{local}@{domain}"
 
 
+def with_inbox(address: str) -> list[str]:
+    """The address and the inbox it reaches (:func:`inbox`), once if it is its own inbox: what
+    a stop, a decline or its undoing is recorded on, and what a check of them reads."""
+    return sorted({address, inbox(address)})
+
+
 def settings_for(email: str) -> AddressSettings | None:
     """The address's choices, or ``None`` for one that has made none (the defaults)."""
     return db.session.get(AddressSettings, email)

@@ -33,10 +33,10 @@ from . import games, invitations, notify, rematch_rules
 from .addresses import (
     addresses_away,
     choose_time_zone,
-    inbox,
     is_time_zone,
     settings_for,
     settings_row,
+    with_inbox,
     zone_of,
 )
 from .language import LANGUAGES
@@ -157,7 +157,7 @@ def overview(email: str, now: datetime | None = None, before: int | None = None)
     home.emails_stopped = unsubscribed and invitations.stopped_all_emails(email)
     home.takes_no_invitations = rematch_rules.blocked(email)
     if home.takes_no_invitations:  # said of the address, or of its inbox (kim@ for kim+x@)
-        rows = [home.address, db.session.get(Address, inbox(email))]
+        rows = [db.session.get(Address, each) for each in with_inbox(email)]
         home.declined_an_invitation = any(row and row.declined_at for row in rows)
     # Each line reads its game and both its players, and a return match's line both games of
     # the match with their players: loaded here in five statements, however many games.
@@ -341,7 +341,7 @@ def accept_invitations(email: str) -> None:
     which the player never chose to stop: those of every address that reaches the inbox and
     takes invitations now (:func:`.invitations.withheld_reaching`), as the stop lifted held
     for them all."""
-    for each in {email, inbox(email)}:
+    for each in with_inbox(email):
         address = db.session.get(Address, each)
         if address is not None:
             address.declined_at = None

@@ -39,6 +39,7 @@ from .addresses import (
     lock_address,
     settings_row,
     time_zone,
+    with_inbox,
 )
 from .language import gettext, language_code
 from .mail import compose, kinds
@@ -423,7 +424,7 @@ def _turn_away(email: str) -> None:
     (``bob+x@`` reaches ``bob@``, whose decline holds for every ``bob+…@``), where a stranger
     might name it next under another sub-address. Its home page undoes both
     (:func:`service.homes.accept_invitations`)."""
-    for each in sorted({email, inbox(email)}):
+    for each in with_inbox(email):
         address_row(each).declined_at = utcnow()
 
 
@@ -765,7 +766,7 @@ def stop_all_emails(email: str) -> None:
     page undoes both (:func:`service.homes.accept_invitations`).
     """
     db.session.execute(update(Player).where(Player.email == email).values(notify=False))
-    for each in sorted({email, inbox(email)}):
+    for each in with_inbox(email):
         address = address_row(each)
         address.unsubscribed_at = address.unsubscribed_at or utcnow()
     db.session.flush()

@@ -15,7 +15,7 @@ from collections.abc import Collection
 
 from sqlalchemy import or_, select
 
-from .addresses import inbox
+from .addresses import with_inbox
 from .game_text import holds_an_address, poses_as_computer
 from .language import gettext
 from .models import Address, Player, db
@@ -31,7 +31,7 @@ def blocked_among(emails: Collection[str]) -> set[str]:
     """Which of ``emails`` are :func:`blocked`, in one statement."""
     if not emails:
         return set()
-    reaching = {email: {email, inbox(email)} for email in emails}
+    reaching = {email: set(with_inbox(email)) for email in emails}
     stopped = set(
         db.session.scalars(
             select(Address.email).where(
