@@ -68,8 +68,10 @@ class ServerUnavailable(smtplib.SMTPException):
     """The SMTP server cannot be reached, or refused the session before any message.
 
     Raised for a failure while connecting, greeting (EHLO/HELO), starting TLS
-    or logging in: it says nothing about the messages, so none counts it as an
-    attempt. The worker leaves them queued and waits for the server.
+    or logging in, and for a refusal of the service itself under a message
+    (:func:`refuses_the_service`): it says nothing about the messages, so none
+    counts it as an attempt. The worker leaves them queued and waits for the
+    server.
     """
 
 
