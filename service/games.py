@@ -650,7 +650,8 @@ def _locked(by: Literal["game", "player"], key: int) -> Game | None:
     locked for update.
 
     Only the game's row is locked; its players come in the same statement, as
-    every change to a game reads them.
+    every change to a game reads them, each with the vacation of its address (a
+    deadline given then counts from its end, :func:`_vacation_end`).
     """
     return db.session.scalars(_lock_statement(by), {"key": key}).unique().one_or_none()
 
@@ -665,7 +666,7 @@ def _lock_statement(by: Literal["game", "player"]) -> Select[Game]:
     return (
         select(Game)
         .where(Game.id == which)
-        .options(joinedload(Game.players))
+        .options(joinedload(Game.players).undefer(Player.vacation_until))
         .with_for_update(of=Game)
         .execution_options(populate_existing=True)
     )
@@ -874,9 +875,7 @@ def deadline_after_vacations(game: Game, acting: list[Seat], now: datetime) -> d
     """
     if not game.days_per_move or not acting:
         return None
-    # Nothing to flush for this read: the game's row is written once, deadline and all.
-    with db.session.no_autoflush:
-        away = vacation_end((game.player(seat).email for seat in acting), now)
+    away = _vacation_end([game.player(seat) for seat in acting], now)
     if away is None:
         return None
     return max(now, away) + timedelta(days=game.days_per_move)
@@ -901,10 +900,30 @@ def pause_deadline(game: Game, seat: Seat, start: datetime, until: datetime, now
 def _covered_by_others(game: Game, seat: Seat, start: datetime, until: datetime) -> timedelta:
     """How much of ``start`` to ``until`` the vacations of the others who owe the move (away
     at ``start``) already pause: a time paused counts once, however many are away."""
-    others = [owing for owing in to_act(game.state) if owing != seat]
-    with db.session.no_autoflush:
-        theirs = vacation_end((game.player(owing).email for owing in others), start)
+    others = [game.player(owing) for owing in to_act(game.state) if owing != seat]
+    theirs = _vacation_end(others, start)
     return max(min(until, theirs) - start, timedelta(0)) if theirs else timedelta(0)
+
+
+def _vacation_end(players: list[Player], now: datetime) -> datetime | None:
+    """When the last of these players comes back from a vacation running at ``now``; ``None``
+    when none of them is away.
+
+    From what the game's lock read with them (:func:`_lock_statement`); a player not read so
+    (a new game's), or whose address has changed since, is asked for in one statement.
+    """
+    if not all(_vacation_read(player) for player in players):
+        # Nothing to flush for this read: the game's row is written once, deadline and all.
+        with db.session.no_autoflush:
+            return vacation_end((player.email for player in players), now)
+    ends = (player.vacation_until for player in players)
+    return max((end for end in ends if end is not None and end > now), default=None)
+
+
+def _vacation_read(player: Player) -> bool:
+    """Whether the player's ``vacation_until`` was read with them, for the address they have."""
+    state = instance_state(player)
+    return "vacation_until" not in state.unloaded and "email" not in state.committed_state
 
 
 def end_pause(game: Game, seat: Seat, unused: timedelta, now: datetime) -> None:

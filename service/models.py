@@ -26,7 +26,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import DeclarativeBase, Mapped, WriteOnlyMapped, mapped_column, relationship
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    WriteOnlyMapped,
+    column_property,
+    mapped_column,
+    relationship,
+)
 
 from .rules import OVER, Seat, State
 
@@ -212,230 +219,6 @@ class Game(Base):
         if since is not None:
             moved = moved.where(Event.version > since)
         return bool(db.session.scalar(select(moved)))
-
-
-class Player(Base):
-    """A seat in a game, held by an email address, reached through a signed link.
-
-    ``link_key`` is the random half of the link: rotating it kills the old link,
-    clearing it revokes the seat's link altogether. A seat the computer plays
-    has a ``computer_level`` (a level of :mod:`service.bots`) instead of an
-    address and a link: it gets no email, and the mail worker makes its moves.
-    """
-
-    __tablename__ = "players"
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
-    seat: Mapped[Seat] = mapped_column(String(8))
-    # None for the computer, which no email can reach.
-    email: Mapped[str | None] = mapped_column(String(EMAIL_LENGTH))
-    name: Mapped[str] = mapped_column(String(NAME_LENGTH))
-    computer_level: Mapped[str | None] = mapped_column(String(8))
-    link_key: Mapped[str | None] = mapped_column(String(64))
-    notify: Mapped[bool] = mapped_column(default=True)
-    language: Mapped[str | None] = mapped_column(String(8))
-    # How many tricks of the history the player had seen when they last moved.
-    history_mark: Mapped[int] = mapped_column(default=0)
-    # When the player's page for this game last said it was open (its script POSTs it).
-    seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-
-    game: Mapped[Game] = relationship(back_populates="players")
-
-    __table_args__ = (
-        Index(None, "game_id", "seat", unique=True),
-        Index(None, "email"),
-        # The mail worker's search for games where the computer owes a move.
-        Index(
-            "ix_players_computer_game_id",
-            "game_id",
-            sqlite_where=text("computer_level IS NOT NULL"),
-            postgresql_where=text("computer_level IS NOT NULL"),
-        ),
-        # A person has an address; the computer has none.
-        CheckConstraint(
-            "(email IS NULL) = (computer_level IS NOT NULL)", name="person_or_computer"
-        ),
-    )
-
-    @property
-    def is_computer(self) -> bool:
-        """Whether the computer plays this seat."""
-        return self.computer_level is not None
-
-
-# Indexes the migrations make on PostgreSQL alone, so not described here (autogenerate leaves
-# them out: service.extensions.compared): trigram (pg_trgm) GIN indexes on lower(email) and
-# on the folded name (FOLD) of players, which serve the admin games search,
-# ``LIKE '%part%'``. SQLite has no such index and reads the table.
-POSTGRESQL_ONLY_INDEXES = frozenset({"ix_players_lower_email_trgm", "ix_players_folded_name_trgm"})
-
-# The SQL function that folds a name as the admin games search compares it: lower case,
-# without accents ("Élodie" is "elodie", "Straße" "strasse"). On PostgreSQL a migration makes
-# it, over the unaccent extension; each SQLite connection is given :func:`folded`.
-FOLD = "splitmind_fold"
-# What unaccent writes as two letters, or as another letter than the base of a decomposition.
-_UNACCENT_LETTERS = str.maketrans(
-    {"ß": "ss", "œ": "oe", "Œ": "OE", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "ł": "l"}
-    | {"Ł": "L", "đ": "d", "Đ": "D", "ı": "i", "ð": "d", "Ð": "D", "þ": "th", "Þ": "TH"}
-    | {"ẞ": "SS", "ħ": "h", "Ħ": "H", "ŧ": "t", "Ŧ": "T", "ŋ": "n", "Ŋ": "N"}
-)
-
-
-def folded(text: str | None) -> str | None:
-    """``text`` as :data:`FOLD` folds it on PostgreSQL, for the letters names are written in."""
-    if text is None:
-        return None
-    decomposed = unicodedata.normalize("NFKD", text.translate(_UNACCENT_LETTERS))
-    return "".join(char for char in decomposed if not unicodedata.combining(char)).lower()
-
-
-class Event(Base):
-    """One entry of a game's append-only log: a move, a timeout, an admin's action."""
-
-    __tablename__ = "events"
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(24))
-    seat: Mapped[Seat | None] = mapped_column(String(8))
-    action: Mapped[dict[str, Any] | None] = mapped_column(JSONDocument)
-    version: Mapped[int]
-    actor: Mapped[str | None] = mapped_column(String(ADMIN_NAME_LENGTH))
-    note: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-
-    game: Mapped[Game] = relationship(back_populates="events")
-
-    __table_args__ = (Index(None, "game_id", "id"),)
-
-
-MAIL_STATUSES = ("queued", "sending", "sent", "failed", "skipped")
-
-
-class OutboxMessage(Base):
-    """An email, queued in the same transaction as the change that causes it.
-
-    It is queued as what to write (its kind, player, game and ``params``) and
-    written by the mail worker when it sends it, in the recipient's language
-    then, with the links valid then (see :mod:`service.mail.kinds`); the worker
-    keeps what it wrote in ``subject``, ``text_body`` and ``html_body``, empty
-    until then. A message queued with ``params`` ``None`` was written when it
-    was queued, and is sent as it is. ``message_id`` stays the same across
-    retries so a message sent twice after a crash is recognisably one message.
-    The worker marks a message ``sending`` once written, before it talks to the
-    SMTP server; one left so by a worker that stopped is sent again as written.
-    """
-
-    __tablename__ = "outbox"
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    kind: Mapped[str] = mapped_column(String(24))
-    # Its kind and player, for a kind whose newer email replaces an unsent one (a turn email).
-    replace_key: Mapped[str | None] = mapped_column(String(48))
-    status: Mapped[str] = mapped_column(String(12), default="queued")
-    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"))
-    player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id", ondelete="SET NULL"))
-    recipient: Mapped[str] = mapped_column(String(EMAIL_LENGTH))
-    subject: Mapped[str | None] = mapped_column(String(255))
-    text_body: Mapped[str | None] = mapped_column(Text)
-    html_body: Mapped[str | None] = mapped_column(Text)
-    headers: Mapped[dict[str, Any]] = mapped_column(JSONDocument, default=dict)
-    # What the kind's writer needs besides the player and game (a round's number, say).
-    params: Mapped[dict[str, Any] | None] = mapped_column(JSONDocument)
-    message_id: Mapped[str] = mapped_column(String(255), unique=True)
-    attempts: Mapped[int] = mapped_column(default=0)
-    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-    last_error: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    # When the worker last gave up on it; the dashboard lists and counts failures by it.
-    failed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-
-    __table_args__ = (
-        Index(None, "status", "next_attempt_at"),
-        Index(None, "status", "id"),  # the mail page: one status, newest first
-        Index(None, "game_id"),
-        Index(None, "player_id"),  # what was sent to a player, which a reply may quote
-        Index(None, "recipient"),
-        Index(None, "created_at"),  # the mail page's day, as failed_at
-        Index(None, "failed_at"),
-        # At most one unsent email per replace key: a newer one replaces it.
-        Index(
-            "uq_outbox_queued_replace_key",
-            "replace_key",
-            unique=True,
-            sqlite_where=text("status = 'queued'"),
-            postgresql_where=text("status = 'queued'"),
-        ),
-    )
-
-
-class InboundReply(Base):
-    """A reply a player sent to a tagged address, once read: each Message-ID is handled once.
-
-    ``answered`` says whether the service answered it; the answers of the last
-    hour are counted per player, so that a mail loop cannot form.
-    """
-
-    __tablename__ = "inbound_replies"
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    # The reply's Message-ID, or a digest of the whole message when it has none.
-    message_id: Mapped[str] = mapped_column(String(255), unique=True)
-    player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"))
-    # applied, refused or dropped (no text, a wrong sender)
-    outcome: Mapped[str] = mapped_column(String(16))
-    reason: Mapped[str | None] = mapped_column(String(255))
-    answered: Mapped[bool] = mapped_column(default=False)
-    received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-
-    __table_args__ = (
-        Index(None, "player_id", "received_at"),
-        Index(None, "received_at"),  # the sweep forgets the replies read long ago, every minute
-    )
-
-
-class WorkerHeartbeat(Base):
-    """The last pass of a mail worker, one row per machine: the dashboard shows a worker
-    that has not passed for minutes as down."""
-
-    __tablename__ = "worker_heartbeats"
-
-    host: Mapped[str] = mapped_column(String(255), primary_key=True)
-    pid: Mapped[int]
-    beat_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-
-
-class Address(Base):
-    """What an email address has told us: confirmed, declined an invitation, unsubscribed;
-    and whether its mail bounces.
-
-    A permanent refusal (an SMTP 5xx reply) of a message to the address keeps
-    the reply and its time in ``bounce_code``, ``bounce_reply`` and
-    ``bounced_at``; the next message it accepts clears them.
-    """
-
-    __tablename__ = "addresses"
-
-    email: Mapped[str] = mapped_column(String(EMAIL_LENGTH), primary_key=True)
-    confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    declined_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    unsubscribed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    bounce_code: Mapped[int | None]
-    bounce_reply: Mapped[str | None] = mapped_column(String(500))
-    bounced_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-
-    # The dashboard's overview lists the bouncing addresses, latest first.
-    __table_args__ = (
-        Index(
-            "ix_addresses_bounced_at",
-            "bounced_at",
-            sqlite_where=text("bounced_at IS NOT NULL"),
-            postgresql_where=text("bounced_at IS NOT NULL"),
-        ),
-    )
 
 
 # When an address wants a "your move" email (see :mod:`service.homes`).
@@ -646,6 +429,240 @@ class GameFigures(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     __table_args__ = (Index(None, "finished_at"),)
+
+
+class Player(Base):
+    """A seat in a game, held by an email address, reached through a signed link.
+
+    ``link_key`` is the random half of the link: rotating it kills the old link,
+    clearing it revokes the seat's link altogether. A seat the computer plays
+    has a ``computer_level`` (a level of :mod:`service.bots`) instead of an
+    address and a link: it gets no email, and the mail worker makes its moves.
+    """
+
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seat: Mapped[Seat] = mapped_column(String(8))
+    # None for the computer, which no email can reach.
+    email: Mapped[str | None] = mapped_column(String(EMAIL_LENGTH))
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    computer_level: Mapped[str | None] = mapped_column(String(8))
+    link_key: Mapped[str | None] = mapped_column(String(64))
+    notify: Mapped[bool] = mapped_column(default=True)
+    language: Mapped[str | None] = mapped_column(String(8))
+    # How many tricks of the history the player had seen when they last moved.
+    history_mark: Mapped[int] = mapped_column(default=0)
+    # When the player's page for this game last said it was open (its script POSTs it).
+    seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # The address's vacation_until (past or not; None for the computer and for an address
+    # that never went away). Read only where asked for: a change to the game reads it with
+    # the game's lock (:func:`service.games.lock_game`), rather than in a statement of its own.
+    vacation_until: Mapped[datetime | None] = column_property(
+        select(AddressSettings.vacation_until)
+        .where(AddressSettings.email == email)
+        .correlate_except(AddressSettings)
+        .scalar_subquery(),
+        deferred=True,
+    )
+
+    game: Mapped[Game] = relationship(back_populates="players")
+
+    __table_args__ = (
+        Index(None, "game_id", "seat", unique=True),
+        Index(None, "email"),
+        # The mail worker's search for games where the computer owes a move.
+        Index(
+            "ix_players_computer_game_id",
+            "game_id",
+            sqlite_where=text("computer_level IS NOT NULL"),
+            postgresql_where=text("computer_level IS NOT NULL"),
+        ),
+        # A person has an address; the computer has none.
+        CheckConstraint(
+            "(email IS NULL) = (computer_level IS NOT NULL)", name="person_or_computer"
+        ),
+    )
+
+    @property
+    def is_computer(self) -> bool:
+        """Whether the computer plays this seat."""
+        return self.computer_level is not None
+
+
+# Indexes the migrations make on PostgreSQL alone, so not described here (autogenerate leaves
+# them out: service.extensions.compared): trigram (pg_trgm) GIN indexes on lower(email) and
+# on the folded name (FOLD) of players, which serve the admin games search,
+# ``LIKE '%part%'``. SQLite has no such index and reads the table.
+POSTGRESQL_ONLY_INDEXES = frozenset({"ix_players_lower_email_trgm", "ix_players_folded_name_trgm"})
+
+# The SQL function that folds a name as the admin games search compares it: lower case,
+# without accents ("Élodie" is "elodie", "Straße" "strasse"). On PostgreSQL a migration makes
+# it, over the unaccent extension; each SQLite connection is given :func:`folded`.
+FOLD = "splitmind_fold"
+# What unaccent writes as two letters, or as another letter than the base of a decomposition.
+_UNACCENT_LETTERS = str.maketrans(
+    {"ß": "ss", "œ": "oe", "Œ": "OE", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "ł": "l"}
+    | {"Ł": "L", "đ": "d", "Đ": "D", "ı": "i", "ð": "d", "Ð": "D", "þ": "th", "Þ": "TH"}
+    | {"ẞ": "SS", "ħ": "h", "Ħ": "H", "ŧ": "t", "Ŧ": "T", "ŋ": "n", "Ŋ": "N"}
+)
+
+
+def folded(text: str | None) -> str | None:
+    """``text`` as :data:`FOLD` folds it on PostgreSQL, for the letters names are written in."""
+    if text is None:
+        return None
+    decomposed = unicodedata.normalize("NFKD", text.translate(_UNACCENT_LETTERS))
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).lower()
+
+
+class Event(Base):
+    """One entry of a game's append-only log: a move, a timeout, an admin's action."""
+
+    __tablename__ = "events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(24))
+    seat: Mapped[Seat | None] = mapped_column(String(8))
+    action: Mapped[dict[str, Any] | None] = mapped_column(JSONDocument)
+    version: Mapped[int]
+    actor: Mapped[str | None] = mapped_column(String(ADMIN_NAME_LENGTH))
+    note: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    game: Mapped[Game] = relationship(back_populates="events")
+
+    __table_args__ = (Index(None, "game_id", "id"),)
+
+
+MAIL_STATUSES = ("queued", "sending", "sent", "failed", "skipped")
+
+
+class OutboxMessage(Base):
+    """An email, queued in the same transaction as the change that causes it.
+
+    It is queued as what to write (its kind, player, game and ``params``) and
+    written by the mail worker when it sends it, in the recipient's language
+    then, with the links valid then (see :mod:`service.mail.kinds`); the worker
+    keeps what it wrote in ``subject``, ``text_body`` and ``html_body``, empty
+    until then. A message queued with ``params`` ``None`` was written when it
+    was queued, and is sent as it is. ``message_id`` stays the same across
+    retries so a message sent twice after a crash is recognisably one message.
+    The worker marks a message ``sending`` once written, before it talks to the
+    SMTP server; one left so by a worker that stopped is sent again as written.
+    """
+
+    __tablename__ = "outbox"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(24))
+    # Its kind and player, for a kind whose newer email replaces an unsent one (a turn email).
+    replace_key: Mapped[str | None] = mapped_column(String(48))
+    status: Mapped[str] = mapped_column(String(12), default="queued")
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"))
+    player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id", ondelete="SET NULL"))
+    recipient: Mapped[str] = mapped_column(String(EMAIL_LENGTH))
+    subject: Mapped[str | None] = mapped_column(String(255))
+    text_body: Mapped[str | None] = mapped_column(Text)
+    html_body: Mapped[str | None] = mapped_column(Text)
+    headers: Mapped[dict[str, Any]] = mapped_column(JSONDocument, default=dict)
+    # What the kind's writer needs besides the player and game (a round's number, say).
+    params: Mapped[dict[str, Any] | None] = mapped_column(JSONDocument)
+    message_id: Mapped[str] = mapped_column(String(255), unique=True)
+    attempts: Mapped[int] = mapped_column(default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # When the worker last gave up on it; the dashboard lists and counts failures by it.
+    failed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    __table_args__ = (
+        Index(None, "status", "next_attempt_at"),
+        Index(None, "status", "id"),  # the mail page: one status, newest first
+        Index(None, "game_id"),
+        Index(None, "player_id"),  # what was sent to a player, which a reply may quote
+        Index(None, "recipient"),
+        Index(None, "created_at"),  # the mail page's day, as failed_at
+        Index(None, "failed_at"),
+        # At most one unsent email per replace key: a newer one replaces it.
+        Index(
+            "uq_outbox_queued_replace_key",
+            "replace_key",
+            unique=True,
+            sqlite_where=text("status = 'queued'"),
+            postgresql_where=text("status = 'queued'"),
+        ),
+    )
+
+
+class InboundReply(Base):
+    """A reply a player sent to a tagged address, once read: each Message-ID is handled once.
+
+    ``answered`` says whether the service answered it; the answers of the last
+    hour are counted per player, so that a mail loop cannot form.
+    """
+
+    __tablename__ = "inbound_replies"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # The reply's Message-ID, or a digest of the whole message when it has none.
+    message_id: Mapped[str] = mapped_column(String(255), unique=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"))
+    # applied, refused or dropped (no text, a wrong sender)
+    outcome: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str | None] = mapped_column(String(255))
+    answered: Mapped[bool] = mapped_column(default=False)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    __table_args__ = (
+        Index(None, "player_id", "received_at"),
+        Index(None, "received_at"),  # the sweep forgets the replies read long ago, every minute
+    )
+
+
+class WorkerHeartbeat(Base):
+    """The last pass of a mail worker, one row per machine: the dashboard shows a worker
+    that has not passed for minutes as down."""
+
+    __tablename__ = "worker_heartbeats"
+
+    host: Mapped[str] = mapped_column(String(255), primary_key=True)
+    pid: Mapped[int]
+    beat_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Address(Base):
+    """What an email address has told us: confirmed, declined an invitation, unsubscribed;
+    and whether its mail bounces.
+
+    A permanent refusal (an SMTP 5xx reply) of a message to the address keeps
+    the reply and its time in ``bounce_code``, ``bounce_reply`` and
+    ``bounced_at``; the next message it accepts clears them.
+    """
+
+    __tablename__ = "addresses"
+
+    email: Mapped[str] = mapped_column(String(EMAIL_LENGTH), primary_key=True)
+    confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    declined_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    unsubscribed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    bounce_code: Mapped[int | None]
+    bounce_reply: Mapped[str | None] = mapped_column(String(500))
+    bounced_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    # The dashboard's overview lists the bouncing addresses, latest first.
+    __table_args__ = (
+        Index(
+            "ix_addresses_bounced_at",
+            "bounced_at",
+            sqlite_where=text("bounced_at IS NOT NULL"),
+            postgresql_where=text("bounced_at IS NOT NULL"),
+        ),
+    )
 
 
 class PlaytestRun(Base):
