@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Literal, cast
 
 from email_validator import EmailNotValidError, validate_email
@@ -72,6 +72,7 @@ from .rules import (
 from .rules.names import Seat, is_seat
 from .rules.review import Step, review
 from .unit_of_work import after_commit
+from .writes import Write, write_together
 
 log = logging.getLogger(__name__)
 
@@ -745,43 +746,38 @@ def _record(
     before = game.state
     game.state = state
     game.version += 1
-    # Not flushed first: the game's row is written once, when all of the move is applied.
-    with db.session.no_autoflush:
-        db.session.execute(
-            _move_event_statement(),
-            {
-                "game_id": game.id,
-                "kind": "move",
-                "seat": seat,
-                "action": action,
-                "version": game.version,
-                "note": note,
-            },
-        )
     _refresh(game, previous=to_act(before), mover=seat)
-    _write_changes(game)
-    notify.moved(game, before, seat)
+    event: dict[str, Any] = {"kind": "move", "seat": seat, "action": action, "note": note}
+    event.update(game_id=game.id, version=game.version, created_at=game.updated_at)
+    params = {f"event_{key}": value for key, value in event.items()}
+    writes = [Write(_move_event_statement(), params)]
+    if seat is not None:
+        writes.append(notify.turn_withdrawn(game.player(seat)))
+    _write_changes(game, writes + notify.moved(game, before, seat))
     if game.status == "finished" and game.match_id is not None and game.match_game == 1:
         _start_second_game(game)
 
 
 @cache
 def _move_event_statement() -> Insert:
-    """The INSERT of a move's event row (:func:`_record`), built once: building it costs more
-    than running it.
+    """The INSERT of a move's event row (:func:`_record`), its parameters named ``event_``
+    and the column's name; built once: building it costs more than running it.
 
     Core, not an :class:`Event` added to the session: no move reads the object, and the
     unit of work's insert cost a move some 470 of its 4,700 function calls
-    (``bench/calls.py``). The row is written at once, so the move's queries see it as they
-    saw the flushed one. Inline: nothing reads the new row's id, and returning it cost a
+    (``bench/calls.py``). Inline: nothing reads the new row's id, and returning it cost a
     move some 30 calls.
     """
-    return insert(cast(Table, Event.__table__)).inline()
+    table = cast(Table, Event.__table__)
+    columns = ("game_id", "kind", "seat", "action", "version", "note", "created_at")
+    values = {name: bindparam(f"event_{name}", type_=table.c[name].type) for name in columns}
+    return insert(table).values(values).inline()
 
 
-def _write_changes(game: Game) -> None:
+def _write_changes(game: Game, writes: list[Write]) -> None:
     """Write what changed of the game's row (locked) and of its players' rows, by Core, the
-    game's against the version it was read at, as the ORM's flush would have; raises
+    game's against the version it was read at, as the ORM's flush would have, with the
+    move's other ``writes``: one statement (:mod:`service.writes`), one round trip. Raises
     :class:`StaleDataError`, as that flush does, when the game's row is at another version.
 
     Not the ORM's flush: its unit of work cost a move some 1,000 of its 4,200 function
@@ -790,48 +786,68 @@ def _write_changes(game: Game) -> None:
     next sees what the rows hold. An object with a change to something other than a
     column (a relationship) is left to the flush, whole.
     """
-    _write_row(game, _update_statement("games"), version=True)
-    for player in game.players:
-        _write_row(player, _update_statement("players"), version=False)
+    # The game's row last: the statement's row count is its own.
+    rows: list[Game | Player] = [*game.players, game]
+    changed = [(row, _changed_columns(row)) for row in rows]
+    writes = writes + [_row_write(row, values) for row, values in changed if values]
+    if writes:
+        done = write_together(writes)
+        if changed[-1][1] and done.rowcount != 1:
+            raise StaleDataError(
+                f"UPDATE statement on table games expected to update 1 row(s); "
+                f"{done.rowcount} were matched."
+            )
+    for row, values in changed:
+        state = instance_state(row)
+        if values is not None and state.modified:
+            # What the ORM's flush does with an object it has written: nothing left to flush.
+            state._commit_all(state.dict, db.session.identity_map)
 
 
-def _write_row(row: Game | Player, statement: Update, *, version: bool) -> None:
-    """Write what changed of one loaded object's row, then mark it unchanged (see
-    :func:`_write_changes`); with ``version``, only over the version it was read at."""
+def _changed_columns(row: Game | Player) -> dict[str, Any] | None:
+    """The columns of one loaded object's row whose values changed since it was read, by
+    name; ``None`` for an object with a change to something other than a column, left to
+    the flush (see :func:`_write_changes`)."""
     state = instance_state(row)
-    if not state.modified:
-        return
     columns = state.mapper.columns
     values = {}
     for key, before in state.committed_state.items():
         if key not in columns:
-            return
+            return None
         now = state.dict[key]
         if now != before:
             values[key] = now
-    if values:
-        where: dict[str, Any] = {"row_id": row.id}
-        if version:
-            where["seen"] = state.committed_state.get("version", state.dict["version"])
-        done = db.session.connection().execute(statement, {**values, **where})
-        if done.rowcount != 1:
-            raise StaleDataError(
-                f"UPDATE statement on table {statement.table} expected to update 1 row(s); "
-                f"{done.rowcount} were matched."
-            )
-    # What the ORM's flush does with an object it has written: no history, nothing to flush.
-    state._commit_all(state.dict, db.session.identity_map)
+    return values
 
 
-@cache
-def _update_statement(table: Literal["games", "players"]) -> Update:
-    """The UPDATE of one row of ``table`` by :func:`_write_row`, its SET clause the columns
-    each execution gives; games' only over the version it was read at. Built once."""
-    columns = cast(Table, (Game if table == "games" else Player).__table__).c
-    statement = update(columns.id.table).where(columns.id == bindparam("row_id"))
+def _row_write(row: Game | Player, values: dict[str, Any]) -> Write:
+    """The UPDATE of ``values`` in one object's row (see :func:`_write_changes`), a game's
+    only over the version it was read at; its parameters named after the row (``game_``, or
+    the player's seat), as a move writes several rows at once."""
+    is_game = isinstance(row, Game)
+    prefix = "game_" if isinstance(row, Game) else f"{row.seat}_"
+    params = {f"{prefix}{key}": value for key, value in values.items()}
+    params[f"{prefix}row_id"] = row.id
+    if is_game:
+        state = instance_state(row)
+        params["game_seen"] = state.committed_state.get("version", state.dict["version"])
+    statement = _update_statement("games" if is_game else "players", prefix, tuple(values))
+    return Write(statement, params)
+
+
+@lru_cache(maxsize=128)
+def _update_statement(
+    table: Literal["games", "players"], prefix: str, columns: tuple[str, ...]
+) -> Update:
+    """The UPDATE of ``columns`` in one row of ``table`` by :func:`_row_write`, its
+    parameters named ``prefix`` and the column's name; games' only over the version it was
+    read at. Built once for each."""
+    table_ = cast(Table, (Game if table == "games" else Player).__table__)
+    statement = update(table_).where(table_.c.id == bindparam(f"{prefix}row_id", type_=Integer))
     if table == "games":
-        statement = statement.where(columns.version == bindparam("seen"))
-    return statement
+        statement = statement.where(table_.c.version == bindparam(f"{prefix}seen", type_=Integer))
+    values = {name: bindparam(f"{prefix}{name}", type_=table_.c[name].type) for name in columns}
+    return statement.values(values)
 
 
 def _refresh(game: Game, *, previous: list[Seat], mover: Seat | None) -> None:

@@ -37,7 +37,7 @@ from . import addresses, notes
 from .addresses import emails_language, settings_for, time_zone, vacation_end
 from .language import recipient_locale
 from .links import home_url, player_url, token_for
-from .mail import compose, kinds, queue, withdraw
+from .mail import compose, kinds, queue, queued, withdrawal
 from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import (
@@ -53,6 +53,7 @@ from .perspective import player_view, with_seats_and_match
 from .rematch_rules import rematch_refusal
 from .replies.headers import game_headers, reply_to, root_message_id
 from .rules import OVER, Seat, State, other, to_act, track_advances
+from .writes import Write
 
 
 def _context(player: Player) -> dict[str, Any]:
@@ -88,7 +89,14 @@ def opponent_away_until(player: Player, now: datetime | None = None) -> str | No
     return end.isoformat(timespec="seconds") if end is not None else None
 
 
-def _send(
+def _send(player: Player, kind: str, **options: Any) -> None:
+    """Queue one email of ``kind`` to ``player``, as :func:`_email` says."""
+    write = _email(player, kind, **options)
+    if write is not None:
+        db.session.execute(write.statement, write.params)
+
+
+def _email(
     player: Player,
     kind: str,
     *,
@@ -96,19 +104,21 @@ def _send(
     first: bool = False,
     parent: str | None = None,
     **params: Any,
-) -> None:
-    """Queue one email of ``kind`` to ``player``; the worker writes it (:func:`_writer`).
+) -> Write | None:
+    """The queueing of one email of ``kind`` to ``player``, which the worker writes
+    (:func:`_writer`); ``None`` when the player gets none.
 
     ``params`` are what the email needs besides the player and the game, as
     JSON. It threads with the game's other emails to the player, the ``first``
     of them (the invitation) being the thread's root; ``parent`` is the
     Message-ID of the player's message it answers, if any. The computer has no
-    address: it gets no email of any kind.
+    address: it gets no email of any kind. The statement's parameters are named after
+    the player's seat, so that both players' emails can be written at once.
     """
     if player.email is None or (not player.notify and not always):
-        return
+        return None
     headers = game_headers(player, parent, first)
-    queue(
+    return queued(
         kind=kind,
         recipient=player.email,
         game=player.game,
@@ -116,6 +126,7 @@ def _send(
         headers=headers,
         message_id=root_message_id(player) if first else None,
         params=params,
+        prefix=f"{player.seat}_email_",
     )
 
 
@@ -227,23 +238,26 @@ def game_started(game: Game) -> None:
         _send(player, "invitation", first=True)
 
 
-def moved(game: Game, before: State, mover: Seat | None) -> None:
-    """Tell the players what a move changed, and who owes the next one."""
-    if mover is not None:
-        withdraw("turn", game.player(mover).id)
+def turn_withdrawn(mover: Player) -> Write:
+    """The withdrawal of the mover's unsent turn email, out of date once they have moved:
+    written with the move (:func:`service.games._record`)."""
+    return withdrawal("turn", mover.id)
+
+
+def moved(game: Game, before: State, mover: Seat | None) -> list[Write]:
+    """The emails that tell the players what a move changed, and who owes the next one: to
+    be written with the move's own writes (:func:`service.games._record`), as is the
+    withdrawal of the mover's turn email (:func:`turn_withdrawn`)."""
     state = game.state
     if state["phase"] == OVER:
-        for player in game.players:
-            _send(player, "game_over")
-        return
-    if len(state["rounds"]) > len(before["rounds"]):
-        for player in game.players:
-            _send(player, "round_end", round=len(state["rounds"]))
-        return
-    previous = to_act(before)
-    for seat in to_act(state):
-        if seat != mover and seat not in previous:
-            _send(game.player(seat), "turn")
+        emails = [_email(player, "game_over") for player in game.players]
+    elif len(state["rounds"]) > len(before["rounds"]):
+        emails = [_email(p, "round_end", round=len(state["rounds"])) for p in game.players]
+    else:
+        previous = to_act(before)
+        owing = [seat for seat in to_act(state) if seat != mover and seat not in previous]
+        emails = [_email(game.player(seat), "turn") for seat in owing]
+    return [email for email in emails if email is not None]
 
 
 def your_move(player: Player) -> None:

@@ -8,9 +8,11 @@ from functools import cache
 from typing import Any, cast
 
 from flask import current_app
-from sqlalchemy import Executable, Table, bindparam, case, select, text, update
+from sqlalchemy import Table, Update, bindparam, case, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from ..models import Game, OutboxMessage, Player, db, upsert, utcnow
+from ..writes import Write
 from . import kinds
 from .compose import Email, with_headers
 
@@ -33,17 +35,7 @@ def _domain_of(sender: str) -> str:
     return parseaddr(sender)[1].rpartition("@")[2] or "splitmind.invalid"
 
 
-def queue(
-    email: Email | None = None,
-    *,
-    kind: str,
-    recipient: str,
-    game: Game | None = None,
-    player: Player | None = None,
-    headers: dict[str, Any] | None = None,
-    message_id: str | None = None,
-    params: dict[str, Any] | None = None,
-) -> None:
+def queue(email: Email | None = None, **what: Any) -> None:
     """Add an email to the outbox; it is sent only if the caller's transaction commits.
 
     Without ``email``, the worker writes it when it sends it, with the kind's
@@ -56,20 +48,40 @@ def queue(
     An email of a kind that replaces a queued one (a turn email) replaces the
     player's unsent one of that kind, so a player never has two waiting: the
     newest says everything the older one did. (The player's own move withdraws
-    their turn email first, see :func:`withdraw`; one is still here if an admin
+    their turn email, see :func:`withdrawal`; one is still here if an admin
     queued it again.) An email a worker is sending is no longer queued: the new
     one is another email, and queuing it does not wait for the SMTP server.
     ``message_id`` fixes the Message-ID (the first email of a game's thread).
     The row is written at once, and the session holds no object of it: read it
     back with a query. Raises ``LookupError`` for a kind that is not registered
-    (:mod:`.kinds`).
+    (:mod:`.kinds`). ``what`` are the keywords of :func:`queued`, which makes the statement.
     """
+    write = queued(email, **what)
+    db.session.execute(write.statement, write.params)
+
+
+def queued(
+    email: Email | None = None,
+    *,
+    kind: str,
+    recipient: str,
+    game: Game | None = None,
+    player: Player | None = None,
+    headers: dict[str, Any] | None = None,
+    message_id: str | None = None,
+    params: dict[str, Any] | None = None,
+    prefix: str = "",
+) -> Write:
+    """The one statement of :func:`queue`, to be written with others (a move writes its
+    emails with its own writes, :func:`service.games._record`), its parameters named
+    ``prefix`` and the column's name."""
     entry = kinds.kind(kind)
     if email is None and entry.write is None:
         raise ValueError(f"a {kind} email has no writer: queue it written")
     # A replaced email is a new message: the old one may already have gone out once
     # (a worker killed before its commit), and a receiving server that de-duplicates
     # by Message-ID must not drop the new content.
+    now = utcnow()
     content = {
         "message_id": message_id or make_msgid(domain=message_domain()),
         "recipient": recipient,
@@ -87,19 +99,23 @@ def queue(
         "status": "queued",
         "attempts": 0,
         "last_error": None,
-        "next_attempt_at": utcnow(),
+        "next_attempt_at": now,
+        "created_at": now,
     }
     key = _replace_key(entry, player.id if player is not None else None)
-    statement = _queue_statement(
-        db.session.get_bind().dialect.name, tuple(content), key is not None
-    )
-    db.session.execute(statement, {"kind": kind, "replace_key": key, **content})
+    dialect = db.session.get_bind().dialect.name
+    statement = _queue_statement(dialect, tuple(content), key is not None, prefix)
+    values = {"kind": kind, "replace_key": key, **content}
+    return Write(statement, {f"{prefix}{name}": value for name, value in values.items()})
 
 
 @cache
-def _queue_statement(dialect: str, columns: tuple[str, ...], replaces: bool) -> Executable:
-    """The statement of :func:`queue`, built once for each database, columns and whether the
-    email replaces a queued one: building it costs more than running it.
+def _queue_statement(
+    dialect: str, columns: tuple[str, ...], replaces: bool, prefix: str
+) -> postgresql.Insert | sqlite.Insert:
+    """The statement of :func:`queue`, built once for each database, columns, whether the
+    email replaces a queued one and its parameters' prefix: building it costs more than
+    running it.
 
     Core, not ORM-enabled: the ORM's insert, returning the row as an object, cost a move
     some 650 of its 5,500 function calls (``bench/calls.py``), for an object no caller
@@ -118,7 +134,7 @@ def _queue_statement(dialect: str, columns: tuple[str, ...], replaces: bool) -> 
     table = cast(Table, OutboxMessage.__table__)
     insert = (
         upsert(table, dialect)
-        .values({name: bindparam(name) for name in ("kind", "replace_key", *columns)})
+        .values({name: bindparam(f"{prefix}{name}") for name in ("kind", "replace_key", *columns)})
         .inline()
     )
     if not replaces:
@@ -152,20 +168,26 @@ def _queued(key: str) -> OutboxMessage | None:
 def withdraw(kind: str, player_id: int) -> None:
     """Withdraw the player's unsent email of ``kind`` (a kind that replaces): it is out of date.
 
-    A turn email once the player has moved, say: called inside the move's
-    transaction. An email a worker has claimed (locked while it is written, then
-    ``sending``) is too late to stop: it is passed over rather than waited for.
-    Raises ``ValueError`` for a kind that replaces none.
+    Inside the caller's transaction. An email a worker has claimed (locked while it
+    is written, then ``sending``) is too late to stop: it is passed over rather than
+    waited for. Raises ``ValueError`` for a kind that replaces none.
     """
+    write = withdrawal(kind, player_id)
+    db.session.execute(write.statement, write.params)
+
+
+def withdrawal(kind: str, player_id: int) -> Write:
+    """The one statement of :func:`withdraw`, to be written with others: a move withdraws the
+    mover's turn email with its own writes (:func:`service.games._record`), whether an email
+    waited or not, and pays no round trip of its own for it."""
     key = _replace_key(kinds.kind(kind), player_id)
     if key is None:
         raise ValueError(f"a {kind} email does not replace an unsent one")
-    # One statement: a move pays for one round trip here, whether an email waited or not.
-    db.session.execute(_withdraw_statement(), {"key": key})
+    return Write(_withdraw_statement(), {"withdrawn_key": key})
 
 
 @cache
-def _withdraw_statement() -> Executable:
+def _withdraw_statement() -> Update:
     """The statement of :func:`withdraw`, built once: building it costs more than running it.
 
     Core, not ORM-enabled: the session is not synchronised, as no caller has loaded the
@@ -178,7 +200,9 @@ def _withdraw_statement() -> Executable:
         .where(
             table.c.id.in_(
                 select(table.c.id)
-                .where(table.c.replace_key == bindparam("key"), table.c.status == "queued")
+                .where(
+                    table.c.replace_key == bindparam("withdrawn_key"), table.c.status == "queued"
+                )
                 .with_for_update(skip_locked=True)
             )
         )
