@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gettext
 import html
+import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,6 +23,7 @@ from service import language as lang
 from service.language import recipient_locale
 from service.mail.compose import render
 from service.models import Game, Player, db
+from service.players.annotations import choose_reasons
 from service.replies.reading import move_line, read_move
 from service.rules import DECK, SEATS, RuleError, apply, new_game
 
@@ -144,6 +146,20 @@ def test_every_rule_of_the_engine_has_a_message(ctx: Flask, look: str) -> None:
             for code in codes:
                 message = game_text.rule_message(code, params, look=look, opponent="shadow")
                 assert message and "%(" not in message, (language, code)
+
+
+@pytest.mark.parametrize(
+    ("size", "french"),
+    [
+        (1, "Vous ne donnez qu’une carte\u00a0: reposez-en une."),
+        (2, "Vous ne donnez que 2 cartes\u00a0: reposez-en une."),
+    ],
+)
+def test_too_many_cards_chosen_reads_as_french(ctx: Flask, size: int, french: str) -> None:
+    """One card is written out ("qu’une"): "que 1 carte" is no French."""
+    view = {"legal": {"choose": size, "must_include_elixir": False}, "hand": ["2H", "3H", "4H"]}
+    with force_locale("fr"):
+        assert json.loads(choose_reasons(view)["count"])[str(size + 1)] == french
 
 
 def test_english_messages_keep_the_engines_wording(ctx: Flask) -> None:
