@@ -142,7 +142,9 @@ def _queue_statement(
     return insert.on_conflict_do_update(
         index_elements=[table.c.replace_key],
         index_where=text("status = 'queued'"),
-        set_={column: insert.excluded[column] for column in columns},
+        # The row keeps when it was first queued: the mail page lists it by its id, newest
+        # first, and finds it on the day it was queued, as it did its predecessor.
+        set_={column: insert.excluded[column] for column in columns if column != "created_at"},
     )
 
 

@@ -7,12 +7,14 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Callable
+from datetime import timedelta
 from email.parser import BytesParser
 from email.policy import default
 from typing import Any
 
 import psycopg
 import pytest
+import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -276,6 +278,29 @@ def test_a_move_does_not_wait_for_a_worker_sending_the_movers_turn_email(
     assert not isinstance(outcome[0], BaseException), outcome
     assert outcome[0][0] == mover
     assert row(app, first.id).status == "sent"
+
+
+def test_a_turn_email_replaced_keeps_when_it_was_first_queued(app: Flask, make_game) -> None:
+    """The row a newer turn email rewrites keeps its id, and its time with it."""
+    make_game()
+    first = utcnow() - timedelta(days=2)
+    with app.app_context(), transaction():
+        player = db.session.scalars(db.select(Player).where(Player.seat == "shadow")).one()
+        with time_machine.travel(first, tick=False):
+            queue(
+                Email("old", "old", "<p>old</p>"),
+                kind="turn",
+                recipient=player.email,
+                player=player,
+            )
+        older = queued_turn(player)
+        db.session.expunge(older)
+        queue(Email("new", "new", "<p>new</p>"), kind="turn", recipient=player.email, player=player)
+        newer = queued_turn(player)
+        assert (newer.id, newer.subject) == (older.id, "new")
+        assert newer.message_id != older.message_id
+        assert newer.created_at == older.created_at == first
+        assert newer.next_attempt_at > first
 
 
 def test_a_failed_turn_email_is_not_queued_again_behind_a_newer_one(app: Flask, make_game) -> None:
