@@ -7,11 +7,13 @@ import json
 import random
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from html.parser import HTMLParser
 from typing import Any
 
+import psycopg
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import event, select
@@ -26,6 +28,29 @@ from service.mail.kinds import written
 from service.models import Game, Invitation, OutboxMessage, Player, db
 from service.rules import SEATS, Variant, new_game
 from service.unit_of_work import transaction
+
+
+def waits_on_a_lock(database_url: str) -> Callable[[], bool]:
+    """Whether a connection to the database at ``database_url`` waits for a lock, asked anew
+    at each call."""
+
+    def check() -> bool:
+        with psycopg.connect(database_url) as conn:
+            found = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ).fetchone()
+        return bool(found and found[0])
+
+    return check
+
+
+def wait_until(condition: Callable[[], object], seconds: float = 30) -> None:
+    """Return once ``condition()`` holds; fail if it has not within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
 
 
 @contextmanager

@@ -12,7 +12,6 @@ from email.parser import BytesParser
 from email.policy import default
 from typing import Any
 
-import psycopg
 import pytest
 import time_machine
 from flask import Flask
@@ -27,7 +26,13 @@ from service.rules import SEATS
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one
-from ..helpers import failed_turn_behind_a_newer_one, queued_turn, random_move, write_queued
+from ..helpers import (
+    failed_turn_behind_a_newer_one,
+    queued_turn,
+    random_move,
+    waits_on_a_lock,
+    write_queued,
+)
 from ..smtp import SMTPServer
 
 pytestmark = pytest.mark.both_backends
@@ -143,18 +148,6 @@ def moving(app: Flask, tokens: dict[str, Any], rng: random.Random) -> tuple[thre
     thread = threading.Thread(target=move)
     thread.start()
     return thread, outcome
-
-
-def waits_on_a_lock(database_url: str) -> Callable[[], bool]:
-    def check() -> bool:
-        with psycopg.connect(database_url) as conn:
-            found = conn.execute(
-                "SELECT count(*) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            ).fetchone()
-        return bool(found and found[0])
-
-    return check
 
 
 def send_one_message(app: Flask) -> None:

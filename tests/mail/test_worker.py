@@ -32,9 +32,8 @@ from service.rules import SEATS, to_act
 from service.unit_of_work import transaction
 
 from ..conftest import base_config
-from ..helpers import pick_action
+from ..helpers import pick_action, wait_until, waits_on_a_lock
 from ..smtp import SMTPServer, free_port
-from .test_outbox import waits_on_a_lock
 
 pytestmark = pytest.mark.both_backends
 
@@ -546,7 +545,7 @@ def test_a_worker_killed_before_its_commit_sends_once_more_with_the_same_id(
         with psycopg.connect(postgres_database) as blocker:
             blocker.execute("LOCK TABLE outbox IN SHARE MODE")
             reply.set()
-            _wait_for(waits_on_a_lock(postgres_database))
+            wait_until(waits_on_a_lock(postgres_database))
             # One sent and not marked: its commit waits, and the next is not claimed before it.
             assert len(smtp_server.received) == 1
             worker.send_signal(signal.SIGKILL)
@@ -674,12 +673,12 @@ def test_database_restarting_under_the_worker_loses_nothing(
     try:
         with worker_thread(proxied, smtp_server.port, tmp_path):
             queue_games(pg_app, 3)
-            _wait_for(lambda: len(smtp_server.received) == 6)
+            wait_until(lambda: len(smtp_server.received) == 6)
             proxy.cut()
             queue_games(pg_app, 3)  # written straight to the database while the worker is cut off
             time.sleep(1.5)
             proxy.restore()
-            _wait_for(
+            wait_until(
                 lambda: (
                     len(_ids(smtp_server)) == 12 and {m.status for m in outbox(pg_app)} == {"sent"}
                 ),
@@ -695,13 +694,6 @@ def test_database_restarting_under_the_worker_loses_nothing(
 
 def _ids(server: SMTPServer) -> Counter:
     return Counter(r.message["Message-ID"] for r in server.received)
-
-
-def _wait_for(condition: Any, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.05)
 
 
 def test_a_pass_that_finds_nothing_to_send_logs_nothing(

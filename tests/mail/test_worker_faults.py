@@ -29,9 +29,9 @@ from service.unit_of_work import transaction
 
 from ..admin.conftest import csrf_token, sign_in
 from ..conftest import base_config
-from ..helpers import pick_action
+from ..helpers import pick_action, wait_until
 from ..smtp import Received, SMTPServer, free_port
-from .test_worker import _ids, _wait_for, outbox, queue_games, worker_thread
+from .test_worker import _ids, outbox, queue_games, worker_thread
 
 # A fullwidth v: it reads as victim@example.com, and only SMTPUTF8 can carry it.
 WIDE_V = "\uff56ictim@example.com"
@@ -203,7 +203,7 @@ def test_a_database_connection_lost_mid_batch_sends_nothing_twice(
     smtp_server.handler.on_data = terminate
     url = f"{postgres_database}?application_name={name}"
     with worker_thread(url, smtp_server.port, tmp_path):
-        _wait_for(
+        wait_until(
             lambda: len(_ids(smtp_server)) == 10 and {m.status for m in outbox(pg_app)} == {"sent"}
         )
     assert terminated and all(row == (True,) for row in terminated)
