@@ -647,28 +647,40 @@ def lock_game(game_id: int) -> Game:
 
 
 def _locked(by: Literal["game", "player"], key: int) -> Game | None:
-    """The game of id ``key``, or of the player of id ``key``, re-read with its players and
-    locked for update.
+    """The game of id ``key``, or of the player of id ``key``, locked for update, then read
+    again with its players, each with the vacation of its address (a deadline given then
+    counts from its end, :func:`_vacation_end`).
 
-    Only the game's row is locked; its players come in the same statement, as
-    every change to a game reads them, each with the vacation of its address (a
-    deadline given then counts from its end, :func:`_vacation_end`).
+    Two statements, the lock and then the read. At READ COMMITTED a statement that
+    waits for a row's lock reads that row again once it holds it, but every other row
+    as it was when the statement began: read with the lock, the players and their
+    vacations would miss what the transaction that held the lock committed (an
+    address corrected and its link revoked, a vacation taken), and a move would be
+    taken through a dead link, or given a deadline that runs through a vacation.
     """
-    return db.session.scalars(_lock_statement(by), {"key": key}).unique().one_or_none()
+    game_id = db.session.execute(_lock_statement(by), {"key": key}).scalar_one_or_none()
+    if game_id is None:
+        return None
+    return db.session.scalars(_read_statement(), {"game_id": game_id}).unique().one()
 
 
 @cache
-def _lock_statement(by: Literal["game", "player"]) -> Select[Game]:
-    """The statement of :func:`_locked`, built once: building it costs more than running it."""
+def _lock_statement(by: Literal["game", "player"]) -> Select[int]:
+    """The lock of :func:`_locked`, built once: building it costs more than running it."""
     key = bindparam("key", type_=Integer)
     which: ColumnElement[int] = (
         select(Player.game_id).where(Player.id == key).scalar_subquery() if by == "player" else key
     )
+    return select(Game.id).where(Game.id == which).with_for_update(of=Game)
+
+
+@cache
+def _read_statement() -> Select[Game]:
+    """The read of :func:`_locked`, built once."""
     return (
         select(Game)
-        .where(Game.id == which)
+        .where(Game.id == bindparam("game_id", type_=Integer))
         .options(joinedload(Game.players).undefer(Player.vacation_until))
-        .with_for_update(of=Game)
         .execution_options(populate_existing=True)
     )
 

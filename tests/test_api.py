@@ -540,17 +540,20 @@ def test_the_view_read_in_one_statement_names_the_computer(
     )
 
 
-def test_a_move_reads_its_game_once_under_the_lock(app, client, make_game) -> None:
-    """The link's player is read alone: the move reads the game and its seats, locked."""
+def test_a_move_locks_its_game_then_reads_it_once(app, client, make_game) -> None:
+    """The move locks its game's row first, by the link's player, then reads the game with its
+    seats once, after the lock (which a statement waiting for it would not see past)."""
     game = make_game()
     seen = view(client, game["keeper"])
     body = {"version": seen["version"], **pick_action(seen, random.Random(2))}
     with statements_run(app) as statements:
         assert post(client, game["keeper"], body).status_code == 200
-    reads = [sql for sql, _ in statements if re.search(r"\bgames(_\d+)?\.state\b", sql)]
-    reads = [sql for sql in reads if sql.lstrip().startswith("SELECT")]
+    selects = [sql for sql, _ in statements if sql.lstrip().startswith("SELECT")]
+    reads = [sql for sql in selects if re.search(r"\bgames(_\d+)?\.state\b", sql)]
     assert len(reads) == 1, "\n\n".join(reads)
-    assert "FOR UPDATE" in reads[0]
+    assert "FOR UPDATE" not in reads[0] and "players" in reads[0]
+    (lock,) = [sql for sql in selects if "FOR UPDATE" in sql]
+    assert selects.index(lock) < selects.index(reads[0])
 
 
 def test_a_game_not_started_says_so_to_a_move(app: Flask, client: FlaskClient) -> None:

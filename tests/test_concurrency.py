@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 from collections import Counter
 from typing import Any
 
@@ -10,12 +11,13 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
+from service import games
 from service.games import Seating, create_game
 from service.links import token_for
-from service.models import Event, Game, db
+from service.models import Event, Game, Player, db
 from service.unit_of_work import transaction
 
-from .helpers import at_once, pick_action
+from .helpers import at_once, pick_action, wait_until, waits_on_a_lock
 
 pytestmark = pytest.mark.postgres
 
@@ -141,6 +143,40 @@ def test_two_different_moves_on_the_same_version_apply_exactly_one(pg_app: Flask
             assert stored.version == view["version"] + 1 and played == winner
             moves = db.session.query(Event).filter_by(game_id=game["id"], kind="move").count()
             assert moves == 3
+
+
+def test_a_move_through_a_link_revoked_while_it_waits_is_refused(
+    pg_app: Flask, postgres_database: str
+) -> None:
+    """An admin corrects Kim's address, which gives her seat a new link, and holds the game's
+    lock as a move comes through her old link: the move waits, then finds the link dead."""
+    game = new_game(pg_app, seed=3)
+    view = pg_app.test_client().get(f"/api/play/{game['keeper']}").get_json()
+    body = {"version": 0, **pick_action(view, random.Random(1))}
+    with pg_app.app_context():
+        kim = db.session.scalars(select(Player).where(Player.seat == "keeper")).one()
+        kim_id = kim.id
+    corrected, release = threading.Event(), threading.Event()
+
+    def correct() -> None:
+        with pg_app.app_context(), transaction():
+            games.correct_address(kim_id, "kim.new@example.com", "ada")
+            corrected.set()
+            release.wait(30)
+
+    statuses: list[int] = []
+    admin = threading.Thread(target=correct)
+    admin.start()
+    assert corrected.wait(30)
+    mover = threading.Thread(target=lambda: statuses.append(post(pg_app, game["keeper"], body)))
+    mover.start()
+    wait_until(waits_on_a_lock(postgres_database))  # the move waits for the admin's lock
+    release.set()
+    admin.join(30)
+    mover.join(30)
+    assert statuses == [404]
+    with pg_app.app_context():
+        assert db.session.get_one(Game, game["id"]).version == 0
 
 
 def test_both_players_turning_notes_off_at_once_write_one_event(pg_app: Flask) -> None:

@@ -55,6 +55,8 @@ from .helpers import (
     from_elsewhere,
     request_invitation,
     statements_run,
+    wait_until,
+    waits_on_a_lock,
     write_queued,
 )
 from .secrecy import hidden_cards, leaks
@@ -1224,6 +1226,48 @@ def test_a_vacation_taken_as_the_opponent_moves_pauses_the_move_it_makes_owed(
         with app.app_context():
             stored = db.session.get_one(Game, game["id"])
             assert "keeper" in to_act(stored.state)
+            assert stored.deadline == NOW + timedelta(days=10 + 5)
+
+
+@pytest.mark.postgres
+def test_a_move_waiting_for_a_vacation_taken_meanwhile_counts_its_deadline_from_its_end(
+    app: Flask, make_game, postgres_database: str
+) -> None:
+    """Kim's vacation holds the game's lock as Sam moves: his move, which makes her owe one,
+    waits for it, then sees her away and counts her deadline from her return."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=9, days_per_move=5)
+        with app.app_context(), transaction():
+            kim, sam = db.session.get_one(Game, game["id"]).players
+            games.apply_move(kim.id, 0, pick_action(games.player_view(kim), random.Random(1)))
+            sam_id = sam.id
+        with app.app_context():
+            sam_move = pick_action(
+                games.player_view(db.session.get_one(Player, sam_id)), random.Random(2)
+            )
+        taken, release = threading.Event(), threading.Event()
+
+        def away() -> None:
+            with app.app_context(), transaction():
+                homes.take_vacation(KIM, 10)  # locks each game of Kim's, this one too
+                taken.set()
+                release.wait(30)
+
+        def move() -> None:
+            with app.app_context(), transaction():
+                games.apply_move(sam_id, 1, sam_move)
+
+        vacationing, moving = threading.Thread(target=away), threading.Thread(target=move)
+        vacationing.start()
+        assert taken.wait(30)
+        moving.start()
+        wait_until(waits_on_a_lock(postgres_database))  # Sam's move waits for the vacation
+        release.set()
+        vacationing.join(30)
+        moving.join(30)
+        with app.app_context():
+            stored = db.session.get_one(Game, game["id"])
+            assert stored.version == 2 and "keeper" in to_act(stored.state)
             assert stored.deadline == NOW + timedelta(days=10 + 5)
 
 

@@ -132,7 +132,7 @@ def test_a_move_writes_in_one_statement_on_postgresql(
     app: Flask, client: FlaskClient, make_game: Any
 ) -> None:
     """The move's event, its game's and mover's rows and the withdrawal of the mover's turn
-    email: written together, after the statement that locks the game."""
+    email: written together, after the statements that lock the game and read it."""
     game = make_game()
     with app.app_context(), transaction():
         played = db.session.get(Game, game["id"])
@@ -148,8 +148,8 @@ def test_a_move_writes_in_one_statement_on_postgresql(
     assert answer.status_code == 200, answer.get_json()
     with app.app_context():
         if db.session.get_bind().dialect.name == "postgresql":
-            assert len(run) == 2
-            assert "FOR UPDATE" in run[0][0] and run[1][0].startswith("WITH")
+            assert len(run) == 3
+            assert "FOR UPDATE" in run[0][0] and run[2][0].startswith("WITH")
         (event,) = db.session.scalars(select(Event).where(Event.kind == "move"))
         played = db.session.get(Game, game["id"])
         assert (event.seat, event.version) == (seat, played.version) == (seat, 1)
