@@ -137,9 +137,17 @@ class Refusal(Exception):
 
 
 def receive(
-    raw: bytes, *, envelope_from: str | None = None, recipients: tuple[str, ...] = ()
+    raw: bytes,
+    *,
+    envelope_from: str | None = None,
+    recipients: tuple[str, ...] = (),
+    size: int | None = None,
 ) -> Outcome:
     """Handle one incoming message (its bytes, and the SMTP envelope when there is one).
+
+    ``size`` is the whole message's when ``raw`` is only its first bytes: a message
+    over :data:`MAX_MESSAGE_BYTES` is not read past its headers, so a reader that
+    knows its size beforehand (the IMAP reader) need not fetch the rest.
 
     Only the headers are read until the tag and the sender are known to be the
     player's; the body is parsed last, and only if it has few parts. Each
@@ -149,7 +157,7 @@ def receive(
     # Over the limit, only the headers are read (from the message's first bytes): the
     # player's own reply is answered, a stranger's dropped as any other. The LMTP server
     # refuses such a message before it is sent; the IMAP reader finds it in the mailbox.
-    too_large = len(raw) > MAX_MESSAGE_BYTES
+    too_large = (len(raw) if size is None else size) > MAX_MESSAGE_BYTES
     head = _parse(raw[:HEAD_BYTES] if too_large else raw, headers_only=True)
     overlong = _overlong_header(head)
     if overlong is not None:

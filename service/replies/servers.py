@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import imaplib
 import logging
+import re
 import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -45,7 +46,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from ..config import ConfigError
 from ..errors import is_outage, outage_reason
 from ..models import db
-from .inbound import MAX_TAKEN_BYTES, Outcome, receive
+from .inbound import HEAD_BYTES, MAX_MESSAGE_BYTES, MAX_TAKEN_BYTES, Outcome, receive
 from .tags import read_tag, tag_in
 
 log = logging.getLogger(__name__)
@@ -178,6 +179,8 @@ def serve(
 # What the IMAP server being unreachable, lost or refusing a command for now raises: the
 # reader waits and tries again (imap_tools' own errors for a refused command included).
 IMAP_UNAVAILABLE = (OSError, imaplib.IMAP4.error, UnexpectedCommandStatusError)
+# A message's size in the server's answer to FETCH (RFC822.SIZE).
+SIZE = re.compile(rb"RFC822\.SIZE (\d+)")
 
 # Seconds of each IDLE before the reader checks whether it is asked to stop.
 IDLE_SPELL = 5.0
@@ -338,7 +341,7 @@ def fetch_once(
             unreadable.passed_over.add(key)
         else:
             try:
-                raw = _raw_message(box, uid)
+                raw, size = _raw_message(box, uid)
             except (OSError, imaplib.IMAP4.error, MailboxFetchError, LookupError) as exc:
                 tries = unreadable.failed(key)
                 log.warning(
@@ -356,7 +359,7 @@ def fetch_once(
                 else:
                     raise MessageLost(uid) from exc
             else:
-                _handle(app, uid, raw)
+                _handle(app, uid, raw, size)
         try:
             box.move(uid, done)
         except UnexpectedCommandStatusError as exc:
@@ -367,14 +370,14 @@ def fetch_once(
     return handled
 
 
-def _handle(app: Flask, uid: str, raw: bytes) -> None:
-    """Hand the message ``uid`` to the service; raises only for an outage, which leaves it
-    in the folder."""
+def _handle(app: Flask, uid: str, raw: bytes, size: int) -> None:
+    """Hand the message ``uid`` (of ``size`` bytes, ``raw`` its first bytes or all of them)
+    to the service; raises only for an outage, which leaves it in the folder."""
     with app.app_context():
         try:
             # The bytes as they came, as the LMTP server hands them over: a message is
             # parsed only by the service, here where what it raises stays this message's.
-            receive(raw)
+            receive(raw, size=size)
         except Exception as exc:
             if is_outage(exc):
                 raise  # the message stays, to be read once the database is back
@@ -383,13 +386,26 @@ def _handle(app: Flask, uid: str, raw: bytes) -> None:
             db.session.remove()
 
 
-def _raw_message(box: BaseMailBox, uid: str) -> bytes:
-    """The bytes of the message ``uid``, unparsed, without marking it read."""
-    result = box.client.uid("FETCH", uid, "(BODY.PEEK[])")
+def _raw_message(box: BaseMailBox, uid: str) -> tuple[bytes, int]:
+    """The bytes of the message ``uid``, unparsed, without marking it read, and its size.
+
+    Of a message over :data:`MAX_MESSAGE_BYTES` (a photo attached), only its first
+    :data:`HEAD_BYTES`, where its headers are: the service reads no more of it, and its
+    size alone says it is too large to read. Fetching all of it would hold the reader
+    for as long as the server takes to send it, however large it is.
+    """
+    result = box.client.uid("FETCH", uid, "(RFC822.SIZE)")
+    check_command_status(result, MailboxFetchError)
+    found = next((SIZE.search(item) for item in result[1] if isinstance(item, bytes)), None)
+    if found is None:
+        raise LookupError(f"the IMAP server gave no size of message {uid}")
+    size = int(found.group(1))
+    part = "BODY.PEEK[]" if size <= MAX_MESSAGE_BYTES else f"BODY.PEEK[]<0.{HEAD_BYTES}>"
+    result = box.client.uid("FETCH", uid, f"({part})")
     check_command_status(result, MailboxFetchError)
     for item in result[1]:
         if isinstance(item, tuple) and isinstance(item[1], bytes):
-            return item[1]
+            return item[1], size
     raise LookupError(f"the IMAP server gave no message {uid}")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import imaplib
 import logging
 import random
 import socket
@@ -29,6 +30,7 @@ from service import create_app
 from service.models import Game, db
 from service.perspective import player_view
 from service.replies import servers
+from service.replies.inbound import HEAD_BYTES, MAX_MESSAGE_BYTES
 
 from ..conftest import IN_CI, base_config
 from ..helpers import pick_action
@@ -74,14 +76,17 @@ def warned_by_reader(record: logging.LogRecord) -> bool:
     return record.name == servers.__name__ and record.levelno >= logging.WARNING
 
 
-def a_reply(app: Flask, game_id: int, smtp_server) -> bytes:
-    """The keeper's reply to their invitation, with the cards they give in the exchange."""
+def a_reply(app: Flask, game_id: int, smtp_server, attached: int = 0) -> bytes:
+    """The keeper's reply to their invitation, with the cards they give in the exchange (and
+    a file of ``attached`` bytes, if any)."""
     with app.app_context():
         view = player_view(db.session.get_one(Game, game_id).player("keeper"))
     cards = pick_action(view, random.Random(1))["exchange"]
     (invitation,) = smtp_server.handler.to("kim@example.com")
     message = reply_message(invitation, " ".join(cards))
     message["Delivered-To"] = str(message["To"])
+    if attached:
+        message.add_attachment(b"x" * attached, maintype="application", subtype="octet-stream")
     return message.as_bytes(policy=message.policy.clone(linesep="\r\n"))
 
 
@@ -109,6 +114,36 @@ def test_one_pass_reads_the_folder_and_moves_what_it_handled(
         assert len(list(box.uids())) == 1
     result = runner.invoke(args=["mail", "fetch", "--once"])
     assert "handled 0 message(s)" in result.output
+
+
+def test_a_message_over_a_megabyte_is_fetched_no_further_than_its_headers(
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server, monkeypatch
+) -> None:
+    """Its size says it is too large to read: the player is told so, as for one that came
+    over LMTP, and the reader is not held while the server sends the rest of it."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    with mailbox(imap_server) as box:
+        box.append(a_reply(app, game_id, smtp_server, attached=3 * MAX_MESSAGE_BYTES), "INBOX")
+    fetched: list[int] = []
+    uid = imaplib.IMAP4.uid
+
+    def counted(client: imaplib.IMAP4, command: str, *args: str) -> tuple[str, list[Any]]:
+        answer = uid(client, command, *args)
+        for item in answer[1] or []:
+            parts = item if isinstance(item, tuple) else (item,)
+            fetched.extend(len(part) for part in parts if isinstance(part, bytes))
+        return answer
+
+    monkeypatch.setattr(imaplib.IMAP4, "uid", counted)
+    result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert result.exit_code == 0, result.output
+    assert "handled 1 message(s)" in result.output
+    assert version(app, game_id) == 0
+    assert 0 < sum(fetched) < 2 * HEAD_BYTES
+    deliver()
+    answers = smtp_server.handler.to("kim@example.com")
+    assert any("Your reply was too large to read (over 1 MB)" in a.text for a in answers)
 
 
 @contextmanager
@@ -553,9 +588,9 @@ def test_a_stop_ends_a_backlog_between_two_messages(
     stop = threading.Event()
     receive = servers.receive
 
-    def then_stop(raw: bytes) -> Any:
+    def then_stop(raw: bytes, **given: Any) -> Any:
         stop.set()  # SIGTERM, as the message is read
-        return receive(raw)
+        return receive(raw, **given)
 
     monkeypatch.setattr(servers, "receive", then_stop)
     caplog.set_level("INFO", logger=servers.__name__)
