@@ -92,39 +92,32 @@ def test_nothing_to_write_is_refused(app: Flask) -> None:
         write_together([])
 
 
-def test_a_parameter_named_twice_is_refused_before_anything_is_sent(pg_app: Flask) -> None:
-    again = insert(ADDRESSES).values(email=bindparam("kim_email"))
+MATCHES = cast(Table, Match.__table__)
+
+
+@pytest.mark.parametrize(
+    ("statements", "refusal"),
+    [
+        ([INSERT_KIM, insert(ADDRESSES).values(email=bindparam("kim_email"))], "kim_email"),
+        # SQLAlchemy would give its value to that column of every INSERT in the statement.
+        (
+            [INSERT_KIM, update(ADDRESSES).values(declined_at=bindparam("declined_at"))],
+            "declined_at",
+        ),
+        # A column default computed in Python is not computed inside the WITH clause.
+        ([insert(MATCHES).values(id=bindparam("match_id")), INSERT_KIM], "created_at"),
+    ],
+    ids=["a parameter named twice", "a parameter named as a column", "a Python default left"],
+)
+def test_writes_that_cannot_go_together_are_refused_before_anything_is_sent(
+    pg_app: Flask, statements: list[Any], refusal: str
+) -> None:
     with (
         pg_app.app_context(),
         statements_run(pg_app) as run,
-        pytest.raises(ValueError, match="kim_email"),
+        pytest.raises(ValueError, match=refusal),
     ):
-        write_together([Write(INSERT_KIM, {}), Write(again, {})])
-    assert run == []
-
-
-def test_a_parameter_named_as_a_column_is_refused(pg_app: Flask) -> None:
-    """SQLAlchemy would give its value to that column of every INSERT in the statement."""
-    decline = update(ADDRESSES).values(declined_at=bindparam("declined_at"))
-    with (
-        pg_app.app_context(),
-        statements_run(pg_app) as run,
-        pytest.raises(ValueError, match="declined_at"),
-    ):
-        write_together([Write(INSERT_KIM, {}), Write(decline, {})])
-    assert run == []
-
-
-def test_an_insert_left_to_a_python_default_is_refused(pg_app: Flask) -> None:
-    """A column default computed in Python is not computed inside the WITH clause."""
-    matches = cast(Table, Match.__table__)
-    without_time = insert(matches).values(id=bindparam("match_id"))
-    with (
-        pg_app.app_context(),
-        statements_run(pg_app) as run,
-        pytest.raises(ValueError, match="created_at"),
-    ):
-        write_together([Write(without_time, {"match_id": 1}), Write(INSERT_KIM, {})])
+        write_together([Write(statement, {}) for statement in statements])
     assert run == []
 
 
