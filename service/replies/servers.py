@@ -396,7 +396,16 @@ def _raw_message(box: BaseMailBox, uid: str) -> tuple[bytes, int]:
     """
     result = box.client.uid("FETCH", uid, "(RFC822.SIZE)")
     check_command_status(result, MailboxFetchError)
-    found = next((SIZE.search(item) for item in result[1] if isinstance(item, bytes)), None)
+    # imaplib hands back every FETCH answer the server gave since the last FETCH: a flag
+    # another client changed meanwhile may come first, without a size.
+    found = next(
+        (
+            match
+            for item in result[1]
+            if isinstance(item, bytes) and (match := SIZE.search(item)) is not None
+        ),
+        None,
+    )
     if found is None:
         raise LookupError(f"the IMAP server gave no size of message {uid}")
     size = int(found.group(1))

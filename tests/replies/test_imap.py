@@ -23,6 +23,7 @@ from imap_tools import (
     MailboxLoginError,
     MailboxMoveError,
     MailBoxUnencrypted,
+    MailMessageFlags,
 )
 from imap_tools.idle import IdleManager
 
@@ -144,6 +145,33 @@ def test_a_message_over_a_megabyte_is_fetched_no_further_than_its_headers(
     deliver()
     answers = smtp_server.handler.to("kim@example.com")
     assert any("Your reply was too large to read (over 1 MB)" in a.text for a in answers)
+
+
+def test_a_flag_another_client_set_meanwhile_does_not_hide_a_messages_size(
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server, monkeypatch
+) -> None:
+    """Someone reading the mailbox marks a message while the reader has it open: the
+    server tells the reader so in a FETCH answer of its own, which imaplib hands back with
+    the next FETCH, ahead of the size asked for. The reply is read in this pass all the
+    same, not put off as one the server would not hand over."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    with mailbox(imap_server) as box:
+        box.append(a_reply(app, game_id, smtp_server), "INBOX")
+        box.append(stranger_message(), "INBOX")
+        second = box.uids()[1]
+    search = BaseMailBox.uids
+
+    def then_seen_elsewhere(self: BaseMailBox, *args: Any, **kwargs: Any) -> list[str]:
+        with mailbox(imap_server) as other:
+            other.flag(second, MailMessageFlags.FLAGGED, True)
+        return search(self, *args, **kwargs)
+
+    monkeypatch.setattr(BaseMailBox, "uids", then_seen_elsewhere)
+    result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert result.exit_code == 0, result.output
+    assert "handled 2 message(s)" in result.output
+    assert version(app, game_id) == 1
 
 
 @contextmanager
