@@ -157,7 +157,8 @@ def receive(
     # Over the limit, only the headers are read (from the message's first bytes): the
     # player's own reply is answered, a stranger's dropped as any other. The LMTP server
     # refuses such a message before it is sent; the IMAP reader finds it in the mailbox.
-    too_large = (len(raw) if size is None else size) > MAX_MESSAGE_BYTES
+    # The larger of the two: a server's size is what it says, the bytes are what it sent.
+    too_large = max(len(raw), size or 0) > MAX_MESSAGE_BYTES
     head = _parse(raw[:HEAD_BYTES] if too_large else raw, headers_only=True)
     overlong = _overlong_header(head)
     if overlong is not None:

@@ -1211,3 +1211,18 @@ def test_a_player_of_an_internationalised_domain_replies_from_its_ascii_form(
     assert message["From"] == "kim@xn--bcher-kva.de"
     send(inbound, message)
     assert "You gave" in applied(app, game_id, smtp_server, deliver, message).text
+
+
+def test_a_message_over_a_megabyte_is_not_read_whatever_size_the_server_gave(
+    app, started, smtp_server, deliver
+) -> None:
+    """The IMAP server says how large a message is before it is fetched; one that says less
+    than the bytes it then hands over (a size counted with bare line ends, or a guess) has
+    its message held to the limit by the bytes themselves."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    message.add_attachment(b"x" * 800_000, maintype="application", subtype="octet-stream")
+    raw = as_bytes(message)
+    with app.app_context():
+        assert receive(raw, size=1000) == Outcome("refused", "too_large", answered=True)
+    assert snapshot(app, game_id)[0] == 0
