@@ -618,7 +618,7 @@ def _late(game: Game, player: Player) -> bool:
 def _lock(player_id: int) -> tuple[Game, Player]:
     """The player's game, locked for update until the transaction ends, and the player.
 
-    One statement: a move reaches its game from the player's id alone.
+    From the player's id alone: the lock finds the game by it (:func:`_locked`).
     """
     game = _locked("player", player_id)
     if game is None:
@@ -937,8 +937,9 @@ def _vacation_end(players: list[Player], now: datetime) -> datetime | None:
     """When the last of these players comes back from a vacation running at ``now``; ``None``
     when none of them is away.
 
-    From what the game's lock read with them (:func:`_lock_statement`); a player not read so
-    (a new game's), or whose address has changed since, is asked for in one statement.
+    From what was read with them after the game's lock (:func:`_read_statement`); a player
+    not read so (a new game's), or whose address has changed since, is asked for in one
+    statement.
     """
     if not all(_vacation_read(player) for player in players):
         # Nothing to flush for this read: the game's row is written once, deadline and all.

@@ -459,7 +459,7 @@ class Player(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # The address's vacation_until (past or not; None for the computer and for an address
     # that never went away). Read only where asked for: a change to the game reads it with
-    # the game's lock (:func:`service.games.lock_game`), rather than in a statement of its own.
+    # the game, after its lock (:func:`service.games.lock_game`), not in a statement of its own.
     vacation_until: Mapped[datetime | None] = column_property(
         select(AddressSettings.vacation_until)
         .where(AddressSettings.email == email)

@@ -526,7 +526,7 @@ def test_a_message_whose_fetch_is_refused_is_passed_over_in_the_pass(
         first = box.uids()[0]
     fetch = servers._raw_message
 
-    def refused_for_the_first(box: BaseMailBox, uid: str) -> bytes:
+    def refused_for_the_first(box: BaseMailBox, uid: str) -> tuple[bytes, int]:
         if uid == first:
             raise refusal
         return fetch(box, uid)
