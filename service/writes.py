@@ -1,12 +1,12 @@
 """Several writes of one change sent to the database as one statement.
 
-A move writes its event, its game's row, the mover's row and the withdrawal of
-the mover's turn email: four statements, each a round trip to PostgreSQL and
-most of the time a move waits on it. On PostgreSQL they go as one statement,
-each write but the last in its WITH clause (a data-modifying common table
-expression): the writes are applied together, or none is, and the last one's
-row count is the statement's. Elsewhere (SQLite, which has no such WITH
-clause) they are executed one after another, in order.
+A move writes its event, its game's row, the mover's row, the withdrawal of the
+mover's turn email and the emails it causes: up to six statements, each a round
+trip to PostgreSQL, which was most of the time a move waited. On PostgreSQL
+they go as one statement, each write but the last in its WITH clause (a
+data-modifying common table expression): the writes are applied together, or
+none is, and the last one's row count is the statement's. Elsewhere (SQLite,
+which has no such WITH clause) they are executed one after another, in order.
 
 The writes of one statement all see the rows as they were before it, so none
 may depend on another's effect: each writes other rows. Their parameters have
