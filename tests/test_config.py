@@ -11,6 +11,7 @@ import types
 from pathlib import Path
 
 import pytest
+from flask import Flask
 
 from service import create_app
 from service.config import SETTINGS, ConfigError, check_limit_storage, database_url, read_settings
@@ -290,11 +291,18 @@ def production_env(monkeypatch: pytest.MonkeyPatch, change: dict[str, str]) -> N
         monkeypatch.setenv(name, value)
 
 
+def production_app(
+    change: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Flask:
+    """The app started with production settings and ``change``."""
+    production_env(monkeypatch, change)
+    return create_app({"instance_path": str(tmp_path / "instance")})
+
+
 def test_production_starts_with_real_settings(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    production_env(monkeypatch, {})
-    app = create_app({"instance_path": str(tmp_path / "instance")})
+    app = production_app({}, monkeypatch, tmp_path)
     assert app.config["PRODUCTION"] and not app.config["LOCAL_MAILBOX"]
     assert not (tmp_path / "instance").exists()
 
@@ -367,8 +375,7 @@ def test_the_sender_must_be_one_address(
 def test_a_sender_with_or_without_a_name_starts(
     sender: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    production_env(monkeypatch, {"MAIL_DEFAULT_SENDER": sender})
-    app = create_app({"instance_path": str(tmp_path)})
+    app = production_app({"MAIL_DEFAULT_SENDER": sender}, monkeypatch, tmp_path)
     assert app.config["MAIL_DEFAULT_SENDER"] == sender
 
 
@@ -421,8 +428,7 @@ def test_production_takes_any_public_https_address(
     url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Its cookies and its HSTS header whatever case its scheme is written in."""
-    production_env(monkeypatch, {"BASE_URL": url})
-    app = create_app({"instance_path": str(tmp_path / "instance")})
+    app = production_app({"BASE_URL": url}, monkeypatch, tmp_path)
     assert app.config["BASE_URL"] == url
     assert app.config["SESSION_COOKIE_SECURE"] and app.config["REMEMBER_COOKIE_SECURE"]
     assert "Strict-Transport-Security" in app.test_client().get("/rules").headers
@@ -538,8 +544,8 @@ def test_per_process_limits_are_refused_under_several_processes_in_production(
     storage: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """However its scheme is written: the limits library reads it lowercased."""
-    production_env(monkeypatch, {"RATELIMIT_STORAGE_URI": storage})
-    assert create_app({"instance_path": str(tmp_path)}).config["RATELIMIT_STORAGE_URI"] == storage
+    app = production_app({"RATELIMIT_STORAGE_URI": storage}, monkeypatch, tmp_path)
+    assert app.config["RATELIMIT_STORAGE_URI"] == storage
     with pytest.raises(ConfigError, match=f"^RATELIMIT_STORAGE_URI={storage} keeps"):
         check_limit_storage(read_settings(), 2)
 
