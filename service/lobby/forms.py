@@ -52,6 +52,13 @@ def mailable(form: FlaskForm, field: Field) -> None:
         ) from None
 
 
+def named(form: FlaskForm, field: Field) -> None:
+    """Require a name that something is left of once cleaned (:func:`service.games.clean_name`):
+    spaces and invisible characters alone would leave the player no name to play under."""
+    if not games.clean_name(field.data or "", ""):
+        raise StopValidation(str(REQUIRED))
+
+
 def address_field(label: LazyString, validators: tuple[object, ...] = ()) -> EmailField:
     """An email address field: required, one the service can mail, not too long."""
     return EmailField(
@@ -76,7 +83,11 @@ class NewGameForm(FlaskForm):
 
     name = StringField(
         _l("Your name"),
-        validators=[InputRequired(message=REQUIRED), Length(max=NAME_LENGTH, message=TOO_LONG)],
+        validators=[
+            InputRequired(message=REQUIRED),
+            named,
+            Length(max=NAME_LENGTH, message=TOO_LONG),
+        ],
     )
     email = address_field(_l("Your email"))
     opponent = RadioField(
@@ -97,6 +108,7 @@ class NewGameForm(FlaskForm):
         validators=[
             against_a_person,
             InputRequired(message=REQUIRED),
+            named,
             Length(max=NAME_LENGTH, message=TOO_LONG),
         ],
     )

@@ -329,6 +329,17 @@ def test_bad_requests_are_refused_with_the_reason(client: FlaskClient) -> None:
     assert response.status_code == 400
 
 
+@pytest.mark.parametrize("blank", ["   ", "\t\u200b"])
+def test_a_name_of_spaces_alone_is_no_name(app: Flask, client: FlaskClient, blank: str) -> None:
+    """Nothing of it would be left to play under: the form asks for a name, and keeps the rest."""
+    response = ask(client, name=blank, opponent_name=blank)
+    assert response.status_code == 400
+    html = response.get_data(as_text=True)
+    assert html.count('-error">This field is required.') == 2
+    assert 'value="bob@example.com"' in html
+    assert count(app, Game) == count(app, Invitation) == count(app, OutboxMessage) == 0
+
+
 def test_a_name_that_reads_as_the_computers_is_refused(app: Flask, client: FlaskClient) -> None:
     """A person called "the computer, hard" would pass for it on pages and in emails."""
     for changes in (
