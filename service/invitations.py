@@ -263,6 +263,9 @@ def play_computer(request: Request) -> Game:
     creator = games.clean_email(request.email)
     role = _creator_role(request.role)
     game = _waiting_game(request, role, games.Seating.the_computer(request.computer))
+    if request.proven:  # its emails greet the player and remind them as any game's do
+        note = "asked for from the player's home page"
+        game.events.add(Event(kind=notify.ASKED_FROM_HOME, version=game.version, note=note))
     withheld = blocked(creator)
     game.player(role).notify = not withheld
     db.session.flush()

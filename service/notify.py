@@ -42,6 +42,7 @@ from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import (
     DEFAULT_EMAIL_POLICY,
+    Event,
     Game,
     Invitation,
     OutboxMessage,
@@ -205,15 +206,24 @@ def greeting(player: Player) -> str | None:
     return None if _unvouched(player) else player.name
 
 
+# The event of a game against the computer asked for from its player's home page, whose link
+# says the address is theirs (:func:`_unvouched`).
+ASKED_FROM_HOME = "asked_from_home"
+
+
 def _unvouched(player: Player) -> bool:
     """Whether nothing says the player's address is theirs: a game against the computer asked
     for on the public page, in which the player has not moved. Such an address gets its
     invitation and the emails of moves, and no reminder or ending besides: one request of a
-    stranger's sends it one email, as an invitation to play a person does."""
+    stranger's sends it one email, as an invitation to play a person does. One asked for from
+    the player's home page (:data:`ASKED_FROM_HOME`) is vouched for by its link."""
     game = player.game
     if game.request_key is None or not game.player(other(player.seat)).is_computer:
         return False
-    return not game.has_moved(player.seat)
+    if game.has_moved(player.seat):
+        return False
+    from_home = select(Event.id).where(Event.game_id == game.id, Event.kind == ASKED_FROM_HOME)
+    return db.session.scalar(from_home.limit(1)) is None
 
 
 def _round_that_ended(player: Player, params: dict[str, Any]) -> dict[str, Any]:

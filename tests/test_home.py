@@ -42,6 +42,7 @@ from service.models import (
     db,
     utcnow,
 )
+from service.notify import greeting
 from service.rules import to_act
 from service.unit_of_work import transaction
 
@@ -432,6 +433,24 @@ def test_a_game_against_the_computer_from_the_page_is_a_click_away(
     view = client.get(f"/api{link[1]}").get_json()
     assert view["seat"] == "keeper" and view["status"] == "active"
     assert view["you"] == "Kim"
+
+
+def test_a_game_against_the_computer_from_the_page_is_vouched_for(
+    app: Flask, client, make_game
+) -> None:
+    """The page's link shows the address is Kim's: her game's emails greet her by her name
+    and remind her of a move due, before she has made one."""
+    make_game()
+    home = home_of(app)
+    answer = ask_from_home(client, home, opponent="computer", level="easy", opponent_name="")
+    assert answer.status_code == 200, answer.text
+    with app.app_context():
+        game = db.session.scalars(select(Game).order_by(Game.id.desc())).first()
+        kim = next(player for player in game.players if not player.is_computer)
+        assert greeting(kim) == "Kim"
+        deadlines.sweep(game.deadline - timedelta(hours=23))
+        reminders = select(OutboxMessage.recipient).where(OutboxMessage.kind == "reminder")
+        assert db.session.scalars(reminders).all() == [KIM]
 
 
 def test_a_tampered_or_replaced_link_makes_no_game(app: Flask, client, make_game) -> None:
