@@ -18,7 +18,7 @@ The pages take forms and the API takes JSON. Flask-WTF's forms read a JSON
 body as their fields, which then hold numbers, lists or ``null`` where the
 validators expect text, and a rate limit keyed on a form's address would
 find none there: a JSON body sent to a page is refused (415) before either
-reads it.
+reads it. No page takes a file either (400).
 """
 
 from __future__ import annotations
@@ -111,6 +111,13 @@ def refuse_nul() -> None:
         )
 
 
+def refuse_files() -> None:
+    """400 for a file sent to a page: no form of the service takes one, and Flask-WTF reads
+    files as fields, handing a text field's checks a file where they expect its text."""
+    if request.mimetype == "multipart/form-data" and request.files and not wants_json():
+        abort(400, _l("This page takes the fields of a form, not files."))
+
+
 def refuse_json_on_pages() -> None:
     """415 for a JSON body submitted to a page rather than to the API.
 
@@ -183,4 +190,5 @@ def init_app(app: Flask) -> None:
     app.before_request(read_chunked_body)
     app.before_request(refuse_long_fields)
     app.before_request(refuse_nul)
+    app.before_request(refuse_files)
     app.before_request(refuse_json_on_pages)

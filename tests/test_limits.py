@@ -400,3 +400,34 @@ def test_a_json_body_sent_to_a_page_is_refused_and_changes_nothing(
     )
     assert french.status_code == 415
     assert "Cette page attend un formulaire" in french.get_data(as_text=True)
+
+
+FILE_PAGE = "This page takes the fields of a form, not files."
+
+
+def test_a_file_sent_to_a_page_is_refused_and_changes_nothing(
+    app: Flask, client: FlaskClient, make_game: Callable[..., dict[str, Any]]
+) -> None:
+    """No form takes a file: one sent as a field would reach its checks as the field's text."""
+    game = make_game()
+    with app.app_context(), transaction():
+        create_admin("ada", "correct horse battery staple")
+    assert sign_in(client).status_code == 303
+    urls = post_routes(app, game)
+    token = csrf_token(client.get("/new").get_data(as_text=True))
+    before = snapshot(app)
+    for endpoint, url in urls.items():
+        data = {"csrf_token": token, "email": (io.BytesIO(b"kim@example.com"), "email.txt")}
+        response = client.post(url, data=data, content_type="multipart/form-data")
+        assert response.status_code == 400, (endpoint, response.status_code)
+        assert FILE_PAGE in response.get_data(as_text=True), endpoint
+    assert snapshot(app) == before
+    assert client.get("/admin/games").status_code == 200  # the sign-out was refused too
+    french = client.post(
+        urls["lobby.new_game"],
+        data={"csrf_token": token, "name": (io.BytesIO(b"Kim"), "name.txt")},
+        content_type="multipart/form-data",
+        headers={"Accept-Language": "fr"},
+    )
+    assert french.status_code == 400
+    assert "Cette page attend les champs d’un formulaire" in french.get_data(as_text=True)
