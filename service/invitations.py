@@ -826,11 +826,28 @@ def _write(message: OutboxMessage) -> Email | None:
     )
 
 
-def send_links(email: str, language: str | None) -> None:
-    """Someone asked for the links of an address's games: the worker emails them to that address."""
-    notify.links_requested(games.clean_email(email), language)
+def send_links(email: str, language: str | None) -> bool:
+    """Someone asked for the links of an address's games: the worker emails them to that address.
+
+    Asked again while the email of an earlier request is still to go (a double
+    click), nothing more is queued: that email carries the links. The requests
+    for an address are taken one at a time, under a lock on its row, so two
+    sent at the same instant queue one. Returns whether this request queued one.
+    """
+    address = games.clean_email(email)
+    lock_address(address)
+    pending = select(OutboxMessage.id).where(
+        OutboxMessage.recipient == address,
+        OutboxMessage.kind == "your_games",
+        OutboxMessage.status.in_(("queued", "sending")),
+    )
+    if db.session.scalar(pending.limit(1)) is not None:
+        log.info("a request for an address's links is queued already: nothing more queued")
+        return False
+    notify.links_requested(address, language)
     db.session.flush()
     log.info("a request for an address's links is queued")
+    return True
 
 
 def _not_blocked(message: OutboxMessage) -> bool:

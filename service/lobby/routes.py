@@ -194,8 +194,8 @@ def lost_links() -> ResponseReturnValue:
         spent = False
         try:
             with transaction():
-                invitations.send_links(form.email.data, current_language())
-                allowances.draw(("links", form.email.data))
+                if invitations.send_links(form.email.data, current_language()):
+                    allowances.draw(("links", form.email.data))
         except TooManyRequests:
             # The address's allowance is spent, by whoever asked: what they asked for went
             # to it, so a stranger asking over and over locks no one out of their links.

@@ -18,7 +18,7 @@ from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one, played
-from ..helpers import csrf_token, statements_run
+from ..helpers import at_once, csrf_token, from_elsewhere, statements_run
 from ..secrecy import hidden_cards, leaks
 from ..smtp import SMTPServer
 from .test_invitations import path_of
@@ -106,14 +106,19 @@ def test_an_unknown_address_gets_the_same_answer_and_no_email(
     assert "stopped the emails of every game it played here is sent nothing" in known
 
 
-def test_bad_input_and_limits(app: Flask, client: FlaskClient, make_game) -> None:
+def test_bad_input_and_limits(
+    app: Flask, client: FlaskClient, make_game, smtp_server: SMTPServer, deliver
+) -> None:
     make_game(seed=1)
     response = ask(client, "not an address")
     assert response.status_code == 400 and "Invalid email address." in response.get_data(
         as_text=True
     )
     assert client.post("/links", data={"email": "kim@example.com"}).status_code == 400  # no CSRF
-    answers = [ask(client, "Kim@example.com") for _ in range(4)]
+    answers = []
+    for _ in range(4):
+        answers.append(ask(client, "Kim@example.com"))
+        deliver()  # each goes before the next is asked for (else it carries the next's links)
     assert [answer.status_code for answer in answers] == [200] * 4
     # Past the address's allowance, whoever asked, its links are in the emails it was sent.
     assert "on its way" in answers[2].text and "on its way" not in answers[3].text
@@ -121,6 +126,29 @@ def test_bad_input_and_limits(app: Flask, client: FlaskClient, make_game) -> Non
     with app.app_context():
         queued = select(OutboxMessage).where(OutboxMessage.kind == "your_games")
         assert len(db.session.scalars(queued).all()) == 3
+
+
+def test_the_form_sent_twice_before_its_email_went_sends_one(
+    app: Flask, client: FlaskClient, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    """A double click, or both clicks at once: the email still to go carries the links, and
+    the second request draws nothing on the address's allowance. Once it went, asking
+    again sends another."""
+    make_game(seed=1)
+    deliver()
+    smtp_server.received.clear()
+    for _ in range(2):
+        answer = ask(client, "kim@example.com")
+        assert answer.status_code == 200 and "on its way" in answer.text
+    calls = [lambda n=n: ask(from_elsewhere(app, n), "Kim@example.com") for n in (1, 2)]
+    assert [answer.status_code for answer in at_once(calls)] == [200, 200]
+    deliver()
+    assert [m.envelope_to for m in smtp_server.received] == [["kim@example.com"]]
+    for _ in range(2):
+        assert "on its way" in ask(client, "kim@example.com").text
+        deliver()
+    assert len(smtp_server.received) == 3
+    assert "was sent as many of these emails today" in ask(client, "kim@example.com").text
 
 
 def test_the_page_and_email_in_french(
