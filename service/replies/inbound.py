@@ -103,6 +103,13 @@ CONTENT_TYPE_LINE = re.compile(rb"(?:^|\r)content-type[ \t]*:", re.IGNORECASE | 
 # and each multipart's closing one; a "-- " signature is none (a space after the dashes), nor
 # is a client's "-----Original Message-----" more than once a copy.
 BOUNDARY_LINE = re.compile(rb"(?:^|\r)--\S", re.MULTILINE)
+# A part's MIME header (``Content-Type``, ``Content-Disposition``...) with its folded lines,
+# wherever it ends its lines: the parser reads each part's as it reads the message's, and
+# the time it takes grows as fast (:data:`MAX_HEADER_CHARS`).
+PART_HEADER = re.compile(
+    rb"(?:^|\r)content-[a-z-]*[ \t]*:([^\r\n]*(?:(?:\r\n?|\n)[ \t][^\r\n]*)*)",
+    re.IGNORECASE | re.MULTILINE,
+)
 # The headers read with the standard library's structured parsers, whose time grows faster
 # than the square of a header's length, and the most of each read: a message with a longer
 # one is dropped before any is parsed. A reply's own are a few addresses long.
@@ -150,9 +157,9 @@ def receive(
     knows its size beforehand (the IMAP reader) need not fetch the rest.
 
     Only the headers are read until the tag and the sender are known to be the
-    player's; the body is parsed last, and only if it has few parts. Each
-    outcome is committed on its own: an applied move with its answer and the
-    turn email it causes, or a refusal with its answer and nothing else.
+    player's; the body is parsed last, and only if it has few parts, with short
+    headers. Each outcome is committed on its own: an applied move with its answer
+    and the turn email it causes, or a refusal with its answer and nothing else.
     """
     # Over the limit, only the headers are read (from the message's first bytes): the
     # player's own reply is answered, a stranger's dropped as any other. The LMTP server
@@ -272,6 +279,13 @@ def _apply(
     ):
         log.warning("reply for player %d not read: over %d MIME parts", player.id, MAX_MIME_PARTS)
         raise _unread(player, "too_many_parts")
+    if any(len(value) > MAX_HEADER_CHARS for value in PART_HEADER.findall(raw)):
+        log.warning(
+            "reply for player %d not read: a MIME header over %d characters",
+            player.id,
+            MAX_HEADER_CHARS,
+        )
+        raise _unread(player)
     try:
         message = _parse(raw)
     except RecursionError:  # parts nested deeper than the parser goes

@@ -927,6 +927,32 @@ def test_a_reply_of_many_parts_without_their_headers_is_dropped_unparsed(
     assert f"Nothing was changed in the game. {TOO_MANY_PARTS}" in answer.text
 
 
+@pytest.mark.parametrize("eol", [b"\r\n", b"\r"], ids=["CRLF", "lone CR"])
+@pytest.mark.parametrize("header", ["Content-Type: text/plain", "Content-Disposition: inline"])
+def test_a_reply_with_a_part_header_too_long_to_parse_is_not_parsed(
+    app, started, smtp_server, deliver, inbound, header: str, eol: bytes
+) -> None:
+    """A part's Content-Type or Content-Disposition is parsed as the message's own are, in a
+    time that grows faster than the square of its length: a megabyte of parameters held the
+    reader for minutes. A reply with a part's header longer than the message's may be is
+    not parsed, and the player is told."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    head = "".join(f"{name}: {message[name]}\r\n" for name in ("From", "To", "Message-ID"))
+    parameters = ";" + ";".join(f"{eol.decode()} p{i}=v" for i in range(400))
+    body = (
+        b"Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n"
+        + (header + parameters).encode()
+        + eol * 2
+        + message.get_content().replace("\n", "\r\n").encode()
+        + b"\r\n--b--\r\n"
+    )
+    with app.app_context():
+        receive(head.encode() + body, envelope_from=EMAILS["keeper"], recipients=(message["To"],))
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert f"Nothing was changed in the game. {NO_TEXT}" in answer.text
+
+
 TOO_LONG = Outcome("dropped", "header too long")
 
 
