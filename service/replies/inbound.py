@@ -121,6 +121,10 @@ PARSED_HEADERS = (
     *AUTOMATIC_HEADERS,
 )
 MAX_HEADER_CHARS = 2_000
+# The most of all those headers read together, each counted with its name: every address
+# header is read for a tag, and each is parsed however short it is. A megabyte of
+# "Cc: a@b.c" lines held the reader for half a minute, a stranger's message too.
+MAX_HEADERS_CHARS = 5 * MAX_HEADER_CHARS
 
 
 @dataclass(frozen=True)
@@ -167,9 +171,9 @@ def receive(
     # The larger of the two: a server's size is what it says, the bytes are what it sent.
     too_large = max(len(raw), size or 0) > MAX_MESSAGE_BYTES
     head = _parse(raw[:HEAD_BYTES] if too_large else raw, headers_only=True)
-    overlong = _overlong_header(head)
+    overlong = _overlong_headers(head)
     if overlong is not None:
-        log.warning("reply dropped: a %s header over %d characters", overlong, MAX_HEADER_CHARS)
+        log.warning("reply dropped: %s", overlong)
         return Outcome("dropped", "header too long")
     why = automatic(head, envelope_from)
     if why is not None:
@@ -192,12 +196,19 @@ def _parse(raw: bytes, *, headers_only: bool = False) -> EmailMessage:
     return message
 
 
-def _overlong_header(message: EmailMessage) -> str | None:
-    """The name of a header that is read parsed and is too long to be (read unparsed)."""
+def _overlong_headers(message: EmailMessage) -> str | None:
+    """Which headers read parsed are too long to be (read unparsed): one of them, or all of
+    them together; ``None`` if none is."""
     parsed = {name.lower() for name in PARSED_HEADERS}
+    together = 0
     for name, value in message.raw_items():
-        if name.lower() in parsed and len(value) > MAX_HEADER_CHARS:
-            return name
+        if name.lower() not in parsed:
+            continue
+        if len(value) > MAX_HEADER_CHARS:
+            return f"a {name} header over {MAX_HEADER_CHARS} characters"
+        together += len(name) + len(value)
+        if together > MAX_HEADERS_CHARS:
+            return f"headers read over {MAX_HEADERS_CHARS} characters together"
     return None
 
 

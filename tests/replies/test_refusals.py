@@ -963,8 +963,15 @@ TOO_LONG = Outcome("dropped", "header too long")
         ("(" * 1500 + "eve@example.net", Outcome("dropped", "bounce: from nobody")),
         ("eve@example.net\r\nSubject: " + "=?utf-8?q?a?=\r\n " * 200, TOO_LONG),
         ("eve@example.net\r\nPrecedence: " + "x " * 1500, TOO_LONG),
+        ("eve@example.net" + "\r\nCc: a@example.net" * 2000, TOO_LONG),
     ],
-    ids=["too long to parse", "nested past the parser's depth", "subject", "precedence"],
+    ids=[
+        "too long to parse",
+        "nested past the parser's depth",
+        "subject",
+        "precedence",
+        "many short ones",
+    ],
 )
 def test_a_strangers_header_the_parser_chokes_on_is_dropped(
     app, started, sender: str, outcome: Outcome
@@ -972,7 +979,8 @@ def test_a_strangers_header_the_parser_chokes_on_is_dropped(
     """The standard library's header parsers take more than the square of a header's
     length, and recurse on nested comments: a message whose From (or another header read
     before the tag is known) is too long or too deep for them is dropped, before any tag is
-    read and with no traceback."""
+    read and with no traceback. So is one whose headers read so are too long together:
+    each is parsed, however short, and a megabyte of them held the reader for a minute."""
     local, _, domain = REPLY_ADDRESS.partition("@")
     raw = f"From: {sender}\r\nTo: {local}+hello@{domain}\r\n\r\n5H\r\n"
     with app.app_context():
