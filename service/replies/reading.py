@@ -508,6 +508,16 @@ DENIALS = frozenset(
         "plutot",
         "finalement",
         "cote",  # "je mets le 7 de côté": set aside, kept
+        # "give 3H, keep 5C": the card kept is named as the cards given are
+        "keep",
+        "keeps",
+        "keeping",
+        "kept",
+        "garde",
+        "gardes",
+        "gardez",
+        "garder",
+        "gardant",
     ]
 )
 CARD, SUIT = "#", "~"  # what stands for a card and for a suit in :func:`_words`

@@ -441,6 +441,10 @@ def test_a_move_written_alone_or_after_its_verb_is_a_move_s_line(
         "5H for me",
         "je mets le 7 de cœur de côté pour la fin",  # set aside: kept, not played
         "je pose le 7 de trèfle de côté",
+        # A card kept is no card given: "give 3H, keep 5C" gives one card, too few for two
+        "give 3H, keep 5C",
+        "give 3H and 6D, keeping 5C",
+        "je donne le 3 de cœur et je garde le 5 de trèfle",
         # French past participles tell what was done: "you gave me", "well played", "played"
         "Tu m'as donné le 3 de cœur, merci !",
         "Bien joué, le 5 de cœur !",
