@@ -518,6 +518,9 @@ DENIALS = frozenset(
         "gardez",
         "garder",
         "gardant",
+        # "give 3H or 5C": cards offered as alternatives, not all of them given
+        "or",
+        "ou",
     ]
 )
 CARD, SUIT = "#", "~"  # what stands for a card and for a suit in :func:`_words`

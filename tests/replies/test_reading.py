@@ -445,6 +445,9 @@ def test_a_move_written_alone_or_after_its_verb_is_a_move_s_line(
         "give 3H, keep 5C",
         "give 3H and 6D, keeping 5C",
         "je donne le 3 de cœur et je garde le 5 de trèfle",
+        # Cards offered as alternatives are not all given: "give 3H or 5C" is no exchange of two
+        "give 3H or 5C",
+        "je donne 3H ou 5C",
         # French past participles tell what was done: "you gave me", "well played", "played"
         "Tu m'as donné le 3 de cœur, merci !",
         "Bien joué, le 5 de cœur !",
@@ -477,6 +480,7 @@ def test_a_card_named_in_a_sentence_above_the_move_is_not_the_move() -> None:
         "5H\nno, 6H",  # or right under
         "5H\n\n6H",  # two moves
         "5H\nplay 6H instead",
+        "5H\nor 6H",  # an alternative
         f"5H\n\n{QUOTE}\n6H",  # one above the quote, one below
     ],
 )
