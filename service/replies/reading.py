@@ -750,7 +750,13 @@ SUIT_WORDS = {
 }
 SUIT_OF_WORD = {word: suit for suit, words in SUIT_WORDS.items() for word in words}
 _WORDS = "|".join(sorted(SUIT_OF_WORD, key=len, reverse=True))
-_RANK = r"(?P<rank>[1-7]|" + "|".join(sorted(RANKS, key=len, reverse=True)) + r")"
+# The French ace only before "de", "du" or "d'" ("l'as de cœur"): "as" is an English word
+# too, and "play 4S as hearts" names a suit, no ace.
+_RANK = (
+    r"(?P<rank>[1-7]|"
+    + "|".join(sorted(set(RANKS) - {"as"}, key=len, reverse=True))
+    + r"|as(?=\s*(?:de|du|d')))"
+)
 _SUIT = rf"(?P<suit>{_WORDS})"
 _BOUND_L, _BOUND_R = r"(?<![a-z0-9])", r"(?![a-z0-9])"
 TOKEN = re.compile(

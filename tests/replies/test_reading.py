@@ -50,6 +50,11 @@ MOVES = [
     ("Je joue une carte de cœur", [], None),
     ("I will play one heart", [], None),
     ("je joue l'as de carreau", ["1D"], None),
+    # The French ace is "l'as de …": the English "as" before a suit is no card.
+    ("play 4S as hearts", ["4S"], "H"),
+    ("give 4S and 3H, as hearts are useless", ["4S", "3H"], None),
+    ("Tu as cœur ?", [], None),  # "do you have hearts?"
+    ("Tu as trèfle ?", [], None),
     ("7S", ["7S"], None),
     ("play 4S, and I'd name hearts", ["4S"], "H"),
     ("Je joue 4S, c'est cœur", ["4S"], "H"),
@@ -428,8 +433,6 @@ def test_a_move_written_alone_or_after_its_verb_is_a_move_s_line(
 @pytest.mark.parametrize(
     "text",
     [
-        "Tu as cœur ?",  # "do you have hearts?": the ace of hearts
-        "Tu as trèfle ?",
         "D'accord, je regarde ça ce soir vers 7h.",  # 7 o'clock: 7♥
         "Pas le temps, je joue ce soir vers 7h.",
         "Can't play now, I'll do it in 2h.",  # two hours: 2♥
