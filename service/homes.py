@@ -498,20 +498,31 @@ def _digest_due(hour: int, zone: str | None, last: datetime | None, now: datetim
     return last is None or last < slot
 
 
-def _digest_waiting(email: str) -> bool:
+def _digest_waiting(email: str, players: list[Player]) -> bool:
     """Whether a digest to ``email`` is waiting to be sent (or being sent: a worker cut off
-    from the database sends it once it is back)."""
-    return bool(
-        db.session.scalar(
-            select(OutboxMessage.id)
-            .where(
-                OutboxMessage.kind == "digest",
-                OutboxMessage.recipient == email,
-                OutboxMessage.status.in_(("queued", "sending")),
-            )
-            .limit(1)
+    from the database sends it once it is back).
+
+    One still queued lists ``players`` too, the moves owed now: it is written from its list
+    when it goes, and stands for the digest not queued beside it. Its list only grows, as
+    what it names is what an admin may not read of it while those games are live.
+    """
+    waiting = db.session.scalars(
+        select(OutboxMessage)
+        .where(
+            OutboxMessage.kind == "digest",
+            OutboxMessage.recipient == email,
+            OutboxMessage.status.in_(("queued", "sending")),
         )
-    )
+        .order_by(OutboxMessage.id)
+        .limit(1)
+    ).first()
+    if waiting is None:
+        return False
+    if waiting.status == "queued":
+        params = waiting.params or {}
+        listed = {*params.get("players", []), *(player.id for player in players)}
+        waiting.params = {**params, "players": sorted(listed)}
+    return True
 
 
 def send_digests(now: datetime | None = None) -> list[str]:
@@ -521,8 +532,8 @@ def send_digests(now: datetime | None = None) -> list[str]:
     the address is (its time zone; UTC while none is known), and only when the
     address owes a move in a game whose emails it takes. A digest still waiting
     to be sent (the mail server down since yesterday) is not joined by another:
-    it is written when it goes, and says what today's would. Returns the
-    addresses sent one.
+    it lists today's moves too, and is written when it goes, saying what today's
+    would. Returns the addresses sent one.
     """
     now = now or utcnow()
     sent = []
@@ -559,7 +570,7 @@ def send_digests(now: datetime | None = None) -> list[str]:
         if (
             players
             and not invitations.stopped_all_emails(settings.email)
-            and not _digest_waiting(settings.email)
+            and not _digest_waiting(settings.email, players)
         ):
             language = settings.language or players[-1].language
             notify.digest(settings.email, players, language)

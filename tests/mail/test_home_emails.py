@@ -514,6 +514,47 @@ def test_a_digest_not_yet_sent_is_not_joined_by_another(
         assert deadlines.sweep().digests == [KIM]  # the day after one went
 
 
+def move_until(client: FlaskClient, tokens: dict[str, Any], kim_owes: bool) -> None:
+    """Random moves, Kim's while she owes one and Sam's while she does not, until Kim owes one
+    (``kim_owes``) or none."""
+    rng = random.Random(5)
+    for _ in range(40):
+        view = client.get(f"/api/play/{tokens['keeper']}").get_json()
+        if view["your_turn"] == kim_owes:
+            return
+        seat = "keeper" if view["your_turn"] else "shadow"
+        view = client.get(f"/api/play/{tokens[seat]}").get_json()
+        body = {"version": view["version"], **pick_action(view, rng)}
+        assert client.post(f"/api/play/{tokens[seat]}", json=body).status_code == 200
+    raise AssertionError("the game never came where it was wanted")
+
+
+def test_a_digest_that_waited_lists_the_moves_owed_when_it_goes(
+    app: Flask,
+    client: FlaskClient,
+    make_game,
+    deliver: Callable[[], int],
+    smtp_server: SMTPServer,
+) -> None:
+    """The mail server down for a day, the digest that waited stands for the one the next
+    morning does not queue: it lists the move Kim came to owe meanwhile too, which no turn
+    email told her of."""
+    with time_machine.travel(NOW.replace(hour=8), tick=False):
+        other = make_game(seed=22, days_per_move=7)
+        move_until(client, other, kim_owes=False)  # Kim chose her half of the exchange
+        queue_kims_digest(app, make_game, deliver, smtp_server)
+    with time_machine.travel(NOW.replace(hour=12), tick=False):
+        move_until(client, other, kim_owes=True)
+    next_day = NOW.replace(hour=8) + timedelta(days=1)
+    with time_machine.travel(next_day, tick=False):
+        with app.app_context():
+            assert deadlines.sweep().digests == []  # the one waiting stands for it
+        deliver()
+    (digest,) = [m for m in smtp_server.handler.to(KIM) if "wait" in str(m.message["Subject"])]
+    assert str(digest.message["Subject"]) == "Split Mind: 2 moves wait for you"
+    assert f"/play/{other['keeper']}" in digest.text
+
+
 def test_a_digest_is_written_in_the_language_chosen_by_the_time_it_goes(
     app: Flask, make_game, deliver: Callable[[], int], smtp_server: SMTPServer
 ) -> None:
