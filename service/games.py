@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache, lru_cache
 from typing import Any, Literal, cast
@@ -216,6 +216,8 @@ class Seating:
     name: str
     language: str | None = None
     computer: str | None = None
+    # Whether the person takes the game's emails from its start (the computer takes none).
+    emails: bool = True
 
     @classmethod
     def the_computer(cls, level: str) -> Seating:
@@ -339,7 +341,7 @@ def create_game(
                 name=names[seat],
                 computer_level=seating.computer,
                 link_key=new_link_key() if person else None,
-                notify=person,
+                notify=person and seating.emails,
                 language=languages[seat],
             )
         )
@@ -976,16 +978,27 @@ def end_pause(game: Game, seat: Seat, unused: timedelta, now: datetime) -> None:
 
 
 def _start_second_game(first: Game) -> Game:
-    """Deal the return match's second game, with the roles swapped."""
+    """Deal the return match's second game, with the roles swapped.
+
+    Each person takes its emails as they took the first game's: a stop of theirs (that
+    game's, or every email) holds for the whole match, and emails the first withheld
+    from its start are withheld from the second's too, until invitations are taken again.
+    """
+    from .invitations import withheld_since_start, withhold_emails  # it imports this module
+
     keeper, shadow = first.player("keeper"), first.player("shadow")
-    return create_game(
-        seating_of(shadow),
-        seating_of(keeper),
+    second = create_game(
+        replace(seating_of(shadow), emails=shadow.notify),
+        replace(seating_of(keeper), emails=keeper.notify),
         look=first.look,
         days_per_move=first.days_per_move or 0,
         match=first.match,
         match_game=2,
     )
+    for player in (keeper, shadow):
+        if not player.is_computer and withheld_since_start(player):
+            withhold_emails(second, other(player.seat))
+    return second
 
 
 def seating_of(player: Player) -> Seating:

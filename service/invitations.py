@@ -270,9 +270,8 @@ def play_computer(request: Request) -> Game:
     game.player(role).notify = not withheld
     db.session.flush()
     games.start_waiting_game(game.id)
-    if withheld:  # not the player's choice: taking invitations again sends them (withheld_from)
-        note = "no email: the address took no invitations"
-        game.events.add(Event(kind=EMAILS_WITHHELD, seat=role, version=game.version, note=note))
+    if withheld:
+        withhold_emails(game, role)
     log.info(
         "game %d against the computer (%s) started from the public page", game.id, request.computer
     )
@@ -283,6 +282,27 @@ def play_computer(request: Request) -> Game:
 # its address took no invitations, and of that seat's emails taken again since.
 EMAILS_WITHHELD = "emails_withheld"
 EMAILS_TAKEN = "emails_taken"
+
+
+def withhold_emails(game: Game, seat: Seat) -> None:
+    """Record that ``game`` sends the player in ``seat`` no email from its start, as their
+    address takes no invitations: not the player's choice, so taking invitations again
+    sends them (:func:`withheld_from`)."""
+    note = "no email: the address took no invitations"
+    game.events.add(Event(kind=EMAILS_WITHHELD, seat=seat, version=game.version, note=note))
+
+
+def withheld_since_start(player: Player) -> bool:
+    """Whether the player's game has withheld their emails from its start and still does,
+    whether it is in play or not (:func:`withheld_from` lists those in play)."""
+    if player.notify:
+        return False
+    events = select(Event.kind).where(
+        Event.game_id == player.game_id,
+        Event.seat == player.seat,
+        Event.kind.in_((EMAILS_WITHHELD, EMAILS_TAKEN)),
+    )
+    return set(db.session.scalars(events)) == {EMAILS_WITHHELD}
 
 
 def withheld_from(email: str) -> list[Player]:

@@ -47,7 +47,14 @@ from service.rules import to_act
 from service.unit_of_work import transaction
 
 from .conftest import BASE_URL
-from .factories import apply_moves, one_by_one, planned_moves, written
+from .factories import (
+    apply_moves,
+    one_by_one,
+    planned_moves,
+    played,
+    played_against_computer,
+    written,
+)
 from .helpers import (
     NEW_GAME_FORM,
     ask_for_game,
@@ -1423,3 +1430,59 @@ def test_a_stop_by_an_emails_link_leaves_the_page_saying_one_thing(
     assert "You stopped emails, so nobody can invite you to a game here." in page
     assert "Invitations stay as they are: you take none now (see below)." in page
     assert "still reach you" not in page and "you still get the invitations" not in page
+
+
+@pytest.mark.parametrize("stop", ["stop-all", "games/stop"])
+def test_a_return_match_s_second_game_keeps_the_stop_of_its_first(
+    app: Flask, client, stop: str
+) -> None:
+    """Kim stopped the emails of the first game of a return match (or every email): the
+    second game, which starts without her, sends her none either, and her page says so."""
+    with app.app_context(), transaction():
+        kim, sam = games.Seating(KIM, "Kim"), games.Seating("sam@example.com", "Sam")
+        first = games.create_match(kim, sam, seed=4).id
+    home = home_of(app)
+    assert post(client, home, stop, game=str(first)).status_code == 303
+    played(app, first, seed=4, emails=False)
+    with app.app_context():
+        second = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
+        assert second.status == "active"
+        assert not next(player for player in second.players if player.email == KIM).notify
+        to_kim = select(OutboxMessage.kind).where(
+            OutboxMessage.recipient == KIM, OutboxMessage.game_id == second.id
+        )
+        assert db.session.scalars(to_kim).all() == []
+    page = client.get(home).text
+    assert f"Email me about game {second.id} again" in page
+
+
+def test_a_return_match_s_second_game_withholds_what_its_first_withheld(app: Flask, client) -> None:
+    """A return match against the computer asked for while Kim's address took no
+    invitations started without emails: so does its second game, which taking invitations
+    again then sends, as the page says."""
+    with app.app_context(), transaction():
+        db.session.add(Address(email=KIM, declined_at=utcnow()))
+    sent = ask_for_game(
+        client,
+        name="Kim",
+        email=KIM,
+        opponent="computer",
+        level="easy",
+        opponent_name="",
+        format="match",
+    )
+    assert sent.status_code == 200, sent.text
+    with app.app_context():
+        first = db.session.scalars(select(Player.game_id).where(Player.email == KIM)).one()
+    played_against_computer(app, first, emails=False)
+    with app.app_context():
+        second = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
+        assert not next(player for player in second.players if player.email == KIM).notify
+        second_id = second.id
+    home = home_of(app)
+    withheld = client.get(home).text.partition("Games whose emails you stopped")[0]
+    assert f">Email me about game {second_id}</button>" in withheld
+    assert post(client, home, "invitations").status_code == 303
+    with app.app_context():
+        kim = select(Player.notify).where(Player.email == KIM, Player.game_id == second_id)
+        assert db.session.scalars(kim).one()
