@@ -631,15 +631,21 @@ def rematch_computer(player: Player) -> Player:
     """Start a new game against the same computer, roles swapped, at once; the person's new seat.
 
     Nobody is invited: the game starts now, and the person is emailed their
-    link as for any new game. Asking twice gives the same game. Raises
-    :class:`InvitationError` when no rematch can follow the game.
+    link as for any new game, but for an address that takes no invitations: as
+    a game asked for on the public page (:func:`play_computer`), it starts
+    without emails, and taking invitations again sends them. Asking twice gives
+    the same game. Raises :class:`InvitationError` when no rematch can follow the game.
     """
     game = games.lock_game(player.game_id)
     earlier = computer_rematch_of(player)
     if earlier is not None:
         return earlier
     _refuse_rematch(player)
-    new = _rematch(game, player, waiting=False)
+    assert player.email is not None  # the person's seat
+    withheld = blocked(player.email)
+    new = _rematch(game, player, waiting=False, emails=not withheld)
+    if withheld:
+        withhold_emails(new, other(player.seat))
     db.session.flush()
     log.info("game %d: a rematch against the computer as game %d", game.id, new.id)
     return new.player(other(player.seat))
@@ -652,14 +658,15 @@ def _refuse_rematch(player: Player) -> None:
         raise InvitationError(refusal)
 
 
-def _rematch(game: Game, player: Player, *, waiting: bool) -> Game:
+def _rematch(game: Game, player: Player, *, waiting: bool, emails: bool = True) -> Game:
     """Create the game that follows ``game`` at the player's asking, recorded as its rematch:
     the same two, roles swapped, same look and days per move; a return match's game is
-    followed by a new return match (its first game dealt now, the second after it)."""
+    followed by a new return match (its first game dealt now, the second after it). Without
+    ``emails``, its people take none of its emails from its start."""
     start = games.create_match if game.match_id is not None else games.create_game
     new = start(
-        games.seating_of(game.player("shadow")),
-        games.seating_of(game.player("keeper")),
+        dataclasses.replace(games.seating_of(game.player("shadow")), emails=emails),
+        dataclasses.replace(games.seating_of(game.player("keeper")), emails=emails),
         look=game.look,
         days_per_move=game.days_per_move or 0,
         waiting=waiting,

@@ -1486,3 +1486,38 @@ def test_a_return_match_s_second_game_withholds_what_its_first_withheld(app: Fla
     with app.app_context():
         kim = select(Player.notify).where(Player.email == KIM, Player.game_id == second_id)
         assert db.session.scalars(kim).one()
+
+
+def test_a_rematch_against_the_computer_started_while_invitations_are_off_sends_no_email(
+    app: Flask, client
+) -> None:
+    """As the page says, a game started against the computer while the address takes no
+    invitations sends it no email: its rematch, asked for from this page, too. It is
+    listed among the games that started without emails, which taking invitations sends."""
+    with app.app_context(), transaction():
+        game = games.create_game(
+            games.Seating(KIM, "Kim"), games.Seating.the_computer("easy"), seed=3
+        )
+        game_id, token = game.id, token_for(game.player("keeper"))
+    written(app, game_id, 3)
+    home = home_of(app)
+    assert post(client, home, "stop-all").status_code == 303
+    page = client.get(home).text
+    assert "a game you start against the computer sends it no email" in page
+    assert client.post(f"/rematch/{token}").status_code == 303
+    with app.app_context():
+        new = db.session.scalars(
+            select(Player).where(Player.email == KIM, Player.game_id != game_id)
+        ).one()
+        assert not new.notify
+        to_kim = select(OutboxMessage.kind).where(
+            OutboxMessage.recipient == KIM, OutboxMessage.game_id == new.game_id
+        )
+        assert db.session.scalars(to_kim).all() == []
+        new_game = new.game_id
+    withheld = client.get(home).text.partition("Games whose emails you stopped")[0]
+    assert f">Email me about game {new_game}</button>" in withheld
+    assert post(client, home, "invitations").status_code == 303
+    with app.app_context():
+        kim = select(Player.notify).where(Player.email == KIM, Player.game_id == new_game)
+        assert db.session.scalars(kim).one()
