@@ -9,7 +9,7 @@ What each stop does, as the page says it:
 
 - "Stop emails about game N", the page's button, stops that game's emails.
 - The unsubscribe link in every email about a game stops that game's emails,
-  and also marks the address as one that takes no invitation
+  and also marks the address, and the inbox it reaches, as one that takes no invitation
   (:func:`service.invitations.stop_emails`): an email may reach others than its
   player, and a stranger's invitations are what an unsubscribing address least wants.
 - Declining an invitation marks the address the same way, for good.

@@ -774,11 +774,13 @@ def stops_for(player: Player, key: str | None) -> bool:
 
 
 def stop_emails(player: Player) -> None:
-    """Stop the player's emails about their game; this service invites their address no more."""
+    """Stop the player's emails about their game; this service invites their address no more,
+    nor the inbox it reaches, as :func:`stop_all_emails` says."""
     player.notify = False
     assert player.email is not None  # an unsubscribe link reaches only people
-    address = address_row(player.email)
-    address.unsubscribed_at = address.unsubscribed_at or utcnow()
+    for each in with_inbox(player.email):
+        address = address_row(each)
+        address.unsubscribed_at = address.unsubscribed_at or utcnow()
     db.session.flush()
     log.info("game %d: the %s stopped its emails", player.game_id, player.seat)
 

@@ -467,3 +467,27 @@ def test_a_stop_from_a_sub_address_holds_for_the_whole_inbox(
         homes.accept_invitations("kim+1@example.com")
     with app.app_context():
         assert not blocked("kim+1@example.com") and not blocked("kim+3@example.com")
+
+
+def test_a_game_s_stop_from_a_sub_address_turns_invitations_away_from_the_whole_inbox(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver: Callable[[], int]
+) -> None:
+    """Kim plays as ``kim+games@`` and follows the unsubscribe link of that game's email,
+    which turns invitations away: naming ``kim+2@`` or ``kim@`` next reaches the same
+    inbox, and sends nothing, as after a stop of every email; her page undoes it."""
+    with app.app_context(), transaction():
+        game = games.create_game(
+            games.Seating("kim+games@example.com", "Kim"), games.Seating("sam@example.com", "Sam")
+        )
+        stop = f"/unsubscribe/{compose.unsubscribe_token(game.player('keeper'))}"
+    deliver()
+    assert client.post(stop).status_code == 200
+    ask_for_game(client, name="Mallory", email="kim+2@example.com")
+    ask_for_game(client, name="Mallory", email="kim@example.com")
+    deliver()
+    assert kinds(app, "kim+2@example.com") == [("confirm_address", "skipped")]
+    assert kinds(app, "kim@example.com") == [("confirm_address", "skipped")]
+    with app.app_context(), transaction():
+        homes.accept_invitations("kim+games@example.com")
+    with app.app_context():
+        assert not blocked("kim+2@example.com") and not blocked("kim@example.com")
