@@ -1521,3 +1521,15 @@ def test_a_rematch_against_the_computer_started_while_invitations_are_off_sends_
     with app.app_context():
         kim = select(Player.notify).where(Player.email == KIM, Player.game_id == new_game)
         assert db.session.scalars(kim).one()
+
+
+def test_no_game_to_stop_offers_no_stop(app: Flask, client, make_game) -> None:
+    """Once every game in play has its emails stopped, the page offers no section to stop
+    the emails of one: it would have no button in it."""
+    game = make_game(seed=1)
+    home = home_of(app)
+    assert "Stop the emails about one game" in client.get(home).text
+    assert post(client, home, "games/stop", game=str(game["id"])).status_code == 303
+    page = client.get(home).text
+    assert f"Email me about game {game['id']} again" in page
+    assert "Stop the emails about one game" not in page
