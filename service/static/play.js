@@ -231,8 +231,11 @@
       });
   }
 
+  /* The game's own page, wherever this one was shown: a refused resignation or reminder
+     is shown at the address it was posted to, which answers no GET. */
   function refresh() {
-    return fetch(window.location.href, { cache: "no-store", headers: { Accept: "text/html" } })
+    var address = document.getElementById("game").dataset.page;
+    return fetch(address, { cache: "no-store", headers: { Accept: "text/html" } })
       .then(function (response) {
         if (!response.ok) throw new Error("the page was answered " + response.status);
         return response.text();

@@ -251,6 +251,34 @@ def test_a_second_tab_shown_again_follows_the_first(new_game: Callable, phone: C
     second.locator("#status-line", has_text="Waiting for Sam").wait_for(timeout=15_000)
 
 
+def test_a_refused_resignation_s_page_follows_the_opponent(
+    new_game: Callable, phone: Callable
+) -> None:
+    """A page shown by a refused POST of its own (a resignation from a page the game had
+    moved on from, a reminder sent already) is at that POST's address: it still follows
+    the opponent's moves, from the game's own page."""
+    game = new_game(seed=SEED)
+    api_move(game["api"]["keeper"], {"exchange": ["7D"]})
+    api_move(game["api"]["shadow"], {"exchange": ["5S"]})
+    api_move(game["api"]["keeper"], {"play": "6H"})
+    keeper = phone().new_page()
+    keeper.goto(game["keeper"])
+    keeper.locator("details.resign summary").click()
+    keeper.locator("details.resign input[name=confirm]").check()
+    # The version of a page loaded before the Keeper led.
+    keeper.evaluate("document.querySelector('details.resign input[name=version]').value = '2'")
+    with keeper.expect_navigation():
+        keeper.locator("details.resign button[type=submit]").click()
+    assert keeper.url == f"{game['keeper']}/resign"
+    assert keeper.locator(".error").inner_text().startswith("This page was out of date")
+    assert keeper.locator("#game").get_attribute("data-version") == "3"
+    api_move(game["api"]["shadow"], {"play": "7H"})
+    keeper.locator("#game[data-version='4']").wait_for(timeout=15_000)
+    assert keeper.locator("#status-line").inner_text() == (
+        "Waiting for Sam to lead the next trick."
+    )
+
+
 def test_a_move_sent_keeps_its_cards_until_the_next_page(
     new_game: Callable, phone: Callable
 ) -> None:
