@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from service import games
 from service.links import home_token, player_for
-from service.models import OutboxMessage, db
+from service.models import Game, OutboxMessage, db, utcnow
 from service.players import routes
 from service.players.annotations import time_left
 from service.rules import CHOICE_PHASES, SEATS, TRICKS_PER_ROUND, Variant, apply
@@ -324,6 +324,28 @@ def test_a_version_no_game_can_have_is_stale_not_an_error(
     data = {**form.hidden, "version": str(version), "cards": form.checkboxes[:1]}
     response = client.post(f"/play/{game['keeper']}", data=data)
     assert response.status_code == 409
+    assert load_game(app, game["id"]).version == 0
+
+
+def test_a_move_past_its_deadline_is_refused_as_late(app, client, make_game) -> None:
+    """Until the sweep ends the game by timeout, the page still shows it in play: a move
+    sent from it is refused for its deadline, in the page's language."""
+    game = make_game(seed=3, days_per_move=3)
+    with app.app_context(), transaction():
+        db.session.get_one(Game, game["id"]).deadline = utcnow() - timedelta(hours=1)
+    form = MoveForm(page(client, game["keeper"]))
+    data = form_data(form, page_action(form, random.Random(1)))
+    response = client.post(f"/play/{game['keeper']}", data=data)
+    assert response.status_code == 409
+    assert error_text(response.text) == (
+        "The deadline of the move owed has passed: the game ends by timeout, and takes no "
+        "more moves."
+    )
+    french = client.post(f"/play/{game['keeper']}", data=data, headers={"Accept-Language": "fr"})
+    assert error_text(french.text) == (
+        "Le délai du coup attendu est dépassé\u00a0: la partie se termine par dépassement du "
+        "temps et n’accepte plus de coups."
+    )
     assert load_game(app, game["id"]).version == 0
 
 

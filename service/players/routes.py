@@ -406,6 +406,11 @@ def _move_error(view: PlayerView, exc: games.MoveError) -> str:
             "was changed. Here is the game now.",
             name=view["opponent"],
         )
+    if isinstance(exc, games.DeadlinePassed):  # the page shows the game in play until the sweep
+        return gettext(
+            "The deadline of the move owed has passed: the game ends by timeout, and takes no "
+            "more moves."
+        )
     if isinstance(exc, games.GameClosed):
         return gettext("This game takes no more moves.")
     if isinstance(exc, games.NoteRefused) and exc.invisible:
