@@ -129,8 +129,14 @@ def load_user(user_id: str) -> AdminUser | None:
     return admin if admin.is_active else None
 
 
-def _named(name: str) -> AdminUser:
-    admin = db.session.scalars(select(AdminUser).where(AdminUser.name == name)).first()
+def _named(name: str, *, locked: bool = False) -> AdminUser:
+    """The admin named ``name``; ``locked``: read again under a lock on their row until the
+    transaction ends, so that of two changes at once (a double click, two admins) the second
+    waits for the first and finds it made."""
+    query = select(AdminUser).where(AdminUser.name == name)
+    if locked:
+        query = query.with_for_update().execution_options(populate_existing=True)
+    admin = db.session.scalars(query).first()
     if admin is None:
         raise AccountError(f"there is no admin named {name}")
     return admin
@@ -177,7 +183,7 @@ def _check_new_name(name: str) -> None:
 
 def set_password(name: str, password: str, actor: str | None = None) -> AdminUser:
     """Give an admin a new password, which signs out every session of theirs."""
-    admin = _named(name)
+    admin = _named(name, locked=True)
     admin.password_hash = _checked_password(password)
     admin.session_key = new_session_key()
     db.session.flush()
@@ -191,10 +197,11 @@ def admins() -> list[AdminUser]:
 
 
 def _other(name: str, actor: str | None, doing: str) -> AdminUser:
-    """The admin named ``name``, who must not be ``actor``: nobody locks themselves out."""
+    """The admin named ``name``, locked for the change, who must not be ``actor``: nobody
+    locks themselves out."""
     if actor == name:
         raise AccountError(f"you cannot {doing} yourself: ask another admin")
-    return _named(name)
+    return _named(name, locked=True)
 
 
 def _audit(actor: str | None, action: str, note: str) -> None:
@@ -222,7 +229,7 @@ def disable_admin(name: str, actor: str | None = None) -> AdminUser:
 
 def enable_admin(name: str, actor: str | None = None) -> AdminUser:
     """Let a disabled admin sign in again (sessions from before stay ended)."""
-    admin = _named(name)
+    admin = _named(name, locked=True)
     if admin.disabled_at is None:
         raise AlreadyDone(f"{name} can sign in already: nothing was changed")
     admin.disabled_at = None
@@ -257,7 +264,7 @@ def reset_two_factor(name: str, actor: str | None = None) -> AdminUser:
     They sign in with their password alone, and set it up again (at once when
     ``ADMIN_REQUIRE_2FA`` is on).
     """
-    admin = _named(name)
+    admin = _named(name, locked=True)
     two_factor.turn_off(admin)
     admin.session_key = new_session_key()
     db.session.flush()

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
+from werkzeug.test import TestResponse
 
 from service.admin.auth import create_admin, wait_message
-from service.models import AdminAction, AdminUser, db
+from service.models import AdminAction, AdminUser, db, utcnow
 from service.unit_of_work import transaction
 
+from ..helpers import wait_until, waits_on_a_lock
 from ..test_safe_methods import snapshot
 from .conftest import ADMIN, csrf_token, sign_in, submit
 
@@ -310,3 +313,41 @@ def test_a_change_made_already_says_so_and_records_nothing(app, admin, other, ca
         "admin ada: enabled admin bob (enable_admin)",
         "admin ada: removed admin bob (remove_admin)",
     ]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    ("action", "said"),
+    [
+        ("disable", "Bob can no longer sign in already: nothing was changed."),
+        ("remove", "There is no admin named bob."),
+    ],
+)
+def test_a_change_another_admin_is_making_is_made_once(
+    app, admin, other, postgres_database, action, said
+) -> None:
+    """Two admins at once, or a double click: the second waits for the first's change, then
+    finds it made and records nothing (the audit trail keeps the first's entry alone)."""
+    made_first = {
+        "disable": update(AdminUser).where(AdminUser.id == other).values(disabled_at=utcnow()),
+        "remove": delete(AdminUser).where(AdminUser.id == other),
+    }[action]
+    token = csrf_token(admin.get("/admin/admins").text)
+    answers: list[TestResponse] = []
+    with app.app_context(), db.engine.connect() as first:
+        first.execute(made_first)
+        second = threading.Thread(
+            target=lambda: answers.append(
+                admin.post(
+                    f"/admin/admins/{other}/{action}", data={"csrf_token": token, "confirm": "y"}
+                )
+            )
+        )
+        second.start()
+        wait_until(waits_on_a_lock(postgres_database))
+        first.commit()
+        second.join(30)
+    assert [answer.status_code for answer in answers] == [303]
+    assert said in admin.get("/admin/admins").text
+    with app.app_context():
+        assert db.session.scalars(select(AdminAction).where(AdminAction.admin == ADMIN)).all() == []
