@@ -489,8 +489,11 @@ def form_not_checked(exc: CSRFError) -> Response | tuple[str, int]:
     so in the dashboard's layout, with a way back to the form's page (400).
 
     Sent once the admin's session had ended, it is answered as any form sent then
-    (:func:`sent_signed_out`).
+    (:func:`sent_signed_out`); a sign-out then (from another tab left open) goes to the
+    sign-in page: there is nothing left to sign out of.
     """
+    if not current_user.is_authenticated and request.endpoint == "admin.logout":
+        return redirect(url_for("admin.login"), code=303)
     if not current_user.is_authenticated and request.endpoint not in OPEN_ENDPOINTS:
         return sent_signed_out()
     expired = current_user.is_authenticated and exc.description in NEWER_SESSION

@@ -285,3 +285,12 @@ def test_a_form_without_a_session_is_answered_as_one_sent_signed_out(app, client
     sent = client.post("/admin/games/1/cancel", data={"csrf_token": "left from before"})
     assert sent.status_code == 303 and sent.headers["Location"] == "/admin/login"
     assert "so what you sent was not done" in client.get("/admin/login").text
+
+
+def test_signing_out_of_a_second_tab_once_signed_out_goes_to_sign_in(admin) -> None:
+    """Signed out in one tab, then "Sign out" in another tab left open: there is nothing to
+    protect any more, and the visitor lands on the sign-in page."""
+    token = csrf_token(admin.get("/admin/").text)
+    assert admin.post("/admin/logout", data={"csrf_token": token}).status_code == 303
+    again = admin.post("/admin/logout", data={"csrf_token": token})
+    assert again.status_code == 303 and again.headers["Location"] == "/admin/login"
