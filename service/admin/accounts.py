@@ -198,6 +198,12 @@ def two_factor_off() -> Response:
         flash("Tick the box and give a code to turn two-factor sign-in off.", "error")
     else:
         with transaction():
+            # Read again under a lock on the admin's row: of two clicks at once, the second
+            # waits for the first and finds it off.
+            db.session.refresh(current_user._get_current_object(), with_for_update=True)
+            if not current_user.two_factor:
+                flash("Two-factor sign-in is off already: nothing was changed.", "notice")
+                return _to_two_factor()
             if not _second_factor(form):
                 return _wrong_code()
             two_factor.turn_off(current_user)

@@ -18,13 +18,13 @@ import pytest
 import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import select, update
 from werkzeug.test import TestResponse
 
 from service.admin import two_factor
 from service.models import AdminAction, AdminRecoveryCode, AdminUser, db, utcnow
 
-from ..helpers import at_once, from_elsewhere
+from ..helpers import at_once, from_elsewhere, wait_until, waits_on_a_lock
 from .conftest import ADMIN, PASSWORD, csrf_token, sign_in, submit
 
 
@@ -379,6 +379,51 @@ def test_an_admin_may_turn_it_off_when_not_required(app, admin) -> None:
     assert not stored(app).two_factor
     sign_out(admin)
     assert sign_in(admin).headers["Location"] == "/admin/"
+
+
+def test_turning_it_off_twice_says_it_is_off_already(app, admin) -> None:
+    """The form sent again (a second click, the browser's history): nothing to do, and no
+    wrong code said or counted."""
+    _, codes = enrol(admin)
+    token = csrf_token(admin.get("/admin/two-factor").text)
+    for code in codes[:2]:
+        sent = admin.post(
+            "/admin/two-factor/off", data={"csrf_token": token, "confirm": "y", "code": code}
+        )
+        assert sent.status_code == 303
+    page = admin.get("/admin/two-factor").text
+    assert "Two-factor sign-in is off already: nothing was changed." in page
+    assert "neither the one your app shows now" not in page
+
+
+@pytest.mark.postgres
+def test_turning_it_off_while_another_tab_does_waits_and_finds_it_off(
+    app, admin, postgres_database
+) -> None:
+    """Two clicks at once: the second waits for the first, then finds it off and records
+    nothing."""
+    _, codes = enrol(admin)
+    token = csrf_token(admin.get("/admin/two-factor").text)
+    answers: list[TestResponse] = []
+    with app.app_context(), db.engine.connect() as first:
+        first.execute(update(AdminUser).where(AdminUser.name == ADMIN).values(totp_enabled_at=None))
+        second = threading.Thread(
+            target=lambda: answers.append(
+                admin.post(
+                    "/admin/two-factor/off",
+                    data={"csrf_token": token, "confirm": "y", "code": codes[0]},
+                )
+            )
+        )
+        second.start()
+        wait_until(waits_on_a_lock(postgres_database))
+        first.commit()
+        second.join(30)
+    assert [answer.status_code for answer in answers] == [303]
+    assert "Two-factor sign-in is off already" in admin.get("/admin/two-factor").text
+    with app.app_context():
+        off = select(AdminAction).where(AdminAction.action == "turn_off_2fa")
+        assert db.session.scalars(off).all() == []
 
 
 def test_turning_it_on_and_off_and_new_recovery_codes_are_in_the_audit_trail(
