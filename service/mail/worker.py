@@ -597,6 +597,10 @@ def _error_text(error: str) -> str:
 # refusing one recipient: relaying denied (the service not allowed to send through it), or a
 # login wanted (530, or the enhanced codes 5.7.0, 5.7.8 and 5.7.9 of RFC 3463 and 4954).
 REFUSES_THE_SERVICE = re.compile(r"\brelay|^5\.7\.[089]\b", re.IGNORECASE)
+# An enhanced code of addressing status (X.1.XXX, RFC 3463): a recipient's refusal is that
+# address's, whatever the words after it say ("User unknown in relay recipient table",
+# Postfix's for a domain it relays for).
+ADDRESS_STATUS = re.compile(r"^[45]\.1\.\d{1,3}\b")
 
 
 def refuses_the_service(code: int, reply: str) -> bool:
@@ -610,8 +614,9 @@ def _refused(message: OutboxMessage, code: int, reply: str) -> str:
     """Count the server's refusal of a message; a permanent one (5xx) marks the address as
     bouncing, for the dashboard. One that refuses the service itself
     (:func:`refuses_the_service`) is the server's: :class:`ServerUnavailable`, and the
-    message waits, as every other does, with no attempt counted."""
-    if refuses_the_service(code, reply):
+    message waits, as every other does, with no attempt counted; never one with an
+    addressing status (:data:`ADDRESS_STATUS`), which would hold up the whole queue."""
+    if not ADDRESS_STATUS.match(reply) and refuses_the_service(code, reply):
         raise ServerUnavailable(f"refused: {code} {reply}")
     temporary = 400 <= code < 500
     if not temporary and code >= 500:

@@ -241,6 +241,26 @@ def test_a_recipient_refused_by_policy_is_a_bounce(app: Flask, smtp_server: SMTP
         assert db.session.scalars(select(Address.bounce_code)).all() == [550, 550]
 
 
+def test_an_unknown_user_of_a_relayed_domain_is_a_bounce_not_an_outage(
+    app: Flask, smtp_server: SMTPServer
+) -> None:
+    """Postfix refuses an unknown user of a domain it relays for "in relay recipient table":
+    an address status (5.1.1), that one address's bounce; the other messages go out."""
+    smtp_server.handler.refuse["k0@example.com"] = (
+        "550 5.1.1 <k0@example.com>: Recipient address rejected: "
+        "User unknown in relay recipient table"
+    )
+    queue_games(app, 1)
+    with app.app_context():
+        assert drain() == 2
+    assert {(m.recipient, m.status) for m in outbox(app)} == {
+        ("k0@example.com", "failed"),
+        ("s0@example.com", "sent"),
+    }
+    with app.app_context():
+        assert db.session.scalars(select(Address.email)).all() == ["k0@example.com"]
+
+
 def test_the_worker_waits_out_a_refused_login_with_a_growing_pause(
     app: Flask, smtp_server: SMTPServer, monkeypatch: pytest.MonkeyPatch, caplog
 ) -> None:
