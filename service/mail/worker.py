@@ -554,7 +554,7 @@ def _send(transport: Transport, message: OutboxMessage) -> str:
         # The sender (or the message's size) refused, not the recipient: no bounce is theirs.
         return _failed_attempt(message, f"sender refused: {code} {said}", 400 <= code < 500)
     except smtplib.SMTPResponseException as exc:
-        return _refused(message, exc.smtp_code, _text(exc.smtp_error))
+        return _refused(message, exc.smtp_code, _text(exc.smtp_error), after_data=True)
     except smtplib.SMTPRecipientsRefused as exc:
         code, reply = next(iter(exc.recipients.values()))
         return _refused(message, code, _text(reply))
@@ -610,13 +610,16 @@ def refuses_the_service(code: int, reply: str) -> bool:
     return code == 530 or (code >= 500 and REFUSES_THE_SERVICE.search(reply) is not None)
 
 
-def _refused(message: OutboxMessage, code: int, reply: str) -> str:
+def _refused(message: OutboxMessage, code: int, reply: str, after_data: bool = False) -> str:
     """Count the server's refusal of a message; a permanent one (5xx) marks the address as
     bouncing, for the dashboard. One that refuses the service itself
     (:func:`refuses_the_service`) is the server's: :class:`ServerUnavailable`, and the
     message waits, as every other does, with no attempt counted; never one with an
-    addressing status (:data:`ADDRESS_STATUS`), which would hold up the whole queue."""
-    if not ADDRESS_STATUS.match(reply) and refuses_the_service(code, reply):
+    addressing status (:data:`ADDRESS_STATUS`), nor one ``after_data`` (the server took
+    the sender and the recipient: it relays for the service, logged in), each of which is
+    the message's own and, taken for the server's, would hold up the whole queue."""
+    service = not after_data and not ADDRESS_STATUS.match(reply)
+    if service and refuses_the_service(code, reply):
         raise ServerUnavailable(f"refused: {code} {reply}")
     temporary = 400 <= code < 500
     if not temporary and code >= 500:

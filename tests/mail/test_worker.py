@@ -261,6 +261,20 @@ def test_an_unknown_user_of_a_relayed_domain_is_a_bounce_not_an_outage(
         assert db.session.scalars(select(Address.email)).all() == ["k0@example.com"]
 
 
+def test_a_message_refused_for_its_content_fails_alone(app: Flask, smtp_server: SMTPServer) -> None:
+    """A refusal after DATA is about that message: the server took the sender and the
+    recipient, so it relays for the service and wants no login, whatever the code says
+    (Gmail's "552-5.7.0" for content it blocks). The other messages go out."""
+    smtp_server.handler.replies = [
+        "552 5.7.0 This message was blocked because its content presents a potential security issue"
+    ]
+    queue_games(app, 1)
+    with app.app_context():
+        assert drain() == 2
+    assert sorted((m.status, m.attempts) for m in outbox(app)) == [("failed", 1), ("sent", 1)]
+    assert len(smtp_server.received) == 1
+
+
 def test_the_worker_waits_out_a_refused_login_with_a_growing_pause(
     app: Flask, smtp_server: SMTPServer, monkeypatch: pytest.MonkeyPatch, caplog
 ) -> None:
