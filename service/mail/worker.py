@@ -596,7 +596,10 @@ def _error_text(error: str) -> str:
 # What a server says when it will not take mail from this service for anyone, rather than
 # refusing one recipient: relaying denied (the service not allowed to send through it), or a
 # login wanted (530, or the enhanced codes 5.7.0, 5.7.8 and 5.7.9 of RFC 3463 and 4954).
+# A 421 closes the session, whatever command it answers (RFC 5321): the server going down,
+# or throttling the service.
 REFUSES_THE_SERVICE = re.compile(r"\brelay|^5\.7\.[089]\b", re.IGNORECASE)
+SESSION_CLOSED = 421
 # An enhanced code of addressing status (X.1.XXX, RFC 3463): a recipient's refusal is that
 # address's, whatever the words after it say ("User unknown in relay recipient table",
 # Postfix's for a domain it relays for).
@@ -607,7 +610,9 @@ def refuses_the_service(code: int, reply: str) -> bool:
     """Whether a refusal of a recipient is the server refusing the service itself (see
     :data:`REFUSES_THE_SERVICE`): a setting to fix, every message waiting for it, not a
     bounce of each address in turn."""
-    return code == 530 or (code >= 500 and REFUSES_THE_SERVICE.search(reply) is not None)
+    if code in (SESSION_CLOSED, 530):
+        return True
+    return code >= 500 and REFUSES_THE_SERVICE.search(reply) is not None
 
 
 def _refused(message: OutboxMessage, code: int, reply: str, after_data: bool = False) -> str:

@@ -230,6 +230,27 @@ def test_a_server_refusing_the_service_delays_mail_and_marks_no_bounce(
     assert {m.status for m in outbox(app)} == {"sent"}
 
 
+@pytest.mark.parametrize(
+    ("sender", "recipient"),
+    [("421 4.7.0 Try again later, closing connection", None), (None, "421 4.7.0 Too busy")],
+)
+def test_a_server_closing_the_session_before_data_delays_mail(
+    app: Flask, smtp_server: SMTPServer, sender: str | None, recipient: str | None
+) -> None:
+    """421 is the server closing the session, whatever command it answers (RFC 5321), as a
+    server throttling the service does: every message waits for it, no attempt counted,
+    rather than each being tried at once on a new session of its own and giving up."""
+    smtp_server.handler.refuse_sender, smtp_server.handler.refuse_every = sender, recipient
+    queue_games(app, 2)
+    with app.app_context(), pytest.raises(ServerUnavailable):
+        drain()
+    assert [(m.status, m.attempts) for m in outbox(app)] == [("queued", 0)] * 4
+    smtp_server.handler.refuse_sender = smtp_server.handler.refuse_every = None
+    with app.app_context():
+        assert drain() == 4
+    assert {m.status for m in outbox(app)} == {"sent"}
+
+
 def test_a_recipient_refused_by_policy_is_a_bounce(app: Flask, smtp_server: SMTPServer) -> None:
     """A 5.7.1 that names no relaying is the recipient's own server's policy: a bounce."""
     smtp_server.handler.refuse_every = "550 5.7.1 Message rejected by the recipient's policy"
