@@ -7,6 +7,7 @@ import email.policy
 import logging
 import re
 import socket
+import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -138,12 +139,14 @@ def free_port() -> int:
 class SMTPServer:
     """aiosmtpd on 127.0.0.1 at a free port, started and stopped by the tests.
 
-    It offers AUTH without TLS, for a client configured with a login.
+    It offers AUTH without TLS, for a client configured with a login, and STARTTLS with
+    ``tls_context`` when it is set.
     """
 
     def __init__(self) -> None:
         self.handler = Handler()
         self.port = free_port()
+        self.tls_context: ssl.SSLContext | None = None
         self.controller = self._controller()
 
     def _controller(self) -> Controller:
@@ -153,6 +156,7 @@ class SMTPServer:
             port=self.port,
             authenticator=self.handler.authenticate,
             auth_require_tls=False,
+            tls_context=self.tls_context,
         )
 
     def start(self) -> SMTPServer:

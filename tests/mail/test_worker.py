@@ -7,6 +7,7 @@ import os
 import random
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -294,6 +295,58 @@ def test_a_message_refused_for_its_content_fails_alone(app: Flask, smtp_server: 
         assert drain() == 2
     assert sorted((m.status, m.attempts) for m in outbox(app)) == [("failed", 1), ("sent", 1)]
     assert len(smtp_server.received) == 1
+
+
+def start_tls(smtp_server: SMTPServer, tmp_path: Path) -> Path:
+    """Have the server offer STARTTLS with a certificate of its own for 127.0.0.1, signed by
+    nobody the machine trusts, and the worker start TLS and log in; returns the certificate."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+        + ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+        + ["-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    smtp_server.stop()
+    smtp_server.tls_context = context
+    smtp_server.restart()
+    return cert
+
+
+def test_starttls_to_a_server_it_cannot_trust_sends_no_password(
+    app: Flask, smtp_server: SMTPServer, tmp_path: Path
+) -> None:
+    """Whoever sits between the worker and the SMTP server, showing a certificate of their
+    own, must read neither the login nor the emails and their links: the session ends at
+    STARTTLS, and the mail waits."""
+    start_tls(smtp_server, tmp_path)
+    mail = app.extensions["mail"]
+    mail.use_tls, mail.username, mail.password = True, "worker", "secret"
+    queue_games(app, 1)
+    with (
+        app.app_context(),
+        pytest.raises(ServerUnavailable, match="^STARTTLS: .*certificate verify failed"),
+    ):
+        drain()
+    assert [(m.status, m.attempts) for m in outbox(app)] == [("queued", 0)] * 2
+    assert smtp_server.received == []
+
+
+def test_starttls_to_a_server_it_trusts_delivers(
+    app: Flask, smtp_server: SMTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server whose certificate the machine trusts (here by ``SSL_CERT_FILE``) takes the
+    login and the mail."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(start_tls(smtp_server, tmp_path)))
+    mail = app.extensions["mail"]
+    mail.use_tls, mail.username, mail.password = True, "worker", "secret"
+    queue_games(app, 1)
+    with app.app_context():
+        assert drain() == 2
+    assert len(smtp_server.received) == 2
 
 
 def test_the_worker_waits_out_a_refused_login_with_a_growing_pause(
