@@ -20,6 +20,7 @@ from typing import Any
 
 import psycopg
 import pytest
+import trustme
 from flask import Flask
 from sqlalchemy import select
 
@@ -298,22 +299,17 @@ def test_a_message_refused_for_its_content_fails_alone(app: Flask, smtp_server: 
 
 
 def start_tls(smtp_server: SMTPServer, tmp_path: Path) -> Path:
-    """Have the server offer STARTTLS with a certificate of its own for 127.0.0.1, signed by
-    nobody the machine trusts, and the worker start TLS and log in; returns the certificate."""
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
-        + ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
-        + ["-keyout", str(key), "-out", str(cert)],
-        check=True,
-        capture_output=True,
-    )
+    """Have the server offer STARTTLS with a certificate for 127.0.0.1 from an authority of
+    the test's own, which the machine does not trust; returns that authority's certificate."""
+    authority = trustme.CA()
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert, key)
+    authority.issue_cert("127.0.0.1").configure_cert(context)
     smtp_server.stop()
     smtp_server.tls_context = context
     smtp_server.restart()
-    return cert
+    trusted = tmp_path / "authority.pem"
+    authority.cert_pem.write_to_path(str(trusted))
+    return trusted
 
 
 def test_starttls_to_a_server_it_cannot_trust_sends_no_password(
