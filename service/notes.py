@@ -103,7 +103,10 @@ def from_reply(lines: list[str]) -> str | None:
 
 
 def are_on(game: Game) -> bool:
-    """Whether the game's notes are on: until either player turns them off."""
+    """Whether the game's notes are on: until either player turns them off, and never against
+    the computer, which neither reads nor writes any (a note sent to it is dropped)."""
+    if any(player.is_computer for player in game.players):
+        return False
     return (
         db.session.scalars(
             select(Event.id).where(Event.game_id == game.id, Event.kind == "notes_off").limit(1)

@@ -367,10 +367,14 @@ def test_the_api_document_allows_a_note_on_every_move(client: FlaskClient) -> No
 def test_no_notes_against_the_computer(app: Flask, client: FlaskClient) -> None:
     with app.app_context(), transaction():
         game = games.create_game(Seating("kim@example.com", "Kim"), Seating.the_computer("easy"))
-        token = token_for(game.player("keeper"))
+        token, game_id = token_for(game.player("keeper")), game.id
     html = page(client, token)
     assert 'name="note"' not in html and "Turn notes off" not in html
     assert "Notes are off" not in html  # there never were any
+    # The API says so, and drops a note sent anyway, as it does while notes are off.
+    assert client.get(f"/api/play/{token}/notes").get_json() == {"on": False, "notes": []}
+    assert move(client, token, random.Random(3), note="Zanzibar").status_code == 200
+    assert notes_of(app, game_id) == [None]
 
 
 def test_a_closed_game_keeps_its_notes_without_the_button(
