@@ -22,7 +22,8 @@ import click
 from flask import Flask
 from limits.storage import SCHEMES, Storage
 from limits.util import MissingModule, get_dependency
-from sqlalchemy.engine import make_url
+from psycopg.conninfo import make_conninfo
+from sqlalchemy.engine import URL, Dialect, make_url
 from sqlalchemy.exc import ArgumentError
 
 from . import json_codec
@@ -554,6 +555,16 @@ def database_url(url: str) -> str:
             f"not '{parsed.drivername}://…'"
         )
     return url
+
+
+def conninfo(dialect: Dialect, url: URL) -> str:
+    """The libpq connection string the service's engine connects with, from ``url``: its
+    parameters as SQLAlchemy's psycopg dialect hands them to psycopg (several hosts, values
+    holding spaces), not the URL rendered again, whose ``+`` for a space libpq keeps as it is.
+    """
+    _, params = dialect.create_connect_args(url)
+    params.pop("context", None)  # psycopg's adapters, not a connection parameter
+    return make_conninfo(**params)
 
 
 def engine_options(url: str, connect: float, statement: float, lock: float) -> dict[str, Any]:

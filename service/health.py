@@ -25,6 +25,7 @@ from flask import Flask, Response, jsonify
 from sqlalchemy import select, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from .config import conninfo
 from .errors import RETRY_AFTER
 from .extensions import db, limiter
 
@@ -68,13 +69,12 @@ def _ask_postgres(conninfo: str, timeout: float) -> None:
 
 def database_answers(timeout: float = HEALTH_TIMEOUT) -> bool:
     """Whether the database answers ``SELECT 1`` within ``timeout`` seconds."""
-    url = db.engine.url
+    engine = db.engine
     try:
-        if url.get_backend_name() == "postgresql":
-            conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
-            _ask_postgres(conninfo, timeout)
+        if engine.url.get_backend_name() == "postgresql":
+            _ask_postgres(conninfo(engine.dialect, engine.url), timeout)
         else:
-            with db.engine.connect() as connection:
+            with engine.connect() as connection:
                 connection.execute(text("SELECT 1"))
     except (TimeoutError, psycopg.Error, SQLAlchemyError, OSError):
         return False

@@ -183,6 +183,20 @@ def test_every_connection_carries_the_timeouts(pg_app: Flask, postgres_database:
 
 
 @pytest.mark.postgres
+def test_healthz_connects_as_the_service_does(pg_app: Flask, postgres_database: str) -> None:
+    """With the options of the URL, spaces and all, as libpq reads them: an option's value
+    with a space (``-c search_path=...``) must not leave the check failing while the service
+    serves."""
+    url = f"{postgres_database}?options=-c%20search_path%3Dpublic&application_name=split%20mind"
+    app = create_app(base_config(url, pg_app.instance_path))
+    try:
+        assert app.test_client().get("/healthz").status_code == 200
+    finally:
+        with app.app_context():
+            db.engine.dispose()
+
+
+@pytest.mark.postgres
 @pytest.mark.parametrize(
     "timeouts",
     [
