@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import click
+import psycopg
 from flask import Flask
 from limits.storage import SCHEMES, Storage
 from limits.util import MissingModule, get_dependency
@@ -554,6 +555,14 @@ def database_url(url: str) -> str:
             "DATABASE_URL must be a PostgreSQL or SQLite URL such as postgresql://user@host/name, "
             f"not '{parsed.drivername}://…'"
         )
+    if database[0] == "postgresql":
+        # Its query's options go to libpq, which refuses one it does not know at each connection.
+        try:
+            conninfo(parsed.get_dialect()(), parsed)
+        except psycopg.ProgrammingError as exc:
+            reason = str(exc).strip().splitlines()[0]
+            message = f"DATABASE_URL must hold only options libpq knows: {reason}"
+            raise ConfigError(message) from None
     return url
 
 

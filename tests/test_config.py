@@ -245,6 +245,11 @@ REFUSED = [
         "DATABASE_URL must be a PostgreSQL or SQLite URL such as postgresql://user@host/name, "
         "not 'postgresql+psycopg2://…'",
     ),
+    # An option libpq does not know (a typo of sslmode) fails every connection, each a traceback.
+    (
+        {"DATABASE_URL": "postgresql://root:secret@db/splitmind?sslmod=require"},
+        'DATABASE_URL must hold only options libpq knows: invalid connection option "sslmod"',
+    ),
     (
         {"SECRET_KEY_FALLBACKS": f"{'k' * 40},dev"},
         "each of SECRET_KEY_FALLBACKS must be at least 32 bytes when SPLITMIND_ENV=production "
