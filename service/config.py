@@ -275,7 +275,11 @@ def check_production(env: Mapping[str, Any]) -> None:
                 f"each of SECRET_KEY_FALLBACKS must be at least {MIN_SECRET_KEY_BYTES} bytes "
                 f"when SPLITMIND_ENV=production (key {number} has {len(fallback.encode())})"
             )
-    base = urlsplit(env["BASE_URL"])
+    try:
+        base = urlsplit(env["BASE_URL"])
+    except ValueError:  # a "[" left unclosed: no address at all, which base_url() says
+        base_url(env)
+        raise
     if base.scheme != "https" or not base.hostname or is_local(base.hostname):
         raise ConfigError(
             "BASE_URL must be the public https:// address when SPLITMIND_ENV=production, "
@@ -313,10 +317,10 @@ def base_url(env: Mapping[str, Any]) -> str:
     """``BASE_URL``, if it is an http:// or https:// address with a host: every link in the
     emails starts with it (``https://`` alone would make them ``https:/play/…``)."""
     value = str(env["BASE_URL"])
-    base = urlsplit(value)
     try:
+        base = urlsplit(value)
         usable = base.scheme in ("http", "https") and bool(base.hostname) and base.port != 0
-    except ValueError:  # a port that is no number, or past 65535
+    except ValueError:  # a port that is no number, or past 65535; a "[" left unclosed
         usable = False
     if not usable:
         raise ConfigError(

@@ -245,6 +245,12 @@ REFUSED = [
         "DATABASE_URL must be a PostgreSQL or SQLite URL such as postgresql://user@host/name, "
         "not 'postgresql+psycopg2://…'",
     ),
+    # An address no URL parser reads: the production checks meet it first.
+    (
+        {"BASE_URL": "https://[2001:db8::7"},
+        "BASE_URL must be an http:// or https:// address with a host, such as "
+        "https://play.example.org, not 'https://[2001:db8::7'",
+    ),
     # An option libpq does not know (a typo of sslmode) fails every connection, each a traceback.
     (
         {"DATABASE_URL": "postgresql://root:secret@db/splitmind?sslmod=require"},
@@ -407,7 +413,14 @@ def test_base_url_is_refused_with_what_links_cannot_follow(
 
 @pytest.mark.parametrize(
     "url",
-    ["https://", "http://:5000", "play.example.org", "ftp://play.example.org", "http://x:port"],
+    [
+        "https://",
+        "http://:5000",
+        "play.example.org",
+        "ftp://play.example.org",
+        "http://x:port",
+        "http://[::1",
+    ],
 )
 def test_base_url_needs_a_host_in_development_too(
     url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
