@@ -74,6 +74,12 @@ def check_multiprocess_dir(path: str) -> None:
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     check_multiprocess_dir(os.environ["PROMETHEUS_MULTIPROC_DIR"])
     values.ValueClass = values.MultiProcessValue(lambda: process_name(os.getpid()))
+elif "PROMETHEUS_MULTIPROC_DIR" in os.environ:
+    # Empty, it is unset, as every setting is: prometheus-client, which asks only whether it
+    # is there, would write its files in the working directory (one the service may not
+    # write in), named by the process id alone.
+    del os.environ["PROMETHEUS_MULTIPROC_DIR"]
+    values.ValueClass = values.MutexValue
 
 REQUEST_SECONDS = Histogram(
     "splitmind_http_request_duration_seconds",

@@ -330,3 +330,23 @@ def test_a_metrics_directory_that_cannot_be_written_stops_the_start_in_one_line(
     assert (command.returncode, command.stderr) == (1, f"{message}\n")
     said = gunicorn_refusal(env)
     assert [line for line in said if "PROMETHEUS" in line] == [message]
+
+
+def test_an_empty_metrics_directory_setting_is_no_directory(tmp_path: Path) -> None:
+    """Empty, as every setting, it means unset: each process counts in its own memory, and
+    writes no file in its working directory (not the service's to write in, under systemd),
+    where prometheus-client would take an empty name to point."""
+    from .servers import ROOT, run_flask
+
+    work = tmp_path / "work"
+    work.mkdir()
+    env = clean_env(PROMETHEUS_MULTIPROC_DIR="", PYTHONPATH=str(ROOT))
+    database = f"sqlite:///{tmp_path / 'x.sqlite'}"
+    assert run_flask("db", "upgrade", env={**env, "DATABASE_URL": database}).returncode == 0
+    command = run_flask("tick", env={**env, "DATABASE_URL": database}, cwd=work)
+    assert command.returncode == 0, command.stderr
+    assert list(work.iterdir()) == []
+    subprocess.run(
+        [sys.executable, "-c", COUNT_IN_A_PROCESS.format(moves=1)], env=env, cwd=work, check=True
+    )
+    assert list(work.iterdir()) == []
