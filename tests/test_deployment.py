@@ -258,3 +258,31 @@ def test_the_wheel_carries_what_the_service_needs(tmp_path: Path) -> None:
     location, statuses = page.stdout.splitlines()[-2:]
     assert location.startswith(str(venv))
     assert statuses == "200 200 True"
+
+
+# systemd's defaults: a unit started more than 5 times in 10 seconds is not started again.
+START_LIMIT_BURST, START_LIMIT_SECONDS = 5, 10
+
+
+def readme_units() -> dict[str, str]:
+    """The systemd units the README shows, by their path."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```ini\n(.*?)```", readme, re.DOTALL)
+    units = re.split(r"^# (/etc/systemd/system/\S+)\n", "\n".join(blocks), flags=re.MULTILINE)
+    return dict(zip(units[1::2], units[2::2], strict=True))
+
+
+def test_the_readme_units_restart_after_a_database_outage_of_any_length() -> None:
+    """The web's ExecStartPre (db upgrade) fails within a second or two while the database
+    is down; restarted every 100 ms (systemd's default), the unit would hit its start limit
+    within seconds and stay down for good once the database is back."""
+    units = readme_units()
+    assert {"splitmind-web.service", "splitmind-worker.service"} <= {
+        Path(path).name for path in units
+    }
+    for path, unit in units.items():
+        if "Restart=always" not in unit:
+            continue
+        waits = re.findall(r"^RestartSec=(\d+)s?$", unit, re.MULTILINE)
+        assert waits, f"{path} restarts without RestartSec="
+        assert (START_LIMIT_BURST - 1) * int(waits[0]) > START_LIMIT_SECONDS, path
