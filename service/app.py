@@ -11,12 +11,13 @@ from typing import Any
 from flask import Flask, Request
 from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from flask.typing import ResponseReturnValue
+from limits.errors import ConfigurationError
 from werkzeug.datastructures import ImmutableDict
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import IntegerConverter, Map
 
 from . import connections, logs, metrics, request_limits
-from .config import load_config
+from .config import load_config, storage_refused
 from .extensions import csrf, db, limiter, migrate
 from .models import MAX_ID
 
@@ -105,7 +106,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     db.init_app(app)
     connections.init_app(app)
     migrate.init_app(app, db, directory=str(data_folder("migrations")))
-    limiter.init_app(app)  # before CSRF: a POST it refuses counts against the limit too
+    try:
+        limiter.init_app(app)  # before CSRF: a POST it refuses counts against the limit too
+    except (ValueError, ConfigurationError) as exc:  # the storage could not read its URL
+        raise storage_refused(app.config["RATELIMIT_STORAGE_URI"], exc) from None
     csrf.init_app(app)
     app.url_map.converters["id"] = IdConverter
     app.url_map.merge_slashes = False  # see request_limits.refuse_empty_segments

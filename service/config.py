@@ -473,6 +473,17 @@ def limit_storage(env: Mapping[str, Any]) -> str:
     return value
 
 
+def storage_refused(uri: str, exc: Exception) -> ConfigError:
+    """The refusal of a ``RATELIMIT_STORAGE_URI`` its storage could not be made from as the
+    limiter started (a port that is no number, a Sentinel URL without its service's name),
+    which would otherwise stop the start with a traceback. Its scheme alone is shown, and the
+    storage's reason, which names the part it could not read, never the password."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return ConfigError(
+        f"RATELIMIT_STORAGE_URI '{storage_scheme(uri)}://…' cannot be used: {reason}"
+    )
+
+
 def check_storage_client(scheme: str) -> None:
     """Refuse a storage whose client library is missing or too old, as the limits library
     would when Flask-Limiter sets it up (a traceback ending in ``prerequisite not available``).
@@ -502,8 +513,11 @@ def check_storage_client(scheme: str) -> None:
 
 def storage_scheme(uri: str) -> str:
     """A rate-limit storage URI's scheme, lowercased as the limits library reads it (``""``
-    for a URI without one): ``MEMORY://`` is ``memory://``."""
-    return urlsplit(uri).scheme if "://" in uri else ""
+    for a URI without one): ``MEMORY://`` is ``memory://``. Read before the ``://`` alone:
+    a parser of the whole URL would stop at what the storage is left to refuse (an unclosed
+    ``[``)."""
+    scheme, found, _ = uri.partition("://")
+    return scheme.lower() if found else ""
 
 
 def log_level(env: Mapping[str, Any]) -> str:

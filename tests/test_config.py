@@ -149,6 +149,20 @@ REFUSED = [
         "RATELIMIT_STORAGE_URI must be memory:// or a storage such as redis://host:6379/0, "
         "not a URL without a scheme",
     ),
+    # A storage's own refusal of its URL, which Flask-Limiter meets as the app starts.
+    (
+        {"RATELIMIT_STORAGE_URI": "redis://:secret@redis:port/0"},
+        "RATELIMIT_STORAGE_URI 'redis://…' cannot be used: "
+        "Port could not be cast to integer value as 'port'",
+    ),
+    (
+        {"RATELIMIT_STORAGE_URI": "redis://:secret@[::1:6379/0"},
+        "RATELIMIT_STORAGE_URI 'redis://…' cannot be used: Invalid IPv6 URL",
+    ),
+    (
+        {"RATELIMIT_STORAGE_URI": "redis+sentinel://:secret@redis:26379"},
+        "RATELIMIT_STORAGE_URI 'redis+sentinel://…' cannot be used: 'service_name' not provided",
+    ),
     ({"MAIL_USE_TLS": "maybe"}, "MAIL_USE_TLS must be true or false, not 'maybe'"),
     # Without both, the worker logs in to nothing: a server that wants a login refuses each
     # message for good.
