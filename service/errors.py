@@ -33,7 +33,7 @@ from flask_limiter import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
 from limits.errors import StorageError
 from psycopg import OperationalError as PostgreSQLUnavailable
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import InternalError, OperationalError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException, ServiceUnavailable
 
@@ -62,6 +62,10 @@ API_MESSAGES = {
     413: "The request is larger than the {MAX_CONTENT_LENGTH} bytes the service reads.",
     503: "The service is unavailable for a moment: try again later.",
 }
+# PostgreSQL's SQLSTATE for a write refused by a server that takes none: a standby while a
+# failover completes, a database set read-only for maintenance. The service opens no
+# read-only transaction of its own, so it is the server's state, never the service's fault.
+READ_ONLY = "25006"
 # Seconds a client is asked to wait before trying again after a database outage.
 RETRY_AFTER = 30
 UNCHECKED_FORM = _l("This form could not be checked: reload the page and send it again.")
@@ -151,9 +155,10 @@ def is_outage(exc: BaseException) -> bool:
     an error that is not the database's).
 
     PostgreSQL's operational errors are all about the server: down or
-    restarting, a statement or lock timeout, a transaction to run again. No
-    connection left in the pool is one too. SQLite's also say "no such table",
-    a fault: there only a locked database file is an outage.
+    restarting, a statement or lock timeout, a transaction to run again. So is
+    a server that takes no writes (:data:`READ_ONLY`). No connection left in
+    the pool is one too. SQLite's also say "no such table", a fault: there only
+    a locked database file is an outage.
     """
     if not isinstance(exc, SQLAlchemyError):
         return False
@@ -162,7 +167,7 @@ def is_outage(exc: BaseException) -> bool:
     orig = getattr(exc, "orig", None)
     if isinstance(orig, sqlite3.OperationalError):
         return "database is locked" in str(orig)
-    return isinstance(orig, PostgreSQLUnavailable)
+    return isinstance(orig, PostgreSQLUnavailable) or getattr(orig, "sqlstate", None) == READ_ONLY
 
 
 def outage_reason(exc: BaseException) -> str:
@@ -228,5 +233,6 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(RateLimitExceeded, rate_limited)
     app.register_error_handler(OperationalError, database_unavailable)
+    app.register_error_handler(InternalError, database_unavailable)  # READ_ONLY
     app.register_error_handler(PoolTimeout, database_unavailable)
     app.register_error_handler(StorageError, limits_unavailable)

@@ -5,6 +5,7 @@ and never a request that waits until gunicorn kills its worker. So is a rate lim
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import socket
 import subprocess
@@ -234,6 +235,35 @@ def test_a_move_behind_a_lock_held_too_long_is_a_503_and_changes_nothing(
         assert db.session.scalar(moves) == 0
     assert client.post(f"/api/play/{game['keeper']}", json=move).status_code == 200
     with impatient.app_context():
+        db.engine.dispose()
+
+
+@pytest.mark.postgres
+def test_a_move_refused_by_a_read_only_database_is_a_503_and_changes_nothing(
+    pg_app: Flask, postgres_database: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server that takes no writes (a standby while a failover completes, a database set
+    read-only for maintenance) is unavailable for a while, not a fault of the service's."""
+    game = new_game(pg_app)
+    read_only = f"{postgres_database}?options=-c%20default_transaction_read_only%3Don"
+    app = create_app(base_config(read_only, tmp_path / "read-only"))
+    client = app.test_client()
+    view = client.get(f"/api/play/{game['keeper']}").get_json()
+    move = {"version": 0, **pick_action(view, random.Random(1))}
+    assert_unavailable(client.post(f"/api/play/{game['keeper']}", json=move), page=False)
+    said = [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert [record.getMessage() for record in said] == [
+        "database unavailable: cannot execute SELECT FOR UPDATE in a read-only transaction; "
+        "answered 503 to POST /api/play/[redacted]"
+    ]
+    assert said[0].exc_info is None
+    result = app.test_cli_runner().invoke(args=["tick"])
+    assert result.exit_code == 1
+    assert result.output.endswith("in a read-only transaction\n")
+    assert "Traceback" not in result.output
+    with pg_app.app_context():
+        assert db.session.get(Game, game["id"]).version == 0
+    with app.app_context():
         db.engine.dispose()
 
 
