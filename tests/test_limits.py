@@ -372,18 +372,25 @@ def post_routes(app: Flask, game: dict[str, Any]) -> dict[str, str]:
         return urls
 
 
-@pytest.mark.parametrize("body", ['{"email": 5, "days": {"a": 1}}', "[1, 2]", '"x"', "{}"])
-def test_a_json_body_sent_to_a_page_is_refused_and_changes_nothing(
-    app: Flask, client: FlaskClient, make_game: Callable[..., dict[str, Any]], body: str
-) -> None:
-    """Every form's page, with a valid link and CSRF token: a form is read from a form only."""
-    game = make_game()
+def every_form_signed_in(
+    app: Flask, client: FlaskClient, game: dict[str, Any]
+) -> tuple[dict[str, str], str]:
+    """The address of every form's POST, with ``game``'s links (:func:`post_routes`), and a
+    CSRF token, the client signed in to the dashboard."""
     with app.app_context(), transaction():
         create_admin("ada", "correct horse battery staple")
     assert sign_in(client).status_code == 303
     urls = post_routes(app, game)
     assert {"lobby.new_game", "lobby.lost_links", "home.vacation", "admin.cancel"} <= set(urls)
-    token = csrf_token(client.get("/new").get_data(as_text=True))
+    return urls, csrf_token(client.get("/new").get_data(as_text=True))
+
+
+@pytest.mark.parametrize("body", ['{"email": 5, "days": {"a": 1}}', "[1, 2]", '"x"', "{}"])
+def test_a_json_body_sent_to_a_page_is_refused_and_changes_nothing(
+    app: Flask, client: FlaskClient, make_game: Callable[..., dict[str, Any]], body: str
+) -> None:
+    """Every form's page, with a valid link and CSRF token: a form is read from a form only."""
+    urls, token = every_form_signed_in(app, client, make_game())
     before = snapshot(app)
     for endpoint, url in urls.items():
         response = client.post(
@@ -409,12 +416,7 @@ def test_a_file_sent_to_a_page_is_refused_and_changes_nothing(
     app: Flask, client: FlaskClient, make_game: Callable[..., dict[str, Any]]
 ) -> None:
     """No form takes a file: one sent as a field would reach its checks as the field's text."""
-    game = make_game()
-    with app.app_context(), transaction():
-        create_admin("ada", "correct horse battery staple")
-    assert sign_in(client).status_code == 303
-    urls = post_routes(app, game)
-    token = csrf_token(client.get("/new").get_data(as_text=True))
+    urls, token = every_form_signed_in(app, client, make_game())
     before = snapshot(app)
     for endpoint, url in urls.items():
         data = {"csrf_token": token, "email": (io.BytesIO(b"kim@example.com"), "email.txt")}
