@@ -1479,12 +1479,17 @@ def test_a_return_match_s_second_game_withholds_what_its_first_withheld(app: Fla
         second = db.session.scalars(select(Game).where(Game.match_game == 2)).one()
         assert not next(player for player in second.players if player.email == KIM).notify
         second_id = second.id
-    home = home_of(app)
+    emailed_once_invitations_are_taken(app, client, home_of(app), second_id)
+
+
+def emailed_once_invitations_are_taken(app: Flask, client, home: str, game_id: int) -> None:
+    """Kim's game ``game_id`` is listed on her home page among the games that started without
+    emails, and taking invitations again there turns its emails on."""
     withheld = client.get(home).text.partition("Games whose emails you stopped")[0]
-    assert f">Email me about game {second_id}</button>" in withheld
+    assert f">Email me about game {game_id}</button>" in withheld
     assert post(client, home, "invitations").status_code == 303
     with app.app_context():
-        kim = select(Player.notify).where(Player.email == KIM, Player.game_id == second_id)
+        kim = select(Player.notify).where(Player.email == KIM, Player.game_id == game_id)
         assert db.session.scalars(kim).one()
 
 
@@ -1515,12 +1520,7 @@ def test_a_rematch_against_the_computer_started_while_invitations_are_off_sends_
         )
         assert db.session.scalars(to_kim).all() == []
         new_game = new.game_id
-    withheld = client.get(home).text.partition("Games whose emails you stopped")[0]
-    assert f">Email me about game {new_game}</button>" in withheld
-    assert post(client, home, "invitations").status_code == 303
-    with app.app_context():
-        kim = select(Player.notify).where(Player.email == KIM, Player.game_id == new_game)
-        assert db.session.scalars(kim).one()
+    emailed_once_invitations_are_taken(app, client, home, new_game)
 
 
 def test_no_game_to_stop_offers_no_stop(app: Flask, client, make_game) -> None:
