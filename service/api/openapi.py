@@ -72,9 +72,14 @@ MOVE_EXAMPLES = {
     "swap": {"summary": "Give cards in a swap", "value": {"version": 12, "swap": ["2C", "7D"]}},
 }
 
-# A NUL character in the path or the query string, refused before any operation.
+# A request refused before any operation: a NUL character in the path, the query string or a
+# body sent with it, a body in chunks that cannot be read, a host the routing refuses.
 NUL_REFUSED = {
-    "description": "The address or the query string holds a NUL character",
+    "description": (
+        "The request cannot be read: the address, the query string or a body sent with it "
+        "holds a NUL character, its body comes in chunks that cannot be read, or its Host "
+        "is no name"
+    ),
     "codes": ["bad_request"],
     "example": {"code": "bad_request", "message": NUL_IN_REQUEST},
 }
@@ -86,7 +91,9 @@ ERRORS: dict[str, dict[str, Any]] = {
     "400": {
         "description": (
             "The body is not a well-formed move (malformed: the message says what is wrong), "
-            "or the address or the query string holds a NUL character (bad_request)"
+            "or the request cannot be read (bad_request: a NUL character in the address, the "
+            "query string or the body, a body in chunks that cannot be read, a Host that is "
+            "no name)"
         ),
         "codes": ["malformed", "bad_request"],
         "example": {"code": "malformed", "message": 'unexpected key "cards" in an exchange action'},
