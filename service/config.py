@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from datetime import timedelta
@@ -209,7 +210,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         TRUSTED_PROXIES=number(env, "TRUSTED_PROXIES", int),
         LOG_LEVEL=log_level(env),
         LOG_FORMAT=log_format(env),
-        METRICS_TOKEN=env.get("METRICS_TOKEN"),
+        METRICS_TOKEN=metrics_token(env),
         PROMETHEUS_MULTIPROC_DIR=env.get("PROMETHEUS_MULTIPROC_DIR"),
         ADMIN_REQUIRE_2FA=flag(env, "ADMIN_REQUIRE_2FA"),
         SESSION_COOKIE_HTTPONLY=True,
@@ -415,6 +416,23 @@ def mail_sender(env: Mapping[str, Any]) -> str:
             f"(a name holding a comma in double quotes), not {value!r}"
         )
     return value
+
+
+# What a Bearer token is written with (RFC 6750's b64token): a token with anything else (a
+# space, a letter beyond ASCII) is one no Authorization header carries, and /metrics would
+# refuse every scrape.
+BEARER_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+
+
+def metrics_token(env: Mapping[str, Any]) -> str | None:
+    """``METRICS_TOKEN``, if a scraper can send it as a Bearer token; ``None`` when unset."""
+    token = env.get("METRICS_TOKEN")
+    if token and not BEARER_TOKEN.fullmatch(token):
+        raise ConfigError(
+            "METRICS_TOKEN must be written with letters, digits and - . _ ~ + / (then = "
+            "signs) alone, as a Bearer token is: no scraper could send it"
+        )
+    return token
 
 
 def check_mail_login(env: Mapping[str, Any]) -> None:

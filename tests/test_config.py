@@ -164,6 +164,14 @@ REFUSED = [
         "RATELIMIT_STORAGE_URI 'redis+sentinel://…' cannot be used: 'service_name' not provided",
     ),
     ({"MAIL_USE_TLS": "maybe"}, "MAIL_USE_TLS must be true or false, not 'maybe'"),
+    *(
+        (
+            {"METRICS_TOKEN": token},
+            "METRICS_TOKEN must be written with letters, digits and - . _ ~ + / (then = "
+            "signs) alone, as a Bearer token is: no scraper could send it",
+        )
+        for token in (" s3cret", "s3cret ", "sécret", "a=b")
+    ),
     # Without both, the worker logs in to nothing: a server that wants a login refuses each
     # message for good.
     (
@@ -307,6 +315,7 @@ BAD_VALUES = refused(
     "IMAP_PLAINTEXT_LOGIN",
     "MAX_CONTENT_LENGTH",
     "RATELIMIT_STORAGE_URI",
+    "METRICS_TOKEN",
 )
 
 
