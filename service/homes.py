@@ -41,6 +41,7 @@ from .addresses import (
 )
 from .language import LANGUAGES
 from .links import new_link_key
+from .mail import to_go
 from .models import (
     CLOSED_STATUSES,
     DEFAULT_DIGEST_HOUR,
@@ -498,31 +499,15 @@ def _digest_due(hour: int, zone: str | None, last: datetime | None, now: datetim
     return last is None or last < slot
 
 
-def _digest_waiting(email: str, players: list[Player]) -> bool:
-    """Whether a digest to ``email`` is waiting to be sent (or being sent: a worker cut off
-    from the database sends it once it is back).
-
-    One still queued lists ``players`` too, the moves owed now: it is written from its list
-    when it goes, and stands for the digest not queued beside it. Its list only grows, as
-    what it names is what an admin may not read of it while those games are live.
-    """
-    waiting = db.session.scalars(
-        select(OutboxMessage)
-        .where(
-            OutboxMessage.kind == "digest",
-            OutboxMessage.recipient == email,
-            OutboxMessage.status.in_(("queued", "sending")),
-        )
-        .order_by(OutboxMessage.id)
-        .limit(1)
-    ).first()
-    if waiting is None:
-        return False
-    if waiting.status == "queued":
-        params = waiting.params or {}
+def _list_too(digest: OutboxMessage, players: list[Player]) -> None:
+    """Add ``players``, the moves owed now, to a digest that waited (the mail server down
+    since yesterday), if it is still queued: it is written from its list when it goes, and
+    stands for the digest not queued beside it. Its list only grows, as what it names is
+    what an admin may not read of it while those games are live."""
+    if digest.status == "queued":
+        params = digest.params or {}
         listed = {*params.get("players", []), *(player.id for player in players)}
-        waiting.params = {**params, "players": sorted(listed)}
-    return True
+        digest.params = {**params, "players": sorted(listed)}
 
 
 def send_digests(now: datetime | None = None) -> list[str]:
@@ -567,14 +552,15 @@ def send_digests(now: datetime | None = None) -> list[str]:
             )
             if notify.in_digest(player)
         ]
-        if (
-            players
-            and not invitations.stopped_all_emails(settings.email)
-            and not _digest_waiting(settings.email, players)
-        ):
-            language = settings.language or players[-1].language
-            notify.digest(settings.email, players, language)
-            sent.append(settings.email)
+        if not players or invitations.stopped_all_emails(settings.email):
+            continue
+        waiting = to_go("digest", settings.email)
+        if waiting is not None:
+            _list_too(waiting, players)
+            continue
+        language = settings.language or players[-1].language
+        notify.digest(settings.email, players, language)
+        sent.append(settings.email)
     db.session.flush()
     log.info("%d digests queued", len(sent))
     return sent

@@ -42,7 +42,7 @@ from .addresses import (
     with_inbox,
 )
 from .language import gettext, language_code
-from .mail import compose, kinds
+from .mail import compose, kinds, to_go
 from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import (
@@ -865,12 +865,7 @@ def send_links(email: str, language: str | None) -> bool:
     """
     address = games.clean_email(email)
     lock_address(address)
-    pending = select(OutboxMessage.id).where(
-        OutboxMessage.recipient == address,
-        OutboxMessage.kind == "your_games",
-        OutboxMessage.status.in_(("queued", "sending")),
-    )
-    if db.session.scalar(pending.limit(1)) is not None:
+    if to_go("your_games", address) is not None:
         log.info("a request for an address's links is queued already: nothing more queued")
         return False
     notify.links_requested(address, language)

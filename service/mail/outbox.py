@@ -167,6 +167,21 @@ def _queued(key: str) -> OutboxMessage | None:
     ).first()
 
 
+def to_go(kind: str, recipient: str) -> OutboxMessage | None:
+    """The oldest email of ``kind`` to ``recipient`` still to go: queued, or being sent (a
+    worker cut off from the database sends it once it is back)."""
+    return db.session.scalars(
+        select(OutboxMessage)
+        .where(
+            OutboxMessage.kind == kind,
+            OutboxMessage.recipient == recipient,
+            OutboxMessage.status.in_(("queued", "sending")),
+        )
+        .order_by(OutboxMessage.id)
+        .limit(1)
+    ).first()
+
+
 def withdraw(kind: str, player_id: int) -> None:
     """Withdraw the player's unsent email of ``kind`` (a kind that replaces): it is out of date.
 
