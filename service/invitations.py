@@ -295,14 +295,21 @@ def withhold_emails(game: Game, seat: Seat) -> None:
 def withheld_since_start(player: Player) -> bool:
     """Whether the player's game has withheld their emails from its start and still does,
     whether it is in play or not (:func:`withheld_from` lists those in play)."""
-    if player.notify:
-        return False
-    events = select(Event.kind).where(
-        Event.game_id == player.game_id,
-        Event.seat == player.seat,
-        Event.kind.in_((EMAILS_WITHHELD, EMAILS_TAKEN)),
+    return bool(
+        db.session.scalar(select(exists().where(Player.id == player.id, _still_withheld())))
     )
-    return set(db.session.scalars(events)) == {EMAILS_WITHHELD}
+
+
+def _still_withheld() -> ColumnElement[bool]:
+    """Of a player's row: its game withheld its emails from its start, and still does (they
+    were not taken since, and are off)."""
+    withheld = exists().where(
+        Event.game_id == Player.game_id, Event.seat == Player.seat, Event.kind == EMAILS_WITHHELD
+    )
+    taken = exists().where(
+        Event.game_id == Player.game_id, Event.seat == Player.seat, Event.kind == EMAILS_TAKEN
+    )
+    return Player.notify.is_(False) & withheld & ~taken
 
 
 def withheld_from(email: str) -> list[Player]:
@@ -331,23 +338,11 @@ def withheld_reaching(email: str) -> list[Player]:
 
 def _withheld(whose: ColumnElement[bool]) -> list[Player]:
     """The seats :func:`withheld_from` says, of the players ``whose`` picks."""
-    withheld = exists().where(
-        Event.game_id == Player.game_id, Event.seat == Player.seat, Event.kind == EMAILS_WITHHELD
-    )
-    taken = exists().where(
-        Event.game_id == Player.game_id, Event.seat == Player.seat, Event.kind == EMAILS_TAKEN
-    )
     return list(
         db.session.scalars(
             select(Player)
             .join(Game)
-            .where(
-                whose,
-                Game.status == "active",
-                Player.notify.is_(False),
-                withheld,
-                ~taken,
-            )
+            .where(whose, Game.status == "active", _still_withheld())
             .order_by(Game.id)
         )
     )
