@@ -18,7 +18,7 @@ from ..game_text import LOOKS, deadline_text, rule_message_in, upfirst
 from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
-from ..links import home_token, player_for, signed_home
+from ..links import home_token, player_for, signed_home, token_for
 from ..models import Player, utcnow
 from ..notify import opponent_away_until
 from ..perspective import (
@@ -371,16 +371,27 @@ def _page(
 
 
 def _after_game(player: Player, home: str | None) -> dict[str, Any]:
-    """What a closed game's page offers next: its rematch (asked for already, possible, or
+    """What a closed game's page offers next: the second game of its return match, when it
+    is the first and the second was dealt; its rematch (asked for already, possible, or
     why not) and a new game: from the player's home page (``home``, its token), whose link
     vouches for their address, else the public form filled in with it."""
     game = player.game
     opponent = game.player(other(player.seat))
+    second = game.match.game(2) if game.match is not None and game.match_game == 1 else None
+    # The same person, in the other seat: the second game swaps the roles.
+    mine = (
+        second.player(other(player.seat))
+        if second is not None and second.status != "cancelled"
+        else None
+    )
     if opponent.is_computer:
         asked = invitations.computer_rematch_of(player) is not None
     else:
         asked = invitations.rematch_of(game) is not None
     return {
+        "second_game": url_for("players.play", token=token_for(mine))
+        if mine is not None and mine.link_key is not None
+        else None,
         "rematch_asked": asked,
         "rematch_refusal": None if asked else rematch_rules.rematch_refusal(player),
         "new_game": url_for("lobby.new_game", home=home, name=player.name)

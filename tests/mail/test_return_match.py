@@ -56,6 +56,11 @@ def test_a_return_match_plays_two_games_and_scores_them(
     assert "you are the Shadow" in str(kim_mail[-1].message["Subject"])
     assert "game 2 of a return match" in kim_mail[-1].text
     second = tokens(app, second_id)
+    # The first game's page leads each player to their own seat of the second, roles swapped.
+    for seat, theirs in (("keeper", "shadow"), ("shadow", "keeper")):
+        page = client.get(f"/play/{first[seat]}").get_data(as_text=True)
+        assert f'href="/play/{second[theirs]}"' in page
+        assert "Play the second game of the return match" in page
     played(app, second["id"], 41, emails=False)
     deliver()
     with app.app_context():
@@ -72,6 +77,7 @@ def test_a_return_match_plays_two_games_and_scores_them(
     assert match["winner"] == winner and match["draw"] == (winner is None)
     page = client.get(f"/play/{second['shadow']}").get_data(as_text=True)
     assert "Return match" in page or "return match" in page
+    assert "Play the second game" not in page
     last = smtp_server.handler.to("kim@example.com")[-1].text
     scores = expected["scores"]
     assert f"Return match score: Kim {scores['first']}, Sam {scores['second']}." in last
