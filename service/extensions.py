@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
+from contextlib import suppress
 from functools import wraps
 from typing import Any, TypeVar
 
@@ -11,7 +12,7 @@ from flask import current_app, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_migrate import Migrate
-from flask_wtf.csrf import CSRFProtect
+from flask_wtf.csrf import CSRFError, CSRFProtect
 from sqlalchemy import JSON
 
 from .models import POSTGRESQL_ONLY_INDEXES, UTCDateTime, db
@@ -105,13 +106,23 @@ def limited_form(limit: str) -> Callable[[View], View]:
     ``before_request`` hook, and CSRFProtect's is one: a POST it refused, for a
     missing or stale token, would never be counted. So the view is exempt from
     that hook and checks its token itself, once the limiter has counted it.
+
+    A token refused is left for the view's form to refuse again (a ``FlaskForm``
+    checks its own token unless this check passed it): the view shows the form
+    as it was filled in, with a fresh token, saying why
+    (:func:`service.lobby.forms.refilled`), where the
+    error page would lose what was typed into a form left open past the token's
+    time or whose session cookie was lost. The view must validate such a form
+    before it acts on anything posted.
     """
 
     def decorate(view: View) -> View:
         @wraps(view)
         def counted(*args: Any, **kwargs: Any) -> Any:
             if current_app.config["WTF_CSRF_ENABLED"]:
-                csrf.protect()
+                # Its form refuses it again: see service.lobby.forms.refilled.
+                with suppress(CSRFError):
+                    csrf.protect()
             return view(*args, **kwargs)
 
         return limiter.limit(limit, methods=["POST"])(csrf.exempt(counted))

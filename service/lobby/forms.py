@@ -24,6 +24,17 @@ from ..models import EMAIL_LENGTH, NAME_LENGTH
 REQUIRED = _l("This field is required.")
 NOT_AN_ADDRESS = _l("Invalid email address.")
 TOO_LONG = _l("Field cannot be longer than %(max)d characters.")
+# What a form refused for its CSRF token alone says, shown again as it was filled in
+# (service.extensions.limited_form).
+FORM_REFILLED = _l(
+    "This form could not be checked, as it was open a long time: here it is as you filled "
+    "it in. Send it again."
+)
+
+
+def refilled(form: FlaskForm) -> str | None:
+    """:data:`FORM_REFILLED` for a form posted with a token it refused; ``None`` otherwise."""
+    return str(FORM_REFILLED) if "csrf_token" in form.errors else None
 
 
 def mailable(form: FlaskForm, field: Field) -> None:

@@ -29,7 +29,7 @@ from ..players.home import address_of
 from ..rules import other
 from ..unit_of_work import transaction
 from . import allowances, bp
-from .forms import LinksForm, NewGameForm
+from .forms import LinksForm, NewGameForm, refilled
 
 
 @bp.route("/new", methods=["GET", "POST"])
@@ -79,6 +79,7 @@ def new_game(home: str | None = None) -> ResponseReturnValue:
                 play_token=token_for,
             )
     status = 400 if request.method == "POST" else 200
+    error = error or refilled(form)
     page = render_template("lobby/new.html", form=form, error=error, owner=owner, home=home)
     if refused is not None:
         return page, 429, retry_after(refused)
@@ -202,7 +203,8 @@ def lost_links() -> ResponseReturnValue:
             spent = True
         return render_template("lobby/links.html", form=form, sent=True, spent=spent)
     status = 400 if request.method == "POST" else 200
-    return render_template("lobby/links.html", form=form, sent=False), status
+    page = render_template("lobby/links.html", form=form, sent=False, error=refilled(form))
+    return page, status
 
 
 # The status an answer leaves its invitation in; one found in another is a conflict (409).

@@ -26,7 +26,14 @@ from service.notify import greeting
 from service.unit_of_work import transaction
 
 from ..conftest import BASE_URL
-from ..helpers import NEW_GAME_FORM, ask_for_game, from_elsewhere, pick_action, statements_run
+from ..helpers import (
+    NEW_GAME_FORM,
+    ask_for_game,
+    csrf_token,
+    from_elsewhere,
+    pick_action,
+    statements_run,
+)
 from ..smtp import SMTPServer
 
 
@@ -327,6 +334,36 @@ def test_bad_requests_are_refused_with_the_reason(client: FlaskClient) -> None:
     assert "2 fields need a change:" in html and html.count('aria-invalid="true"') == 2
     response = client.post("/new", data=NEW_GAME_FORM)  # no CSRF token
     assert response.status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("path", "form", "sent"),
+    [
+        ("/new", NEW_GAME_FORM, "Check your email"),
+        ("/links", {"email": "ann@example.com"}, "is on its way to it"),
+    ],
+)
+def test_a_form_left_open_past_its_tokens_time_comes_back_filled_in(
+    app: Flask, client: FlaskClient, path: str, form: dict[str, str], sent: str
+) -> None:
+    """A form filled in over a long time is not lost: it comes back as it was sent, with a
+    fresh token, and nothing done; sent again, it is taken."""
+    token = csrf_token(client.get(path).get_data(as_text=True))
+    limit = app.config["WTF_CSRF_TIME_LIMIT"]
+    app.config["WTF_CSRF_TIME_LIMIT"] = -1  # every token signed before now has expired
+    response = client.post(path, data={**form, "csrf_token": token})
+    app.config["WTF_CSRF_TIME_LIMIT"] = limit
+    assert response.status_code == 400
+    html = response.get_data(as_text=True)
+    assert "as it was open a long time: here it is as you filled it in" in html
+    for value in form.values():
+        assert f'value="{value}"' in html or value in ("keeper", "single", "standard")
+    assert count(app, Invitation) == count(app, OutboxMessage) == 0
+    # A refused token is refused again with nothing posted but the token (no form's data).
+    assert client.post(path, data={"csrf_token": "forged"}).status_code == 400
+    again = client.post(path, data={**form, "csrf_token": csrf_token(html)})
+    assert again.status_code == 200 and sent in again.get_data(as_text=True)
+    assert count(app, OutboxMessage) == 1
 
 
 @pytest.mark.parametrize("blank", ["   ", "\t\u200b"])
