@@ -363,10 +363,22 @@ def resume_all_emails(email: str) -> None:
 
 def replace_home_link(email: str) -> str:
     """A new home link for the address: every copy of the old one stops working. Returns
-    its new key."""
+    its new key.
+
+    Whoever had the old link could open every game the page lists, by the links it
+    shows: each of the address's games gets a new link too, and the old ones stop
+    working (as an admin's rotation does, the unsubscribe links of the emails sent
+    before with them). A link an admin revoked stays revoked. Under the address's
+    row lock, taken first, as every change to the address's rows.
+    """
     key = settings_row(email).home_key = new_link_key()
+    seats = db.session.scalars(
+        select(Player).where(Player.email == email, Player.link_key.is_not(None))
+    ).all()
+    for player in seats:
+        player.link_key = new_link_key()
     db.session.flush()
-    log.info("an address replaced its home link")
+    log.info("an address replaced its home link and the links of its %d games", len(seats))
     return key
 
 

@@ -752,10 +752,11 @@ def stops_for(player: Player, key: str | None) -> bool:
     """Whether an unsubscribe link signing the link key ``key`` still speaks for the player's
     seat (:func:`service.mail.compose.unsubscribe_link`).
 
-    Not once an admin has given the seat a new link key, rotating its link or
-    correcting its address: whoever holds an email sent before (the old address,
-    or whoever the link leaked to) must not stop the emails of the seat's player
-    now, nor turn invitations away from their address. A link from before the
+    Not once the seat has had a new link key (an admin rotating its link or
+    correcting its address, its player replacing their home link): whoever holds
+    an email sent before (the old address, or whoever the link leaked to) must not
+    stop the emails of the seat's player now, nor turn invitations away from their
+    address. A link from before the
     links signed the key (``None``) speaks for the seat while no admin has given
     either seat of its game a new key, as the audit trail records: the emails
     already sent about the games nobody changed keep a link that works.

@@ -140,7 +140,13 @@ def test_logs_never_hold_the_link(app: Flask) -> None:
 
 
 def test_replacing_the_link_kills_the_old_one(app: Flask, client, make_game) -> None:
-    make_game(seed=1)
+    """And the links of the address's games, which whoever had the page could open; the
+    opponent's link, and a link an admin revoked, stay as they are."""
+    game = make_game(seed=1)
+    revoked = make_game(seed=2)
+    with app.app_context(), transaction():
+        kim = db.session.get_one(Game, revoked["id"]).player("keeper")
+        kim.link_key = None
     old = home_of(app)
     response = post(client, old, "link")
     assert response.status_code == 303
@@ -148,6 +154,15 @@ def test_replacing_the_link_kills_the_old_one(app: Flask, client, make_game) -> 
     assert new != old and client.get(new).status_code == 200
     assert app.test_client().get(old).status_code == 404  # whoever else holds it
     assert home_of(app) == new  # the emails from now on bring the new one
+    stranger = app.test_client()
+    for path in (f"/play/{game['keeper']}", f"/api/play/{game['keeper']}"):
+        assert stranger.get(path).status_code == 404
+    assert stranger.get(f"/api/play/{game['shadow']}").status_code == 200  # Sam's own
+    links = re.findall(r'href="/play/([^"/]+)"', client.get(new).get_data(as_text=True))
+    assert links and game["keeper"] not in links
+    assert all(stranger.get(f"/api/play/{token}").status_code == 200 for token in links)
+    with app.app_context():
+        assert db.session.get_one(Game, revoked["id"]).player("keeper").link_key is None
 
 
 def test_the_replacing_form_sent_again_leads_to_the_new_page(app: Flask, client, make_game) -> None:
@@ -167,7 +182,8 @@ def test_the_replacing_form_sent_again_leads_to_the_new_page(app: Flask, client,
 def test_the_unsubscribe_pages_show_no_link_of_the_address(app: Flask, make_game) -> None:
     """The unsubscribe links in old emails never change: their pages, before and after the
     stop, show neither the home link replaced since nor a game's link, and say where the
-    home link is."""
+    home link is. A game's, from before its seat had the new link that came with the new
+    home link, stops nothing (410), as after an admin's rotation."""
     game = make_game(seed=1)
     with app.app_context():
         kim = db.session.scalars(select(Player).where(Player.email == KIM)).one()
@@ -177,14 +193,15 @@ def test_the_unsubscribe_pages_show_no_link_of_the_address(app: Flask, make_game
         ]
     client = app.test_client()
     new = post(client, home_of(app), "link").headers["Location"].removeprefix("/me/")
-    for stop in stops:
+    for stop, status in zip(stops, (410, 200), strict=True):
         for method in ("GET", "POST", "GET"):  # the page before the stop, the stop, after it
             page = client.open(stop, method=method)
             text = page.get_data(as_text=True)
-            assert page.status_code == 200
+            assert page.status_code == status
             assert new not in text and game["keeper"] not in text
             assert "/me/" not in text and "/play/" not in text
-        assert "in your latest email from this service" in text
+        said = "about it works" if status == 410 else "in your latest email from this service"
+        assert said in text
 
 
 def test_the_link_survives_a_new_secret_key(app: Flask, make_game) -> None:
@@ -599,7 +616,11 @@ def test_each_saved_form_is_confirmed_once_in_the_pages_language(
         ("stop-all", {}, "every email is stopped"),
         ("resume-all", {}, "your emails are back on"),
         ("invitations", {}, "you take invitations again"),
-        ("link", {}, "this page has a new link, and the old one works no more"),
+        (
+            "link",
+            {},
+            "this page and each of your games have new links, and the old ones work no more",
+        ),
     ):
         response = post(client, home, action, **data)
         assert response.status_code == 303, action

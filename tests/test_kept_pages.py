@@ -101,8 +101,9 @@ def test_a_kept_page_follows_every_move_of_a_whole_game(
 def test_what_changes_without_a_move_changes_the_kept_page(
     app: Flask, client: FlaskClient, make_game
 ) -> None:
-    """The opponent's vacation, the notes turned off, a new home link, a language chosen,
-    a deadline extended: none is a move, each shows on the page."""
+    """The opponent's vacation, the notes turned off, a language chosen, a deadline
+    extended: none is a move, each shows on the page. A new home link gives the game a new
+    link too: the page kept under the old one is no longer served."""
     game = make_game(days_per_move=5)
     token = game["keeper"]
     path = f"/play/{token}"
@@ -123,9 +124,12 @@ def test_what_changes_without_a_move_changes_the_kept_page(
         assert keeper is not None
         assert notes.from_opponent(keeper) == []
     changed(lambda: games.turn_notes_off(_player(token)))
-    changed(lambda: homes.replace_home_link("kim@example.com"))
     changed(lambda: games.extend_deadline(game["id"], 2, "root"))
     assert 'lang="fr"' in changed(lambda: homes.set_language("kim@example.com", "fr"))
+    client.get(path)
+    assert kept_count(app) >= 1
+    in_service(app, lambda: homes.replace_home_link("kim@example.com"))
+    assert client.get(path).status_code == 404
 
 
 def test_the_opponents_vacation_alone_changes_the_kept_page(

@@ -315,8 +315,9 @@ def unsubscribe(token: str) -> ResponseReturnValue:
     The page names the home page but links to none of the address's pages: these
     links sit in the header of every email and never change, so whoever holds an
     old email would find the home link its owner has replaced since. For the same
-    reason a game's link stops nothing (410) once an admin has rotated the seat's
-    link or corrected its address since the email.
+    reason a game's link stops nothing (410) once the seat has had a new link since
+    the email (an admin's rotation, its player's replaced home link) or an admin
+    has corrected its address.
     """
     address = compose.stopping_address(token)
     if address is not None:
@@ -328,7 +329,7 @@ def unsubscribe(token: str) -> ResponseReturnValue:
         return render_template("lobby/unsubscribe.html", address=address, done=done)
     player, stops = _unsubscribing_player(token)
     if not stops:
-        # Gone for good: an admin gave the seat a new link or address since the email was sent.
+        # Gone for good: the seat has had a new link or address since the email was sent.
         return render_template("lobby/unsubscribe.html", player=player, replaced=True), 410
     if request.method == "POST":
         with transaction():

@@ -59,7 +59,9 @@ SAVED = {
     "stop_all": _l("Saved: every email is stopped."),
     "resume_all": _l("Saved: your emails are back on."),
     "accept_invitations": _l("Saved: you take invitations again."),
-    "replace_link": _l("Saved: this page has a new link, and the old one works no more."),
+    "replace_link": _l(
+        "Saved: this page and each of your games have new links, and the old ones work no more."
+    ),
 }
 SAVED_CATEGORY = "saved"
 
