@@ -178,6 +178,16 @@ def _news_after(game_id: int, seat: Seat) -> int:
     return int(last.id)
 
 
+def last_sent(player: Player) -> str | None:
+    """The note of the player's latest move, if it carried one."""
+    return db.session.scalars(
+        select(Event.note)
+        .where(Event.game_id == player.game_id, Event.kind == "move", Event.seat == player.seat)
+        .order_by(Event.id.desc())
+        .limit(1)
+    ).first()
+
+
 def _choice(action: dict[str, object] | None) -> str | None:
     """The exchange or swap an event's action chose cards for, if it was one."""
     return next((phase for phase in CHOICE_PHASES if phase in (action or {})), None)

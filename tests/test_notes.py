@@ -84,6 +84,26 @@ def test_the_page_form_takes_a_note(app: Flask, client: FlaskClient, make_game) 
     assert "Bonne chance" in page(client, game["shadow"])
 
 
+def test_a_second_tap_does_not_offer_the_note_sent_again(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """The note went with the move the second tap repeats: the page refusing it, which offers
+    the Keeper's lead next, does not fill it in again, to be sent twice with the lead. A note
+    the move did not carry (another tab's) comes back as typed."""
+    game = make_game(seed=4)
+    rng = random.Random(2)
+    assert move(client, game["shadow"], rng).status_code == 200  # the first half of the exchange
+    html = page(client, game["keeper"])
+    data = form_data(MoveForm(html), pick_action(view_of(client, game["keeper"]), rng))
+    sent = {**data, "note": "Bonne chance"}
+    assert client.post(f"/play/{game['keeper']}", data=sent).status_code == 303
+    for note, shown in (("Bonne chance", ""), ("Autre chose", "Autre chose")):
+        response = client.post(f"/play/{game['keeper']}", data={**data, "note": note})
+        assert response.status_code == 409
+        assert f'name="note" maxlength="280" autocomplete="off" value="{shown}"' in response.text
+    assert notes_of(app, game["id"]) == [None, "Bonne chance"]
+
+
 def refused_both_ways(client: FlaskClient, token: str, note: str) -> tuple[dict[str, str], str]:
     """Send ``note`` with a legal move through the API, then through the page's form: both
     are refused with 400. Returns the API's error and the page's HTML."""

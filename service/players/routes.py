@@ -96,8 +96,14 @@ def move(token: str) -> ResponseReturnValue:
     except games.UnknownLink:  # rotated or corrected since it was read
         abort(404)
     except games.MoveError as exc:
-        # A note with invisible characters would come back with them, unseen: it is dropped.
-        kept = "" if isinstance(exc, games.NoteRefused) and exc.invisible else note
+        # A note with invisible characters would come back with them, unseen: it is dropped;
+        # so is one that went with the move a second tap repeats, which would go twice.
+        dropped = (isinstance(exc, games.NoteRefused) and exc.invisible) or (
+            isinstance(exc, games.StaleVersion)
+            and exc.already_moved
+            and notes.clean(note) == notes.last_sent(player)
+        )
+        kept = "" if dropped else note
         # What the refusal is about is tied to it: the note, or the cards chosen to give,
         # which are ticked again as they were sent, to be changed rather than chosen anew.
         invalid = refused_field(exc, action)
