@@ -28,6 +28,7 @@ from ..models import (
     FOLD,
     GAME_STATUSES,
     MAIL_STATUSES,
+    OPEN_STATUSES,
     Address,
     AdminAction,
     Game,
@@ -277,6 +278,38 @@ def mail_page(filters: MailFilter, *, after: str = "", before: str = "") -> Page
     return seek(
         query, (OutboxMessage.id,), descending=True, after=after, before=before, size=PAGE_SIZE
     )
+
+
+# Kinds of email whose subject may name a card a live game keeps secret: the answer to a
+# reply names the move it read, the cards chosen for an exchange or a swap included.
+SUBJECT_NAMES_CARDS = frozenset({"answer"})
+SUBJECT_WITHHELD = "(subject withheld while its game is live)"
+
+
+class Subjects:
+    """The subjects of messages as the dashboard shows them: of a live game (waiting or in
+    play), the subject of a kind in :data:`SUBJECT_NAMES_CARDS` is withheld, as its body is.
+
+    Each game's status is read once, when a message of such a kind first needs it.
+    """
+
+    def __init__(self) -> None:
+        self._live: dict[int, bool] = {}
+
+    def __call__(self, message: OutboxMessage) -> str | None:
+        """The message's subject as shown (``None``: not written yet)."""
+        if message.subject is None or message.kind not in SUBJECT_NAMES_CARDS:
+            return message.subject
+        if message.game_id is None or not self.live(message.game_id):
+            return message.subject
+        return SUBJECT_WITHHELD
+
+    def live(self, game_id: int) -> bool:
+        """Whether the game keeps secrets: waiting for its players or in play."""
+        if game_id not in self._live:
+            status = db.session.scalar(select(Game.status).where(Game.id == game_id))
+            self._live[game_id] = status in OPEN_STATUSES
+        return self._live[game_id]
 
 
 def mail_counts() -> dict[str, int]:

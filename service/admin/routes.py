@@ -488,9 +488,15 @@ def mail_csv() -> Response:
 
     columns = ["id", "status", "kind", "recipient", "subject", "game_id", "attempts"]
     columns += ["created_at", "sent_at", "failed_at", "last_error"]
-    return csv_response(
-        "splitmind-mail.csv", columns, query.order_by(OutboxMessage.id.desc()), attributes(columns)
-    )
+    subject, cells = listing.Subjects(), attributes(columns)
+    where = columns.index("subject")
+
+    def row(message: OutboxMessage) -> list[Any]:
+        found = cells(message)
+        found[where] = subject(message)
+        return found
+
+    return csv_response("splitmind-mail.csv", columns, query.order_by(OutboxMessage.id.desc()), row)
 
 
 @bp.get("/mail")
@@ -537,6 +543,7 @@ def _mail_list(ticked: Collection[int] = ()) -> str:
         elsewhere=sorted(set(ticked) - {message.id for message in page.rows}, reverse=True),
         requeue_form=BulkRequeueForm(),
         refused_for_good=refused_for_good,
+        subject=listing.Subjects(),
     )
 
 
@@ -658,6 +665,7 @@ def message(message_id: int) -> str:
     return render_template(
         "admin/message.html",
         message=found,
+        subject=email.subject if email is not None else listing.Subjects()(found),
         withheld=withheld,
         refused=refused_for_good(found),
         requeue_form=RequeueForm(),

@@ -16,6 +16,9 @@ from service import games, homes, notify
 from service.admin import listing
 from service.game_text import card_name
 from service.models import Game, OutboxMessage, Player, db, utcnow
+from service.perspective import player_view
+from service.replies import answers
+from service.replies.reading import Understood
 from service.rules import Variant, run, summary, to_act
 from service.unit_of_work import transaction
 
@@ -449,3 +452,44 @@ def test_the_round_that_ends_the_track_moved_it_as_far_as_was_left(
         "4",
         "4",
     ]
+
+
+def test_an_answers_subject_naming_a_choice_is_withheld_while_live(app, admin) -> None:
+    """The answer to a reply names the move in its subject: for an exchange, the cards chosen,
+    which the opponent has not seen. The mail list, the message's page and the CSV keep it
+    back while the game is live, as they keep back its body."""
+    game_id = new_game(app, "kim@example.com", "sam@example.com", seed=5)
+    with app.app_context():
+        keeper = db.session.get_one(Game, game_id).player("keeper")
+        given = pick_action(player_view(keeper), random.Random(3))["exchange"]
+        db.session.remove()
+    with app.app_context(), transaction():
+        keeper = db.session.get_one(Game, game_id).player("keeper")
+        games.apply_move(keeper.id, 0, {"exchange": given})
+        facts = answers.facts(
+            "applied",
+            understood=Understood(cards=given),
+            written=" ".join(given),
+            action={"exchange": given},
+        )
+        notify.answer(keeper, None, answer=facts)
+    write_queued(app)
+    with app.app_context(), transaction():
+        message = db.session.scalars(
+            select(OutboxMessage).where(OutboxMessage.kind == "answer")
+        ).one()
+        assert leaks(message.subject, set(given))  # the player's own email names them
+        message.status, message.sent_at = "sent", utcnow()
+        message_id = message.id
+    secret = set(given)
+    pages = {
+        "list": admin.get("/admin/mail").get_data(as_text=True),
+        "message": admin.get(f"/admin/mail/{message_id}").get_data(as_text=True),
+        "csv": admin.get("/admin/mail.csv").get_data(as_text=True),
+    }
+    for name, page in pages.items():
+        assert not leaks(without_tokens(page), secret), name
+    with app.app_context(), transaction():
+        games.cancel_game(game_id, "alice")
+    page = admin.get("/admin/mail").get_data(as_text=True)
+    assert leaks(without_tokens(page), secret)  # over: the subject is shown again
