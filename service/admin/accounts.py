@@ -17,7 +17,7 @@ from .. import audit
 from ..models import AdminUser, db, utcnow
 from ..unit_of_work import transaction
 from . import auth, bp, two_factor
-from .forms import ConfirmForm, EnrolForm, TwoFactorChangeForm
+from .forms import ConfirmForm, EnrolForm, EnrolStartForm, TwoFactorChangeForm
 
 
 def _back() -> Response:
@@ -86,18 +86,28 @@ def lift_lockout(admin_id: int) -> Response:
 
 @bp.get("/two-factor", endpoint="two_factor")
 def two_factor_page() -> str:
-    """The signed-in admin's two-factor sign-in: on or off, and the QR code while setting it up."""
+    """The signed-in admin's two-factor sign-in: on or off, or set up and waiting for its first
+    code. The secret of a setup is never shown here: only the answer to the password that
+    started it shows it (:func:`two_factor_start`)."""
+    return _two_factor_page(show_secret=False)
+
+
+def _two_factor_page(*, show_secret: bool) -> str:
+    """The two-factor page; ``show_secret``: with the QR code and key of the setup started."""
     admin = current_user
-    uri = two_factor.provisioning_uri(admin) if admin.totp_secret and not admin.two_factor else ""
+    setting_up = bool(admin.totp_secret) and not admin.two_factor
+    uri = two_factor.provisioning_uri(admin) if setting_up and show_secret else ""
     return render_template(
         "admin/two_factor.html",
         admin=admin,
+        setting_up=setting_up,
         uri=uri,
         qr=two_factor.qr_code(uri) if uri else "",
         secret=admin.totp_secret if uri else "",
         unused=two_factor.unused_recovery_codes(admin),
-        code_form=EnrolForm(),
-        change_form=TwoFactorChangeForm(),
+        start_form=EnrolStartForm(formdata=None),
+        code_form=EnrolForm(formdata=None),
+        change_form=TwoFactorChangeForm(formdata=None),
         require_2fa=current_app.config["ADMIN_REQUIRE_2FA"],
     )
 
@@ -116,16 +126,27 @@ def _recovery_codes(codes: list[str]) -> tuple[str, int, dict[str, str]]:
 
 
 @bp.post("/two-factor/start")
-def two_factor_start() -> Response:
-    """A new secret for the admin's authenticator app (two-factor sign-in stays as it was)."""
+def two_factor_start() -> Response | tuple[str, int, dict[str, str]]:
+    """A new secret for the admin's authenticator app, given the admin's password (two-factor
+    sign-in stays as it was); the answer shows it, the only page that does: a session alone
+    (a copied cookie) never reads the secret an app will be set up with."""
     if current_user.two_factor:
         flash("Two-factor sign-in is already on.", "error")
         return _to_two_factor()
+    form = EnrolStartForm()
+    if not form.validate():
+        flash("Give your password to set up two-factor sign-in.", "error")
+        return _to_two_factor()
     with transaction():
+        password = form.password.data or ""
+        if not auth.counted_code(lambda: auth.is_password(current_user, password), "enrol"):
+            flash("That password is not yours: nothing was set up.", "error")
+            return _to_two_factor()
         started = two_factor.start_enrolment(current_user)
     if not started:
         flash("Two-factor sign-in is already on.", "error")
-    return _to_two_factor()
+        return _to_two_factor()
+    return _two_factor_page(show_secret=True), 200, {"Cache-Control": "no-store"}
 
 
 @bp.post("/two-factor/confirm")

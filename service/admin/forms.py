@@ -59,6 +59,14 @@ class LoginCodeForm(FlaskForm):
     code = StringField("Code", validators=[InputRequired(), Length(max=20)])
 
 
+class EnrolStartForm(FlaskForm):
+    """The admin's password, which starts a setup of two-factor sign-in: the answer shows its
+    secret, the one time it is shown, and a session alone (a copied cookie) must never read
+    it."""
+
+    password = PasswordField("Your password", validators=[InputRequired(), Length(max=200)])
+
+
 class EnrolForm(LoginCodeForm):
     """The first code that turns two-factor sign-in on, with the admin's password: a session
     alone (a copied cookie) must not put its own authenticator on the account."""

@@ -45,8 +45,9 @@ def otpauth_uri(page: str) -> str:
 
 def enrol(client: FlaskClient) -> tuple[pyotp.TOTP, list[str]]:
     """Turn two-factor sign-in on through the pages; the app's TOTP and the recovery codes."""
-    assert submit(client, "/admin/two-factor", "/admin/two-factor/start").status_code == 303
-    page = client.get("/admin/two-factor").text
+    started = submit(client, "/admin/two-factor", "/admin/two-factor/start", password=PASSWORD)
+    assert started.status_code == 200 and started.headers["Cache-Control"] == "no-store"
+    page = started.text
     assert "<svg" in page and "QR code for your authenticator app" in page
     totp = pyotp.parse_uri(otpauth_uri(page))
     assert isinstance(totp, pyotp.TOTP) and totp.name == ADMIN and totp.issuer == "Split Mind"
@@ -256,8 +257,8 @@ def test_new_recovery_codes_replace_the_old_ones(app, admin, start) -> None:
 
 
 def test_a_wrong_first_code_leaves_two_factor_off(app, admin) -> None:
-    submit(admin, "/admin/two-factor", "/admin/two-factor/start")
-    totp = pyotp.parse_uri(otpauth_uri(admin.get("/admin/two-factor").text))
+    started = submit(admin, "/admin/two-factor", "/admin/two-factor/start", password=PASSWORD)
+    totp = pyotp.parse_uri(otpauth_uri(started.text))
     wrong = "123456" if totp.now() != "123456" else "654321"
     response = submit(
         admin, "/admin/two-factor", "/admin/two-factor/confirm", code=wrong, password=PASSWORD
@@ -516,3 +517,25 @@ def test_wrong_codes_from_many_addresses_lock_the_second_step_out(
         assert stored(app).locked_until is not None
         assert runner.invoke(args=["admin", "unlock", ADMIN]).exit_code == 0
         assert give_code(elsewhere, codes[0]).status_code == 303
+
+
+def test_a_session_alone_never_reads_the_secret_of_a_setup(app, admin) -> None:
+    """A copy of the session's cookie, without the password, can neither start a setup nor
+    read the secret of one its admin started: it would hold the second factor once the admin
+    turned it on with that secret."""
+    copy = app.test_client()
+    copy.set_cookie("session", admin.get_cookie("session").value)
+    assert submit(copy, "/admin/two-factor", "/admin/two-factor/start").status_code == 303
+    assert stored(app).totp_secret is None
+    started = submit(admin, "/admin/two-factor", "/admin/two-factor/start", password=PASSWORD)
+    assert started.status_code == 200 and "<svg" in started.text
+    totp = pyotp.parse_uri(otpauth_uri(started.text))
+    assert totp.secret == stored(app).totp_secret
+    for reader in (copy, admin):
+        page = reader.get("/admin/two-factor").text
+        assert "otpauth://" not in page and totp.secret not in page.replace(" ", "")
+        assert "Turn two-factor sign-in on" in page  # the code is still asked for
+    response = submit(
+        admin, "/admin/two-factor", "/admin/two-factor/confirm", code=totp.now(), password=PASSWORD
+    )
+    assert response.status_code == 200 and stored(app).two_factor

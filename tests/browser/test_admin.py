@@ -107,6 +107,7 @@ def test_two_factor_sign_in_from_the_qr_codes_address(
     page = phone().new_page()
     sign_in(page, live_server)
     page.goto(f"{live_server}/admin/two-factor")
+    page.get_by_label("Your password").fill(PASSWORD)
     page.get_by_role("button", name="Set up two-factor sign-in").click()
     assert violations(page) == []
     qr = page.locator(".qr svg")
