@@ -881,8 +881,11 @@ def _not_blocked(message: OutboxMessage) -> bool:
 
 def _emails_wanted(message: OutboxMessage) -> bool:
     """Whether the creator still takes the answer to their invitation: not once they stopped
-    every email, before or after it was queued, unless they made the invitation since
-    (a rematch asked after stopping a game's emails: asking is wanting the answer).
+    every email, before or after it was queued, unless their seat in the invitation's game
+    still takes its emails: a stop of every email turns off the seats of the games that
+    have not started too, so a seat that takes them was made after the stop (a rematch
+    asked after stopping a game's emails: asking is wanting the answer), or the address
+    stopped only the emails of its games in play, one by one.
 
     Declining someone else's invitation, or stopping one game's emails, turns
     away invitations to the address, not the answer to one it made.
@@ -890,9 +893,12 @@ def _emails_wanted(message: OutboxMessage) -> bool:
     if not stopped_all_emails(message.recipient):
         return True
     invitation = db.session.get(Invitation, (message.params or {}).get("invitation"))
-    address = db.session.get(Address, message.recipient)
-    stopped_at = address.unsubscribed_at if address is not None else None
-    return invitation is not None and stopped_at is not None and invitation.created_at > stopped_at
+    if invitation is None or invitation.game_id is None:
+        return False
+    seat = select(Player.notify).where(
+        Player.game_id == invitation.game_id, Player.email == message.recipient
+    )
+    return bool(db.session.scalar(seat))
 
 
 # Why an email of an invitation was skipped (:attr:`.mail.kinds.Kind.unwanted`).

@@ -19,7 +19,7 @@ from service.rematch_rules import blocked
 from service.unit_of_work import transaction
 
 from ..conftest import BASE_URL
-from ..helpers import ask_for_game
+from ..helpers import ask_for_game, request_invitation
 from ..smtp import Received, SMTPServer
 from .test_invitations import invited, last_link, path_of
 from .test_lost_links import ask as ask_for_links
@@ -245,6 +245,26 @@ def test_a_rematch_asked_after_stopping_emails_is_answered(
     invite = last_link(smtp_server, "kim@example.com", "/invitations/")
     received = len(smtp_server.handler.to("sam@example.com"))
     assert client.post(invite, data={"answer": "decline"}).status_code == 200
+    deliver()
+    (answer,) = smtp_server.handler.to("sam@example.com")[received:]
+    assert "declined" in str(answer.message["Subject"])
+
+
+def test_an_invitation_made_before_stopping_a_games_emails_is_answered(
+    app: Flask, client: FlaskClient, make_game, smtp_server: SMTPServer, deliver
+) -> None:
+    """Sam invited Ann, then stopped the emails of his one game: that turns invitations to
+    him away, not the answer to his own, which reaches him when Ann declines."""
+    game = make_game()
+    with app.app_context(), transaction():
+        invitation = request_invitation("ann@example.com", creator="sam@example.com")
+        invitations.confirm(invitation)
+        sams = db.session.get_one(Game, game["id"]).player("shadow")
+        invitations.stop_emails(sams)
+    deliver()
+    to_ann = last_link(smtp_server, "ann@example.com", "/invitations/")
+    received = len(smtp_server.handler.to("sam@example.com"))
+    assert client.post(to_ann, data={"answer": "decline"}).status_code == 200
     deliver()
     (answer,) = smtp_server.handler.to("sam@example.com")[received:]
     assert "declined" in str(answer.message["Subject"])
