@@ -399,7 +399,8 @@ def respond(
     computer's raises :class:`games.ComputerName`, one holding a web or email
     address :class:`games.NameWithAddress`, and nothing changes. The
     ``language`` they accepted in (the page's) becomes their seat's, as
-    :func:`adopt_language` says, before the game's first emails are queued.
+    :func:`adopt_language` says, before the game's first emails are queued; accepting, they
+    take the game's emails even if they stopped every email since they were invited.
     Returns the opponent's seat in the game when this answer started it, and
     ``None`` otherwise: a decline, or an answer to an invitation that was
     answered before, withdrawn or closed, or that comes after its time
@@ -423,6 +424,9 @@ def respond(
         started = next(p for p in game.players if p.email == invitation.opponent_email)
         if chosen is not None:
             started.name = invitation.opponent_name = chosen
+        # Accepting is wanting the game's emails, as its page says the link is in them: a stop
+        # of every email since the invitation turned this seat off with the address's others.
+        started.notify = True
         adopt_language(game, invitation.opponent_email, language)
         games.start_waiting_game(game.id)
         invitation.status = "accepted"

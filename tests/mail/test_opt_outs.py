@@ -270,6 +270,23 @@ def test_an_invitation_made_before_stopping_a_games_emails_is_answered(
     assert "declined" in str(answer.message["Subject"])
 
 
+def test_accepting_after_stopping_every_email_takes_that_games_emails(
+    app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
+) -> None:
+    """Bob stopped every email, then accepted the invitation he had been sent before: accepting
+    is wanting the game, whose page says his link is in his email. He gets that game's
+    emails; invitations stay turned away."""
+    to_bob = invited(client, smtp_server, deliver)
+    client.post(stop_link(smtp_server.handler.to("bob@example.com")[-1]))
+    assert client.post(to_bob, data={"answer": "accept"}).status_code == 303
+    deliver()
+    assert smtp_server.handler.to("bob@example.com")[-1].links("/play/")
+    assert "your link is in your email" in client.get(to_bob).get_data(as_text=True)
+    with app.app_context():
+        assert blocked("bob@example.com")
+        assert not invitations.stopped_all_emails("bob@example.com")
+
+
 def test_a_stranger_naming_the_address_does_not_undo_its_stop(
     app: Flask, client: FlaskClient, smtp_server: SMTPServer, deliver
 ) -> None:
