@@ -143,7 +143,8 @@ def test_the_confirmation_and_the_invitation_in_french(app: Flask, client: Flask
 def test_the_invitation_names_the_roles_in_the_games_look(app: Flask, client: FlaskClient) -> None:
     ask(client, FRENCH, look="classic", role="shadow", format="match", days="")
     page = text_of(client.get(invitation_link(app, "confirm")).get_data(as_text=True))
-    assert "où vous jouez Hyde." in page and "Ombre" not in page
+    assert "un match retour de Split Mind" in page and "Ombre" not in page
+    assert "où vous jouez Hyde dans la première." in page
     client.post(invitation_link(app, "confirm"))
     page = text_of(
         client.get(invitation_link(app, "respond"), headers=FRENCH).get_data(as_text=True)

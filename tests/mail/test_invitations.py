@@ -118,6 +118,34 @@ def test_confirm_invite_accept_starts_the_game(
         assert db.session.scalars(select(Game)).one().status == "active"
 
 
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({}, ("a game of Split Mind against Bob", "You have 5 days for each move.")),
+        (
+            {"format": "match", "days": ""},
+            ("a return match of Split Mind against Bob", "There is no deadline for moves."),
+        ),
+    ],
+    ids=["game", "match"],
+)
+def test_the_confirm_page_shows_the_game_asked_for(
+    client: FlaskClient,
+    smtp_server: SMTPServer,
+    deliver: Callable[[], int],
+    changes: dict[str, str],
+    said: tuple[str, ...],
+) -> None:
+    """Its email sends the creator, who may not have typed the request, to see the game asked
+    for before confirming: one game or a return match, and the time for each move."""
+    ask(client, **changes)
+    deliver()
+    page = client.get(last_link(smtp_server, "ann@example.com", "/invitations/"))
+    text = page.get_data(as_text=True)
+    for words in said:
+        assert words in text
+
+
 def test_decline_tells_the_creator_and_blocks_future_invitations(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
