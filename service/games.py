@@ -967,14 +967,18 @@ def end_pause(game: Game, seat: Seat, unused: timedelta, now: datetime) -> None:
     opponent's own vacation, still running, pauses a move both owe; and the log says so.
 
     A deadline brought forward is emailed to both players: the opponent may have been
-    told the later one, and the player reads in their own zone what they owe by when."""
+    told the later one, and the player reads in their own zone what they owe by when.
+    One already as near as a reminder's is reminded of by that email, as an admin's
+    extension is (:func:`extend_deadline`): the sweep sends no second one about it."""
     if game.deadline is not None:
         kept = _covered_by_others(game, seat, now, now + unused)
         # Earlier by the unused pause the opponent's does not cover: never later.
         earlier = min(game.deadline, max(game.deadline - unused + kept, now))
         if earlier != game.deadline:
-            # A reminder sent during the vacation gave the later deadline: another is due.
-            game.deadline, game.reminded = earlier, False
+            # A reminder sent during the vacation gave the later deadline: another is due,
+            # unless the email of the earlier one is as near as a reminder.
+            game.deadline = earlier
+            game.reminded = earlier - now <= reminder_before(game.days_per_move or 0)
             notify.deadline_brought_forward(game, seat)
     game.events.add(
         Event(kind="vacation", version=game.version, seat=seat, note="back from vacation")

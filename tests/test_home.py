@@ -1176,6 +1176,29 @@ def test_coming_back_early_tells_both_players_the_earlier_deadline(
     assert f"{paris:%H:%M}" in sam.text_body and "Europe/Paris" in sam.text_body
 
 
+def test_a_deadline_brought_forward_as_near_as_a_reminder_is_the_reminder(
+    app: Flask, client, make_game
+) -> None:
+    """Kim, reminded ten hours before the deadline, goes away for five days and comes back an
+    hour later: the email that brings the deadline forward to ten hours away reminds both
+    players, as an admin's extension does; the sweep sends no "due soon" about it (one
+    brought forward to days away is reminded of in its own time: test_coming_back_early)."""
+    game = make_game(seed=9, days_per_move=2)  # both owe the exchange
+    with app.app_context():
+        due = db.session.get_one(Game, game["id"]).deadline
+    assert due is not None
+    home = home_of(app)
+    with time_machine.travel(due - timedelta(hours=10), tick=False):
+        with app.app_context():
+            assert deadlines.sweep().reminded == [game["id"]]
+        assert post(client, home, "vacation", days="5").status_code == 303
+    with time_machine.travel(due - timedelta(hours=9), tick=False):
+        assert post(client, home, "vacation/end").status_code == 303
+        with app.app_context():
+            assert db.session.get_one(Game, game["id"]).deadline == due + timedelta(hours=1)
+            assert deadlines.sweep().reminded == []
+
+
 def test_coming_back_early_leaves_the_opponent_their_vacation(
     app: Flask, client, make_game
 ) -> None:
