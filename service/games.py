@@ -28,6 +28,7 @@ from sqlalchemy import (
     Update,
     and_,
     bindparam,
+    exists,
     insert,
     or_,
     select,
@@ -47,6 +48,7 @@ from .models import (
     NAME_LENGTH,
     OPEN_INVITATIONS,
     OPEN_STATUSES,
+    AddressSettings,
     Event,
     Game,
     Invitation,
@@ -1288,8 +1290,18 @@ def reminder_before(days_per_move: int) -> timedelta:
 
 def reminders_due(now: datetime) -> list[int]:
     """The games in play whose deadline is near at ``now`` (:func:`reminder_before`) and
-    not yet reminded of: read on the (status, deadline) index, each reminded under its lock
-    (:func:`remind`), which reads the window again."""
+    not yet reminded of, whose move no one on vacation owes: read on the (status,
+    deadline) index, each reminded under its lock (:func:`remind`), which reads the window
+    and the vacations again."""
+    owed_by_one_away = (
+        select(Player.id)
+        .join(AddressSettings, AddressSettings.email == Player.email)
+        .where(
+            Player.game_id == Game.id,
+            or_(Game.to_act == "both", Game.to_act == Player.seat),
+            AddressSettings.vacation_until > now,
+        )
+    )
     return list(
         db.session.scalars(
             select(Game.id).where(
@@ -1300,6 +1312,7 @@ def reminders_due(now: datetime) -> list[int]:
                     and_(Game.days_per_move > 1, Game.deadline <= now + REMINDER_BEFORE),
                     and_(Game.days_per_move == 1, Game.deadline <= now + SHORT_REMINDER_BEFORE),
                 ),
+                ~exists(owed_by_one_away),
             )
         )
     )
@@ -1309,12 +1322,18 @@ def remind(game_id: int, now: datetime) -> Game | None:
     """Remind whoever owes a move that their deadline is near (once per deadline).
 
     Read again under the game's lock: a move made since the sweep read the game may
-    have given a new deadline, days away, which is reminded of in its own time.
+    have given a new deadline, days away, which is reminded of in its own time. A
+    reminder due while a player who owes the move is on vacation (their deadline paused,
+    and with it the move both owe) waits for their return, as the opponent's does
+    (:func:`reminder_refusal`): the first sweep after it sends it.
     """
     game = lock_game(game_id)
     if game.status != "active" or game.reminded or game.deadline is None:
         return None
     if not now < game.deadline <= now + reminder_before(game.days_per_move or 0):
+        return None
+    owing = [game.player(seat) for seat in to_act(game.state)]
+    if _vacation_end([player for player in owing if not player.is_computer], now) is not None:
         return None
     game.reminded = True
     notify.reminder(game)

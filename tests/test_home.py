@@ -886,6 +886,31 @@ def test_a_vacation_taken_after_the_deadline_passed_does_not_bring_it_back(
             assert deadlines.sweep().expired == [game["id"]]
 
 
+def test_a_deadline_reminder_waits_for_the_end_of_the_vacation(
+    app: Flask, client, make_game
+) -> None:
+    """Kim, reminded ten hours before the deadline, goes away for five days: the deadline
+    moves back by them, and its new reminder, due while Kim is still away, goes once Kim
+    is back, as the opponent's own reminder would."""
+    game = make_game(seed=9, days_per_move=2)  # both owe the exchange
+    with app.app_context():
+        due = db.session.get_one(Game, game["id"]).deadline
+    assert due is not None
+    with time_machine.travel(due - timedelta(hours=10), tick=False):
+        with app.app_context():
+            assert deadlines.sweep().reminded == [game["id"]]
+        assert post(client, home_of(app), "vacation", days="5").status_code == 303
+    back = due - timedelta(hours=10) + timedelta(days=5)
+    with app.app_context():
+        assert db.session.get_one(Game, game["id"]).deadline == due + timedelta(days=5)
+        assert deadlines.sweep(back - timedelta(hours=13)).reminded == []  # still away
+        with transaction():  # read again under the game's lock: still away
+            assert games.remind(game["id"], back - timedelta(hours=12)) is None
+        assert deadlines.sweep(back - timedelta(minutes=1)).reminded == []
+        assert deadlines.sweep(back + timedelta(minutes=1)).reminded == [game["id"]]
+        assert deadlines.sweep(back + timedelta(minutes=2)).reminded == []
+
+
 def test_two_vacations_at_once_pause_a_move_both_owe_once(app: Flask, make_game) -> None:
     """Both owe the exchange and both go away for the same five days, then Sam for two more:
     seven days are paused, not twelve."""
