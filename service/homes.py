@@ -272,6 +272,8 @@ def set_email_policy(email: str, policy: str, digest_hour: int | None = None) ->
     if digest_hour is not None:
         if not 0 <= digest_hour <= 23:
             raise ValueError("a digest hour is 0 to 23")
+        if digest_hour != settings.digest_hour:
+            _day_served(settings, digest_hour, utcnow())
         settings.digest_hour = digest_hour
     db.session.flush()
     log.info("an address chose the email policy %s", policy)
@@ -304,7 +306,11 @@ def set_time_zone(email: str, name: str) -> None:
     digest's hour); :class:`SettingError` for a name that is none."""
     if not is_time_zone(name):
         raise SettingError(f"{name!r} is no time zone")
-    choose_time_zone(settings_row(email), name)
+    settings = settings_row(email)
+    known = settings.time_zone is not None
+    choose_time_zone(settings, name)
+    if known:  # the hour keeps its number, and so moves: as a new hour, it serves today
+        _day_served(settings, settings.digest_hour, utcnow())
     db.session.flush()
     log.info("an address chose its time zone")
 
@@ -501,14 +507,28 @@ def _games_in_play(email: str) -> list[int]:
 def _digest_due(hour: int, zone: str | None, last: datetime | None, now: datetime) -> bool:
     """Whether an address's digest is due at ``now``: its ``hour`` has come today where the
     address is (``zone``, UTC while unknown) and none went since (``last``)."""
-    local = now.astimezone(zone_of(zone))
-    if local.hour < hour:
+    if now.astimezone(zone_of(zone)).hour < hour:
         return False
+    return last is None or last < _slot(hour, zone, now)
+
+
+def _slot(hour: int, zone: str | None, now: datetime) -> datetime:
+    """The moment ``hour`` comes today where the address is (``zone``, UTC while unknown)."""
+    local = now.astimezone(zone_of(zone))
     # The hour's earlier reading where clocks change: the first of the two a clock turned back
     # repeats, or, where it jumps past it, the moment the jump began (one digest that day).
     start = local.replace(hour=hour, minute=0, second=0, microsecond=0)
-    slot = min(start.replace(fold=fold).astimezone(UTC) for fold in (0, 1))
-    return last is None or last < slot
+    return min(start.replace(fold=fold).astimezone(UTC) for fold in (0, 1))
+
+
+def _day_served(settings: AddressSettings, hour: int, now: datetime) -> None:
+    """A digest that went today where the address is serves the day of the ``hour`` chosen
+    now instead of its own: one chosen later that day comes from the next day on, never a
+    second time the same day."""
+    last = settings.last_digest_at
+    zone = zone_of(settings.time_zone)
+    if last is not None and last.astimezone(zone).date() == now.astimezone(zone).date():
+        settings.last_digest_at = max(last, _slot(hour, settings.time_zone, now))
 
 
 def _list_too(digest: OutboxMessage, players: list[Player]) -> None:

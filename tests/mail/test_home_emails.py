@@ -379,6 +379,9 @@ def statements_to_write_a_digest(app: Flask, games_listed: int) -> int:
         return len(statements)
 
 
+DAY = timedelta(days=1)
+
+
 def digests_at(
     app: Flask, make_game, since: datetime, hour: int, zone: str, moments: list[datetime]
 ) -> list[list[str]]:
@@ -403,6 +406,48 @@ def test_the_digest_hour_is_the_address_s_own(app: Flask, make_game) -> None:
     moments = [*hours, NOW + timedelta(days=1, hours=-5)]
     sent = digests_at(app, make_game, NOW, 8, "America/New_York", moments)
     assert sent == [[], [], [KIM], [], [], []]
+
+
+def test_a_later_hour_chosen_after_the_days_digest_sends_no_second(
+    app: Flask, make_game, deliver: Callable[[], int]
+) -> None:
+    """Kim's digest of 8 o'clock in New York (12:00 UTC) went; Kim then asks for it at 18
+    (22:00 UTC): it comes at 18 from the next day on, not a second time that day. An hour
+    chosen before the day's digest went is that day's."""
+    moments = [NOW.replace(hour=12, minute=5)]
+    assert digests_at(app, make_game, NOW, 8, "America/New_York", moments) == [[KIM]]
+    deliver()
+    with time_machine.travel(NOW.replace(hour=13), tick=False), app.app_context(), transaction():
+        homes.set_email_policy(KIM, "digest", digest_hour=18)
+    sent = []
+    for moment in (NOW.replace(hour=22, minute=5), NOW.replace(hour=22, minute=5) + DAY):
+        with time_machine.travel(moment, tick=False), app.app_context():
+            sent.append(deadlines.sweep(moment).digests)
+            deliver()
+    assert sent == [[], [KIM]]
+    # The next day, before 18: an earlier hour, already past, brings that day's at once.
+    with time_machine.travel(NOW.replace(hour=13) + 2 * DAY, tick=False), app.app_context():
+        with transaction():
+            homes.set_email_policy(KIM, "digest", digest_hour=8)
+        assert deadlines.sweep().digests == [KIM]
+
+
+def test_a_zone_chosen_after_the_days_digest_sends_no_second(
+    app: Flask, make_game, deliver: Callable[[], int]
+) -> None:
+    """Kim's digest of 8 o'clock in New York (12:00 UTC) went; Kim then moves to Los Angeles,
+    where 8 o'clock is 15:00 UTC the same day: the next comes there the next day."""
+    moments = [NOW.replace(hour=12, minute=5)]
+    assert digests_at(app, make_game, NOW, 8, "America/New_York", moments) == [[KIM]]
+    deliver()
+    with time_machine.travel(NOW.replace(hour=13), tick=False), app.app_context(), transaction():
+        homes.set_time_zone(KIM, "America/Los_Angeles")
+    sent = []
+    for moment in (NOW.replace(hour=15, minute=5), NOW.replace(hour=15, minute=5) + DAY):
+        with time_machine.travel(moment, tick=False), app.app_context():
+            sent.append(deadlines.sweep(moment).digests)
+            deliver()
+    assert sent == [[], [KIM]]
 
 
 def test_one_digest_on_the_night_the_clocks_go_back(app: Flask, make_game) -> None:
