@@ -10,6 +10,7 @@ finished. The sweep owns its transactions: one for each game it changes.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,9 +18,16 @@ from datetime import datetime
 from sqlalchemy import select
 
 from . import games, homes, invitations, metrics
+from .errors import is_outage, outage_reason
 from .models import Game, db, utcnow
 from .replies import inbound
 from .unit_of_work import transaction
+
+log = logging.getLogger(__name__)
+
+# PostgreSQL's errors for one row's lock, or one statement, that waited too long
+# (lock_not_available, query_canceled): that game's, left for the next sweep.
+WAITED_TOO_LONG = frozenset({"55P03", "57014"})
 
 
 @dataclass
@@ -48,9 +56,9 @@ def sweep(now: datetime | None = None) -> SweepResult:
             select(Game.id).where(Game.status == "active", Game.deadline <= now)
         ).all()
         unanswered = invitations.unanswered(now)
-    reminded = _each(soon, games.remind, now)
-    expired = _each(late, games.expire, now)
-    invitations_expired = _each(unanswered, invitations.expire, now)
+    reminded = _each(soon, games.remind, now, "game")
+    expired = _each(late, games.expire, now, "game")
+    invitations_expired = _each(unanswered, invitations.expire, now, "invitation")
     with transaction():
         digests = homes.send_digests(now)
     with transaction():
@@ -60,13 +68,27 @@ def sweep(now: datetime | None = None) -> SweepResult:
 
 
 def _each(
-    ids: Sequence[int], step: Callable[[int, datetime], object | None], now: datetime
+    ids: Sequence[int], step: Callable[[int, datetime], object | None], now: datetime, what: str
 ) -> list[int]:
-    """Run ``step`` on each game or invitation, one transaction each; returns those it
-    changed."""
+    """Run ``step`` on each game or invitation (``what``), one transaction each; returns
+    those it changed.
+
+    One that fails is left as it was, for the next sweep, and the others go on: a
+    game whose row another transaction holds too long, or one the step meets a
+    fault in, must not hold back every other game's timeout and the digests. A
+    database that is unavailable ends the sweep, which waits for it.
+    """
     changed = []
     for one in ids:
-        with transaction():
-            if step(one, now) is not None:
-                changed.append(one)
+        try:
+            with transaction():
+                if step(one, now) is not None:
+                    changed.append(one)
+        except Exception as exc:
+            if getattr(getattr(exc, "orig", None), "sqlstate", None) in WAITED_TOO_LONG:
+                log.warning("sweep: %s %d left for the next: %s", what, one, outage_reason(exc))
+            elif is_outage(exc):
+                raise
+            else:
+                log.exception("sweep: %s %d failed, left for the next", what, one)
     return changed

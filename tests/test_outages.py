@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from werkzeug.serving import make_server
 
 from service import create_app
 from service.admin.auth import create_admin
+from service.deadlines import sweep
 from service.extensions import limiter
 from service.games import Seating, create_game
 from service.links import SALT, new_link_key, serializer, token_for
@@ -179,6 +181,33 @@ def test_every_connection_carries_the_timeouts(pg_app: Flask, postgres_database:
     with app.app_context():
         assert db.session.execute(text("SHOW work_mem")).scalar() == "7MB"
         assert db.session.execute(text("SHOW lock_timeout")).scalar() == "250ms"
+        db.session.remove()
+        db.engine.dispose()
+
+
+@pytest.mark.postgres
+def test_a_game_held_too_long_holds_back_no_other_in_the_sweep(
+    pg_app: Flask, postgres_database: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another connection holds one late game's row: the sweep ends the other, leaves that one
+    as it was, and the next sweep ends it."""
+    held, free = new_game(pg_app), new_game(pg_app)
+    impatient = create_app(
+        {**base_config(postgres_database, tmp_path / "impatient"), "DATABASE_LOCK_TIMEOUT": "0.2"}
+    )
+    with impatient.app_context():
+        late = db.session.get_one(Game, held["id"]).deadline + timedelta(seconds=1)
+        db.session.rollback()
+        with psycopg.connect(postgres_database) as holder:
+            holder.execute("SET idle_in_transaction_session_timeout = '60s'")
+            holder.execute("SELECT id FROM games WHERE id = %s FOR UPDATE", [held["id"]])
+            assert sweep(late).expired == [free["id"]]
+            holder.rollback()
+        assert f"sweep: game {held['id']} left for the next: canceling statement" in caplog.text
+        assert db.session.get_one(Game, held["id"]).status == "active"
+        db.session.rollback()
+        assert sweep(late).expired == [held["id"]]
+        assert db.session.get_one(Game, held["id"]).status == "abandoned"
         db.session.remove()
         db.engine.dispose()
 

@@ -112,6 +112,22 @@ def test_the_second_half_keeps_the_first_deadline(
         assert db.session.get(Game, game["id"]).deadline == first
 
 
+def test_a_game_the_sweep_fails_on_holds_back_no_other(
+    app: Flask, make_game, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A game whose state the engine cannot read (a fault, here a row written by hand) is
+    left as it was, said in the log; the other late game is ended all the same."""
+    broken, sound = make_game(seed=3), make_game(seed=4)
+    with app.app_context():
+        with transaction():
+            game = db.session.get_one(Game, broken["id"])
+            game.state = {"phase": "nowhere"}
+            late = game.deadline + timedelta(seconds=1)
+        assert sweep(late).expired == [sound["id"]]
+        assert f"sweep: game {broken['id']} failed, left for the next" in caplog.text
+        assert db.session.get_one(Game, broken["id"]).status == "active"
+
+
 def test_no_deadline_means_no_reminder_or_timeout(app: Flask, make_game) -> None:
     game = make_game(seed=2, days_per_move=0)
     with app.app_context():
