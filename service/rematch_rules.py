@@ -70,6 +70,13 @@ def _refusal(player: Player) -> str | None:
                 id=game.id,
                 second=second.id,
             )
+        if second is not None:
+            return gettext(
+                "Game %(id)s is the first game of a return match: ask for a rematch from its "
+                "second game, game %(second)s.",
+                id=game.id,
+                second=second.id,
+            )
         return gettext(
             "Game %(id)s is the first game of a return match: the second game follows it.",
             id=game.id,

@@ -884,14 +884,18 @@ def test_no_rematch_for_an_open_cancelled_or_first_match_game(
         )
         first_of_match = {"id": match.id, "keeper": token_for(match.player("keeper"))}
     written(app, first_of_match["id"], seed=33)  # played to its end, which deals the second game
+    with app.app_context():
+        second = db.session.get_one(Game, first_of_match["id"]).match.games[1].id
+    follows = (
+        f"first game of a return match: ask for a rematch from its second game, game {second}."
+    )
     for tokens, reason in (
         (live, f"Game {live['id']} is still in play: finish it first."),
         (cancelled, f"Game {cancelled['id']} was cancelled: it has no rematch."),
-        (first_of_match, "is the first game of a return match: the second game follows it."),
+        (first_of_match, follows),
     ):
         refuses_rematch(client, tokens["keeper"], reason)
     with app.app_context(), transaction():
-        second = db.session.get_one(Game, first_of_match["id"]).match.games[1].id
         games.cancel_game(second, "alice")
     refuses_rematch(
         client,
