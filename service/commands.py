@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import click
-from flask.cli import AppGroup
+from alembic.script import ScriptDirectory
+from flask.cli import AppGroup, ScriptInfo
+from sqlalchemy import inspect, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from .errors import is_outage, outage_reason
+from .extensions import db
 
 # PostgreSQL's SQLSTATE for "permission denied": the role lacks a right on what it touched.
 INSUFFICIENT_PRIVILEGE = "42501"
+# PostgreSQL's SQLSTATEs for a table and a column that are not there.
+UNDEFINED = {"42P01", "42703"}
+UPGRADE = "run `flask --app service db upgrade` first"
 
 
 class ServiceCommand(click.Command):
@@ -19,8 +26,9 @@ class ServiceCommand(click.Command):
     unavailable: <the driver's reason>``, and exit status 1, rather than a traceback.
 
     A right the database refuses the service's role (``permission denied for schema public``,
-    a role that does not own the database) is said in one line too. Any other error goes on
-    to be the traceback it is: a fault to look into.
+    a role that does not own the database) is said in one line too, and so is a schema older
+    than the code's (a command run before ``db upgrade``). Any other error goes on to be the
+    traceback it is: a fault to look into.
     """
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -33,6 +41,9 @@ class ServiceCommand(click.Command):
                     f"the database is unavailable: {outage_reason(exc)}"
                 ) from None
             refused = getattr(exc, "orig", None)
+            behind = schema_behind(ctx) if missing_from_schema(refused) else None
+            if behind:
+                raise click.ClickException(behind) from None
             if getattr(refused, "sqlstate", None) != INSUFFICIENT_PRIVILEGE:
                 raise
             # A setting of the deployment, not a fault: the role the service connects as.
@@ -41,6 +52,50 @@ class ServiceCommand(click.Command):
                 f"the database refused this role a right: {reason} (the service's role must "
                 "own its database, and the pg_trgm and unaccent extensions be created)"
             ) from None
+
+
+def missing_from_schema(error: BaseException | None) -> bool:
+    """Whether the driver's ``error`` says a table or a column is not there."""
+    if isinstance(error, sqlite3.OperationalError):
+        return str(error).startswith(("no such table", "no such column"))
+    return getattr(error, "sqlstate", None) in UNDEFINED
+
+
+def schema_behind(ctx: click.Context) -> str | None:
+    """What to say when the database's schema is not the latest migration's (none, or an
+    older one); ``None`` when it is, or when that cannot be read: the error is a fault."""
+    info = ctx.find_object(ScriptInfo)
+    if info is None:
+        return None
+    try:
+        app = info.load_app()
+        with app.app_context():
+            config = app.extensions["migrate"].migrate.get_config()
+            script = ScriptDirectory.from_config(config)
+            head = script.get_current_head()
+            known = {revision.revision for revision in script.walk_revisions()}
+            with db.engine.connect() as connection:
+                # Read as alembic keeps it, without its context, which logs as it starts.
+                current = (
+                    connection.scalar(text("SELECT version_num FROM alembic_version"))
+                    if inspect(connection).has_table("alembic_version")
+                    else None
+                )
+    except Exception:
+        return None
+    if current == head:
+        return None
+    if current is None:
+        return f"the database has none of the service's tables: {UPGRADE}"
+    if current not in known:  # a later version's: this one cannot migrate it either way
+        return (
+            f"the database's schema is that of migration {current}, which this version does "
+            f"not know (its latest is {head}): run the version that migrated it"
+        )
+    return (
+        f"the database's schema is that of migration {current}, older than this version's "
+        f"({head}): {UPGRADE}"
+    )
 
 
 class ServiceGroup(ServiceCommand, AppGroup):

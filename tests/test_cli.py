@@ -11,8 +11,10 @@ from pathlib import Path
 
 import click
 import pytest
+from alembic.script import ScriptDirectory
 from click.testing import CliRunner
 from flask import Flask
+from sqlalchemy import text
 
 from service import create_app
 from service.commands import ServiceCommand, ServiceGroup
@@ -264,3 +266,71 @@ def test_a_right_the_database_refuses_ends_a_command_with_one_line() -> None:
         "(the service's role must own its database, and the pg_trgm and unaccent extensions "
         "be created)\n"
     )
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def unmigrated_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database of this test's own: SQLite's file, or PostgreSQL's, dropped after."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'new.sqlite'}"
+        return
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    server = request.getfixturevalue("postgres_server")
+    name = f"splitmind_unmigrated_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield server.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def test_a_database_not_upgraded_ends_a_command_with_one_line(
+    unmigrated_url: str, tmp_path: Path
+) -> None:
+    """A command run before ``db upgrade`` (on a new database, or by new code on the schema
+    of the version before) says so in one line, not in the traceback of the first table or
+    column it misses; on the latest schema the same command runs."""
+    app = create_app(base_config(unmigrated_url, tmp_path / "instance"))
+    runner = app.test_cli_runner()
+    try:
+        result = runner.invoke(args=["admin", "list"])
+        assert result.exit_code == 1, result.exception
+        assert result.output == (
+            "Error: the database has none of the service's tables: run "
+            "`flask --app service db upgrade` first\n"
+        )
+        first = "c4cda3c84275"  # the first migration: games and players, no admins yet
+        assert runner.invoke(args=["db", "upgrade", first]).exit_code == 0
+        with app.app_context():
+            config = app.extensions["migrate"].migrate.get_config()
+            head = ScriptDirectory.from_config(config).get_current_head()
+        result = runner.invoke(args=["admin", "list"])
+        assert result.exit_code == 1, result.exception
+        assert result.output == (
+            f"Error: the database's schema is that of migration {first}, older than this "
+            f"version's ({head}): run `flask --app service db upgrade` first\n"
+        )
+        with app.app_context(), db.engine.begin() as connection:  # a later version's schema
+            connection.execute(text("UPDATE alembic_version SET version_num = 'ffff00001111'"))
+        result = runner.invoke(args=["admin", "list"])
+        assert result.exit_code == 1, result.exception
+        assert result.output == (
+            "Error: the database's schema is that of migration ffff00001111, which this "
+            f"version does not know (its latest is {head}): run the version that migrated it\n"
+        )
+        with app.app_context(), db.engine.begin() as connection:
+            connection.execute(text(f"UPDATE alembic_version SET version_num = '{first}'"))
+        assert runner.invoke(args=["db", "upgrade"]).exit_code == 0
+        result = runner.invoke(args=["admin", "list"])
+        assert result.exit_code == 0, result.output
+    finally:
+        with app.app_context():
+            db.engine.dispose()
