@@ -166,7 +166,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         DATABASE_CONNECT_TIMEOUT=connect,
         DATABASE_STATEMENT_TIMEOUT=statement,
         DATABASE_LOCK_TIMEOUT=lock,
-        SECRET_KEY=env.get("SECRET_KEY") or _secret_key(instance),
+        SECRET_KEY=secret_key(env) or _secret_key(instance),
         # Flask checks session cookies against these too; service.links does the same for links.
         SECRET_KEY_FALLBACKS=fallback_keys(env),
         BASE_URL=base_url(env).rstrip("/"),
@@ -261,7 +261,7 @@ def check_production(env: Mapping[str, Any]) -> None:
         raise ConfigError("DATABASE_URL is required when SPLITMIND_ENV=production")
     if url.startswith("sqlite"):
         raise ConfigError("DATABASE_URL must not be SQLite when SPLITMIND_ENV=production")
-    key = env.get("SECRET_KEY")
+    key = secret_key(env)
     if not key:
         raise ConfigError("SECRET_KEY is required when SPLITMIND_ENV=production")
     if len(key.encode()) < MIN_SECRET_KEY_BYTES:
@@ -383,6 +383,20 @@ def done_folder(env: Mapping[str, Any]) -> str:
             "the replies handled are moved out of the folder read"
         )
     return str(done)
+
+
+def secret_key(env: Mapping[str, Any]) -> str | None:
+    """``SECRET_KEY``, if one that could become one of ``SECRET_KEY_FALLBACKS`` when it is
+    changed: that list is split at its commas and each key stripped, so a key holding a
+    comma, or a space at either end, would become other keys there and every link it
+    signed would die."""
+    key = env.get("SECRET_KEY")
+    if key is not None and ("," in key or key != key.strip()):
+        raise ConfigError(
+            "SECRET_KEY must hold no comma and no space at either end: changed, it goes into "
+            "SECRET_KEY_FALLBACKS, a list split at its commas"
+        )
+    return key
 
 
 def fallback_keys(env: Mapping[str, Any]) -> list[str]:

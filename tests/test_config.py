@@ -486,6 +486,28 @@ def test_secret_key_fallbacks_are_a_comma_separated_list(
     assert create_app({"instance_path": str(tmp_path)}).config["SECRET_KEY_FALLBACKS"] == []
 
 
+@pytest.mark.parametrize(
+    "key", [f"{'a' * 40},{'b' * 40}", f"{'k' * 40},", f" {'k' * 40}", f"{'k' * 40}\t"]
+)
+@pytest.mark.parametrize("mode", ["development", "production"])
+def test_a_secret_key_that_could_not_become_a_fallback_is_refused(
+    key: str, mode: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Changing the key moves it into SECRET_KEY_FALLBACKS, split at its commas and each key
+    stripped: a key holding a comma, or a space at either end, would become other keys
+    there, and every link it signed would die (or the service refuse the fallbacks)."""
+    without_settings(monkeypatch)
+    for name, value in {**PRODUCTION, "SPLITMIND_ENV": mode, "SECRET_KEY": key}.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as refused:
+        create_app({"instance_path": str(tmp_path)})
+    assert str(refused.value) == (
+        "SECRET_KEY must hold no comma and no space at either end: changed, it goes into "
+        "SECRET_KEY_FALLBACKS, a list split at its commas"
+    )
+    assert key not in str(refused.value)
+
+
 # Every message is checked above in-process; the command line reports any refusal the
 # same way, shown here for a bad word, a missing setting, a weak one and a bad number.
 @pytest.mark.parametrize(("change", "message"), refused("SPLITMIND_ENV", "SECRET_KEY", "MAIL_PORT"))
