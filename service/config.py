@@ -24,7 +24,8 @@ import psycopg
 from flask import Flask
 from limits.storage import SCHEMES, Storage
 from limits.util import MissingModule, get_dependency
-from psycopg.conninfo import make_conninfo
+from psycopg import pq
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from sqlalchemy.engine import URL, Dialect, make_url
 from sqlalchemy.exc import ArgumentError
 
@@ -608,12 +609,42 @@ def database_url(url: str) -> str:
     if database[0] == "postgresql":
         # Its query's options go to libpq, which refuses one it does not know at each connection.
         try:
-            conninfo(parsed.get_dialect()(), parsed)
+            info = conninfo(parsed.get_dialect()(), parsed)
         except psycopg.ProgrammingError as exc:
             reason = str(exc).strip().splitlines()[0]
             message = f"DATABASE_URL must hold only options libpq knows: {reason}"
             raise ConfigError(message) from None
+        except ArgumentError as exc:  # SQLAlchemy's reading of several hosts and ports
+            raise ConfigError(f"DATABASE_URL cannot be read: {exc}") from None
+        refused = refused_value(info)
+        if refused:
+            raise ConfigError(f"DATABASE_URL must hold only values libpq takes: {refused}")
     return url
+
+
+# A directory no server listens in: libpq is asked to connect there, never across the network.
+NOWHERE = "/nonexistent/splitmind-settings-check"
+
+
+def refused_value(info: str) -> str | None:
+    """What libpq says of a value of ``info`` it refuses (``sslmode=verify_full``, a port
+    past 65535, more ports than hosts), or ``None``.
+
+    libpq reads the values only as a connection starts, and refuses a bad one before it
+    reaches any server: every connection would fail, each said as an outage. It is started
+    here, each host put in a socket directory that is not there, so that it goes nowhere;
+    its failure to find that socket says the values were taken.
+    """
+    params = conninfo_to_dict(info)
+    hosts = params.pop("hostaddr", None) or params.get("host") or ""
+    params["host"] = ",".join([NOWHERE] * len(str(hosts).split(",")))
+    connection = pq.PGconn.connect_start(make_conninfo("", **params).encode())
+    try:
+        said = connection.error_message.decode(errors="replace").strip()
+    finally:
+        connection.finish()
+    first = said.splitlines()[0] if said else ""
+    return None if not first or NOWHERE in first else first
 
 
 def conninfo(dialect: Dialect, url: URL) -> str:

@@ -278,6 +278,23 @@ REFUSED = [
         {"DATABASE_URL": "postgresql://root:secret@db/splitmind?sslmod=require"},
         'DATABASE_URL must hold only options libpq knows: invalid connection option "sslmod"',
     ),
+    # A value libpq refuses fails every connection too, said as an outage that never ends.
+    (
+        {"DATABASE_URL": "postgresql://root:secret@db/splitmind?sslmode=verify_full"},
+        'DATABASE_URL must hold only values libpq takes: invalid sslmode value: "verify_full"',
+    ),
+    (
+        {"DATABASE_URL": "postgresql://root:secret@db:65536/splitmind"},
+        'DATABASE_URL must hold only values libpq takes: invalid port number: "65536"',
+    ),
+    (
+        {"DATABASE_URL": "postgresql://root:secret@/splitmind?host=a,b&port=5432,5433,5434"},
+        "DATABASE_URL cannot be read: number of hosts and ports don't match",
+    ),
+    (
+        {"DATABASE_URL": "postgresql://root:secret@/splitmind?host=a,b&port=5432&port=1&port=2"},
+        "DATABASE_URL cannot be read: number of hosts and ports don't match",
+    ),
     (
         {"SECRET_KEY_FALLBACKS": f"{'k' * 40},dev"},
         "each of SECRET_KEY_FALLBACKS must be at least 32 bytes when SPLITMIND_ENV=production "
