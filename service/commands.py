@@ -19,6 +19,8 @@ INSUFFICIENT_PRIVILEGE = "42501"
 # PostgreSQL's SQLSTATEs for a table and a column that are not there.
 UNDEFINED = {"42P01", "42703"}
 UPGRADE = "run `flask --app service db upgrade` first"
+# Flask-Migrate's command group.
+MIGRATIONS = "db"
 
 
 class ServiceCommand(click.Command):
@@ -41,7 +43,9 @@ class ServiceCommand(click.Command):
                     f"the database is unavailable: {outage_reason(exc)}"
                 ) from None
             refused = getattr(exc, "orig", None)
-            behind = schema_behind(ctx) if missing_from_schema(refused) else None
+            # Migrations change the schema: one that fails is a fault of its own.
+            migrating = ctx.command.name == MIGRATIONS
+            behind = None if migrating or not missing_from_schema(refused) else schema_behind(ctx)
             if behind:
                 raise click.ClickException(behind) from None
             if getattr(refused, "sqlstate", None) != INSUFFICIENT_PRIVILEGE:

@@ -334,3 +334,20 @@ def test_a_database_not_upgraded_ends_a_command_with_one_line(
     finally:
         with app.app_context():
             db.engine.dispose()
+
+
+def test_a_migration_missing_a_table_is_not_told_to_run_the_migrations(tmp_path: Path) -> None:
+    """``db upgrade`` itself failing on a table that is not there is a fault to look into."""
+    app = create_app(base_config(f"sqlite:///{tmp_path / 'broken.sqlite'}", tmp_path / "i"))
+    runner = app.test_cli_runner()
+    try:
+        assert runner.invoke(args=["db", "upgrade", "c4cda3c84275"]).exit_code == 0
+        with app.app_context(), db.engine.begin() as connection:
+            connection.execute(text("DROP TABLE players"))
+        result = runner.invoke(args=["db", "upgrade"])
+        assert result.exit_code == 1
+        assert "no such table: players" in str(result.exception)
+        assert "db upgrade` first" not in result.output
+    finally:
+        with app.app_context():
+            db.engine.dispose()
