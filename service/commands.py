@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import click
-from alembic.script import ScriptDirectory
 from flask.cli import AppGroup, ScriptInfo
-from sqlalchemy import inspect, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from . import schema
 from .errors import is_outage, outage_reason
-from .extensions import db
 
 # PostgreSQL's SQLSTATE for "permission denied": the role lacks a right on what it touched.
 INSUFFICIENT_PRIVILEGE = "42501"
-# PostgreSQL's SQLSTATEs for a table and a column that are not there.
-UNDEFINED = {"42P01", "42703"}
-UPGRADE = "run `flask --app service db upgrade` first"
 # Flask-Migrate's command group.
 MIGRATIONS = "db"
 
@@ -45,7 +39,7 @@ class ServiceCommand(click.Command):
             refused = getattr(exc, "orig", None)
             # Migrations change the schema: one that fails is a fault of its own.
             migrating = ctx.command.name == MIGRATIONS
-            behind = None if migrating or not missing_from_schema(refused) else schema_behind(ctx)
+            behind = None if migrating or not schema.missing(refused) else schema_behind(ctx)
             if behind:
                 raise click.ClickException(behind) from None
             if getattr(refused, "sqlstate", None) != INSUFFICIENT_PRIVILEGE:
@@ -58,48 +52,16 @@ class ServiceCommand(click.Command):
             ) from None
 
 
-def missing_from_schema(error: BaseException | None) -> bool:
-    """Whether the driver's ``error`` says a table or a column is not there."""
-    if isinstance(error, sqlite3.OperationalError):
-        return str(error).startswith(("no such table", "no such column"))
-    return getattr(error, "sqlstate", None) in UNDEFINED
-
-
 def schema_behind(ctx: click.Context) -> str | None:
-    """What to say when the database's schema is not the latest migration's (none, or an
-    older one); ``None`` when it is, or when that cannot be read: the error is a fault."""
+    """What :func:`service.schema.behind` says of the app ``ctx`` runs, if it can load it."""
     info = ctx.find_object(ScriptInfo)
     if info is None:
         return None
     try:
         app = info.load_app()
-        with app.app_context():
-            config = app.extensions["migrate"].migrate.get_config()
-            script = ScriptDirectory.from_config(config)
-            head = script.get_current_head()
-            known = {revision.revision for revision in script.walk_revisions()}
-            with db.engine.connect() as connection:
-                # Read as alembic keeps it, without its context, which logs as it starts.
-                current = (
-                    connection.scalar(text("SELECT version_num FROM alembic_version"))
-                    if inspect(connection).has_table("alembic_version")
-                    else None
-                )
     except Exception:
         return None
-    if current == head:
-        return None
-    if current is None:
-        return f"the database has none of the service's tables: {UPGRADE}"
-    if current not in known:  # a later version's: this one cannot migrate it either way
-        return (
-            f"the database's schema is that of migration {current}, which this version does "
-            f"not know (its latest is {head}): run the version that migrated it"
-        )
-    return (
-        f"the database's schema is that of migration {current}, older than this version's "
-        f"({head}): {UPGRADE}"
-    )
+    return schema.behind(app)
 
 
 class ServiceGroup(ServiceCommand, AppGroup):

@@ -49,7 +49,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from .. import addresses, metrics
+from .. import addresses, metrics, schema
 from ..errors import is_outage, outage_reason
 from ..logs import redact
 from ..models import OutboxMessage, WorkerHeartbeat, db, insert_new, utcnow
@@ -776,9 +776,13 @@ def run(
                 if once:
                     raise
                 down.setdefault("database", clock())
+                app = current_app._get_current_object()  # type: ignore[attr-defined]
+                said = schema.behind(app) if schema.missing(getattr(exc, "orig", None)) else None
                 if is_outage(exc):
                     reason = outage_reason(exc)
                     log.warning("database unavailable, waiting %.0fs: %s", pause, reason)
+                elif said:
+                    log.error("worker pass failed, waiting %.0fs: %s", pause, said)
                 else:
                     log.error("worker pass failed, waiting %.0fs", pause, exc_info=exc)
             else:

@@ -532,3 +532,27 @@ def test_an_smtp_server_is_back_only_once_it_answers(
     said = [r.getMessage() for r in caplog.records if r.name == worker.__name__]
     assert sum(m.startswith("SMTP server unavailable") for m in said) == 1
     assert not any("available again" in m for m in said), said
+
+
+def test_a_schema_older_than_the_code_is_one_line_each_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker started before ``db upgrade`` (on another machine, say) logs what to do, not
+    the traceback of the table it misses, at each pass until the schema is there."""
+    app = create_app(base_config(f"sqlite:///{tmp_path / 'new.sqlite'}", tmp_path / "i"))
+    passes: list[float] = []
+    monkeypatch.setattr(worker, "_sleep", lambda seconds, should_stop: passes.append(seconds))
+    caplog.set_level(logging.INFO, logger=worker.__name__)
+    try:
+        with app.app_context():
+            worker.run(poll=1, should_stop=lambda: len(passes) == 2)
+    finally:
+        with app.app_context():
+            db.engine.dispose()
+    failed = [r for r in caplog.records if r.name == worker.__name__ and r.levelname == "ERROR"]
+    assert [r.getMessage() for r in failed] == [
+        f"worker pass failed, waiting {pause}s: the database has none of the service's "
+        "tables: run `flask --app service db upgrade` first"
+        for pause in (1, 2)
+    ]
+    assert all(r.exc_info is None for r in failed)
