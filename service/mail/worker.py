@@ -796,6 +796,7 @@ def run(
             # The pause the log line said, then a longer one each time, up to a minute.
             _sleep(pause, should_stop)
             pause = min(pause * 2, 60)
+        log.info("mail worker stopped: %d message(s) handled", handled)
     finally:
         transport.close()
         db.session.remove()

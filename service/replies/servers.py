@@ -171,6 +171,7 @@ def serve(
             _sleep(1.0, should_stop)
     finally:
         controller.stop()
+    log.info("stopped reading replies by %s on %s:%d", "SMTP" if smtp else "LMTP", host, port)
 
 
 # --- IMAP ----------------------------------------------------------------------------

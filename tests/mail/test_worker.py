@@ -618,6 +618,8 @@ def test_a_worker_stopped_by_sigterm_ends_after_the_message_in_hand(
     assert process.returncode == 0, err.decode()
     statuses = Counter(m.status for m in outbox(pg_app))
     assert "sending" not in statuses and 1 <= statuses["sent"] < 10, statuses
+    # The operator's log says it stopped, as it said it started.
+    assert f"mail worker stopped: {statuses['sent']} message(s) handled" in err.decode()
     ids = Counter(r.message["Message-ID"] for r in smtp_server.received)
     assert sum(ids.values()) == statuses["sent"] and set(ids.values()) == {1}
 

@@ -88,6 +88,7 @@ def test_the_inbound_command_applies_a_reply(
         out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert f"reading replies by {'SMTP' if smtp else 'LMTP'}" in out
+    assert f"stopped reading replies by {'SMTP' if smtp else 'LMTP'} on 127.0.0.1:{port}" in err
     tag = str(message["To"]).partition("+")[2].partition("@")[0]
     assert tag not in out + err  # a credential, as the player's link is
     with app.app_context():
