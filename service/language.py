@@ -175,6 +175,18 @@ def language_url(language: str) -> str:
     return f"?{urlencode(args)}"
 
 
+def carried_language() -> str | None:
+    """The page's language when its player's stored choice decided it, else ``None``: a
+    link off the page (the rules, the front page) carries it as ``?lang=``, as the page
+    would otherwise be in the browser's language, and no other page knows the player.
+    A language the request chose itself (its query, cookie or browser) needs no carrying.
+    """
+    if not has_request_context() or on_dashboard():
+        return None
+    language = current_language()
+    return language if language != request_language(request, None) else None
+
+
 @contextmanager
 def recipient_locale(recipient: Player | str | None) -> Iterator[None]:
     """Render in the recipient's language: a :class:`Player`, a language code, or ``None``.
@@ -236,6 +248,7 @@ def init_app(app: Flask) -> None:
     env.globals["_"] = env.globals["gettext"]
     app.add_template_global(current_language)
     app.add_template_global(language_url)
+    app.add_template_global(carried_language)
     app.jinja_env.globals["LANGUAGES"] = LANGUAGES
 
     @app.after_request

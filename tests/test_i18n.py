@@ -18,9 +18,10 @@ from flask_babel import force_locale
 from flask_babel import gettext as _
 from sqlalchemy import select
 
-from service import addresses, game_text
+from service import addresses, game_text, homes
 from service import language as lang
 from service.language import recipient_locale
+from service.links import home_token
 from service.mail.compose import render
 from service.models import Game, Player, db
 from service.players.annotations import choose_reasons
@@ -70,6 +71,26 @@ def test_the_switch_on_a_page_is_kept_in_a_cookie(client, make_game) -> None:
     )
     assert "À vous de jouer" in html
     assert 'href="?look=classic&amp;lang=en"' in client.get("/rules?look=classic").get_data(True)
+
+
+def test_the_header_links_keep_the_players_language(app, client, make_game) -> None:
+    """A page in the language its player chose, whatever the browser asks for, links to the
+    rules and to the front page in that language too."""
+    game = make_game(keeper_language="fr")
+    english = {"Accept-Language": "en"}
+    with app.app_context():
+        home = f"/me/{home_token('kim@example.com')}"
+        homes.set_language("kim@example.com", "fr")
+        db.session.commit()
+    for page in (f"/play/{game['keeper']}", home):
+        shown = client.get(page, headers=english).get_data(as_text=True)
+        assert '<html lang="fr">' in shown, page
+        header = shown.split("</header>")[0]
+        links = re.findall(r'<a class="(?:brand|rules-link)" href="([^"]+)"', header)
+        assert len(links) == 2, page
+        for link in links:
+            followed = client.get(html.unescape(link), headers=english)
+            assert '<html lang="fr">' in followed.get_data(as_text=True), (page, link)
 
 
 @pytest.mark.parametrize("app_config", [{"BASE_URL": "https://splitmind.test"}])
