@@ -21,9 +21,11 @@ from sqlalchemy.exc import IntegrityError
 from service import bots, computer, deadlines, games, homes
 from service.admin import stats
 from service.computer import ComputerMoves, rng_for
+from service.game_text import computer_name
 from service.games import Seating
+from service.language import recipient_locale
 from service.links import player_for, token_for
-from service.mail import worker
+from service.mail import compose, worker
 from service.models import Event, Game, GameFigures, OutboxMessage, Player, db, utcnow
 from service.rules import seat_view, to_act
 from service.unit_of_work import transaction
@@ -535,6 +537,36 @@ def test_the_french_digest_names_the_computer(
     (digest,) = smtp_server.handler.received
     assert "contre l’ordinateur (difficile)" in digest.text
     assert "the computer" not in digest.text and "the computer" not in digest.html
+
+
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [("en", "The computer (hard) wins the match."), ("fr", "L’ordinateur (difficile) gagne")],
+)
+def test_the_match_score_starts_the_computers_win_with_a_capital(
+    app: Flask, language: str, said: str
+) -> None:
+    """The computer's name starts the sentence of its win of a return match, after the
+    score's full stop, as the move page writes it."""
+    with app.app_context(), recipient_locale(language):
+        opponent = computer_name("hard")
+        view = {
+            "you": "Kim",
+            "opponent": opponent,
+            "keeper": "Kim",
+            "shadow": opponent,
+            "status": "finished",
+            "match": {
+                "you": 0,
+                "opponent": 2,
+                "over": True,
+                "draw": False,
+                "winner": "shadow",
+                "ended_early": False,
+                "game": 2,
+            },
+        }
+        assert said in compose.match_score(view)
 
 
 # --- statistics ----------------------------------------------------------------------

@@ -452,7 +452,8 @@ def match_score(view: Mapping[str, Any]) -> str:
     elif match["over"] and match["ended_early"]:
         outcome = early_match_winner(view[match["winner"]])
     elif match["over"]:
-        outcome = gettext("%(name)s wins the match.", name=view[match["winner"]])
+        # The computer's name starts with a small letter: the sentence, with a capital.
+        outcome = upfirst(gettext("%(name)s wins the match.", name=view[match["winner"]]))
     elif match["game"] == 1 and view["status"] == "finished":
         outcome = gettext("The second game, with roles swapped, starts now: watch for its email.")
     else:
