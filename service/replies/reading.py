@@ -797,9 +797,17 @@ SYMBOL_CARD = re.compile(
 )
 
 
+# An elixir's half written as a decimal, with French's comma or a point, or as a fraction:
+# "4,5", "4.5" and "4 1/2" are the elixir 4½, written as its rank alone as "4½" is, never
+# the 5 after the comma or the 2 under the bar (a list of ranks has a space: "4, 5").
+HALF = re.compile(r"(?<![\d.,/])([2-5])(?:[.,]5|\s*1/2)(?![\d/])")
+
+
 def normalise(text: str) -> str:
-    """Lower case, accents and ligatures dropped, suit symbols written as letters (5♥ → 5h)."""
+    """Lower case, accents and ligatures dropped, suit symbols written as letters (5♥ → 5h),
+    an elixir's half dropped however it is written (4½, 4,5 and 4 1/2 → 4)."""
     text = text.replace("œ", "oe").replace("Œ", "oe").replace("’", "'").replace("½", "")
+    text = HALF.sub(r"\1", text)
     # ♠4 is the standard look's elixir 4: rank first, like the notation. Read left to right,
     # each rank goes with the symbol right beside it, before or after: 3♥ 5♣, ♠3 ♠4, 5♥ ♠4;
     # and each card so written is a word of its own, written together or not: 4♦6♦.

@@ -96,6 +96,28 @@ def test_a_move_in_words_symbols_or_notation(text: str, cards: list[str], name: 
     assert read_move(text) == Understood(cards, name)
 
 
+@pytest.mark.parametrize(
+    ("text", "cards", "name"),
+    [
+        # A half written with a decimal comma, as French writes it, or point, or as a fraction:
+        # the elixir 4½, never the 5 after the comma nor the 2 under the fraction bar.
+        ("4,5 de pique", ["4S"], None),
+        ("je joue le 2,5 de pique en annonçant cœur", ["2S"], "H"),
+        ("4.5 of spades", ["4S"], None),
+        ("4,5♠", ["4S"], None),
+        ("4 1/2 of spades, naming hearts", ["4S"], "H"),
+        ("je donne 3 1/2 pique et 7 de carreau", ["3S", "7D"], None),
+        ("give 5,5S", ["5S"], None),
+        # A list of ranks stays one: "4, 5" is two numbers.
+        ("4, 5 de cœur", ["5H"], None),
+    ],
+)
+def test_an_elixirs_half_written_as_a_decimal_or_a_fraction(
+    text: str, cards: list[str], name: str | None
+) -> None:
+    assert read_move(text) == Understood(cards, name)
+
+
 @pytest.mark.parametrize("text", ["4S hearts, no, diamonds", "4S H D", "♠4 ♦ ♣"])
 def test_two_suits_named_are_no_name(text: str) -> None:
     assert read_move(text) == Understood(["4S"], None, two_suits=True)
