@@ -593,6 +593,16 @@ def test_the_language_applies_to_every_game(app: Flask, client, make_game) -> No
     assert post(client, home, "language", language="de").status_code == 400
 
 
+def test_each_language_is_named_in_its_own_language(app: Flask, client, make_game) -> None:
+    """A screen reader reads "English" on a French page as English: each choice of the
+    language setting says which language it is written in, as the header's switch does."""
+    make_game(seed=1)
+    page = client.get(home_of(app), headers={"Accept-Language": "fr"}).get_data(as_text=True)
+    setting = page.split('id="language-title"')[1].split("</section>")[0]
+    assert re.search(r'<label lang="en">\s*<input[^>]*value="en"[^>]*>\s*English</label>', setting)
+    assert re.search(r'<label lang="fr">\s*<input[^>]*value="fr"[^>]*>\s*Français</label>', setting)
+
+
 def test_each_saved_form_is_confirmed_once_in_the_pages_language(
     app: Flask, client, make_game
 ) -> None:
