@@ -183,6 +183,29 @@ def test_too_many_cards_chosen_reads_as_french(ctx: Flask, size: int, french: st
         assert json.loads(choose_reasons(view)["count"])[str(size + 1)] == french
 
 
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        ("en", ["You give only 1 card: put 2 back.", "You give only 1 card: put 3 back."]),
+        (
+            "fr",
+            [
+                "Vous ne donnez qu’une carte\u00a0: reposez-en 2.",
+                "Vous ne donnez qu’une carte\u00a0: reposez-en 3.",
+            ],
+        ),
+    ],
+)
+def test_cards_chosen_two_too_many_are_two_to_put_back(
+    ctx: Flask, language: str, said: list[str]
+) -> None:
+    """Past one too many, the message counts the cards to put back: not "put one back"."""
+    view = {"legal": {"choose": 1, "must_include_elixir": False}, "hand": ["2H", "3H", "4H", "5H"]}
+    with force_locale(language):
+        count = json.loads(choose_reasons(view)["count"])
+    assert [count["3"], count["4"]] == said
+
+
 def test_english_messages_keep_the_engines_wording(ctx: Flask) -> None:
     """In the standard look the page's English is the engine's, less what the page shows."""
     state = new_game(seed=5)  # the Shadow is dealt three elixirs

@@ -105,11 +105,18 @@ def choose_reasons(view: PlayerView) -> dict[str, Any]:
             count[selected] = ngettext(
                 "Choose %(num)d more card.", "Choose %(num)d more cards.", size - selected
             )
-        elif selected > size:
+        elif selected == size + 1:
             count[selected] = ngettext(
                 "You give only %(num)d card: put one back.",
                 "You give only %(num)d cards: put one back.",
                 size,
+            )
+        elif selected > size:
+            count[selected] = ngettext(
+                "You give only %(num)d card: put %(extra)d back.",
+                "You give only %(num)d cards: put %(extra)d back.",
+                size,
+                extra=selected - size,
             )
         else:
             count[selected] = ""
