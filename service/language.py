@@ -137,9 +137,25 @@ def request_language(asked: Request, stored: str | None) -> str:
         language_code(asked.args.get(COOKIE))
         or language_code(asked.cookies.get(COOKIE))
         or language_code(stored)
-        or asked.accept_languages.best_match(list(LANGUAGES))
+        or browser_language(asked)
         or DEFAULT_LANGUAGE
     )
+
+
+def browser_language(asked: Request) -> str | None:
+    """The language of the service the browser prefers most (``Accept-Language``), a
+    region's or not, or ``None``.
+
+    Its languages are taken in the browser's order of preference, each by its first
+    subtag: ``fr-CH, en;q=0.5`` is French. (Werkzeug's ``best_match`` prefers any exact
+    match to a region's, and would answer that one in English, and ``en-GB, fr;q=0.5``
+    in French.) A wildcard names no language of its own.
+    """
+    for value, _quality in asked.accept_languages:  # most preferred first
+        code = language_code(value.replace("_", "-").partition("-")[0].lower())
+        if code is not None:
+            return code
+    return None
 
 
 def current_language() -> str:

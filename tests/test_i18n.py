@@ -61,6 +61,27 @@ def test_the_browser_language_chooses_the_page_language(client, make_game) -> No
     assert "Your move" in client.get(f"/play/{game['keeper']}").get_data(as_text=True)
 
 
+@pytest.mark.parametrize(
+    ("accepted", "language"),
+    [
+        ("fr-FR, en;q=0.5", "fr"),  # a region's French first, English second
+        ("fr-CH,en-GB;q=0.7,en;q=0.3", "fr"),
+        ("en-GB, fr;q=0.5", "en"),  # and the other way round
+        ("de-DE, fr_BE;q=0.8, en;q=0.5", "fr"),
+        ("fr-FR, *;q=0.5", "fr"),
+        ("de, *;q=0.5", "en"),
+    ],
+)
+def test_the_browsers_first_language_wins_whatever_its_region(
+    client, make_game, accepted: str, language: str
+) -> None:
+    """The language the browser prefers most of those the service speaks, a region's or not:
+    English only second to a region's French is still second."""
+    game = make_game()
+    page = client.get(f"/play/{game['keeper']}", headers={"Accept-Language": accepted})
+    assert f'<html lang="{language}">' in page.get_data(as_text=True)
+
+
 def test_the_switch_on_a_page_is_kept_in_a_cookie(client, make_game) -> None:
     game = make_game()
     response = client.get("/rules?lang=fr")
