@@ -331,20 +331,25 @@ def deadline_text(moment: str, zone: str | None = None) -> str:
     script writes it again in the browser's zone, in the same style.
     """
     when = datetime.fromisoformat(moment)
-    pattern = _to_the_minute(get_locale() or LOCALES[DEFAULT_LANGUAGE])
+    if when.tzinfo is None:  # stored without its zone: UTC, as every moment of the service
+        when = when.replace(tzinfo=UTC)
+    locale = get_locale() or LOCALES[DEFAULT_LANGUAGE]
     if zone is None or not is_time_zone(zone):  # none known, or none this machine knows
-        return format_datetime(when, pattern) + " UTC"
+        utc = when.astimezone(UTC)
+        return format_datetime(utc, _to_the_minute(locale, utc.day), rebase=False) + " UTC"
     local = when.astimezone(ZoneInfo(zone))
-    return format_datetime(local, pattern, rebase=False) + f" {zone}"
+    return format_datetime(local, _to_the_minute(locale, local.day), rebase=False) + f" {zone}"
 
 
 @cache
-def _to_the_minute(locale: Locale) -> str:
+def _to_the_minute(locale: Locale, day: int = 0) -> str:
     """The locale's pattern of a medium date with a short time (``MMM d, y, h:mm a``): its
-    medium date and time, without the seconds, as the page's script writes one."""
-    return str(locale.datetime_formats["medium"]).format(
-        locale.time_formats["short"].pattern, locale.date_formats["medium"].pattern
-    )
+    medium date and time, without the seconds, as the page's script writes one. French
+    writes the first ``day`` of a month as an ordinal: "1er avr. 2026"."""
+    date = locale.date_formats["medium"].pattern
+    if locale.language == "fr" and day == 1:
+        date = re.sub(r"(?<![d'])d(?![d'])", "d'er'", date, count=1)
+    return str(locale.datetime_formats["medium"]).format(locale.time_formats["short"].pattern, date)
 
 
 def _owing(view: Mapping[str, Any]) -> str:

@@ -162,6 +162,17 @@ def test_a_deadline_in_a_zone_this_machine_does_not_know_reads_in_utc(app: Flask
     assert all(text.endswith("9:30\u202fAM UTC") for text in unknown)
 
 
+def test_a_french_deadline_on_the_first_of_a_month_reads_1er(french: None) -> None:
+    """French writes the first day of a month as an ordinal, "1er avril"; the others as
+    numbers. In the zone the date is given in: 1 April at 00:30 in Paris is 31 March in UTC."""
+    assert deadline_text("2026-04-01T09:30:00+00:00").startswith("1er avr. 2026")
+    assert deadline_text("2026-03-31T22:30:00+00:00", "Europe/Paris").startswith("1er avr. 2026")
+    assert deadline_text("2026-03-31T22:30:00+00:00") == "31 mars 2026, 22:30 UTC"
+    assert deadline_text("2026-04-11T09:30:00+00:00").startswith("11 avr. 2026")
+    with force_locale("en"):
+        assert deadline_text("2026-04-01T09:30:00+00:00").startswith("Apr 1, 2026")
+
+
 @pytest.mark.parametrize(
     "name", ["Kim", "Computers", "Ordi", "Hard", "the computer, hardly", "Theodore", "Lou"]
 )
