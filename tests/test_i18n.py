@@ -82,6 +82,38 @@ def test_the_browsers_first_language_wins_whatever_its_region(
     assert f'<html lang="{language}">' in page.get_data(as_text=True)
 
 
+@pytest.mark.parametrize(
+    ("up", "said"),
+    [
+        (0, "0 carte de la piste sur 10 retournée"),
+        (1, "1 carte de la piste sur 10 retournée"),
+        (2, "2 cartes de la piste sur 10 retournées"),
+    ],
+)
+def test_the_track_counts_its_cards_face_up_in_french(
+    app, client, make_game, up: int, said: str
+) -> None:
+    """The track says how many of its cards are face up, a noun and its participle agreeing
+    with the number: French reads 0 and 1 in the singular."""
+    game = make_game(keeper_language="fr")
+    with app.app_context():
+        stored = db.session.get(Game, game["id"])
+        stored.state = {**stored.state, "track": up}
+        db.session.commit()
+    page = client.get(f"/play/{game['keeper']}").get_data(as_text=True)
+    assert f'aria-label="{said}"' in page
+    with app.app_context():
+        stored = db.session.get(Game, game["id"])
+        stored.state = {**stored.state, "phase": "over", "winner": "keeper"}
+        stored.status, stored.winner = "finished", "keeper"
+        db.session.commit()
+    finished = text_of(client.get(f"/play/{game['keeper']}").get_data(as_text=True))
+    verb = "sont retournées" if up > 1 else "est retournée"
+    assert f"Après la dernière manche, {said.rsplit(' ', 1)[0]} {verb}" in finished
+    review = text_of(client.get(f"/play/{game['keeper']}/review").get_data(as_text=True))
+    assert f"Le Gardien a gagné, {said}." in review
+
+
 def test_the_switch_on_a_page_is_kept_in_a_cookie(client, make_game) -> None:
     game = make_game()
     response = client.get("/rules?lang=fr")
