@@ -142,11 +142,16 @@
     all(root, "time[datetime]:not([data-zone])").forEach(function (time) {
       var moment = new Date(time.getAttribute("datetime"));
       if (isNaN(moment)) return;
-      var local = moment.toLocaleString(document.documentElement.lang, {
+      var lang = document.documentElement.lang;
+      var local = moment.toLocaleString(lang, {
         dateStyle: "medium",
         timeStyle: "short",
         timeZone: zone,
       });
+      /* French writes the first day of a month as an ordinal, "1er avr.", as the service does. */
+      if (lang === "fr" && moment.toLocaleString("en", { day: "numeric", timeZone: zone }) === "1") {
+        local = local.replace(/^1(?=\s)/, "1er");
+      }
       time.title = time.textContent;
       time.textContent = local + " " + zone;
     });

@@ -46,3 +46,34 @@ def test_a_deadline_in_the_chosen_zone_stays_in_it_whatever_the_browser(
     page.goto(game["shadow"])
     assert shown.inner_text().endswith(" Asia/Tokyo")
     assert shown.get_attribute("title") is None
+
+
+def test_a_french_deadline_on_the_first_of_a_month_reads_1er_in_the_browsers_zone(
+    new_game: Callable[..., dict[str, Any]], phone: Any
+) -> None:
+    """The script writes the deadline again in the browser's zone as the service writes it:
+    in French, the first day of a month as "1er", whichever day it is in UTC."""
+    game = new_game(seed=5, days_per_move=3)
+    browser = phone(locale="fr-FR", timezone_id="Europe/Paris")
+
+    def due_on(moment: str) -> Callable[[Any], None]:
+        def answer(route: Any) -> None:
+            served = route.fetch()
+            body = served.text()
+            body = body.replace('datetime="', f'datetime="{moment}" data-was="', 1)
+            route.fulfill(response=served, body=body)
+
+        return answer
+
+    # 23:30 UTC on 31 March is 1 April in Paris; 09:30 UTC on 2 April is the 2nd there.
+    for moment, day in (
+        ("2026-03-31T23:30:00+00:00", "1er avr."),
+        ("2026-04-02T09:30:00+00:00", "2 avr."),
+    ):
+        page = browser.new_page()
+        page.route("**/time-zone", lambda route: route.abort())  # the page gives it in UTC
+        page.route(game["shadow"], due_on(moment))
+        page.goto(game["shadow"])
+        shown = page.locator("p.deadline time")
+        assert shown.inner_text().startswith(f"{day} 2026"), shown.inner_text()
+        assert shown.inner_text().endswith(" Europe/Paris")
