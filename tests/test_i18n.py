@@ -259,6 +259,21 @@ def test_cards_chosen_two_too_many_are_two_to_put_back(
     assert [count["3"], count["4"]] == said
 
 
+@pytest.mark.parametrize(
+    ("look", "opponent"), [("standard", "keeper"), ("standard", "shadow"), ("classic", "keeper")]
+)
+def test_the_seat_to_play_next_reads_as_french(ctx: Flask, look: str, opponent: str) -> None:
+    """French contracts "à le" into "au": no message puts a seat, with its article, after "à"
+    or "de"."""
+    with force_locale("fr"):
+        message = game_text.rule_message(
+            "not_your_turn", {}, look=look, phase="play", opponent=opponent
+        )
+        seat = game_text.the_seat(opponent, look)
+    assert not re.search(r"\b(à|de) (le|les) ", message), message
+    assert seat in message
+
+
 def test_english_messages_keep_the_engines_wording(ctx: Flask) -> None:
     """In the standard look the page's English is the engine's, less what the page shows."""
     state = new_game(seed=5)  # the Shadow is dealt three elixirs
