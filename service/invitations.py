@@ -542,10 +542,14 @@ def adopt_language(game: Game, email: str, language: str | None) -> str | None:
     chosen = language_code(language)
     if chosen is None:
         return None
+    # The address's row is locked before its seat is written, as a change made on the home
+    # page locks them (:func:`.homes.set_language`): in the other order, each would wait for
+    # the other. What the caller changed in the seat is not flushed before the lock.
+    with db.session.no_autoflush:
+        settings = settings_row(email)
     for player in game.players:
         if player.email == email:
             player.language = chosen
-    settings = settings_row(email)
     if settings.language is None:
         settings.language = chosen
     log.info("game %d: a player answered in %s", game.id, chosen)

@@ -4,18 +4,27 @@ each confirm, accept, decline and rematch take effect once."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 
 import pytest
 from flask import Flask
 from sqlalchemy import func, select
 
-from service import games, invitations
+from service import games, homes, invitations
+from service.addresses import settings_row
 from service.links import token_for
 from service.models import Event, Game, Invitation, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..helpers import NEW_GAME_FORM, at_once, csrf_token, from_elsewhere
+from ..helpers import (
+    NEW_GAME_FORM,
+    at_once,
+    csrf_token,
+    from_elsewhere,
+    wait_until,
+    waits_on_a_lock,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -182,3 +191,46 @@ def test_a_rematch_asked_by_both_players_at_once_is_one_invitation(pg_app: Flask
         assert len(db.session.scalars(select(Invitation)).all()) == 1
         assert db.session.scalar(select(func.count()).select_from(Game)) == 2
     assert queued(pg_app, "invite_opponent") == 1
+
+
+@pytest.mark.parametrize("change", ["replace_home_link", "set_language"])
+def test_an_accept_and_a_home_setting_at_the_same_instant_both_apply(
+    pg_app: Flask, postgres_database: str, change: str
+) -> None:
+    """Bob accepts as his home page changes his address's settings, which locks the row of his
+    settings and then writes every seat of his: the accept, which writes his seat, waits for
+    the settings' lock first, so neither waits for the other and both apply."""
+    links = request_game(pg_app)
+    post(pg_app, links["confirm"])
+    locked, go = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def home_page() -> None:
+        try:
+            with pg_app.app_context(), transaction():
+                settings_row("bob@example.com")  # what the change locks first
+                locked.set()
+                go.wait(30)
+                if change == "set_language":
+                    homes.set_language("bob@example.com", "fr")
+                else:
+                    homes.replace_home_link("bob@example.com")
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+            locked.set()
+
+    home = threading.Thread(target=home_page)
+    home.start()
+    assert locked.wait(30)
+    statuses: list[int] = []
+    accept = threading.Thread(
+        target=lambda: statuses.append(post(pg_app, links["respond"], "accept"))
+    )
+    accept.start()
+    wait_until(waits_on_a_lock(postgres_database))  # the accept waits for the settings' lock
+    go.set()
+    home.join(30)
+    accept.join(30)
+    assert errors == [] and statuses == [303]
+    with pg_app.app_context():
+        assert db.session.scalars(select(Game)).one().status == "active"
