@@ -780,11 +780,9 @@ def stops_for(player: Player, key: str | None) -> bool:
 def stop_emails(player: Player) -> None:
     """Stop the player's emails about their game; this service invites their address no more,
     nor the inbox it reaches, as :func:`stop_all_emails` says."""
-    player.notify = False
     assert player.email is not None  # an unsubscribe link reaches only people
-    for each in with_inbox(player.email):
-        address = address_row(each)
-        address.unsubscribed_at = address.unsubscribed_at or utcnow()
+    _unsubscribe(player.email)
+    player.notify = False
     db.session.flush()
     log.info("game %d: the %s stopped its emails", player.game_id, player.seat)
 
@@ -801,12 +799,24 @@ def stop_all_emails(email: str) -> None:
     as a stranger may name it under another sub-address next; the address's home
     page undoes both (:func:`service.homes.accept_invitations`).
     """
+    _unsubscribe(email)
     db.session.execute(update(Player).where(Player.email == email).values(notify=False))
+    db.session.flush()
+    log.info("an address stopped every email")
+
+
+def _unsubscribe(email: str) -> None:
+    """Record that the address, and the inbox it reaches, take no invitations now.
+
+    Written before any seat: taking invitations again writes the rows of the
+    addresses and then the seats (:func:`.homes.accept_invitations`), and a stop
+    at the same moment that wrote in the other order would wait for it as it
+    waited for the stop.
+    """
     for each in with_inbox(email):
         address = address_row(each)
         address.unsubscribed_at = address.unsubscribed_at or utcnow()
     db.session.flush()
-    log.info("an address stopped every email")
 
 
 def stopped_all_emails(email: str) -> bool:

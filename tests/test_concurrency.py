@@ -11,10 +11,10 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
-from service import games
+from service import games, homes, invitations
 from service.games import Seating, create_game
 from service.links import token_for
-from service.models import Event, Game, Player, db
+from service.models import Address, Event, Game, Player, db, utcnow
 from service.unit_of_work import transaction
 
 from .helpers import at_once, pick_action, wait_until, waits_on_a_lock
@@ -195,3 +195,49 @@ def test_both_players_turning_notes_off_at_once_write_one_event(pg_app: Flask) -
                 select(Event.seat).where(Event.game_id == game["id"], Event.kind == "notes_off")
             ).all()
             assert len(offs) == 1, offs
+
+
+def test_stopping_and_resuming_every_email_at_once_both_apply(
+    pg_app: Flask, postgres_database: str
+) -> None:
+    """Kim takes invitations and every email again on her home page as an email's one-click
+    link stops them all: each writes her address's row and her seats, in the same order, so
+    the second waits for the first and neither is refused."""
+    new_game(pg_app, seed=4)
+    with pg_app.app_context(), transaction():
+        db.session.add(Address(email="kim@example.com", declined_at=utcnow()))
+    locked, go = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def resume() -> None:
+        try:
+            with pg_app.app_context(), transaction():
+                homes.accept_invitations("kim@example.com")  # the first step of resuming
+                locked.set()
+                go.wait(30)
+                homes.resume_all_emails("kim@example.com")
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+            locked.set()
+
+    def stop() -> None:
+        try:
+            with pg_app.app_context(), transaction():
+                invitations.stop_all_emails("kim@example.com")
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    resuming = threading.Thread(target=resume)
+    resuming.start()
+    assert locked.wait(30)
+    stopping = threading.Thread(target=stop)
+    stopping.start()
+    wait_until(waits_on_a_lock(postgres_database))  # the stop waits for the resume
+    go.set()
+    resuming.join(30)
+    stopping.join(30)
+    assert errors == []
+    with pg_app.app_context():  # the stop came second: it holds
+        assert db.session.get_one(Address, "kim@example.com").unsubscribed_at is not None
+        kim = db.session.scalars(select(Player).where(Player.email == "kim@example.com")).one()
+        assert not kim.notify
