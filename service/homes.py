@@ -376,15 +376,26 @@ def replace_home_link(email: str) -> str:
     working (as an admin's rotation does, the unsubscribe links of the emails sent
     before with them). A link an admin revoked stays revoked. Under the address's
     row lock, taken first, as every change to the address's rows.
+
+    Each seat is given its key only if it is still the address's, with a link, as
+    its row is written: an admin who corrects a seat's address locks the game, not
+    the address, and a seat moved to another address at this moment keeps the link
+    the admin emailed there.
     """
     key = settings_row(email).home_key = new_link_key()
     seats = db.session.scalars(
-        select(Player).where(Player.email == email, Player.link_key.is_not(None))
+        select(Player.id).where(Player.email == email, Player.link_key.is_not(None))
     ).all()
-    for player in seats:
-        player.link_key = new_link_key()
+    replaced = 0
+    for seat in seats:
+        done = db.session.execute(
+            update(Player)
+            .where(Player.id == seat, Player.email == email, Player.link_key.is_not(None))
+            .values(link_key=new_link_key())
+        )
+        replaced += done.rowcount  # type: ignore[attr-defined]
     db.session.flush()
-    log.info("an address replaced its home link and the links of its %d games", len(seats))
+    log.info("an address replaced its home link and the links of its %d games", replaced)
     return key
 
 

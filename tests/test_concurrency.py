@@ -241,3 +241,41 @@ def test_stopping_and_resuming_every_email_at_once_both_apply(
         assert db.session.get_one(Address, "kim@example.com").unsubscribed_at is not None
         kim = db.session.scalars(select(Player).where(Player.email == "kim@example.com")).one()
         assert not kim.notify
+
+
+def test_a_home_link_replaced_as_an_admin_corrects_the_address_leaves_the_seat_alone(
+    pg_app: Flask, postgres_database: str
+) -> None:
+    """An admin moves Kim's seat to her new address, with a new link emailed there, as her old
+    address replaces its home link: the seat is no longer the old address's, and the link
+    the admin gave it stays the one that works."""
+    game = new_game(pg_app, seed=5)
+    with pg_app.app_context():
+        kim_id = db.session.scalars(select(Player.id).where(Player.seat == "keeper")).one()
+    corrected, release = threading.Event(), threading.Event()
+    given: list[str] = []
+
+    def correct() -> None:
+        with pg_app.app_context(), transaction():
+            kim = games.correct_address(kim_id, "kim.new@example.com", "ada")
+            given.append(kim.link_key)
+            corrected.set()
+            release.wait(30)
+
+    def replace() -> None:
+        with pg_app.app_context(), transaction():
+            homes.replace_home_link("kim@example.com")
+
+    admin = threading.Thread(target=correct)
+    admin.start()
+    assert corrected.wait(30)
+    home = threading.Thread(target=replace)
+    home.start()
+    wait_until(waits_on_a_lock(postgres_database))  # the replacement waits for the admin
+    release.set()
+    admin.join(30)
+    home.join(30)
+    with pg_app.app_context():
+        kim = db.session.get_one(Player, kim_id)
+        assert (kim.email, kim.link_key) == ("kim.new@example.com", given[0])
+        assert db.session.get_one(Game, game["id"]).status == "active"
