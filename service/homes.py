@@ -41,7 +41,6 @@ from .addresses import (
 )
 from .language import LANGUAGES
 from .links import new_link_key
-from .mail import to_go
 from .models import (
     CLOSED_STATUSES,
     DEFAULT_DIGEST_HOUR,
@@ -542,6 +541,28 @@ def _day_served(settings: AddressSettings, hour: int, now: datetime) -> None:
         settings.last_digest_at = max(last, _slot(hour, settings.time_zone, now))
 
 
+def _digest_waiting(email: str) -> OutboxMessage | None:
+    """The address's digest still queued, locked until the transaction ends, if any.
+
+    Locked, and read again once its lock is held: the mail worker writes a digest
+    under its row lock, then marks it ``sending``, and one written since this sweep
+    began takes no more moves. A digest ``sending`` was written before today's
+    moves, which then go in one of their own.
+    """
+    return db.session.scalars(
+        select(OutboxMessage)
+        .where(
+            OutboxMessage.kind == "digest",
+            OutboxMessage.recipient == email,
+            OutboxMessage.status == "queued",
+        )
+        .order_by(OutboxMessage.id)
+        .limit(1)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).first()
+
+
 def _list_too(digest: OutboxMessage, players: list[Player]) -> None:
     """Add ``players``, the moves owed now, to a digest that waited (the mail server down
     since yesterday), if it is still queued: it is written from its list when it goes, and
@@ -558,10 +579,11 @@ def send_digests(now: datetime | None = None) -> list[str]:
 
     Sent once a day, at the first sweep from the chosen hour on, the hour where
     the address is (its time zone; UTC while none is known), and only when the
-    address owes a move in a game whose emails it takes. A digest still waiting
-    to be sent (the mail server down since yesterday) is not joined by another:
-    it lists today's moves too, and is written when it goes, saying what today's
-    would. Returns the addresses sent one.
+    address owes a move in a game whose emails it takes. A digest still queued
+    (the mail server down since yesterday) is not joined by another: it lists
+    today's moves too, and is written when it goes, saying what today's would;
+    one the mail worker has written already is joined by today's. Returns the
+    addresses sent one.
     """
     now = now or utcnow()
     sent = []
@@ -597,7 +619,7 @@ def send_digests(now: datetime | None = None) -> list[str]:
         ]
         if not players or invitations.stopped_all_emails(settings.email):
             continue
-        waiting = to_go("digest", settings.email)
+        waiting = _digest_waiting(settings.email)
         if waiting is not None:
             _list_too(waiting, players)
             continue

@@ -5,16 +5,18 @@ from __future__ import annotations
 import random
 import threading
 from collections import Counter
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import select, update
 
-from service import games, homes, invitations
+from service import games, homes, invitations, notify
 from service.games import Seating, create_game
 from service.links import token_for
-from service.models import Address, Event, Game, Player, db, utcnow
+from service.mail import worker
+from service.models import Address, Event, Game, OutboxMessage, Player, db, utcnow
 from service.unit_of_work import transaction
 
 from .helpers import at_once, pick_action, wait_until, waits_on_a_lock
@@ -279,3 +281,54 @@ def test_a_home_link_replaced_as_an_admin_corrects_the_address_leaves_the_seat_a
         kim = db.session.get_one(Player, kim_id)
         assert (kim.email, kim.link_key) == ("kim.new@example.com", given[0])
         assert db.session.get_one(Game, game["id"]).status == "active"
+
+
+def test_a_digest_written_as_the_next_days_sweep_joins_it_leaves_no_move_out(
+    pg_app: Flask, postgres_database: str
+) -> None:
+    """Yesterday's digest, held up, is written by the mail worker as today's sweep finds it
+    waiting: today's moves go in a digest of their own rather than into one written already."""
+    first = new_game(pg_app, seed=6)
+    now = utcnow()
+    with pg_app.app_context(), transaction():
+        homes.set_email_policy("kim@example.com", "digest", 0)
+        kim = db.session.scalars(select(Player).where(Player.game_id == first["id"])).first()
+        assert kim is not None and kim.email == "kim@example.com" and notify.in_digest(kim)
+        assert homes.send_digests(now - timedelta(days=1)) == ["kim@example.com"]
+    with pg_app.app_context(), transaction():
+        later = create_game(
+            Seating("kim@example.com", "Kim"), Seating("ann@example.com", "Ann"), seed=6
+        )
+        owed = next(p.id for p in later.players if p.email == "kim@example.com")
+        others = update(OutboxMessage).where(OutboxMessage.kind != "digest")
+        db.session.execute(others.values(status="sent"))  # the games' first emails
+    written, release = threading.Event(), threading.Event()
+
+    def write() -> None:
+        with pg_app.app_context(), transaction():
+            message = worker._claim_due(utcnow())
+            assert message is not None and message.kind == "digest"
+            assert worker._write(message) == "sending"
+            written.set()
+            release.wait(30)
+
+    def sweep() -> None:
+        with pg_app.app_context(), transaction():
+            homes.send_digests(now)
+
+    mail = threading.Thread(target=write)
+    mail.start()
+    assert written.wait(30)
+    sweeping = threading.Thread(target=sweep)
+    sweeping.start()
+    wait_until(waits_on_a_lock(postgres_database))  # the sweep waits for the worker
+    release.set()
+    mail.join(30)
+    sweeping.join(30)
+    with pg_app.app_context():
+        digests = db.session.scalars(
+            select(OutboxMessage).where(OutboxMessage.kind == "digest").order_by(OutboxMessage.id)
+        ).all()
+        listed = [m.status for m in digests if m.status == "queued" and owed in m.params["players"]]
+        assert [m.status for m in digests][0] == "sending"
+        assert listed == ["queued"], [(m.status, m.params) for m in digests]
