@@ -421,16 +421,20 @@ def respond(
     if game.status != "waiting":  # an admin cancelled it
         invitation.status = "closed"
     elif accept:
+        # The address's row, then its settings', then its seat: the order in which a stop of
+        # its emails or a change on its home page takes them, so that neither waits for the
+        # other (:func:`adopt_language`).
+        address_row(invitation.opponent_email).confirmed_at = utcnow()
+        db.session.flush()
+        adopt_language(game, invitation.opponent_email, language)
         started = next(p for p in game.players if p.email == invitation.opponent_email)
         if chosen is not None:
             started.name = invitation.opponent_name = chosen
         # Accepting is wanting the game's emails, as its page says the link is in them: a stop
         # of every email since the invitation turned this seat off with the address's others.
         started.notify = True
-        adopt_language(game, invitation.opponent_email, language)
         games.start_waiting_game(game.id)
         invitation.status = "accepted"
-        address_row(invitation.opponent_email).confirmed_at = utcnow()
     else:
         invitation.status = "declined"
         _turn_away(invitation.opponent_email)
@@ -542,11 +546,10 @@ def adopt_language(game: Game, email: str, language: str | None) -> str | None:
     chosen = language_code(language)
     if chosen is None:
         return None
-    # The address's row is locked before its seat is written, as a change made on the home
+    # The settings' row is locked before the seat is written, as a change made on the home
     # page locks them (:func:`.homes.set_language`): in the other order, each would wait for
-    # the other. What the caller changed in the seat is not flushed before the lock.
-    with db.session.no_autoflush:
-        settings = settings_row(email)
+    # the other. The caller has written no seat of the address yet.
+    settings = settings_row(email)
     for player in game.players:
         if player.email == email:
             player.language = chosen

@@ -12,7 +12,7 @@ from flask import Flask
 from sqlalchemy import func, select
 
 from service import games, homes, invitations
-from service.addresses import settings_row
+from service.addresses import lock_address, settings_row
 from service.links import token_for
 from service.models import Event, Game, Invitation, OutboxMessage, db
 from service.unit_of_work import transaction
@@ -193,13 +193,13 @@ def test_a_rematch_asked_by_both_players_at_once_is_one_invitation(pg_app: Flask
     assert queued(pg_app, "invite_opponent") == 1
 
 
-@pytest.mark.parametrize("change", ["replace_home_link", "set_language"])
+@pytest.mark.parametrize("change", ["replace_home_link", "set_language", "stop_all_emails"])
 def test_an_accept_and_a_home_setting_at_the_same_instant_both_apply(
     pg_app: Flask, postgres_database: str, change: str
 ) -> None:
-    """Bob accepts as his home page changes his address's settings, which locks the row of his
-    settings and then writes every seat of his: the accept, which writes his seat, waits for
-    the settings' lock first, so neither waits for the other and both apply."""
+    """Bob accepts as his address's settings or emails change, which lock the rows of his
+    address and of its settings first and then write every seat of his: the accept takes
+    them in the same order, so the second waits for the first and both apply."""
     links = request_game(pg_app)
     post(pg_app, links["confirm"])
     locked, go = threading.Event(), threading.Event()
@@ -208,11 +208,16 @@ def test_an_accept_and_a_home_setting_at_the_same_instant_both_apply(
     def home_page() -> None:
         try:
             with pg_app.app_context(), transaction():
-                settings_row("bob@example.com")  # what the change locks first
+                if change == "stop_all_emails":
+                    lock_address("bob@example.com")  # what the change locks first
+                else:
+                    settings_row("bob@example.com")
                 locked.set()
                 go.wait(30)
                 if change == "set_language":
                     homes.set_language("bob@example.com", "fr")
+                elif change == "stop_all_emails":
+                    invitations.stop_all_emails("bob@example.com")
                 else:
                     homes.replace_home_link("bob@example.com")
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
@@ -227,7 +232,7 @@ def test_an_accept_and_a_home_setting_at_the_same_instant_both_apply(
         target=lambda: statuses.append(post(pg_app, links["respond"], "accept"))
     )
     accept.start()
-    wait_until(waits_on_a_lock(postgres_database))  # the accept waits for the settings' lock
+    wait_until(waits_on_a_lock(postgres_database))  # the accept waits for the home page
     go.set()
     home.join(30)
     accept.join(30)
