@@ -81,6 +81,13 @@ def settings_row(email: str) -> AddressSettings:
     return settings
 
 
+def lock_settings(emails: Iterable[str | None]) -> None:
+    """Lock the rows of these addresses' choices (:func:`settings_row`), in the addresses'
+    order, until the transaction ends; a seat without an address (the computer's) has none."""
+    for email in sorted({email for email in emails if email is not None}):
+        settings_row(email)
+
+
 def give_home_key(email: str) -> None:
     """Give the address a random home key unless it has one (caller's transaction): every
     address that takes a seat has a home link (:mod:`service.links`). Callers giving keys to

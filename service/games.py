@@ -39,7 +39,7 @@ from sqlalchemy.orm.attributes import instance_state
 from sqlalchemy.orm.exc import StaleDataError
 
 from . import audit, bots, figures, metrics, notes, notify
-from .addresses import give_home_key, vacation_end
+from .addresses import give_home_key, lock_settings, vacation_end
 from .addresses import language as address_language
 from .errors import NOT_FOUND
 from .game_text import LOOKS, holds_an_address, poses_as_computer, seat_name, the_seat, upfirst
@@ -369,6 +369,11 @@ def start_waiting_game(game_id: int) -> Game:
     game = lock_game(game_id)
     if game.status != "waiting":
         raise GameClosed(f"This game is {describe_status(game.status)}.")
+    # A vacation taken as the game starts locks its address's row, then the games in play
+    # (not this one, waiting until the commit): the first deadline is counted from the
+    # vacations read under those rows' locks, the game and its players read again.
+    lock_settings(player.email for player in game.players)
+    game = lock_game(game_id)
     # Starting is a change: a page shown while the game waited (an admin's) is stale after it.
     game.version += 1
     _start(game)

@@ -37,6 +37,7 @@ from .addresses import (
     emails_language,
     inbox,
     lock_address,
+    lock_settings,
     settings_row,
     time_zone,
     with_inbox,
@@ -426,6 +427,9 @@ def respond(
         # other (:func:`adopt_language`).
         address_row(invitation.opponent_email).confirmed_at = utcnow()
         db.session.flush()
+        # Both players' settings, in the addresses' order: the start reads their vacations
+        # under these locks (:func:`games.start_waiting_game`).
+        lock_settings(player.email for player in game.players)
         adopt_language(game, invitation.opponent_email, language)
         started = next(p for p in game.players if p.email == invitation.opponent_email)
         if chosen is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from datetime import datetime
 
 import pytest
 from flask import Flask
@@ -239,3 +240,38 @@ def test_an_accept_and_a_home_setting_at_the_same_instant_both_apply(
     assert errors == [] and statuses == [303]
     with pg_app.app_context():
         assert db.session.scalars(select(Game)).one().status == "active"
+
+
+def test_a_vacation_taken_as_the_invitation_is_accepted_holds_the_first_deadline(
+    pg_app: Flask,
+) -> None:
+    """Ann goes on vacation as Bob accepts her invitation: the game starts either before her
+    vacation, which then pauses its deadline, or after it, and counts from its end."""
+    links = request_game(pg_app)
+    post(pg_app, links["confirm"])
+    taken, release = threading.Event(), threading.Event()
+    ends: list[datetime] = []
+
+    def vacation() -> None:
+        with pg_app.app_context(), transaction():
+            ends.append(homes.take_vacation("ann@example.com", 10))
+            taken.set()
+            release.wait(30)
+
+    away = threading.Thread(target=vacation)
+    away.start()
+    assert taken.wait(30)
+    statuses: list[int] = []
+    accept = threading.Thread(
+        target=lambda: statuses.append(post(pg_app, links["respond"], "accept"))
+    )
+    accept.start()
+    accept.join(2)  # it waits for the vacation, or it is done
+    release.set()
+    away.join(30)
+    accept.join(30)
+    assert statuses == [303]
+    with pg_app.app_context():
+        game = db.session.scalars(select(Game)).one()
+        assert game.status == "active" and game.deadline is not None
+        assert game.deadline > ends[0].replace(tzinfo=game.deadline.tzinfo)
