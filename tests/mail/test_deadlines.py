@@ -101,6 +101,41 @@ def test_one_half_chosen_then_the_other_late_times_out(
         assert (stored.status, stored.winner) == ("timed_out", "shadow")
 
 
+def test_a_reminder_while_both_owe_a_choice_says_the_game_would_be_abandoned(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    """Neither player late alone loses: both late abandon the game. A reminder to a player
+    whose opponent owes the same choice says so; once the opponent chose, it says the
+    player alone would lose."""
+    game = make_game(seed=5, days_per_move=3)
+    deliver()
+    with app.app_context():
+        deadline = db.session.get_one(Game, game["id"]).deadline
+        assert sweep(deadline - timedelta(hours=23)).reminded == [game["id"]]
+    deliver()
+    for seat in SEATS:
+        (reminder,) = [
+            m for m in smtp_server.handler.to(EMAILS[seat]) if "due soon" in m.message["Subject"]
+        ]
+        for body in (reminder.text, reminder.html):
+            assert "If you do not move by then, you lose the game by timeout." not in body
+            assert "if neither of you does, the game is abandoned" in body, body
+    other = make_game(seed=6, days_per_move=3)
+    move(client, other["shadow"], random.Random(6))
+    deliver()
+    with app.app_context():
+        deadline = db.session.get_one(Game, other["id"]).deadline
+        assert sweep(deadline - timedelta(hours=23)).reminded == [other["id"]]
+    deliver()
+    (reminder,) = [
+        m
+        for m in smtp_server.handler.to(EMAILS["keeper"])
+        if f"game {other['id']}: your move is due soon" in m.message["Subject"]
+    ]
+    assert "If you do not move by then, you lose the game by timeout." in reminder.text
+    assert "abandoned" not in reminder.text
+
+
 def test_the_second_half_keeps_the_first_deadline(
     app: Flask, client: FlaskClient, make_game
 ) -> None:
