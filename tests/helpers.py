@@ -53,6 +53,50 @@ def wait_until(condition: Callable[[], object], seconds: float = 30) -> None:
         time.sleep(0.05)
 
 
+def second_behind_first(
+    app: Flask,
+    database: str,
+    first: Callable[[], object],
+    second: Callable[[], object],
+    *,
+    first_ends: Callable[[], object] = lambda: None,
+) -> list[BaseException]:
+    """Run ``first`` in a transaction of its own, in a thread, and while it holds what it
+    locked, ``second`` in another thread, until ``second`` waits on a lock; then let the
+    first end (``first_ends``, in the same transaction) and commit, and wait for both.
+    Returns what either raised."""
+    errors: list[BaseException] = []
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with app.app_context(), transaction():
+                first()
+                holding.set()
+                release.wait(30)
+                first_ends()
+        except BaseException as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+            holding.set()
+
+    def follow() -> None:
+        try:
+            second()
+        except BaseException as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(30)
+    follower = threading.Thread(target=follow)
+    follower.start()
+    wait_until(waits_on_a_lock(database))
+    release.set()
+    holder.join(30)
+    follower.join(30)
+    return errors
+
+
 @contextmanager
 def statements_run(app: Flask) -> Iterator[list[tuple[str, Any]]]:
     """Every SQL statement (with its parameters) the app's engine runs inside the block."""

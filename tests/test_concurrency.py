@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import threading
 from collections import Counter
 from datetime import timedelta
 from typing import Any
@@ -19,7 +18,7 @@ from service.mail import worker
 from service.models import Address, Event, Game, OutboxMessage, Player, db, utcnow
 from service.unit_of_work import transaction
 
-from .helpers import at_once, pick_action, wait_until, waits_on_a_lock
+from .helpers import at_once, pick_action, second_behind_first
 
 pytestmark = pytest.mark.postgres
 
@@ -158,25 +157,15 @@ def test_a_move_through_a_link_revoked_while_it_waits_is_refused(
     with pg_app.app_context():
         kim = db.session.scalars(select(Player).where(Player.seat == "keeper")).one()
         kim_id = kim.id
-    corrected, release = threading.Event(), threading.Event()
-
-    def correct() -> None:
-        with pg_app.app_context(), transaction():
-            games.correct_address(kim_id, "kim.new@example.com", "ada")
-            corrected.set()
-            release.wait(30)
-
     statuses: list[int] = []
-    admin = threading.Thread(target=correct)
-    admin.start()
-    assert corrected.wait(30)
-    mover = threading.Thread(target=lambda: statuses.append(post(pg_app, game["keeper"], body)))
-    mover.start()
-    wait_until(waits_on_a_lock(postgres_database))  # the move waits for the admin's lock
-    release.set()
-    admin.join(30)
-    mover.join(30)
-    assert statuses == [404]
+    # The move waits for the admin's lock.
+    errors = second_behind_first(
+        pg_app,
+        postgres_database,
+        lambda: games.correct_address(kim_id, "kim.new@example.com", "ada"),
+        lambda: statuses.append(post(pg_app, game["keeper"], body)),
+    )
+    assert errors == [] and statuses == [404]
     with pg_app.app_context():
         assert db.session.get_one(Game, game["id"]).version == 0
 
@@ -208,36 +197,19 @@ def test_stopping_and_resuming_every_email_at_once_both_apply(
     new_game(pg_app, seed=4)
     with pg_app.app_context(), transaction():
         db.session.add(Address(email="kim@example.com", declined_at=utcnow()))
-    locked, go = threading.Event(), threading.Event()
-    errors: list[BaseException] = []
-
-    def resume() -> None:
-        try:
-            with pg_app.app_context(), transaction():
-                homes.accept_invitations("kim@example.com")  # the first step of resuming
-                locked.set()
-                go.wait(30)
-                homes.resume_all_emails("kim@example.com")
-        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
-            errors.append(exc)
-            locked.set()
 
     def stop() -> None:
-        try:
-            with pg_app.app_context(), transaction():
-                invitations.stop_all_emails("kim@example.com")
-        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
-            errors.append(exc)
+        with pg_app.app_context(), transaction():
+            invitations.stop_all_emails("kim@example.com")
 
-    resuming = threading.Thread(target=resume)
-    resuming.start()
-    assert locked.wait(30)
-    stopping = threading.Thread(target=stop)
-    stopping.start()
-    wait_until(waits_on_a_lock(postgres_database))  # the stop waits for the resume
-    go.set()
-    resuming.join(30)
-    stopping.join(30)
+    # The stop waits for the resume, which has taken its first step.
+    errors = second_behind_first(
+        pg_app,
+        postgres_database,
+        lambda: homes.accept_invitations("kim@example.com"),
+        stop,
+        first_ends=lambda: homes.resume_all_emails("kim@example.com"),
+    )
     assert errors == []
     with pg_app.app_context():  # the stop came second: it holds
         assert db.session.get_one(Address, "kim@example.com").unsubscribed_at is not None
@@ -254,29 +226,18 @@ def test_a_home_link_replaced_as_an_admin_corrects_the_address_leaves_the_seat_a
     game = new_game(pg_app, seed=5)
     with pg_app.app_context():
         kim_id = db.session.scalars(select(Player.id).where(Player.seat == "keeper")).one()
-    corrected, release = threading.Event(), threading.Event()
     given: list[str] = []
 
     def correct() -> None:
-        with pg_app.app_context(), transaction():
-            kim = games.correct_address(kim_id, "kim.new@example.com", "ada")
-            given.append(kim.link_key)
-            corrected.set()
-            release.wait(30)
+        kim = games.correct_address(kim_id, "kim.new@example.com", "ada")
+        given.append(kim.link_key)
 
     def replace() -> None:
         with pg_app.app_context(), transaction():
             homes.replace_home_link("kim@example.com")
 
-    admin = threading.Thread(target=correct)
-    admin.start()
-    assert corrected.wait(30)
-    home = threading.Thread(target=replace)
-    home.start()
-    wait_until(waits_on_a_lock(postgres_database))  # the replacement waits for the admin
-    release.set()
-    admin.join(30)
-    home.join(30)
+    # The replacement waits for the admin.
+    assert second_behind_first(pg_app, postgres_database, correct, replace) == []
     with pg_app.app_context():
         kim = db.session.get_one(Player, kim_id)
         assert (kim.email, kim.link_key) == ("kim.new@example.com", given[0])
@@ -302,29 +263,18 @@ def test_a_digest_written_as_the_next_days_sweep_joins_it_leaves_no_move_out(
         owed = next(p.id for p in later.players if p.email == "kim@example.com")
         others = update(OutboxMessage).where(OutboxMessage.kind != "digest")
         db.session.execute(others.values(status="sent"))  # the games' first emails
-    written, release = threading.Event(), threading.Event()
 
     def write() -> None:
-        with pg_app.app_context(), transaction():
-            message = worker._claim_due(utcnow())
-            assert message is not None and message.kind == "digest"
-            assert worker._write(message) == "sending"
-            written.set()
-            release.wait(30)
+        message = worker._claim_due(utcnow())
+        assert message is not None and message.kind == "digest"
+        assert worker._write(message) == "sending"
 
     def sweep() -> None:
         with pg_app.app_context(), transaction():
             homes.send_digests(now)
 
-    mail = threading.Thread(target=write)
-    mail.start()
-    assert written.wait(30)
-    sweeping = threading.Thread(target=sweep)
-    sweeping.start()
-    wait_until(waits_on_a_lock(postgres_database))  # the sweep waits for the worker
-    release.set()
-    mail.join(30)
-    sweeping.join(30)
+    # The sweep waits for the worker.
+    assert second_behind_first(pg_app, postgres_database, write, sweep) == []
     with pg_app.app_context():
         digests = db.session.scalars(
             select(OutboxMessage).where(OutboxMessage.kind == "digest").order_by(OutboxMessage.id)

@@ -23,8 +23,7 @@ from ..helpers import (
     at_once,
     csrf_token,
     from_elsewhere,
-    wait_until,
-    waits_on_a_lock,
+    second_behind_first,
 )
 
 pytestmark = pytest.mark.postgres
@@ -203,40 +202,30 @@ def test_an_accept_and_a_home_setting_at_the_same_instant_both_apply(
     them in the same order, so the second waits for the first and both apply."""
     links = request_game(pg_app)
     post(pg_app, links["confirm"])
-    locked, go = threading.Event(), threading.Event()
-    errors: list[BaseException] = []
 
-    def home_page() -> None:
-        try:
-            with pg_app.app_context(), transaction():
-                if change == "stop_all_emails":
-                    lock_address("bob@example.com")  # what the change locks first
-                else:
-                    settings_row("bob@example.com")
-                locked.set()
-                go.wait(30)
-                if change == "set_language":
-                    homes.set_language("bob@example.com", "fr")
-                elif change == "stop_all_emails":
-                    invitations.stop_all_emails("bob@example.com")
-                else:
-                    homes.replace_home_link("bob@example.com")
-        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
-            errors.append(exc)
-            locked.set()
+    def locks_first() -> None:  # what the change locks first
+        if change == "stop_all_emails":
+            lock_address("bob@example.com")
+        else:
+            settings_row("bob@example.com")
 
-    home = threading.Thread(target=home_page)
-    home.start()
-    assert locked.wait(30)
+    def changes() -> None:
+        if change == "set_language":
+            homes.set_language("bob@example.com", "fr")
+        elif change == "stop_all_emails":
+            invitations.stop_all_emails("bob@example.com")
+        else:
+            homes.replace_home_link("bob@example.com")
+
     statuses: list[int] = []
-    accept = threading.Thread(
-        target=lambda: statuses.append(post(pg_app, links["respond"], "accept"))
+    # The accept waits for the home page.
+    errors = second_behind_first(
+        pg_app,
+        postgres_database,
+        locks_first,
+        lambda: statuses.append(post(pg_app, links["respond"], "accept")),
+        first_ends=changes,
     )
-    accept.start()
-    wait_until(waits_on_a_lock(postgres_database))  # the accept waits for the home page
-    go.set()
-    home.join(30)
-    accept.join(30)
     assert errors == [] and statuses == [303]
     with pg_app.app_context():
         assert db.session.scalars(select(Game)).one().status == "active"
