@@ -243,11 +243,7 @@ def test_a_rematch_asked_after_stopping_emails_is_answered(
     assert client.post(f"/rematch/{game['shadow']}").status_code == 303
     deliver()
     invite = last_link(smtp_server, "kim@example.com", "/invitations/")
-    received = len(smtp_server.handler.to("sam@example.com"))
-    assert client.post(invite, data={"answer": "decline"}).status_code == 200
-    deliver()
-    (answer,) = smtp_server.handler.to("sam@example.com")[received:]
-    assert "declined" in str(answer.message["Subject"])
+    assert_decline_told(client, smtp_server, deliver, invite, "sam@example.com")
 
 
 def test_an_invitation_made_before_stopping_a_games_emails_is_answered(
@@ -263,10 +259,17 @@ def test_an_invitation_made_before_stopping_a_games_emails_is_answered(
         invitations.stop_emails(sams)
     deliver()
     to_ann = last_link(smtp_server, "ann@example.com", "/invitations/")
-    received = len(smtp_server.handler.to("sam@example.com"))
-    assert client.post(to_ann, data={"answer": "decline"}).status_code == 200
+    assert_decline_told(client, smtp_server, deliver, to_ann, "sam@example.com")
+
+
+def assert_decline_told(
+    client: FlaskClient, smtp_server: SMTPServer, deliver, invite: str, creator: str
+) -> None:
+    """Decline the invitation at the path ``invite``: its ``creator`` gets that one email."""
+    received = len(smtp_server.handler.to(creator))
+    assert client.post(invite, data={"answer": "decline"}).status_code == 200
     deliver()
-    (answer,) = smtp_server.handler.to("sam@example.com")[received:]
+    (answer,) = smtp_server.handler.to(creator)[received:]
     assert "declined" in str(answer.message["Subject"])
 
 
