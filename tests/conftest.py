@@ -110,6 +110,21 @@ def postgres_database(
             )
 
 
+@pytest.fixture
+def throwaway_database(postgres_server: str) -> Iterator[str]:
+    """An empty PostgreSQL database of this test's own, dropped at the end."""
+    name = f"splitmind_throwaway_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield postgres_server.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(postgres_server, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
 @pytest.fixture(scope="session")
 def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A migrated SQLite file that each test copies."""

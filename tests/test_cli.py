@@ -274,22 +274,7 @@ def unmigrated_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'new.sqlite'}"
         return
-    import uuid
-
-    import psycopg
-    from psycopg import sql
-
-    server = request.getfixturevalue("postgres_server")
-    name = f"splitmind_unmigrated_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield server.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+    yield request.getfixturevalue("throwaway_database")
 
 
 def test_a_database_not_upgraded_ends_a_command_with_one_line(

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -313,21 +312,6 @@ def test_a_database_that_accepts_and_never_answers_is_a_503(tmp_path: Path) -> N
         assert app.test_client().get("/healthz").status_code == 503
         with app.app_context():
             db.engine.dispose()
-
-
-@pytest.fixture
-def throwaway_database(postgres_server: str) -> Iterator[str]:
-    """An empty PostgreSQL database of this test's own, dropped at the end."""
-    name = f"splitmind_throwaway_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_server, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield postgres_server.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with psycopg.connect(postgres_server, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
 
 
 @pytest.mark.postgres
