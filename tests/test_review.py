@@ -8,7 +8,7 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
-from service.games import cancel_game, export_game
+from service.games import cancel_game, export_game, resign
 from service.models import Game, db
 from service.rules import SEATS, run
 from service.unit_of_work import transaction
@@ -92,6 +92,26 @@ def test_a_cancelled_game_is_reviewed_up_to_where_it_stopped(
     html = client.get(f"/play/{game['shadow']}/review").get_data(as_text=True)
     state = load_game(app, game["id"]).state
     assert html.count('class="step step-trick"') == len(state["history"])
+
+
+def test_the_review_says_how_a_game_ended_early(app: Flask, client: FlaskClient, make_game) -> None:
+    game = make_game(seed=18)
+    written(app, game["id"], 18, until=lambda view: view["trick"] >= 3)
+    with app.app_context(), transaction():
+        found = db.session.get_one(Game, game["id"])
+        resign(found.player("shadow").id, found.version)
+    kept = client.get(f"/play/{game['keeper']}/review").get_data(as_text=True)
+    gave_up = client.get(f"/play/{game['shadow']}/review").get_data(as_text=True)
+    assert "Sam resigned: you win." in kept
+    assert "You resigned: Kim wins." in gave_up
+    # Not a win on the track: the game stopped before its end.
+    assert "track cards turned" not in kept + gave_up
+    cancelled = make_game(seed=19)
+    written(app, cancelled["id"], 19, until=lambda view: view["trick"] >= 2)
+    with app.app_context(), transaction():
+        cancel_game(cancelled["id"], "admin")
+    html = client.get(f"/play/{cancelled['keeper']}/review").get_data(as_text=True)
+    assert "The game was cancelled by the server&#39;s admins." in html
 
 
 def test_the_replay_file_replays_to_the_game(app: Flask, client: FlaskClient, make_game) -> None:

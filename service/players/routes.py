@@ -19,6 +19,7 @@ from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
 from ..links import home_token, player_for, signed_home, token_for
+from ..mail.compose import result
 from ..models import Player, utcnow
 from ..notify import opponent_away_until
 from ..perspective import (
@@ -286,6 +287,9 @@ def review(token: str) -> ResponseReturnValue:
         "play/review.html",
         view=player_view(player),
         steps=steps,
+        # How it ended, in the words of the home page: a resignation, a timeout or a
+        # cancellation stops the steps short of the end of the rules.
+        result=result,
         token=token,
         home_token=home_token(player.email) if player.email else None,
     )
