@@ -138,6 +138,13 @@ def test_the_finished_page_and_home_lead_to_the_review(client: FlaskClient, make
     assert "/review" not in client.get(f"/play/{live['keeper']}").get_data(as_text=True)
 
 
+def test_a_game_waiting_for_its_players_leads_to_no_review(client: FlaskClient, make_game) -> None:
+    waiting = make_game(seed=20, waiting=True)
+    page = client.get(f"/play/{waiting['keeper']}").get_data(as_text=True)
+    assert "/review" not in page
+    assert client.get(f"/play/{waiting['keeper']}/review").status_code == 409
+
+
 def test_a_bad_link_has_no_review(client: FlaskClient) -> None:
     assert client.get("/play/not-a-token/review").status_code == 404
     assert client.get("/play/not-a-token/replay.json").status_code == 404

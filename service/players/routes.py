@@ -20,7 +20,7 @@ from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
 from ..links import home_token, player_for, signed_home, token_for
 from ..mail.compose import result
-from ..models import Player, utcnow
+from ..models import CLOSED_STATUSES, Player, utcnow
 from ..notify import opponent_away_until
 from ..perspective import (
     PlayerView,
@@ -360,7 +360,8 @@ def _page(
         note=note[: notes.MAX_LENGTH],
         chosen=chosen,
         invalid=invalid,
-        after_game=_after_game(player, home) if view["status"] != "active" else None,
+        # A game waiting for its players is not over: nothing comes after it yet.
+        after_game=_after_game(player, home) if view["status"] in CLOSED_STATUSES else None,
         remind_from=deadline_text(ready.isoformat(), context["time_zone"]),
         **offer,
         **context,
