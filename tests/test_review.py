@@ -114,6 +114,29 @@ def test_the_review_says_how_a_game_ended_early(app: Flask, client: FlaskClient,
     assert "The game was cancelled by the server&#39;s admins." in html
 
 
+def test_a_card_led_when_the_game_stopped_is_the_last_step(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    game = make_game(seed=23)
+    written(app, game["id"], 23, until=lambda view: view["trick"] >= 3 and bool(view["table"]))
+    with app.app_context(), transaction():
+        found = db.session.get_one(Game, game["id"])
+        (lead,) = found.state["table"]
+        resign(found.player(lead["seat"]).id, found.version)
+    state = load_game(app, game["id"]).state
+    html = client.get(f"/play/{game[lead['seat']]}/review").get_data(as_text=True)
+    steps = html.split('<li class="step ')
+    # The deal, the exchanges and swaps, the tricks, then the card led.
+    assert len(steps) - 1 == 1 + len(state["transfers"]) + len(state["history"]) + 1
+    last = steps[-1]
+    assert last.startswith(f'step-lead" id="step-{len(steps) - 1}">')
+    assert f"Round 1, trick {state['trick']}" in last
+    assert "You led" in last
+    # The card led has left the hand that led it.
+    assert lead["card"] not in shown_cards(last.split("Kim&#39;s hand")[0].split("Your hand")[1])
+    assert set(state["hands"]["keeper"]) | set(state["hands"]["shadow"]) <= shown_cards(last)
+
+
 def test_the_replay_file_replays_to_the_game(app: Flask, client: FlaskClient, make_game) -> None:
     game = finished(client, make_game, seed=15)
     response = client.get(f"/play/{game['shadow']}/replay.json")

@@ -2,8 +2,9 @@
 
 :func:`review` replays a game's moves from its deals and returns one
 :class:`Step` per thing that happened in public (a deal, an exchange or swap
-settled, a trick won). Each step holds both hands and the cards set aside, so
-it is for a game that is over: no seat may see it while the game is played.
+settled, a trick won, and the card led of a trick the game stopped in). Each
+step holds both hands and the cards set aside, so it is for a game that is
+over: no seat may see it while the game is played.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 from .cards import sort_cards
-from .engine import RoundResult, RuleError, State, Trick, apply, new_game
+from .engine import Played, RoundResult, RuleError, State, Trick, apply, new_game
 from .names import SEATS, Seat
 from .variant import variant_of
 
@@ -20,13 +21,15 @@ class Step(TypedDict):
     """One moment of a game, seen with every card face up.
 
     ``kind`` is "deal" (a round starts: ``hands`` as dealt), "exchange" or
-    "swap" (``gave``: the cards each seat gave), or "trick" (``trick``: the
-    history entry; ``result``: the round it ended, if it did). ``hands`` are
+    "swap" (``gave``: the cards each seat gave), "trick" (``trick``: the
+    history entry; ``result``: the round it ended, if it did), or "lead" (a game
+    that ended other than by play stopped with a card led: ``lead``, that card,
+    and ``number``, its trick's number in the round). ``hands`` are
     both seats' cards once the step is done, ``tricks`` the tricks each has won
     this round and ``track`` the track cards face up.
     """
 
-    kind: Literal["deal", "exchange", "swap", "trick"]
+    kind: Literal["deal", "exchange", "swap", "trick", "lead"]
     round: int
     hands: dict[Seat, list[str]]
     aside: list[str]
@@ -35,6 +38,8 @@ class Step(TypedDict):
     gave: dict[Seat, list[str]] | None
     trick: Trick | None
     result: RoundResult | None
+    lead: Played | None
+    number: int | None
 
 
 class ReviewError(ValueError):
@@ -61,6 +66,9 @@ def review(state: State, actions: list[dict[str, Any]]) -> list[Step]:
         steps.extend(_steps_between(before, game))
     if game["history"] != state["history"] or game["transfers"] != state["transfers"]:
         raise ReviewError("the moves do not replay to this game")
+    if game["table"]:  # stopped in the middle of a trick: the card led is public
+        (lead,) = game["table"]
+        steps.append(_step("lead", game, lead=lead, number=game["trick"]))
     return steps
 
 
@@ -109,7 +117,7 @@ def _final_tricks(result: RoundResult | None) -> dict[Seat, int]:
 
 
 def _step(
-    kind: Literal["deal", "exchange", "swap", "trick"],
+    kind: Literal["deal", "exchange", "swap", "trick", "lead"],
     state: State,
     *,
     hands: dict[Seat, list[str]] | None = None,
@@ -119,6 +127,8 @@ def _step(
     result: RoundResult | None = None,
     round_number: int | None = None,
     aside: list[str] | None = None,
+    lead: Played | None = None,
+    number: int | None = None,
 ) -> Step:
     return {
         "kind": kind,
@@ -130,4 +140,6 @@ def _step(
         "gave": gave,
         "trick": trick,
         "result": result,
+        "lead": lead,
+        "number": number,
     }
