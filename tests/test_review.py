@@ -165,6 +165,9 @@ def test_a_game_waiting_for_its_players_leads_to_no_review(client: FlaskClient, 
     waiting = make_game(seed=20, waiting=True)
     page = client.get(f"/play/{waiting['keeper']}").get_data(as_text=True)
     assert "/review" not in page
+    # Nobody owes a move yet: the page says the game has not started, not whom it waits on.
+    assert "This game has not started: it starts once both players have joined." in page
+    assert "Waiting for Sam" not in page
     assert client.get(f"/play/{waiting['keeper']}/review").status_code == 409
 
 
