@@ -375,3 +375,26 @@ def test_the_computer_seats_survive_a_downgrade_with_an_address_no_mail_reaches(
         (people_id, "shadow", "bob@example.com"),
     ]
     assert all(level is None for *_, level in after)
+
+
+def test_a_machine_without_a_zone_database_forgets_no_stored_time_zone(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the zone files (no tzdata on the host), no name is known to be a time zone:
+    the zones stored stay, for when the files are installed, rather than being forgotten."""
+    zones = select(AddressSettings.email, AddressSettings.time_zone)
+    with app.app_context():
+        downgrade(revision=BEFORE_LOCAL_DIGEST_HOURS)
+        db.session.execute(
+            text(
+                "INSERT INTO address_settings (email, email_policy, digest_hour, time_zone,"
+                " vacation_days_used) VALUES ('ny@example.com', 'digest', 12,"
+                " 'America/New_York', 0)"
+            )
+        )
+        db.session.commit()
+        db.session.remove()
+        monkeypatch.setattr("zoneinfo.available_timezones", set)
+        upgrade()
+        after = dict(db.session.execute(zones).all())
+    assert after == {"ny@example.com": "America/New_York"}

@@ -74,6 +74,11 @@ def _forget_what_is_no_zone():
         for name in available_timezones()
         if name not in NOT_ZONES and not name.startswith(NOT_ZONE_TREES)
     }
+    if not zones:
+        # A machine without the zone files (no tzdata) knows no zone at all: every name
+        # stored would be forgotten, for good. They stay, read in UTC until the files are
+        # installed, as the service reads a name it does not know.
+        return
     stored = connection.scalars(
         sa.select(settings.c.time_zone).where(settings.c.time_zone.is_not(None)).distinct()
     ).all()
