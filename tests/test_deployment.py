@@ -226,6 +226,23 @@ print(rules.status_code, style.status_code, "Règles" in rules.get_data(as_text=
 
 
 @pytest.mark.slow
+def test_time_zones_are_known_without_the_machines_zone_files() -> None:
+    """A machine (or a slim container) without /usr/share/zoneinfo still knows every zone,
+    from the tzdata package: its players' times are not read in UTC."""
+    script = (
+        "import zoneinfo; from service.addresses import is_time_zone, zone_of; "
+        "assert zoneinfo.TZPATH == (), zoneinfo.TZPATH; "
+        "assert is_time_zone('Europe/Paris') and is_time_zone('Asia/Tokyo'); "
+        "print(zone_of('Asia/Tokyo'))"
+    )
+    env = {**clean_env(), "PYTHONTZPATH": ""}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Asia/Tokyo"
+
+
 def test_the_wheel_carries_what_the_service_needs(tmp_path: Path) -> None:
     """``pip install .`` then ``flask db upgrade`` and a page, far from the checkout."""
     wheels = tmp_path / "wheels"
