@@ -28,7 +28,7 @@ import random
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 from flask import current_app
 from sqlalchemy import literal, or_, select, tuple_
@@ -50,6 +50,9 @@ RETRY_AFTER = 60.0
 # Seconds of computer moves in one pass of the worker: then it drains the mail and writes
 # its heartbeat, and the moves still due are made on the next passes.
 PASS_BUDGET = 5.0
+# How long past BOT_DELAY_SECONDS a move the computer owes counts as late: no mail worker is
+# passing to make it, and the person's page says so.
+LATE_AFTER = timedelta(minutes=2)
 
 
 class Due(NamedTuple):
@@ -91,6 +94,30 @@ def longest_owed(now: datetime) -> datetime | None:
     the worker is not passing."""
     seats = due(now, 0.0)
     return seats[0].updated_at if seats else None
+
+
+def late_from(changed: datetime) -> datetime:
+    """When a move the computer owes in a game that last changed at ``changed`` counts as
+    late (:data:`LATE_AFTER`): the move page of its opponent then says it is awaited."""
+    delay = timedelta(seconds=current_app.config["BOT_DELAY_SECONDS"])
+    return changed + delay + LATE_AFTER
+
+
+class Lateness(TypedDict):
+    """What a move page says of a move the computer owes (:func:`lateness`)."""
+
+    computer_late_at: str | None
+    computer_late: bool
+
+
+def lateness(changed: datetime, now: datetime, *, against_computer: bool) -> Lateness:
+    """What a move page against the computer says of a move it owes since ``changed``: from
+    when it counts as late (``computer_late_at``, ISO; ``None`` against a person) and
+    whether it is (``computer_late``, which changes with the time)."""
+    if not against_computer:
+        return Lateness(computer_late_at=None, computer_late=False)
+    late = late_from(changed)
+    return Lateness(computer_late_at=late.isoformat(timespec="seconds"), computer_late=now >= late)
 
 
 def rng_for(game_id: int, version: int) -> random.Random:

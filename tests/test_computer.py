@@ -748,3 +748,25 @@ def test_a_failure_is_forgotten_once_its_wait_is_over(
         assert (moves(), moves.held_back) == (0, 1)
         now[0] = 60.0
         assert (moves(), moves.held_back) == (0, 0)
+
+
+def test_the_page_says_so_when_the_computer_is_late(
+    app: Flask, client: FlaskClient, against_computer
+) -> None:
+    """With no worker passing, the computer never moves: the page says so, not only that it
+    updates by itself, once the move has waited past the delay and two minutes more; the
+    page kept from before says it too."""
+    game = against_computer(computer="keeper")
+    person_moves(client, game["token"], random.Random(1))  # Kim's half: the computer owes
+    page = f"/play/{game['token']}"
+    soon = client.get(page).get_data(as_text=True)
+    assert 'id="computer-late"' in soon  # for the script to show when the time comes
+    assert re.search(r'<p [^>]*id="computer-late"[^>]* hidden', soon)
+    with time_machine.travel(utcnow() + timedelta(seconds=app.config["BOT_DELAY_SECONDS"] + 121)):
+        late = client.get(page).get_data(as_text=True)
+    notice = re.search(r'<p [^>]*id="computer-late"[^>]*>([^<]*)</p>', late)
+    assert notice and " hidden" not in notice.group(0), late
+    assert "has not moved yet" in notice.group(1)
+    computer_moves(app)
+    moved = client.get(page).get_data(as_text=True)
+    assert 'id="computer-late"' not in moved  # Kim's move now

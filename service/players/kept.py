@@ -9,7 +9,8 @@ whether the opponent's notes are shown, the deadline in words (which changes
 with the time; whose move is due changes with the version, and the names are
 in the tag), whether the opponent was reminded of the move at the game's
 version, whether the day before a reminder may be sent has passed and whether
-the owed move's deadline has (both change with the time), and the token the
+the owed move's deadline has (both change with the time), whether a move the
+computer owes is late (:func:`service.computer.lateness`), and the token the
 page links with. A page rendered from the same key is the same page: the
 engine's state and the notes change only with the game's version. The key
 holds nothing a player may not see; a page is kept under its player's own
@@ -36,6 +37,7 @@ from sqlalchemy.orm import aliased
 
 from .. import driver_reads
 from ..addresses import known_time_zone
+from ..computer import lateness
 from ..games import reminder_offer
 from ..links import signed_home, signed_link
 from ..models import AddressSettings, Event, Game, Player, db, utcnow
@@ -67,6 +69,8 @@ class PageKey:
     reminded: bool
     remind_ready: bool
     remind_late: bool
+    computer_late_at: str | None
+    computer_late: bool
     deadline: tuple[tuple[str, Any], ...] | None
     time_zone: str | None
     root: str
@@ -121,6 +125,7 @@ def kept_page(token: str) -> str | None:
     g.player_language = row.language
     now = utcnow()
     away = row.vacation_until if row.vacation_until and row.vacation_until > now else None
+    late = lateness(row.updated_at, now, against_computer=row.their_level is not None)
     key = page_key(
         token,
         tag_of(facts_of(row, None), None),
@@ -128,6 +133,8 @@ def kept_page(token: str) -> str | None:
         away_until=away.isoformat(timespec="seconds") if away else None,
         notes_shown=row.their_level is None and not row.notes_off,
         **reminder_offer(row.updated_at, row.deadline, now, lambda: bool(row.reminded)),
+        computer_late_at=late["computer_late_at"],
+        computer_late=late["computer_late"],
         due=deadline(iso(row.deadline), now, known_time_zone(row.time_zone)),
         time_zone=known_time_zone(row.time_zone),
     )
@@ -150,6 +157,8 @@ def page_key(
     reminded: bool,
     remind_ready: bool,
     remind_late: bool,
+    computer_late_at: str | None,
+    computer_late: bool,
     due: dict[str, Any] | None,
     time_zone: str | None,
 ) -> PageKey:
@@ -164,6 +173,8 @@ def page_key(
         reminded=reminded,
         remind_ready=remind_ready,
         remind_late=remind_late,
+        computer_late_at=computer_late_at,
+        computer_late=computer_late,
         deadline=tuple(sorted(due.items())) if due else None,
         time_zone=time_zone,
         root=request.script_root,

@@ -14,6 +14,7 @@ from flask import abort, g, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
 from .. import addresses, games, homes, invitations, notes, rematch_rules
+from ..computer import lateness
 from ..game_text import LOOKS, deadline_text, rule_message_in, upfirst
 from ..health import check_database
 from ..language import current_language, gettext, remember_language
@@ -344,9 +345,10 @@ def _page(
     # When the opponent may be reminded of a move: a day after the last, as the version is.
     game = player.game
     ready = game.updated_at + games.REMIND_AFTER
-    offer = games.reminder_offer(
-        game.updated_at, game.deadline, utcnow(), partial(games.reminded, game)
-    )
+    now = utcnow()
+    offer = games.reminder_offer(game.updated_at, game.deadline, now, partial(games.reminded, game))
+    # Against the computer, whether the move it owes is late: no worker is making it.
+    late = lateness(game.updated_at, now, against_computer=view["opponent_computer"])
     html = render_template(
         "play/page.html",
         view=view,
@@ -364,6 +366,7 @@ def _page(
         after_game=_after_game(player, home) if view["status"] in CLOSED_STATUSES else None,
         remind_from=deadline_text(ready.isoformat(), context["time_zone"]),
         **offer,
+        **late,
         **context,
     )
     if status == 200 and not error and not notice:
@@ -374,6 +377,8 @@ def _page(
             away_until=away_until,
             notes_shown=their_notes is not None,
             **offer,
+            computer_late_at=late["computer_late_at"],
+            computer_late=late["computer_late"],
             due=context["deadline"],
             time_zone=context["time_zone"],
         )

@@ -224,6 +224,7 @@
           return refresh();
         }
         pollDelay = Math.min(pollDelay * 1.5, POLL_MAX_MS);
+        sayLate(game);
       })
       .catch(function () {
         /* The view read may be newer than the page, which failed: read it whole next time. */
@@ -234,6 +235,13 @@
         polling = false;
         schedulePoll();
       });
+  }
+
+  /* Against the computer: a move it owes still unmade past the page's data-late-at (no
+     worker is making its moves) is said on the page, which stays as it is otherwise. */
+  function sayLate(game) {
+    var late = game.querySelector("#computer-late");
+    if (late && late.hidden && Date.now() >= Date.parse(late.dataset.lateAt)) show(late);
   }
 
   /* The game's own page, wherever this one was shown: a refused resignation or reminder
