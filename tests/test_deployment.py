@@ -303,3 +303,14 @@ def test_the_readme_units_restart_after_a_database_outage_of_any_length() -> Non
         waits = re.findall(r"^RestartSec=(\d+)s?$", unit, re.MULTILINE)
         assert waits, f"{path} restarts without RestartSec="
         assert (START_LIMIT_BURST - 1) * int(waits[0]) > START_LIMIT_SECONDS, path
+
+
+def test_the_readme_web_unit_lets_its_migration_outlast_the_default_start_timeout() -> None:
+    """The web's ExecStartPre runs the migrations, which lift the database's timeouts for
+    their own transaction (a table rewritten, a lock waited for): under systemd's default
+    start timeout, 90 s, a long one would be killed and run again at each restart."""
+    migrating = [unit for unit in readme_units().values() if "db upgrade" in unit]
+    assert migrating
+    for unit in migrating:
+        minutes = re.findall(r"^TimeoutStartSec=(\d+)min$", unit, re.MULTILINE)
+        assert minutes and int(minutes[0]) * 60 > 90, unit
