@@ -7,6 +7,7 @@ import itertools
 import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -414,17 +415,8 @@ def test_a_later_hour_chosen_after_the_days_digest_sends_no_second(
     """Kim's digest of 8 o'clock in New York (12:00 UTC) went; Kim then asks for it at 18
     (22:00 UTC): it comes at 18 from the next day on, not a second time that day. An hour
     chosen before the day's digest went is that day's."""
-    moments = [NOW.replace(hour=12, minute=5)]
-    assert digests_at(app, make_game, NOW, 8, "America/New_York", moments) == [[KIM]]
-    deliver()
-    with time_machine.travel(NOW.replace(hour=13), tick=False), app.app_context(), transaction():
-        homes.set_email_policy(KIM, "digest", digest_hour=18)
-    sent = []
-    for moment in (NOW.replace(hour=22, minute=5), NOW.replace(hour=22, minute=5) + DAY):
-        with time_machine.travel(moment, tick=False), app.app_context():
-            sent.append(deadlines.sweep(moment).digests)
-            deliver()
-    assert sent == [[], [KIM]]
+    change = partial(homes.set_email_policy, KIM, "digest", digest_hour=18)
+    assert changed_after_the_days_digest(app, make_game, deliver, change, 22) == [[], [KIM]]
     # The next day, before 18: an earlier hour, already past, brings that day's at once.
     with time_machine.travel(NOW.replace(hour=13) + 2 * DAY, tick=False), app.app_context():
         with transaction():
@@ -437,17 +429,26 @@ def test_a_zone_chosen_after_the_days_digest_sends_no_second(
 ) -> None:
     """Kim's digest of 8 o'clock in New York (12:00 UTC) went; Kim then moves to Los Angeles,
     where 8 o'clock is 15:00 UTC the same day: the next comes there the next day."""
+    change = partial(homes.set_time_zone, KIM, "America/Los_Angeles")
+    assert changed_after_the_days_digest(app, make_game, deliver, change, 15) == [[], [KIM]]
+
+
+def changed_after_the_days_digest(
+    app: Flask, make_game, deliver: Callable[[], int], change: Callable[[], object], hour: int
+) -> list[list[str]]:
+    """Kim's digest of 8 o'clock in New York (12:00 UTC) goes; at 13:00 UTC ``change`` is
+    made; the digests the sweeps send at ``hour`` UTC that day and the next."""
     moments = [NOW.replace(hour=12, minute=5)]
     assert digests_at(app, make_game, NOW, 8, "America/New_York", moments) == [[KIM]]
     deliver()
     with time_machine.travel(NOW.replace(hour=13), tick=False), app.app_context(), transaction():
-        homes.set_time_zone(KIM, "America/Los_Angeles")
+        change()
     sent = []
-    for moment in (NOW.replace(hour=15, minute=5), NOW.replace(hour=15, minute=5) + DAY):
+    for moment in (NOW.replace(hour=hour, minute=5), NOW.replace(hour=hour, minute=5) + DAY):
         with time_machine.travel(moment, tick=False), app.app_context():
             sent.append(deadlines.sweep(moment).digests)
             deliver()
-    assert sent == [[], [KIM]]
+    return sent
 
 
 def test_one_digest_on_the_night_the_clocks_go_back(app: Flask, make_game) -> None:
