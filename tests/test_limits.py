@@ -391,15 +391,13 @@ def test_a_json_body_sent_to_a_page_is_refused_and_changes_nothing(
 ) -> None:
     """Every form's page, with a valid link and CSRF token: a form is read from a form only."""
     urls, token = every_form_signed_in(app, client, make_game())
-    before = snapshot(app)
-    for endpoint, url in urls.items():
-        response = client.post(
+
+    def send(url: str) -> TestResponse:
+        return client.post(
             url, data=body, content_type="application/json", headers={"X-CSRFToken": token}
         )
-        assert response.status_code == 415, (endpoint, response.status_code)
-        assert JSON_PAGE in response.get_data(as_text=True), endpoint
-    assert snapshot(app) == before
-    assert client.get("/admin/games").status_code == 200  # the sign-out was refused too
+
+    every_form_refuses(app, client, urls, send, 415, JSON_PAGE)
     french = client.post(
         urls["lobby.new_game"],
         json={"email": "kim@example.com"},
@@ -412,19 +410,36 @@ def test_a_json_body_sent_to_a_page_is_refused_and_changes_nothing(
 FILE_PAGE = "This page takes the fields of a form, not files."
 
 
+def every_form_refuses(
+    app: Flask,
+    client: FlaskClient,
+    urls: dict[str, str],
+    send: Callable[[str], TestResponse],
+    status: int,
+    said: str,
+) -> None:
+    """``send`` to each form's URL is refused with ``status``, its page saying ``said``, and
+    nothing is changed (the signed-in admin stays signed in)."""
+    before = snapshot(app)
+    for endpoint, url in urls.items():
+        response = send(url)
+        assert response.status_code == status, (endpoint, response.status_code)
+        assert said in response.get_data(as_text=True), endpoint
+    assert snapshot(app) == before
+    assert client.get("/admin/games").status_code == 200  # the sign-out was refused too
+
+
 def test_a_file_sent_to_a_page_is_refused_and_changes_nothing(
     app: Flask, client: FlaskClient, make_game: Callable[..., dict[str, Any]]
 ) -> None:
     """No form takes a file: one sent as a field would reach its checks as the field's text."""
     urls, token = every_form_signed_in(app, client, make_game())
-    before = snapshot(app)
-    for endpoint, url in urls.items():
+
+    def send(url: str) -> TestResponse:
         data = {"csrf_token": token, "email": (io.BytesIO(b"kim@example.com"), "email.txt")}
-        response = client.post(url, data=data, content_type="multipart/form-data")
-        assert response.status_code == 400, (endpoint, response.status_code)
-        assert FILE_PAGE in response.get_data(as_text=True), endpoint
-    assert snapshot(app) == before
-    assert client.get("/admin/games").status_code == 200  # the sign-out was refused too
+        return client.post(url, data=data, content_type="multipart/form-data")
+
+    every_form_refuses(app, client, urls, send, 400, FILE_PAGE)
     french = client.post(
         urls["lobby.new_game"],
         data={"csrf_token": token, "name": (io.BytesIO(b"Kim"), "name.txt")},
