@@ -89,7 +89,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAGE_POLL_SECONDS": (
         "3",
         "seconds an open move page waits before it first asks whether the opponent moved"
-        " (longer each time nothing changed, up to a minute)",
+        " (0.1 to 60; longer each time nothing changed, up to a minute)",
     ),
     "TRUSTED_PROXIES": ("0", "reverse proxies in front of the app whose X-Forwarded-* to trust"),
     "LOG_LEVEL": ("INFO", "DEBUG, INFO, WARNING or ERROR: the least severe log line written"),
@@ -207,7 +207,8 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         VACATION_DAYS_PER_YEAR=number(env, "VACATION_DAYS_PER_YEAR", int, most=366),
         INVITATION_DAYS=number(env, "INVITATION_DAYS", int, most=365),
         BOT_DELAY_SECONDS=number(env, "BOT_DELAY_SECONDS", float, most=DAY),
-        PAGE_POLL_SECONDS=number(env, "PAGE_POLL_SECONDS", float, most=DAY),
+        # 0 would read as the script's own default; past a minute, the most it ever waits.
+        PAGE_POLL_SECONDS=number(env, "PAGE_POLL_SECONDS", float, least=0.1, most=60),
         TRUSTED_PROXIES=number(env, "TRUSTED_PROXIES", int),
         LOG_LEVEL=log_level(env),
         LOG_FORMAT=log_format(env),

@@ -217,6 +217,9 @@ REFUSED = [
         "the replies handled are moved out of the folder read",
     ),
     ({"IMAP_TIMEOUT": "0"}, "IMAP_TIMEOUT must be at least 1, not '0'"),
+    # The page's script would read 0 as its own first wait, and waits a minute at most.
+    ({"PAGE_POLL_SECONDS": "0"}, "PAGE_POLL_SECONDS must be at least 0.1, not '0'"),
+    ({"PAGE_POLL_SECONDS": "600"}, "PAGE_POLL_SECONDS must be at most 60, not '600'"),
     ({"IMAP_PLAINTEXT_LOGIN": "maybe"}, "IMAP_PLAINTEXT_LOGIN must be true or false, not 'maybe'"),
     # Values that would start and fail later: at each connection, message or new game.
     ({"MAIL_TIMEOUT": "nan"}, "MAIL_TIMEOUT must be a number, not 'nan'"),
