@@ -241,8 +241,9 @@ def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_gam
     assert f"Game {finished['id']} against Sam" in page
     assert "won: the" in page or "You won" in page
     assert f"/rematch/{finished['keeper']}" in page  # the rematch button
-    assert f"You invited Bob to game {sent_game}: waiting for their answer. It expires on" in page
-    assert f"Cat invites you to game {waiting_game}. It expires on" in page
+    waiting = f"You invited Bob to game {sent_game}: waiting for their answer."
+    assert f"{waiting} The invitation expires on" in page
+    assert f"Cat invites you to game {waiting_game}. The invitation expires on" in page
     assert "Ann invites" not in page  # Ann has not confirmed her address yet
     assert "mallory" not in page.lower() and "Confirm" not in page
     assert f'href="{home_of(app)}/new?name=Kim"' in page
@@ -317,8 +318,9 @@ def test_the_rematch_page_gives_the_expiry_in_the_players_zone(
     with app.app_context(), transaction():
         homes.set_time_zone(KIM, "Europe/Paris")
     page = client.post(f"/rematch/{finished['keeper']}", follow_redirects=True).text
-    assert re.search(r"It expires on [^<]* Europe/Paris\.", page), page
-    assert re.search(r"It expires on [^<]* Europe/Paris\.", client.get(home_of(app)).text)
+    expires = r"The invitation expires on [^<]* Europe/Paris\."
+    assert re.search(expires, page), page
+    assert re.search(expires, client.get(home_of(app)).text)
 
 
 @pytest.mark.parametrize("seed", [3, 4])  # the Shadow wins one, the Keeper the other

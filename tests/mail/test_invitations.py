@@ -168,7 +168,7 @@ def test_decline_tells_the_creator_and_blocks_future_invitations(
     deliver()
     confirmed = client.post(last_link(smtp_server, "cy@example.com", "/invitations/"))
     page = confirmed.get_data(as_text=True)
-    assert "Bob is invited. The game starts when they accept. It expires on " in page
+    assert "Bob is invited. The game starts when they accept. The invitation expires on " in page
     deliver()
     assert len(smtp_server.handler.to("bob@example.com")) == 1
     with app.app_context():
