@@ -23,7 +23,11 @@ class Outcome:
 
 
 def run(scenario: object) -> Outcome:
-    """Apply a scenario's actions in order, stopping at the first one a rule refuses."""
+    """Apply a scenario's actions in order, stopping at the first one a rule refuses.
+
+    Raises :class:`ScenarioError` for input that is no scenario, wherever in it,
+    before any action applies.
+    """
     if not isinstance(scenario, dict):
         raise ScenarioError("a scenario is a JSON object with deals or a seed, and actions")
     if "scenario" in scenario and "actions" not in scenario:
@@ -47,12 +51,19 @@ def run(scenario: object) -> Outcome:
         state = new_game(seed=seed, deals=deals, variant=variant)
     except DealError as exc:
         raise ScenarioError(str(exc)) from None
+    # The whole input is checked before any action applies: an unknown card or seat
+    # makes the file no scenario (exit 2), even past an action a rule refuses (exit 1).
+    seats: list[Any] = []
     for index, action in enumerate(actions):
         try:
-            seat = _seat(action)
+            seats.append(_seat(action))
             parse_action(action)
+        except ActionError as exc:
+            raise ScenarioError(f"action {index}: {exc}") from None
+    for index, (seat, action) in enumerate(zip(seats, actions, strict=True)):
+        try:
             state = apply(state, seat, action)
-        except (ActionError, DealError) as exc:
+        except DealError as exc:
             raise ScenarioError(f"action {index}: {exc}") from None
         except RuleError as exc:
             return Outcome(state, index, exc)

@@ -101,6 +101,17 @@ BAD_SCENARIOS: dict[str, object] = {
             {"seat": "keeper", "play": "1S"},
         ],
     },
+    "unknown card after a refused action": {
+        "deals": [DEAL],
+        "actions": [
+            {"seat": "keeper", "play": "1H"},
+            {"seat": "keeper", "exchange": ["9X"]},
+        ],
+    },
+    "an action with no seat after a refused action": {
+        "deals": [DEAL],
+        "actions": [{"seat": "keeper", "play": "1H"}, {"exchange": ["1H"]}],
+    },
     "duplicate card in a deal": {
         "deals": [{**DEAL, "keeper": replaced(DEAL["keeper"], "1H", "2H")}],
         "actions": [],
