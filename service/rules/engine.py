@@ -183,7 +183,7 @@ def check_deal(deal: object) -> Deal:
             raise DealError(f"a deal gives {size} cards to {part}")
         for card in cards:
             if not is_card(card):
-                raise DealError(f"unknown card {card!r} in the deal")
+                raise DealError(f"unknown card {_shown(card)} in the deal")
         seen.extend(cards)
     if set(seen) != DECK_SET:
         missing = sort_cards(list(DECK_SET - set(seen)))

@@ -194,3 +194,15 @@ def assert_bad_input(result: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in result.stderr
     assert result.stderr.strip() and "\n" not in result.stderr.strip(), result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("where", ["deal", "action"])
+def test_an_unknown_card_is_shown_as_json_and_cut_short(where: str) -> None:
+    card = "X" * 10_000
+    if where == "deal":
+        scenario = {"deals": [{**DEAL, "keeper": replaced(DEAL["keeper"], "1H", card)}]}
+    else:
+        scenario = {"deals": [DEAL], "actions": [{"seat": "keeper", "exchange": [card]}]}
+    result = replay_json(scenario)
+    assert_bad_input(result)
+    assert 'unknown card "XXX' in result.stderr and len(result.stderr) < 200, result.stderr[:300]
