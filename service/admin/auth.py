@@ -201,7 +201,29 @@ def _other(name: str, actor: str | None, doing: str) -> AdminUser:
     locks themselves out."""
     if actor == name:
         raise AccountError(f"you cannot {doing} yourself: ask another admin")
+    _still_admin(actor, name)
     return _named(name, locked=True)
+
+
+def _still_admin(actor: str | None, name: str) -> None:
+    """Lock the rows of ``actor`` and of the admin ``name`` they change, in the order of
+    their ids, and refuse (:class:`AccountError`) an ``actor`` who was disabled or removed
+    meanwhile: of two admins disabling or removing each other at once, the second finds
+    they were turned out first, and one admin can still sign in. The command line
+    (``None``) acts for whoever runs it."""
+    if actor is None:
+        return
+    locked = db.session.scalars(
+        select(AdminUser)
+        .where(AdminUser.name.in_({actor, name}))
+        .order_by(AdminUser.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).all()
+    if not any(admin.name == actor and admin.disabled_at is None for admin in locked):
+        raise AccountError(
+            "you were disabled or removed by another admin meanwhile: nothing was changed"
+        )
 
 
 def _audit(actor: str | None, action: str, note: str) -> None:
@@ -229,6 +251,7 @@ def disable_admin(name: str, actor: str | None = None) -> AdminUser:
 
 def enable_admin(name: str, actor: str | None = None) -> AdminUser:
     """Let a disabled admin sign in again (sessions from before stay ended)."""
+    _still_admin(actor, name)
     admin = _named(name, locked=True)
     if admin.disabled_at is None:
         raise AlreadyDone(f"{name} can sign in already: nothing was changed")

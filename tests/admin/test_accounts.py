@@ -351,3 +351,44 @@ def test_a_change_another_admin_is_making_is_made_once(
     assert said in admin.get("/admin/admins").text
     with app.app_context():
         assert db.session.scalars(select(AdminAction).where(AdminAction.admin == ADMIN)).all() == []
+
+
+@pytest.mark.parametrize("action", ["disable", "remove"])
+def test_two_admins_turning_each_other_out_at_once_leave_one_in(
+    app, admin, other, postgres_database, action
+) -> None:
+    """Ada disables (or removes) Bob while Bob does the same to her: the one who waited finds
+    they were turned out first and changes nothing, so one admin can still sign in."""
+    bob = app.test_client()
+    assert sign_in(bob, OTHER, OTHER_PASSWORD).status_code == 303
+    ada = stored(app, ADMIN).id
+    token = csrf_token(bob.get("/admin/admins").text)
+    made_first = {
+        "disable": update(AdminUser).where(AdminUser.id == other).values(disabled_at=utcnow()),
+        "remove": delete(AdminUser).where(AdminUser.id == other),
+    }[action]
+    answers: list[TestResponse] = []
+    done = threading.Event()
+
+    def bobs_change() -> None:
+        answers.append(
+            bob.post(f"/admin/admins/{ada}/{action}", data={"csrf_token": token, "confirm": "y"})
+        )
+        done.set()
+
+    with app.app_context(), db.engine.connect() as first:
+        first.execute(made_first)  # Ada's change to Bob, not committed yet
+        second = threading.Thread(target=bobs_change)
+        second.start()
+        waits = waits_on_a_lock(postgres_database)
+        wait_until(lambda: done.is_set() or waits())
+        first.commit()
+        second.join(30)
+    assert [answer.status_code for answer in answers] == [303]
+    told = bob.get("/admin/login").text
+    assert "You were disabled or removed by another admin meanwhile" in told
+    left = stored(app, ADMIN)
+    assert left is not None and left.disabled_at is None
+    assert signed_in(admin)
+    with app.app_context():
+        assert db.session.scalars(select(AdminAction).where(AdminAction.admin == OTHER)).all() == []
