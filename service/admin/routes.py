@@ -291,7 +291,7 @@ def _act(
     success: str | Callable[[Any], str],
     form: FlaskForm | None = None,
     invalid: str | Callable[[], str] = "",
-    category: str = "notice",
+    category: str | Callable[[], str] = "notice",
     keep: str = "",
 ) -> BaseResponse:
     """Check the form, run a service call for the signed-in admin, say how it went.
@@ -300,7 +300,8 @@ def _act(
     from the form's errors). With ``keep``, the form's name in the game's page, the page
     shows the form as it was sent (400) rather than again empty. The call is one
     transaction: a refusal leaves nothing of it behind. ``success`` is what to say, or
-    makes it from what the call returned. A refusal for the game as it is now (over, or
+    makes it from what the call returned; ``category`` is how to say it, or makes it
+    once ``success`` has said it. A refusal for the game as it is now (over, or
     moved on since the page was loaded: a :class:`games.MoveError`) answers with its status
     (409) and the game's page as it stands, saying why.
     """
@@ -325,7 +326,7 @@ def _act(
         flash(str(exc), "error")
     else:
         cache.forget()
-        flash(said, category)
+        flash(said, category() if callable(category) else category)
     return _done(game_id)
 
 
@@ -355,44 +356,49 @@ def _player(game_id: int, player_id: int) -> Player:
 
 @bp.post("/games/<id:game_id>/players/<id:player_id>/resend")
 def resend_link(game_id: int, player_id: int) -> BaseResponse:
-    """Email the player their link again."""
+    """Email the player their link again, and say to which address: the seat's as it is
+    under the game's lock (another admin may have corrected it since the page was loaded)."""
     player = _player(game_id, player_id)
     if player.link_key is None and not player.is_computer:
         flash("This player's link is revoked: rotate it to give them a new one.", "error")
         return _done(game_id)
-    bounce = addresses.bounces([player.email]).get(player.email or "")
-    if bounce is not None:
+    warned: list[bool] = []
+
+    def resend() -> str:
+        sent = games.resend_link(player.id, actor=current_user.name)
+        bounce = addresses.bounces([sent.email]).get(sent.email or "")
+        warned.append(bounce is not None)
+        if bounce is None:
+            return f"{_the(sent)}'s link is on its way to {sent.email}."
         assert bounce.bounced_at is not None
-        success = (
-            f"{_the(player)}'s link is queued, but mail to {player.email} bounces "
+        return (
+            f"{_the(sent)}'s link is queued, but mail to {sent.email} bounces "
             f"({bounce.bounce_code} {bounce.bounce_reply}, {ago(bounce.bounced_at)}): "
             "it will likely bounce again. Correct the address if it is wrong."
         )
-    else:
-        success = f"{_the(player)}'s link is on its way to {player.email}."
-    return _act(
-        game_id,
-        lambda: games.resend_link(player.id, actor=current_user.name),
-        success,
-        category="error" if bounce is not None else "notice",
-    )
+
+    return _act(game_id, resend, str, category=lambda: "error" if any(warned) else "notice")
 
 
 @bp.post("/games/<id:game_id>/players/<id:player_id>/rotate")
 def rotate_link(game_id: int, player_id: int) -> BaseResponse:
-    """Give the player a new link, once confirmed, and email it if asked; the old one stops
-    working at once."""
+    """Give the player a new link, once confirmed, and email it if asked (saying to the seat's
+    address as it is under the game's lock); the old one stops working at once."""
     player = _player(game_id, player_id)
     form = RotateForm()
-    sent = (
-        f"It is on its way to {player.email}."
-        if form.send.data
-        else "Resend it to email it to them."
-    )
+
+    def said(rotated: Player) -> str:
+        sent = (
+            f"It is on its way to {rotated.email}."
+            if form.send.data
+            else "Resend it to email it to them."
+        )
+        return f"{_the(rotated)} has a new link; the old one no longer works. {sent}"
+
     return _act(
         game_id,
         lambda: games.rotate_link(player.id, actor=current_user.name, send=form.send.data),
-        f"{_the(player)} has a new link; the old one no longer works. {sent}",
+        said,
         form,
         "Tick the box to confirm that the link is to be replaced.",
     )

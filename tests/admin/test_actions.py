@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 from html import unescape
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -17,7 +18,7 @@ from service.models import AdminAction, Event, Game, OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one
-from ..helpers import failed_turn_behind_a_newer_one
+from ..helpers import csrf_token, failed_turn_behind_a_newer_one, second_behind_first
 from .conftest import ADMIN, shown_deadline, shown_version, submit
 
 
@@ -438,3 +439,51 @@ def test_mail_list_filters(app, admin, make_game) -> None:
     assert to_address in admin.get("/admin/mail").get_data(as_text=True)
     assert to_address in admin.get(f"/admin/games/{game['id']}").get_data(as_text=True)
     assert admin.get("/admin/mail", query_string={"status": "lost"}).status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("link_action", "fields", "confirmation"),
+    [
+        ("resend", {}, "The Shadow's link is on its way to sam.new@example.com."),
+        (
+            "rotate",
+            {"confirm": "y", "send": "y"},
+            "The Shadow has a new link; the old one no longer works. "
+            "It is on its way to sam.new@example.com.",
+        ),
+    ],
+)
+def test_a_link_sent_behind_another_admins_correction_names_the_address_it_went_to(
+    app, admin, make_game, postgres_database, link_action, fields, confirmation
+) -> None:
+    """Another admin corrects the Shadow's address while "Resend link" (or "Rotate link")
+    waits for the game: the link goes to the corrected address, and the confirmation says
+    that one, not the address the page was loaded with."""
+    game = make_game()
+    shadow = player_id(app, game["id"], "shadow")
+    page = f"/admin/games/{game['id']}"
+    token = csrf_token(admin.get(page).text)
+    answers: list[Any] = []
+    errors = second_behind_first(
+        app,
+        postgres_database,
+        lambda: games.correct_address(shadow, "sam.new@example.com", actor="bob"),
+        lambda: answers.append(
+            admin.post(
+                f"{page}/players/{shadow}/{link_action}", data={"csrf_token": token, **fields}
+            )
+        ),
+    )
+    assert errors == [] and [answer.status_code for answer in answers] == [303]
+    said = unescape(game_page(admin, game["id"]))
+    assert confirmation in said
+    assert "sam@example.com" not in re.sub(r"corrected the shadow's address from \S+", "", said)
+    with app.app_context():
+        sent_to = db.session.scalars(
+            select(OutboxMessage.recipient).where(
+                OutboxMessage.player_id == shadow,
+                OutboxMessage.kind == "link",
+                OutboxMessage.status == "queued",
+            )
+        ).all()
+    assert sent_to == ["sam.new@example.com"]
