@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from functools import cache
 from zoneinfo import ZoneInfo, available_timezones
 
-from email_validator import validate_email
+from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import Executable, Select, bindparam, select, update
 
 from .language import DEFAULT_LANGUAGE
@@ -34,6 +34,18 @@ def in_ascii(address: str) -> str:
     found = validate_email(address, check_deliverability=False, allow_smtputf8=False)
     assert found.ascii_email is not None  # without SMTPUTF8, every valid address has one
     return found.ascii_email
+
+
+def as_stored(address: str) -> str:
+    """The address as the service stores a player's or a message's (as
+    :func:`service.games.clean_email` writes it), for a lookup: any case, spaces around it,
+    its domain in IDNA or not (``Sam@xn--bcher-kva.example`` is ``sam@bücher.example``).
+    Text that is no address is only trimmed and lowercased: it finds nothing."""
+    text = address.strip()
+    try:
+        return validate_email(text, check_deliverability=False).normalized.lower()
+    except EmailNotValidError:
+        return text.lower()
 
 
 # The domains of Gmail, whose inboxes ignore the full stops of an address's first part:

@@ -24,6 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import InstrumentedAttribute, defer, selectinload
 
+from ..addresses import as_stored
 from ..models import (
     FOLD,
     GAME_STATUSES,
@@ -191,7 +192,7 @@ def games_query(filters: GameFilter, now: datetime | None = None) -> Select[Any]
     if filters.to_act:
         query = query.where(Game.to_act == ("" if filters.to_act == "none" else filters.to_act))
     if filters.email:
-        address = filters.email.strip().lower()
+        address = as_stored(filters.email)
         query = query.where(Game.id.in_(select(Player.game_id).where(Player.email == address)))
     if filters.bouncing:
         bounced = select(Player.game_id).join(Address, Address.email == Player.email)
@@ -257,7 +258,7 @@ def mail_query(filters: MailFilter) -> Select[Any]:
     if filters.status:
         query = query.where(OutboxMessage.status == filters.status)
     if filters.recipient:
-        query = query.where(OutboxMessage.recipient == filters.recipient.strip().lower())
+        query = query.where(OutboxMessage.recipient == as_stored(filters.recipient))
     if filters.game is not None:
         query = query.where(OutboxMessage.game_id == filters.game)
     if filters.day is not None:

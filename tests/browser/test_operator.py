@@ -10,6 +10,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
+from service import games
 from service.addresses import record_bounce
 from service.admin.auth import create_admin
 from service.models import Game, OutboxMessage, db
@@ -133,3 +134,39 @@ def test_game_actions_confirm_and_name_the_seats_of_a_classic_game(
     for path in ("/admin/", "/admin/games", "/admin/mail", "/admin/audit"):
         page.goto(f"{live_server}{path}")
         assert violations(page) == [], path
+
+
+def test_an_address_with_a_domain_beyond_ascii_is_found_and_corrected_as_typed(
+    pg_app: Flask, live_server: str, browser: Any
+) -> None:
+    """Sam plays from bücher.example: typed in the address filters as the player wrote it
+    (any case), it finds his game and his mail, and so does its ASCII form (xn--…) copied
+    from a bounce; a corrected address keeps the domain typed (faß.example is not
+    fass.example, a domain someone else may own)."""
+    with pg_app.app_context(), transaction():
+        create_admin(ADMIN, PASSWORD)
+        game_id = games.create_game(
+            games.Seating("kim@example.com", "Kim"),
+            games.Seating("Sam@Bücher.example", "Sam"),
+            seed=3,
+        ).id
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    sign_in(page, live_server)
+    for typed in ("Sam@Bücher.example", "sam@xn--bcher-kva.example"):
+        page.goto(f"{live_server}/admin/games")
+        page.get_by_label("Address (whole)").fill(typed)
+        page.get_by_role("button", name="Show").click()
+        assert page.get_by_role("link", name=f"#{game_id}").count() == 1, typed
+        page.goto(f"{live_server}/admin/mail")
+        page.get_by_label("Recipient").fill(typed)
+        page.get_by_role("button", name="Show").click()
+        assert "sam@bücher.example" in page.locator("table.list tbody").inner_text(), typed
+
+    page.goto(f"{live_server}/admin/games/{game_id}")
+    corrected = page.locator("form.correct-address").last
+    assert corrected.get_by_label("Corrected address").input_value() == "sam@bücher.example"
+    corrected.get_by_label("Corrected address").fill("sam@faß.example")
+    corrected.get_by_role("button").click()
+    assert "address is corrected" in page.get_by_role("status").inner_text()
+    with pg_app.app_context():
+        assert db.session.get_one(Game, game_id).player("shadow").email == "sam@faß.example"
