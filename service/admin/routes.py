@@ -441,7 +441,8 @@ def extend_deadline(game_id: int) -> BaseResponse:
 
 @bp.post("/games/<id:game_id>/cancel")
 def cancel(game_id: int) -> BaseResponse:
-    """Cancel the game, with an optional reason; both players of a game in play are told."""
+    """Cancel the game, with an optional reason; both players of a game in play are told.
+    Sent unticked, the form comes back as it was sent, its reason kept."""
     _require_game(game_id)
     form = CancelForm()
 
@@ -459,7 +460,12 @@ def cancel(game_id: int) -> BaseResponse:
         return "The game is cancelled."
 
     return _act(
-        game_id, cancel_it, str, form, "Tick the box to confirm that the game is to be cancelled."
+        game_id,
+        cancel_it,
+        str,
+        form,
+        "Tick the box to confirm that the game is to be cancelled.",
+        keep="cancel_form",
     )
 
 

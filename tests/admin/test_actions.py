@@ -161,8 +161,8 @@ def test_cancelling_needs_a_tick_then_ends_the_game(app, admin, make_game) -> No
     game = make_game()
     page = f"/admin/games/{game['id']}"
     shown = shown_version(admin, game["id"])
-    submit(admin, page, f"{page}/cancel", version=shown)
-    assert "Tick the box" in unescape(game_page(admin, game["id"]))
+    unticked = submit(admin, page, f"{page}/cancel", version=shown)
+    assert unticked.status_code == 400 and "Tick the box" in unescape(unticked.text)
     with app.app_context():
         assert db.session.get(Game, game["id"]).status == "active"
     assert submit(admin, page, f"{page}/cancel", confirm="y", version=shown).status_code == 303
@@ -487,3 +487,19 @@ def test_a_link_sent_behind_another_admins_correction_names_the_address_it_went_
             )
         ).all()
     assert sent_to == ["sam.new@example.com"]
+
+
+def test_a_cancel_sent_unticked_comes_back_with_its_reason(app, admin, make_game) -> None:
+    """The reason the players would read, typed but the box left unticked: the form comes
+    back as it was sent (400), saying what it lacks, rather than empty."""
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    before = what_an_action_leaves(app, game["id"])
+    version = shown_version(admin, game["id"])
+    reason = "Kim asked us to end it: moving house"
+    refused = submit(admin, page, f"{page}/cancel", reason=reason, version=version)
+    assert refused.status_code == 400
+    html = unescape(refused.get_data(as_text=True))
+    assert "Tick the box to confirm that the game is to be cancelled." in html
+    assert f'value="{reason}"' in html
+    assert what_an_action_leaves(app, game["id"]) == before
