@@ -63,14 +63,19 @@ def addresses_in(values: list[Any]) -> list[tuple[str, str]]:
 # Headers that mark an automatic reply by being there.
 AUTO_REPLY_HEADERS = ("X-Autoreply", "X-Autorespond", "X-Auto-Response")
 # Every header :func:`automatic` reads besides From.
-AUTOMATIC_HEADERS = ("Auto-Submitted", "Precedence", "Subject", *AUTO_REPLY_HEADERS)
+AUTOMATIC_HEADERS = ("Auto-Submitted", "Precedence", "Subject", "Return-Path", *AUTO_REPLY_HEADERS)
 
 
 def automatic(message: Message, envelope_from: str | None = None) -> str | None:
     """Why a message is no person's reply (an auto-reply, a bounce), or ``None`` if it may be.
 
-    ``envelope_from`` is the SMTP ``MAIL FROM`` when known: empty for a bounce.
+    ``envelope_from`` is the SMTP ``MAIL FROM`` when known: empty for a bounce. Read from
+    a mailbox, the message has none: the ``Return-Path`` its server wrote on delivering it
+    (the first, above any the sender wrote) holds it, empty too for an auto-reply as
+    RFC 3834 sends one.
     """
+    if envelope_from is None and message.get("Return-Path") is not None:
+        envelope_from = str(message.get("Return-Path"))
     if envelope_from is not None and envelope_from.strip("<> ") == "":
         return "bounce: null sender"
     if message.get_content_type() == "multipart/report":

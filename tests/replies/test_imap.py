@@ -675,3 +675,25 @@ def test_no_password_goes_to_a_server_that_offers_no_tls(app: Flask, runner) -> 
     ]
     assert heard and not any(b"LOGIN" in line.upper() for line in heard)
     assert not any(app.config["IMAP_PASSWORD"].encode() in line for line in heard)
+
+
+def test_a_message_its_server_marks_as_sent_by_no_one_is_dropped(
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server
+) -> None:
+    """The server that put it in the mailbox wrote its empty envelope sender in
+    ``Return-Path: <>``: a bounce or an auto-reply (RFC 3834), which the LMTP server drops
+    on its envelope. It is neither played nor answered, nor is the player's reply behind it
+    held up."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    (invitation,) = smtp_server.handler.to("kim@example.com")
+    away = reply_message(invitation, "I am away until 7 December and will answer then.")
+    away["Delivered-To"] = str(away["To"])
+    away["Return-Path"] = "<>"
+    with mailbox(imap_server) as box:
+        box.append(away.as_bytes(policy=away.policy.clone(linesep="\r\n")), "INBOX")
+        box.append(a_reply(app, game_id, smtp_server), "INBOX")
+    both_read_in_one_pass(app, runner, imap_server, game_id)
+    deliver()
+    answers = [r for r in smtp_server.received if r.message["In-Reply-To"] == away["Message-ID"]]
+    assert answers == []

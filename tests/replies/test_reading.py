@@ -202,6 +202,9 @@ def test_auto_replies_and_bounces_are_told_apart(headers: dict[str, str]) -> Non
 
 def test_a_bounce_has_a_null_sender_or_a_report() -> None:
     assert automatic(_message(), "") is not None
+    # Read from a mailbox: the envelope sender its server wrote down.
+    assert automatic(_message(Return_Path="<>")) is not None
+    assert automatic(_message(Return_Path="<kim@example.com>")) is None
     report = EmailMessage()
     report["From"] = "kim@example.com"
     report.set_content("failed")
