@@ -32,14 +32,31 @@ QUOTE_CHARS = 200
 
 # --- auto-replies and bounces (RFC 3834, RFC 3464) ------------------------------
 
+# The subjects auto-replies are sent under, in the languages mail clients and servers write
+# them in (Exchange writes "Automatic reply:" in the mailbox's language).
 AUTO_SUBJECT = re.compile(
-    r"^\s*(auto(matic)?[ -]?reply|auto:|out of (the )?office|vacation|away from|"
+    r"^\s*(auto(matic)?[ -]?(reply|response)|auto:|out of (the )?office|vacation|away from|"
     r"r[ée]ponse automatique|absence|abwesenheit|automatische antwort|risposta automatica|"
     r"fuori ufficio|respuesta autom[áa]tica|fuera de la oficina|resposta autom[áa]tica|"
-    r"automatisch antwoord|afwezig)",
+    r"automatisch antwoord|afwezig|automatiskt? svar|autosvar|automaattinen vastaus|"
+    r"automatyczna odpowied[zź]|odpowied[zź] automatyczna|automatick[áa] odpov[ěe][dď]|"
+    r"otomatik yan[ıi]t|автоматический ответ|自動応答|自動返信|自动回复|自動回覆)",
     re.IGNORECASE,
 )
-DAEMONS = ("mailer-daemon", "postmaster", "noreply", "no-reply")
+# The senders' names (before the @) of mail that no person writes: bounces, notifications.
+DAEMONS = (
+    "mailer-daemon",
+    "mailer_daemon",
+    "postmaster",
+    "noreply",
+    "no-reply",
+    "no_reply",
+    "donotreply",
+    "do-not-reply",
+    "do_not_reply",
+)
+# The Precedence values of mail sent to many or by a machine: "auto_reply" is an auto-reply's.
+MACHINE_PRECEDENCE = ("bulk", "junk", "list", "auto_reply")
 
 
 def sender_of(message: Message) -> str:
@@ -87,7 +104,7 @@ def automatic(message: Message, envelope_from: str | None = None) -> str | None:
     submitted = str(message.get("Auto-Submitted", "no")).strip().lower()
     if submitted.split(";")[0].strip() != "no":
         return f"auto-reply: Auto-Submitted {submitted}"
-    if str(message.get("Precedence", "")).strip().lower() in ("bulk", "junk", "list"):
+    if str(message.get("Precedence", "")).strip().lower() in MACHINE_PRECEDENCE:
         return "auto-reply: Precedence"
     for header in AUTO_REPLY_HEADERS:
         if message.get(header) is not None:

@@ -238,7 +238,14 @@ def test_an_auto_reply_from_another_address_is_dropped(
 
 @pytest.mark.parametrize(
     "headers",
-    [{"Auto-Submitted": "auto-replied"}, {"Precedence": "bulk"}, {"Subject": "Out of office"}],
+    [
+        {"Auto-Submitted": "auto-replied"},
+        {"Precedence": "bulk"},
+        {"Precedence": "auto_reply"},
+        {"Subject": "Out of office"},
+        {"Subject": "Automatic response: away until Monday"},
+        {"Subject": "Automatiskt svar: Split Mind"},
+    ],
 )
 def test_an_auto_reply_is_dropped(app, started, smtp_server, deliver, inbound, headers) -> None:
     game_id = started()
