@@ -434,6 +434,9 @@ def _write_games(
         kind,
         language,
         games=games,
+        # Whether replies are read: a reply to this email, which has no game's reply address,
+        # makes no move, and the email says so.
+        replies=bool(current_app.config.get("REPLY_ADDRESS")),
         stop_all=compose.stop_all_url(email),
         home=home_url(email),
         time_zone=time_zone(email),

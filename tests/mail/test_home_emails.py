@@ -659,3 +659,27 @@ def test_a_vacation_is_not_told_once_the_game_is_over(
     )
     assert "on vacation" not in last.text
     assert "on vacation" not in client.get(f"/play/{game['shadow']}").get_data(as_text=True)
+
+
+NO_MOVE_BY_REPLY = "Replying to this email makes no move: play each game from its link."
+
+
+@pytest.mark.parametrize("reply_address", [None, "play@splitmind.test"])
+def test_a_digest_says_a_reply_to_it_makes_no_move(
+    app: Flask,
+    sam_wrote: dict[str, Any],
+    deliver: Callable[[], int],
+    smtp_server: SMTPServer,
+    reply_address: str | None,
+) -> None:
+    """The digest stands for turn emails, which a player may answer with a move when replies
+    are read; the digest has no reply address of a game (it may list several), so a move
+    written in a reply to it would go to the service's own address and be made nowhere.
+    The digest says so, while replies are read at all."""
+    app.config["REPLY_ADDRESS"] = reply_address
+    with time_machine.travel(NOW, tick=False):
+        deliver()
+    digest = kims_digest(app, deliver, smtp_server)
+    assert digest.message["Reply-To"] is None
+    said = NO_MOVE_BY_REPLY in digest.text and NO_MOVE_BY_REPLY in digest.html
+    assert said == (reply_address is not None)
