@@ -80,6 +80,13 @@ class Delivery:
         except Exception as exc:
             return _refusal(exc, "550 5.3.0 The reply address could not be read")
         if not valid:
+            if address.casefold() == str(self.app.config["REPLY_ADDRESS"]).casefold():
+                # A reply to an email with no reply address of its own (the digest, the end of
+                # a game), which went to the sender's: the sender's bounce says where to move.
+                return (
+                    "550 5.1.1 Moves are made by replying to an email that asks for a move, "
+                    "or on the game's page"
+                )
             return "550 5.1.1 No such reply address"
         envelope.rcpt_tos.append(address)
         return "250 2.1.5 OK"

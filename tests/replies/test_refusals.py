@@ -1267,3 +1267,21 @@ def test_a_message_over_a_megabyte_is_not_read_whatever_size_the_server_gave(
     with app.app_context():
         assert receive(raw, size=1000) == Outcome("refused", "too_large", answered=True)
     assert snapshot(app, game_id)[0] == 0
+
+
+def test_a_reply_to_an_email_that_asks_for_no_move_is_refused_saying_so(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """An email that asks for no move (the digest, the end of a game) has no reply address of
+    its own: a reply to it reaches the service's sender, often the reply address itself. The
+    LMTP server refuses it at once, and the bounce the sender's mail server writes says
+    where moves are made, not that the address does not exist."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server, to=REPLY_ADDRESS)
+    with pytest.raises(smtplib.SMTPRecipientsRefused) as refused:
+        send(inbound, message)
+    ((code, text),) = refused.value.recipients.values()
+    assert code == 550
+    assert b"asks for a move" in text
+    assert b"No such reply address" not in text
+    assert_dropped(app, game_id, smtp_server, message, deliver)
