@@ -294,7 +294,9 @@ REST = re.compile(
     r"|messaggio originale|messaggio inoltrato|oorspronkelijk bericht|doorgestuurd bericht"
     r"|mensaje original|mensaje reenviado)"
     r"|(from|de|sent|envoy[ée]|to|à)\s*:.*@"
-    r"|sent from my\b|envoy[ée] (de|depuis) mon\b|von meinem\b.*\bgesendet\b|get outlook for\b"
+    r"|sent from (my|yahoo mail|mail for windows|outlook)\b"
+    r"|envoy[ée] (de|depuis|[àa] partir de) (mon|yahoo mail|courrier pour windows|outlook)\b"
+    r"|von meinem\b.*\bgesendet\b|get outlook for\b"
     r"|inviato da\w*\s|verstuurd vanaf\b|enviado desde\b)",
     re.IGNORECASE,
 )

@@ -435,6 +435,12 @@ def test_a_sentence_starting_like_a_header_is_read(line: str) -> None:
         "El mar, 1 dic 2026 a las 10:00, Split Mind (<g@s.test>) escribió:\n",
         "---------- Weitergeleitete Nachricht ---------\n",
         "-----Ursprüngliche Nachricht-----\n",
+        "Sent from Yahoo Mail on Android\n",
+        "Sent from Yahoo Mail for iPhone\n",
+        "Envoyé de Yahoo Mail pour Android\n",
+        "Sent from Mail for Windows\n",
+        "Envoyé à partir de Courrier pour Windows\n",
+        "Sent from Outlook\n",
     ],
 )
 def test_a_signature_or_quote_intro_right_under_the_move_is_no_note(rest: str) -> None:
