@@ -610,6 +610,10 @@ SESSION_CLOSED = 421
 # address's, whatever the words after it say ("User unknown in relay recipient table",
 # Postfix's for a domain it relays for).
 ADDRESS_STATUS = re.compile(r"^[45]\.1\.\d{1,3}\b")
+# An enhanced code of addressing or mailbox status (X.1.XXX, X.2.XXX): the one refusal at the
+# end of the data that is the address's (its mailbox full, say), the recipient having been
+# taken before the content; any other is the message's (its content, a filter's verdict).
+RECIPIENT_STATUS = re.compile(r"^[45]\.[12]\.\d{1,3}\b")
 
 
 def refuses_the_service(code: int, reply: str) -> bool:
@@ -623,17 +627,19 @@ def refuses_the_service(code: int, reply: str) -> bool:
 
 def _refused(message: OutboxMessage, code: int, reply: str, after_data: bool = False) -> str:
     """Count the server's refusal of a message; a permanent one (5xx) marks the address as
-    bouncing, for the dashboard. One that refuses the service itself
-    (:func:`refuses_the_service`) is the server's: :class:`ServerUnavailable`, and the
-    message waits, as every other does, with no attempt counted; never one with an
-    addressing status (:data:`ADDRESS_STATUS`), nor one ``after_data`` (the server took
-    the sender and the recipient: it relays for the service, logged in), each of which is
-    the message's own and, taken for the server's, would hold up the whole queue."""
+    bouncing, for the dashboard, except one ``after_data`` whose status is not the
+    recipient's (:data:`RECIPIENT_STATUS`): content refused is no address to correct. One
+    that refuses the service itself (:func:`refuses_the_service`) is the server's:
+    :class:`ServerUnavailable`, and the message waits, as every other does, with no
+    attempt counted; never one with an addressing status (:data:`ADDRESS_STATUS`), nor one
+    ``after_data`` (the server took the sender and the recipient: it relays for the
+    service, logged in), each of which is the message's own and, taken for the server's,
+    would hold up the whole queue."""
     service = not after_data and not ADDRESS_STATUS.match(reply)
     if service and refuses_the_service(code, reply):
         raise ServerUnavailable(f"refused: {code} {reply}")
     temporary = 400 <= code < 500
-    if not temporary and code >= 500:
+    if code >= 500 and (not after_data or RECIPIENT_STATUS.match(reply)):
         addresses.record_bounce(message.recipient, code, reply)
     return _failed_attempt(message, f"{code} {reply}", temporary)
 

@@ -111,3 +111,31 @@ def test_a_refused_sender_is_no_bounce(app: Flask, smtp_server: SMTPServer) -> N
         failed = db.session.scalars(db.select(OutboxMessage.last_error)).all()
     assert failed == ["sender refused: 553 5.7.1 Sender address rejected"] * 2
     assert bouncing(app) == {}
+
+
+@pytest.mark.parametrize(
+    ("reply", "bounces"),
+    [
+        ("554 5.6.0 Message content rejected", False),
+        ("550 5.7.1 Message rejected as spam", False),
+        ("550 Message refused by a content filter", False),
+        ("552 5.2.2 Mailbox full", True),
+        ("550 5.1.1 No such user", True),
+    ],
+)
+def test_a_refusal_after_data_is_a_bounce_only_for_the_address(
+    app: Flask, smtp_server: SMTPServer, reply: str, bounces: bool
+) -> None:
+    """The server took the recipient before the content: a refusal at the end of the data
+    is the message's (its content, a filter's verdict), unless its status names the
+    address or the mailbox (X.1.X, X.2.X of RFC 3463). Marked as bouncing, the address
+    sent the admins to correct an address that was right."""
+    smtp_server.handler.replies = [reply, reply]
+    invite(app)
+    with app.app_context():
+        drain()
+        refused = db.session.scalars(db.select(OutboxMessage.last_error)).all()
+    assert refused == [reply] * 2
+    code, said = reply.split(" ", 1)
+    expected = {DEAD: (int(code), said), "kim@example.com": (int(code), said)}
+    assert bouncing(app) == (expected if bounces else {})
