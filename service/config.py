@@ -57,7 +57,11 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "MAIL_USERNAME": (None, "SMTP login"),
     "MAIL_PASSWORD": (None, "SMTP password"),
     "MAIL_DEFAULT_SENDER": ("Split Mind <splitmind@localhost>", "From address of every email"),
-    "MAIL_TIMEOUT": ("30", "seconds before an SMTP connection gives up"),
+    "MAIL_TIMEOUT": (
+        "30",
+        "seconds before an SMTP connection gives up (the reply to a message's data: ten "
+        "minutes at least, as RFC 5321 asks)",
+    ),
     "REPLY_ADDRESS": (
         None,
         "address players reply to with a move, e.g. play@example.org (play+<tag>@...)",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import email
 import email.policy
 import logging
@@ -54,6 +55,8 @@ class Handler:
     ``hang_up_on``, and refuses a RCPT TO of an address in ``refuse`` with its
     reply there (such as "550 5.1.1 User unknown"), and every MAIL FROM with
     ``refuse_sender`` when set, and every RCPT TO with ``refuse_every`` when set.
+    ``data_delays`` holds the seconds it takes, in turn, before it answers each DATA (a
+    filter scanning the message), having stored the message.
     """
 
     received: list[Received] = field(default_factory=list)
@@ -65,6 +68,7 @@ class Handler:
     refuse: dict[str, str] = field(default_factory=dict)
     refuse_sender: str | None = None
     refuse_every: str | None = None
+    data_delays: list[float] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     async def handle_EHLO(
@@ -122,6 +126,8 @@ class Handler:
             self.received.append(item)
         if self.on_data:
             self.on_data(item)
+        if self.data_delays:
+            await asyncio.sleep(self.data_delays.pop(0))
         return "250 Message accepted for delivery"
 
     def to(self, address: str) -> list[Received]:
@@ -140,13 +146,14 @@ class SMTPServer:
     """aiosmtpd on 127.0.0.1 at a free port, started and stopped by the tests.
 
     It offers AUTH without TLS, for a client configured with a login, and STARTTLS with
-    ``tls_context`` when it is set.
+    ``tls_context`` when it is set; with ``ssl_context`` set, it speaks TLS from the start.
     """
 
     def __init__(self) -> None:
         self.handler = Handler()
         self.port = free_port()
         self.tls_context: ssl.SSLContext | None = None
+        self.ssl_context: ssl.SSLContext | None = None
         self.controller = self._controller()
 
     def _controller(self) -> Controller:
@@ -157,6 +164,7 @@ class SMTPServer:
             authenticator=self.handler.authenticate,
             auth_require_tls=False,
             tls_context=self.tls_context,
+            ssl_context=self.ssl_context,
         )
 
     def start(self) -> SMTPServer:

@@ -42,6 +42,7 @@ from email.header import Header
 from email.policy import SMTP, EmailPolicy, compat32
 from email.utils import formataddr, parseaddr
 from functools import partial
+from typing import TYPE_CHECKING
 
 from flask import Flask, current_app
 from flask_mail import Connection, Mail, Message
@@ -57,6 +58,9 @@ from ..storable import storable
 from ..unit_of_work import after_commit, transaction
 from . import kinds, outbox
 from .compose import with_headers
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +80,44 @@ class ServerUnavailable(smtplib.SMTPException):
     """
 
 
+# How long the end of a message's data waits for the server's reply, at least: RFC 5321
+# (4.5.3.2.6) asks ten minutes, as a server may scan or relay a message before it answers. A
+# client that gives up sooner takes for lost a message the server then takes, and sends it again.
+DATA_REPLY_TIMEOUT = 600.0
+
+
+class PatientSMTP(smtplib.SMTP):
+    """An SMTP client that waits :data:`DATA_REPLY_TIMEOUT` for the reply to a message's data.
+
+    Every other reply, the greeting's and the one to ``DATA`` itself among them, is waited
+    for the connection's own timeout.
+    """
+
+    _in_data = False
+
+    def data(self, msg: ReadableBuffer | str) -> tuple[int, bytes]:
+        """Send the message's data (see :meth:`smtplib.SMTP.data`); the wait for its reply is
+        the long one."""
+        self._in_data = True
+        try:
+            return super().data(msg)
+        finally:
+            self._in_data = False
+            if self.sock is not None:
+                self.sock.settimeout(self.timeout)
+
+    def send(self, s: ReadableBuffer | str) -> None:
+        """Send ``s``; once it is the message's data (the one thing ``data`` sends as bytes),
+        the server's reply is waited for the long timeout."""
+        super().send(s)
+        if self._in_data and not isinstance(s, str) and self.sock is not None:
+            self.sock.settimeout(max(self.timeout, DATA_REPLY_TIMEOUT))
+
+
+class PatientSMTPSSL(PatientSMTP, smtplib.SMTP_SSL):
+    """:class:`PatientSMTP` over TLS from the start."""
+
+
 class TimeoutConnection(Connection):
     """A Flask-Mail connection whose socket gives up after ``MAIL_TIMEOUT`` seconds."""
 
@@ -91,9 +133,9 @@ class TimeoutConnection(Connection):
         host: smtplib.SMTP
         try:
             if mail.use_ssl:
-                host = smtplib.SMTP_SSL(mail.server, mail.port, timeout=timeout, context=context)
+                host = PatientSMTPSSL(mail.server, mail.port, timeout=timeout, context=context)
             else:
-                host = smtplib.SMTP(mail.server, mail.port, timeout=timeout)
+                host = PatientSMTP(mail.server, mail.port, timeout=timeout)
         except (smtplib.SMTPException, OSError) as exc:
             raise ServerUnavailable(
                 f"connecting to {mail.server}:{mail.port}: {_describe(exc)}"

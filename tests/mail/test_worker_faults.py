@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import ssl
 import threading
 from collections import Counter
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 import psycopg
 import pytest
+import trustme
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select, text
@@ -400,6 +402,37 @@ def test_the_worker_loop_keeps_sending_past_a_message_the_server_hangs_up_on(
         worker.run(poll=0.05, should_stop=done)
     assert "SMTP server unavailable" not in caplog.text
     assert Counter(m.status for m in outbox(app)) == {"sent": 3, "failed": 1}
+
+
+@pytest.mark.parametrize("use_ssl", [False, True], ids=["plain", "ssl"])
+def test_a_server_slow_to_take_a_message_is_waited_for_not_sent_it_again(
+    app: Flask,
+    smtp_server: SMTPServer,
+    use_ssl: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server may scan a message before it answers the end of its data: RFC 5321 asks a
+    client to wait ten minutes for that reply. Given up on after ``MAIL_TIMEOUT``, the
+    message was taken for lost and sent again, and the player had it twice."""
+    if use_ssl:  # TLS from the start (MAIL_USE_SSL), with a certificate the machine trusts
+        authority = trustme.CA()
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        authority.issue_cert("127.0.0.1").configure_cert(context)
+        smtp_server.stop()
+        smtp_server.ssl_context = context
+        smtp_server.restart()
+        authority.cert_pem.write_to_path(str(tmp_path / "authority.pem"))
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "authority.pem"))
+        app.extensions["mail"].use_ssl = True
+    app.config["MAIL_TIMEOUT"] = 1
+    smtp_server.handler.data_delays = [3]
+    queue_games(app, 1)
+    with app.app_context():
+        assert worker.drain() == 2
+    assert [(m.status, m.attempts, m.last_error) for m in outbox(app)] == [("sent", 1, None)] * 2
+    ids = _ids(smtp_server)
+    assert len(ids) == 2 and set(ids.values()) == {1}
 
 
 def test_a_kept_connection_the_server_closed_is_replaced_not_blamed(
