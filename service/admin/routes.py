@@ -35,7 +35,7 @@ from ..game_text import the_seat, upfirst
 from ..logs import redact
 from ..mail.compose import with_headers
 from ..mail.kinds import written
-from ..mail.outbox import requeue, withdraw_queued
+from ..mail.outbox import requeue, try_now, withdraw_queued
 from ..models import (
     OPEN_STATUSES,
     AdminAction,
@@ -681,6 +681,9 @@ def message(message_id: int) -> str:
         withheld=withheld,
         refused=refused_for_good(found),
         requeue_form=RequeueForm(),
+        waiting=found.status == "queued"
+        and found.attempts > 0
+        and found.next_attempt_at > utcnow(),
         withdraw_form=WithdrawForm(),
         email=email,
         text=without_credentials(email.text) if email is not None else None,
@@ -744,6 +747,16 @@ def withdraw_message(message_id: int) -> BaseResponse:
         _audit_message(withdrawn, "withdraw", "withdrew message {}")
 
     return _on_message(message_id, withdraw, "The message is withdrawn: it will not be sent.")
+
+
+@bp.post("/mail/<id:message_id>/retry")
+def retry_message(message_id: int) -> BaseResponse:
+    """Have a queued message waiting for its next attempt tried at the worker's next pass."""
+
+    def retry() -> None:
+        _audit_message(try_now(message_id), "retry", "had message {} tried now")
+
+    return _on_message(message_id, retry, "The message is tried again at the worker's next pass.")
 
 
 def _on_message(message_id: int, act: Callable[[], object], done: str) -> BaseResponse:

@@ -14,7 +14,7 @@ from service import games
 from service.links import token_for
 from service.mail.kinds import written
 from service.mail.worker import drain
-from service.models import AdminAction, Event, Game, OutboxMessage, Player, db
+from service.models import AdminAction, Event, Game, OutboxMessage, Player, db, utcnow
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one
@@ -400,6 +400,37 @@ def test_withdrawing_a_queued_message(app, admin, make_game) -> None:
     submit(admin, "/admin/mail", f"{page}/withdraw", confirm="y")
     assert "is skipped, not queued" in admin.get(page).get_data(as_text=True)
     assert submit(admin, "/admin/mail", "/admin/mail/999/withdraw", confirm="y").status_code == 404
+
+
+def test_trying_a_message_waiting_for_its_next_attempt_now(app, admin, make_game) -> None:
+    """After temporary refusals a message waits hours for its next attempt (up to twelve):
+    once the cause is mended (the relay's disk full, say), the admin has it tried at the
+    worker's next pass, with its attempts kept, rather than withdraw it and lose it."""
+    make_game()
+    with app.app_context():
+        message_id, kept = db.session.scalars(select(OutboxMessage.id).order_by(OutboxMessage.id))
+        message = db.session.get_one(OutboxMessage, message_id)
+        message.attempts, message.last_error = 4, "452 4.3.1 Insufficient system storage"
+        message.next_attempt_at = utcnow() + timedelta(hours=4)
+        db.session.commit()
+    page = f"/admin/mail/{message_id}"
+    assert "Try it now" in admin.get(page).get_data(as_text=True)
+    assert "Try it now" not in admin.get(f"/admin/mail/{kept}").get_data(as_text=True)
+    assert submit(admin, page, f"{page}/retry").status_code == 303
+    html = unescape(admin.get(page).get_data(as_text=True))
+    assert "The message is tried again at the worker's next pass." in html
+    with app.app_context():
+        message = db.session.get_one(OutboxMessage, message_id)
+        assert (message.status, message.attempts) == ("queued", 4)
+        assert message.next_attempt_at <= utcnow()
+        (entry,) = db.session.scalars(select(AdminAction).where(AdminAction.action == "retry"))
+        assert (entry.admin, entry.message_id) == ("ada", message_id)
+        assert drain() == 2
+        statuses = [db.session.get_one(OutboxMessage, n).status for n in (message_id, kept)]
+        assert statuses == ["sent", "sent"]
+    submit(admin, "/admin/mail", f"{page}/retry")
+    assert "is sent, not queued" in admin.get(page).get_data(as_text=True)
+    assert submit(admin, "/admin/mail", "/admin/mail/999/retry").status_code == 404
 
 
 def test_a_failed_turn_email_behind_a_newer_one_is_not_queued_again(app, admin, make_game) -> None:
