@@ -6,6 +6,9 @@ file's SHA-256. A request carrying the current version is answered with
 style sheet, the page's script and the icon once, not on every page it opens;
 a changed file gets a new address. Any other request for the file (no version,
 or an old one) is answered as before, to be checked again on each use.
+
+A browser's check of its copy (a 304) and a part of the file (a 206) carry the
+same year: the headers of a 304 replace those the browser kept.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from flask import Flask, Response, request
 
 YEAR = 365 * 24 * 60 * 60
 EXTENSION = "static_versions"
+# The answers that serve the file: whole, in part (Range), or the browser's copy confirmed.
+SERVED = (200, 206, 304)
 
 
 def version(app: Flask, filename: str) -> str | None:
@@ -55,7 +60,7 @@ def init_app(app: Flask) -> None:
     def keep_for_a_year(response: Response) -> Response:
         if (
             request.endpoint == "static"
-            and response.status_code == 200
+            and response.status_code in SERVED
             and request.view_args is not None
             and request.args.get("v") == version(app, request.view_args["filename"])
         ):

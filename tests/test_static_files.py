@@ -56,3 +56,23 @@ def test_a_changed_file_gets_a_new_address(app: Flask, client, tmp_path: Path) -
     assert after == hashlib.sha256(b"body { color: black; }\n").hexdigest()[:12]
     assert fetch(client, f"/static/style.css?v={before}")[2].max_age is None
     assert fetch(client, f"/static/style.css?v={after}")[2].max_age == YEAR
+
+
+def test_a_checked_or_partial_read_of_the_current_version_keeps_its_year(client) -> None:
+    """A 304 updates the headers a browser keeps (RFC 9111, 4.3.4) and a 206 is kept with
+    them: either answered ``no-cache`` would turn the year's copy into one checked on
+    every use."""
+    version = linked(client.get("/").get_data(as_text=True))["style.css"]
+    address = f"/static/style.css?v={version}"
+    with client.get(address) as first:
+        etag, modified = first.headers["ETag"], first.headers["Last-Modified"]
+    for headers, status in (
+        ({"If-None-Match": etag}, 304),
+        ({"If-Modified-Since": modified}, 304),
+        ({"Range": "bytes=0-9"}, 206),
+    ):
+        with client.get(address, headers=headers) as response:
+            caching = response.cache_control
+            assert response.status_code == status, headers
+            assert caching.max_age == YEAR and caching.immutable and caching.public, headers
+            assert not caching.no_cache, headers
