@@ -8,8 +8,8 @@ from inspect import iscoroutinefunction
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Request
-from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
+from flask import Flask, Request, Response, request
+from flask.sessions import SecureCookieSession, SecureCookieSessionInterface, SessionMixin
 from flask.typing import ResponseReturnValue
 from limits.errors import ConfigurationError
 from werkzeug.datastructures import ImmutableDict
@@ -54,6 +54,17 @@ class CookieSessions(SecureCookieSessionInterface):
         if app.secret_key and not request.cookies.get(self.get_cookie_name(app)):
             return self.session_class()
         return super().open_session(app, request)
+
+    def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
+        """Flask's own, without ``Vary: Cookie`` on a static file, which no cookie changes.
+
+        Flask-Login looks into the session after every request, which to Flask means that
+        the answer depends on the cookie: a browser would fetch the file's year-long copy
+        again whenever a cookie changed, a shared cache keep one copy per visitor.
+        """
+        if request.endpoint == "static" and not session.modified:
+            session.accessed = False
+        super().save_session(app, session, response)
 
 
 class Service(Flask):

@@ -272,6 +272,8 @@ def init_app(app: Flask) -> None:
         chosen = language_code(request.args.get(COOKIE))
         if chosen and chosen != request.cookies.get(COOKIE):
             remember_language(response, chosen)
+        if request.endpoint == "static" and response.status_code < 400:
+            return response  # a file, the same in every language
         return varies_by_language(response)
 
 

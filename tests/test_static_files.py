@@ -76,3 +76,17 @@ def test_a_checked_or_partial_read_of_the_current_version_keeps_its_year(client)
             assert response.status_code == status, headers
             assert caching.max_age == YEAR and caching.immutable and caching.public, headers
             assert not caching.no_cache, headers
+
+
+def test_a_static_file_is_the_same_in_every_language(client) -> None:
+    """Its answer varies by neither the language asked for nor the cookies: a browser whose
+    cookie changed (a dashboard session refreshed on each page, the language switched) would
+    fetch its year's copy again, and a shared cache would keep one copy per language."""
+    version = linked(client.get("/").get_data(as_text=True))["style.css"]
+    for address in (f"/static/style.css?v={version}", "/static/style.css"):
+        with client.get(address, headers={"Accept-Language": "fr"}) as response:
+            assert response.status_code == 200
+            assert not {"accept-language", "cookie"} & {name.lower() for name in response.vary}
+    with client.get("/static/missing.css", headers={"Accept-Language": "fr"}) as missing:
+        assert missing.status_code == 404  # its page is in the visitor's language
+        assert {"Accept-Language", "Cookie"} <= set(missing.vary)
