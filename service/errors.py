@@ -1,4 +1,5 @@
-"""Error pages: plain HTML for people, JSON under ``/api/``. They reveal nothing.
+"""Error pages: plain HTML for people, JSON under ``/api/`` and for clients that ask for
+JSON alone. They reveal nothing.
 
 A page says what went wrong in the visitor's language; the API keeps its
 English messages, with a code a client can explain in its own words.
@@ -76,9 +77,17 @@ def wants_json() -> bool:
     return request.path.startswith("/api/")
 
 
+def answers_in_json() -> bool:
+    """Whether an error is answered in JSON: under the API, and to a client that prefers JSON
+    to a page (``Accept: application/json``: a script reading a game's replay, an API address
+    mistyped). A browser, and a client that takes anything (``*/*``), get a page."""
+    accepted = request.accept_mimetypes
+    return wants_json() or accepted.quality("application/json") > accepted.quality("text/html")
+
+
 def error_response(status: int, code: str, message: str, **extra: object) -> ResponseReturnValue:
-    """An error in the form the client expects: JSON for the API, a page otherwise."""
-    if wants_json():
+    """An error in the form the client expects (:func:`answers_in_json`): JSON or a page."""
+    if answers_in_json():
         return jsonify(error={"code": code, "message": message, **extra}), status
     template = "admin/error.html" if on_dashboard() else "errors/error.html"
     return render_template(template, status=status, message=message), status
@@ -133,7 +142,7 @@ def http_error(exc: HTTPException) -> Response:
     code = (exc.name or "error").lower().replace(" ", "_")
     if exc.code == 404:
         code = "not_found"
-    if wants_json():
+    if answers_in_json():
         message = NOT_FOUND if exc.code == 404 else api_message(exc)
     else:
         # Refused before the view could say; not an outage or a limit, when looking the

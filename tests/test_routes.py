@@ -87,3 +87,29 @@ def test_no_route_answers_options(app: Flask) -> None:
         assert "Access-Control-Allow-Origin" not in response.headers
         if url.startswith("/api/"):
             assert response.get_json()["error"]["code"] == "method_not_allowed"
+
+
+def test_a_json_client_gets_its_errors_in_json_and_a_browser_in_html(app: Flask, make_game) -> None:
+    """Outside ``/api/`` too: a client that asks for JSON alone (a script fetching a game's
+    replay, a mistyped API address) reads the error's code, not a page; a browser, or a
+    client that takes anything, gets the page."""
+    token = make_game()["keeper"]
+    client = app.test_client()
+    as_json = {"Accept": "application/json"}
+    browser = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+    for method, path, status, code in (
+        ("GET", "/nothing", 404, "not_found"),
+        ("GET", "/api", 404, "not_found"),
+        ("GET", "/play/bad.token/replay.json", 404, "not_found"),
+        ("PUT", f"/play/{token}", 405, "method_not_allowed"),
+    ):
+        with client.open(path, method=method, headers=as_json) as response:
+            assert response.status_code == status, path
+            assert response.mimetype == "application/json", path
+            assert response.get_json()["error"]["code"] == code, path
+            if status == 405:
+                assert "GET" in response.headers["Allow"]
+        for headers in (browser, {"Accept": "*/*"}, {}):
+            with client.open(path, method=method, headers=headers) as response:
+                assert response.status_code == status, (path, headers)
+                assert response.mimetype == "text/html", (path, headers)
