@@ -314,3 +314,32 @@ def test_the_readme_web_unit_lets_its_migration_outlast_the_default_start_timeou
     for unit in migrating:
         minutes = re.findall(r"^TimeoutStartSec=(\d+)min$", unit, re.MULTILINE)
         assert minutes and int(minutes[0]) * 60 > 90, unit
+
+
+# nginx's variables that hold the request's path or query, or its Referer: any of them may
+# hold a link's token.
+NGINX_LINK_VARIABLES = re.compile(
+    r"request|request_uri|uri|document_uri|request_line|args|query_string|arg_\w+|http_referer"
+)
+
+
+def test_the_readme_proxies_log_no_link() -> None:
+    """A link's credential is its path, and a page's Referer is often one (a style sheet
+    fetched from a player's page): the proxies the README sets up log neither. nginx's
+    default format, "combined", logs both; Caddy's access log, once turned on, the URI and
+    the request's headers."""
+    readme = (ROOT / "README.md").read_text()
+    (nginx,) = re.findall(r"```nginx\n(.*?)```", readme, re.DOTALL)
+    (caddy,) = re.findall(r"```caddyfile\n(.*?)```", readme, re.DOTALL)
+    nginx = re.sub(r"#.*", "", nginx)
+    formats = dict(re.findall(r"^\s*log_format\s+(\w+)\s+([^;]*);", nginx, re.MULTILINE))
+    logs = re.findall(r"^\s*access_log\s+([^;]*);", nginx, re.MULTILINE)
+    assert logs, "nginx logs every request in its default format unless told otherwise"
+    for log in logs:
+        words = log.split()
+        if words == ["off"]:
+            continue
+        assert len(words) >= 2 and words[1] in formats, f"access_log {log}: no format of ours"
+        variables = re.findall(r"\$\{?(\w+)", formats[words[1]])
+        assert variables and not any(NGINX_LINK_VARIABLES.fullmatch(name) for name in variables)
+    assert not re.search(r"^\s*log\b", re.sub(r"#.*", "", caddy), re.MULTILINE)
