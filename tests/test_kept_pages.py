@@ -78,6 +78,20 @@ def test_each_seat_language_and_look_has_its_own_page(
     assert 'lang="fr"' in pages["shadow", "fr"]
 
 
+def test_a_page_in_its_players_language_keeps_it_on_its_links_whatever_the_browser(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """A player who chose French reads the page in French from an English browser too; its
+    links to the rules and the front page then carry ``?lang=fr``, which they need not from
+    a French browser. A page kept for one browser is not the other's."""
+    token = make_game(keeper_language="fr")["keeper"]
+    french = assert_kept_as_rendered(app, client, token, **{"Accept-Language": "fr"})
+    english = assert_kept_as_rendered(app, client, token, **{"Accept-Language": "en"})
+    assert 'lang="fr"' in french and 'lang="fr"' in english
+    assert "lang=fr" not in french
+    assert 'href="/?lang=fr"' in english and "look=standard&amp;lang=fr" in english
+
+
 def test_a_kept_page_follows_every_move_of_a_whole_game(
     app: Flask, client: FlaskClient, make_game
 ) -> None:

@@ -10,8 +10,9 @@ with the time; whose move is due changes with the version, and the names are
 in the tag), whether the opponent was reminded of the move at the game's
 version, whether the day before a reminder may be sent has passed and whether
 the owed move's deadline has (both change with the time), whether a move the
-computer owes is late (:func:`service.computer.lateness`), and the token the
-page links with. A page rendered from the same key is the same page: the
+computer owes is late (:func:`service.computer.lateness`), whether the language
+is the player's choice rather than the browser's (the page's links then carry
+it), and the token the page links with. A page rendered from the same key is the same page: the
 engine's state and the notes change only with the game's version. The key
 holds nothing a player may not see; a page is kept under its player's own
 token, for an open game only (a closed game's page offers a rematch, whose
@@ -39,6 +40,7 @@ from .. import driver_reads
 from ..addresses import known_time_zone
 from ..computer import lateness
 from ..games import reminder_offer
+from ..language import carried_language
 from ..links import signed_home, signed_link
 from ..models import AddressSettings, Event, Game, Player, db, utcnow
 from ..perspective import (
@@ -74,6 +76,9 @@ class PageKey:
     deadline: tuple[tuple[str, Any], ...] | None
     time_zone: str | None
     root: str
+    # The page's language when the player's choice, not the browser, decided it: its links
+    # off the page carry it (service.language.carried_language).
+    carried: str | None
 
 
 class KeptPages:
@@ -178,6 +183,7 @@ def page_key(
         deadline=tuple(sorted(due.items())) if due else None,
         time_zone=time_zone,
         root=request.script_root,
+        carried=carried_language(),
     )
 
 
