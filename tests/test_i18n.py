@@ -578,3 +578,16 @@ def test_french_elides_de_and_que_before_a_name_that_starts_with_a_vowel(
         )
     with app.app_context(), force_locale("en"):
         assert lang.gettext("Waiting for %(name)s.", name="Ann") == "Waiting for Ann."
+
+
+def test_every_rules_link_of_a_page_in_the_players_language_carries_it(
+    client: FlaskClient, make_game
+) -> None:
+    """A player who chose French, reading from an English browser: the header's rules link
+    and the one under the short rules both open the rules in French."""
+    token = make_game(keeper_language="fr")["keeper"]
+    page = client.get(f"/play/{token}", headers={"Accept-Language": "en"}).get_data(as_text=True)
+    assert 'lang="fr"' in page
+    rules = re.findall(r'href="(/rules[^"]*)"', page)
+    assert len(rules) >= 2
+    assert all("lang=fr" in link for link in rules), rules
