@@ -47,6 +47,7 @@ def describe(figures: dict[str, Any]) -> str:
         f"Keeper wins: {figures['keeper_wins']:,} ({percent(figures['keeper_win_rate'])}, "
         f"95% Wilson interval {percent(low)}–{percent(high)}); "
         f"Shadow wins: {figures['shadow_wins']:,}",
+        *levels_differ(figures),
         "",
         f"Final track (mean {number(figures['track_mean'])}):",
     ]
@@ -109,6 +110,19 @@ def describe(figures: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def levels_differ(figures: dict[str, Any]) -> list[str]:
+    """What the Keeper's win rate of seats played by two levels does not say, in lines of
+    text: the lean of the rules. None when one level plays both seats."""
+    keeper, shadow = figures["keeper"], figures["shadow"]
+    if keeper == shadow:
+        return []
+    return [
+        f"The seats are played by different levels ({keeper} as the Keeper, {shadow} as the "
+        f"Shadow): the Keeper's win rate measures the two levels as much as the rules, so it "
+        f"does not say how balanced the rules are; play both seats with one level for that."
+    ]
+
+
 def p_value(p: float) -> str:
     """A p-value to four decimals, or ``< 0.0001`` below that."""
     return "< 0.0001" if p < 0.0001 else f"{p:.4f}"
@@ -158,6 +172,7 @@ def describe_comparison(figures: dict[str, Any]) -> str:
         f"McNemar test of no difference: mid-p {p_value(figures['p_mid'])}, "
         f"exact p {p_value(figures['p_exact'])}",
         "",
+        *levels_differ(figures),
         *describe_balance(figures, sides),
     ]
     return "\n".join(lines)

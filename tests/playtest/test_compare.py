@@ -277,3 +277,11 @@ def test_the_documented_comparisons_agree_with_their_counts() -> None:
         else:
             decimals = len(cells[7].split(".")[1])
             assert cells[7] == f"{p_mid:.{decimals}f}", row
+
+
+def test_a_comparison_of_two_levels_says_its_balance_is_not_the_rules() -> None:
+    text = describe_comparison(comparison_figures(comparison(4), compare(comparison(4))))
+    note = text.index("The seats are played by different levels (easy as the Keeper")
+    assert note < text.index("Distance from an even game"), text
+    same = Comparison(games=4, keeper="easy", shadow="easy", variant=VARIANT)
+    assert "different levels" not in describe_comparison(comparison_figures(same, compare(same)))

@@ -219,3 +219,12 @@ def test_a_run_of_one_game_reads_in_the_singular() -> None:
     text = describe(figures(settings, simulate(settings)))
     assert "over 1 round)" in text
     assert " 1 times" not in text and ": 1 cards" not in text
+
+
+def test_a_run_of_two_levels_says_its_rate_is_not_the_rules_balance() -> None:
+    # easy as the Keeper against random as the Shadow: the better player holds one seat.
+    text = describe(run(games=4))
+    assert "The seats are played by different levels (easy as the Keeper, random as the " in text
+    assert "does not say how balanced the rules are" in text
+    settings = Settings(games=4, keeper="easy", shadow="easy")
+    assert "different levels" not in describe(figures(settings, simulate(settings)))
