@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import click
@@ -17,11 +18,14 @@ from ..models import db
 from ..rules import Variant, VariantError
 from ..unit_of_work import transaction
 from .compare import Comparison, compare, comparison_figures
-from .report import describe, describe_comparison
+from .report import counted, describe, describe_comparison
 from .runs import runs_stored, save_run
-from .simulate import MOST_GAMES, Settings, figures, simulate
+from .simulate import MOST_GAMES, Interrupted, Settings, figures, simulate
 
 F = TypeVar("F", bound=Callable[..., Any])
+Done = TypeVar("Done")
+# The exit status of a command stopped by Ctrl-C, as the shell gives one.
+INTERRUPTED = 130
 
 playtest_cli = ServiceGroup("playtest", help="Computer players on variants of the rules.")
 
@@ -97,15 +101,48 @@ def simulate_command(
     settings = Settings(games=games, keeper=keeper, shadow=shadow, variant=variant, seed=seed)
     if save:
         _check_runs_can_be_stored()
-    with click.progressbar(length=games, label="Playing", file=sys.stderr) as bar:
-        tally = simulate(settings, workers=workers, progress=bar.update)
+    tally, stopped = _play(
+        games, lambda progress: simulate(settings, workers=workers, progress=progress)
+    )
+    if stopped:
+        settings = replace(settings, games=tally.games)
     result = figures(settings, tally)
     # Printed first: a run whose figures cannot be stored has not been played for nothing.
     click.echo(json.dumps(result) if as_json else describe(result))
+    if stopped:
+        _stopped(tally.games, games, "game", save)
     if save:
         with transaction():
             run = save_run(settings, result)
         click.echo(f"Stored as run {run.id}.", err=True)
+
+
+def _play(length: int, play: Callable[[Callable[[int], None]], Done]) -> tuple[Done, bool]:
+    """What ``play`` gives, with a progress bar of ``length`` games on standard error, and
+    whether it was interrupted (Ctrl-C): then what the games played before it add up to.
+
+    A run interrupted before any game was finished ends the command."""
+    try:
+        with click.progressbar(
+            length=length, label="Playing", show_pos=True, file=sys.stderr
+        ) as bar:
+            return play(bar.update), False
+    except Interrupted as stop:
+        if not stop.played:
+            click.echo("Interrupted before a game was finished: nothing to show.", err=True)
+            click.get_current_context().exit(INTERRUPTED)
+        return stop.done, True
+
+
+def _stopped(played: int, asked: int, thing: str, save: bool) -> None:
+    """Say that a command was interrupted and what its figures are, then end it."""
+    click.echo(
+        f"Interrupted after {counted(played, thing)} of {asked:,}: the figures are those of "
+        f"the first {counted(played, thing)}, as the same command with --games {played} "
+        "plays them" + ("; the run was not stored." if save else "."),
+        err=True,
+    )
+    click.get_current_context().exit(INTERRUPTED)
 
 
 def _check_runs_can_be_stored() -> None:
@@ -165,7 +202,12 @@ def compare_command(
     comparison = Comparison(
         games=games, keeper=keeper, shadow=shadow, variant=variant, against=against, seed=seed
     )
-    with click.progressbar(length=games, label="Playing", file=sys.stderr) as bar:
-        deals = compare(comparison, workers=workers, progress=bar.update)
+    deals, stopped = _play(
+        games, lambda progress: compare(comparison, workers=workers, progress=progress)
+    )
+    if stopped:
+        comparison = replace(comparison, games=deals.total)
     result = comparison_figures(comparison, deals)
     click.echo(json.dumps(result) if as_json else describe_comparison(result))
+    if stopped:
+        _stopped(deals.total, games, "deal", save=False)

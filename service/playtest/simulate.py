@@ -20,6 +20,7 @@ import math
 import multiprocessing
 import os
 import random
+import signal
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -284,11 +285,34 @@ def spread(
     progress: Callable[[int], None] | None,
 ) -> Sum:
     """``play`` each part, in this process (``workers`` 1) or in up to ``workers`` new ones,
-    and add what they give to ``total``; ``progress`` hears the ``count`` of each part."""
+    and add what they give to ``total``; ``progress`` hears the ``count`` of each part.
+
+    An interrupt raises :class:`Interrupted` with the sum of the parts added before it.
+    """
     if workers <= 1:
         return _add_up(map(play, parts), total, count, progress)
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+    with multiprocessing.get_context("spawn").Pool(workers, _leave_interrupts) as pool:
         return _add_up(pool.imap(play, parts), total, count, progress)
+
+
+def _leave_interrupts() -> None:
+    """In a worker process: leave Ctrl-C to the process that started it, which stops the
+    workers, rather than print a traceback from each."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class Interrupted(KeyboardInterrupt):
+    """An interrupt (Ctrl-C) during a run, holding what the parts played before it add up to.
+
+    Parts are added in their order, so ``done`` is the sum of the first
+    ``played`` games (or deals) of the run: what a run of that many with the
+    same seed gives.
+    """
+
+    def __init__(self, done: Any, played: int) -> None:
+        super().__init__()
+        self.done = done
+        self.played = played
 
 
 def _add_up(
@@ -297,10 +321,13 @@ def _add_up(
     count: Callable[[Sum], int],
     progress: Callable[[int], None] | None,
 ) -> Sum:
-    for part in done:
-        total = total + part
-        if progress is not None:
-            progress(count(part))
+    try:
+        for part in done:
+            total = total + part
+            if progress is not None:
+                progress(count(part))
+    except KeyboardInterrupt:
+        raise Interrupted(total, count(total)) from None
     return total
 
 

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from select import select as wait_for
 
+import pytest
 from sqlalchemy import select
 
 from service import create_app
 from service.models import PlaytestRun, db
+from service.playtest import compare as compare_module
+from service.playtest import simulate as simulate_module
 from service.playtest.simulate import players_digest
+from service.rules import PRINTED, Variant
 
 from ..conftest import base_config
 
@@ -255,3 +267,81 @@ def test_compare_refuses_bad_options(runner) -> None:
         result = compare(runner, *args)
         assert result.exit_code == 2, args
         assert message in result.output, result.output
+
+
+# The longest wait for a command's progress bar to move before a test gives up on it.
+PROGRESS_WAIT = 120
+
+
+def interrupted(command: str, workers: int, tmp_path: Path) -> tuple[int, str, str]:
+    """``playtest COMMAND`` of 100,000 games (random against random) in a process of its own,
+    interrupted as Ctrl-C does (every process of its group) once it has played some: its exit
+    status, standard output and standard error."""
+    extra = ["--variant", "halfway=0"] if command == "compare" else []
+    arguments = ["--games", "100000", "--keeper", "random", "--shadow", "random", *extra]
+    environment = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'unused.db'}",
+        "SECRET_KEY": "test-secret-key",
+        "SPLITMIND_ENV": "development",
+    }
+    # Standard error is a terminal, so the progress bar shows the games played.
+    terminal, progress = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "flask", "--app", "service", "playtest", command, *arguments]
+        + ["--workers", str(workers), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=progress,
+        env=environment,
+        start_new_session=True,
+    )
+    os.close(progress)
+    seen = b""
+    try:
+        while not re.search(rb" [1-9][0-9]*/100000", seen):
+            # A bound on the wait, not on the speed: the first games take a few seconds.
+            ready, _, _ = wait_for([terminal], [], [], PROGRESS_WAIT)
+            assert ready, f"no game played in {PROGRESS_WAIT} s: {seen!r}"
+            seen += os.read(terminal, 4096)
+        os.killpg(process.pid, signal.SIGINT)
+        stdout, _ = process.communicate(timeout=120)
+        while True:
+            try:
+                more = os.read(terminal, 4096)
+            except OSError:
+                break
+            if not more:
+                break
+            seen += more
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(terminal)
+    return process.returncode, stdout.decode(), seen.decode(errors="replace")
+
+
+@pytest.mark.parametrize(("command", "workers"), [("simulate", 2), ("compare", 1)])
+def test_an_interrupted_run_prints_the_figures_of_the_games_it_played(
+    command: str, workers: int, tmp_path
+) -> None:
+    status, stdout, stderr = interrupted(command, workers, tmp_path)
+    assert status == 130, stderr
+    printed = json.loads(stdout.splitlines()[-1])
+    played = printed["games"]
+    thing = "game" if command == "simulate" else "deal"
+    assert f"Interrupted after {played:,} {thing}" in stderr, stderr
+    assert f"as the same command with --games {played} plays them" in stderr
+    assert "Traceback" not in stderr, stderr
+    # The figures are those of a run of as many games with the same seed.
+    if command == "simulate":
+        settings = simulate_module.Settings(games=played, keeper="random", shadow="random")
+        expected = simulate_module.figures(settings, simulate_module.simulate(settings))
+    else:
+        comparison = compare_module.Comparison(
+            games=played, keeper="random", shadow="random", variant=Variant(halfway=0)
+        )
+        deals = compare_module.compare(comparison)
+        expected = compare_module.comparison_figures(comparison, deals)
+        assert comparison.against == PRINTED
+    assert printed == json.loads(json.dumps(expected))
