@@ -87,7 +87,14 @@ def describe(figures: dict[str, Any]) -> str:
     lines.append(
         f"  (a Steal took a trick in {steal['took']:,} of {counted(steal['fired'], 'Steal')})"
     )
-    lines.append("")
+    lines += [
+        "  The Keeper's wins with and without an effect are not what the effect is worth: a "
+        "game the Shadow wins early",
+        "  has fewer tricks for an effect to fire in, so the games without one are more often "
+        "the Shadow's. The track",
+        "  a round with the effect and without compares rounds instead, each of ten tricks.",
+        "",
+    ]
     for played, each in figures["leaders"].items():
         lines.append(
             f"Round {played}: played {each['played']:,}, led by the Shadow {each['shadow_led']:,} "
@@ -95,6 +102,12 @@ def describe(figures: dict[str, Any]) -> str:
             f"Keeper wins {percent(each['keeper_win_rate_keeper_led'])} when the Keeper led, "
             f"{percent(each['keeper_win_rate_shadow_led'])} when the Shadow led"
         )
+    if figures["leaders"]:
+        lines += [
+            "  The track decides who leads these rounds (the Shadow once it reaches the halfway "
+            "mark), so the Keeper's wins",
+            "  by leader say where the track stood, not what the lead is worth.",
+        ]
     track_by, wins_by = figures["track_by"], figures["shadow_wins_by"]
     shadow_wins = figures["shadow_wins"]
     lines += [

@@ -228,3 +228,12 @@ def test_a_run_of_two_levels_says_its_rate_is_not_the_rules_balance() -> None:
     assert "does not say how balanced the rules are" in text
     settings = Settings(games=4, keeper="easy", shadow="easy")
     assert "different levels" not in describe(figures(settings, simulate(settings)))
+
+
+def test_the_report_does_not_read_won_games_by_effect_or_leader_as_their_worth() -> None:
+    text = describe(run(games=6))
+    assert "The Keeper's wins with and without an effect are not what the effect is worth" in text
+    assert "by leader say where the track stood, not what the lead is worth." in text
+    # A game of one round has no round whose leader the track decides.
+    one_round = describe(run(games=2, rounds="1"))
+    assert "not what the lead is worth" not in one_round
