@@ -22,7 +22,7 @@ from ..models import PlaytestRun
 from ..playtest.plots import WinRate, track_plot, win_rate_plot
 from ..playtest.runs import LATEST, latest_runs, runs_stored
 from ..playtest.simulate import wilson
-from ..rules import PRINTED, TRICKS_PER_ROUND, Variant
+from ..rules import PRINTED, TRICKS_PER_ROUND, Variant, VariantError
 from .stats import Playtest, playtest
 
 # Final-track plots for this many of the latest runs (the table lists more).
@@ -117,11 +117,10 @@ def from_run(run: PlaytestRun) -> Source:
     with the same seed play the same deals, and the seed is what replays a run.
     """
     figures: dict[str, Any] = run.figures
-    variant = Variant.from_options(run.settings["variant"]).describe() or "printed rules"
     return Source(
         label=(
             f"run {run.id}: {run.keeper_level} (Keeper) v {run.shadow_level} (Shadow), "
-            f"{variant}, seed {run.settings['seed']}"
+            f"{_rules(run.settings['variant'])}, seed {run.settings['seed']}"
         ),
         kind="run",
         games=run.games,
@@ -139,6 +138,19 @@ def from_run(run: PlaytestRun) -> Source:
         shadow_wins_by=figures["shadow_wins_by"],
         run=run,
     )
+
+
+def _rules(options: dict[str, str]) -> str:
+    """A stored run's variant options as ``halfway=6 swap_size=1``, in the parameters' order.
+
+    A run stored by other code may hold a parameter this code does not know,
+    or a value it now refuses: it is named by its options as stored.
+    """
+    try:
+        described = Variant.from_options(options).describe()
+    except VariantError:
+        described = " ".join(f"{key}={value}" for key, value in sorted(options.items()))
+    return described or "printed rules"
 
 
 def sources() -> list[Source]:

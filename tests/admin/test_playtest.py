@@ -148,3 +148,18 @@ def test_the_page_says_resigned_games_are_not_counted(app, admin) -> None:
         "Games ended by a forfeit, a resignation, a timeout or a cancellation are not counted."
         in text
     )
+
+
+def test_a_run_whose_rules_the_code_no_longer_reads_is_still_listed(app, admin) -> None:
+    """A run stored by other code, with a parameter this code does not know or a value it
+    now refuses, is named by its stored settings; the page still shows every run."""
+    run_id = store_run(app)
+    with app.app_context(), transaction():
+        run = db.session.get_one(PlaytestRun, run_id)
+        run.settings = {**run.settings, "variant": {"rounds": "2000", "elixirs": "3"}}
+    page = admin.get("/admin/playtest")
+    assert page.status_code == 200
+    rows = table(page.get_data(as_text=True), "sources")
+    assert rows[-1][0] == (
+        f"run {run_id}: easy (Keeper) v random (Shadow), elixirs=3 rounds=2000, seed 1"
+    )
