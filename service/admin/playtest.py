@@ -172,6 +172,8 @@ def page() -> dict[str, Any]:
     ]
     return {
         "sources": found,
+        # Runs whose Keeper's win rate measures two levels as much as the rules.
+        "two_levels": sum(1 for s in found if s.run and s.run.keeper_level != s.run.shadow_level),
         "win_rates": win_rate_plot(rows),
         "tracks": tracks,
         "printed_halfway": PRINTED.halfway,

@@ -17,11 +17,13 @@ from .test_games import new_game
 from .test_stats import table
 
 
-def store_run(app, games: int = 5, seed: int = 1, **options: str) -> int:
+def store_run(
+    app, games: int = 5, seed: int = 1, keeper: str = "easy", shadow: str = "random", **options: str
+) -> int:
     settings = Settings(
         games=games,
-        keeper="easy",
-        shadow="random",
+        keeper=keeper,
+        shadow=shadow,
         variant=Variant.from_options(options),
         seed=seed,
     )
@@ -162,4 +164,19 @@ def test_a_run_whose_rules_the_code_no_longer_reads_is_still_listed(app, admin) 
     rows = table(page.get_data(as_text=True), "sources")
     assert rows[-1][0] == (
         f"run {run_id}: easy (Keeper) v random (Shadow), elixirs=3 rounds=2000, seed 1"
+    )
+
+
+def test_the_page_says_which_runs_pit_two_levels_against_each_other(app, admin) -> None:
+    store_run(app, games=2, keeper="easy", shadow="easy")
+    assert 'id="two-levels"' not in admin.get("/admin/playtest").get_data(as_text=True)
+    store_run(app, games=2)
+    store_run(app, games=2, keeper="random", shadow="easy")
+    html = admin.get("/admin/playtest").get_data(as_text=True)
+    found = re.search(r'<p id="two-levels"[^>]*>(.*?)</p>', html, re.S)
+    assert found, html
+    assert " ".join(found.group(1).split()) == (
+        "2 of the runs listed have a different level in each seat: their Keeper's win rate "
+        "measures the two levels as much as the rules, and does not say how balanced the "
+        "rules are."
     )
