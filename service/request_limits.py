@@ -12,7 +12,10 @@ refused if it reaches the limit.
 No field, query parameter or path the service reads holds a NUL character,
 and no PostgreSQL text column can store one: a request with one is refused
 (400) before any of it reaches a query. JSON nested deeper than Python's
-recursion limit is malformed, like any other body the API cannot read.
+recursion limit is malformed, like any other body the API cannot read, and
+so is an object that names a key twice (:class:`RepeatedKey`): which of the two
+counts is each reader's guess, and a proxy or a client's own check may guess
+otherwise than the decoder, which keeps the last.
 
 The pages take forms and the API takes JSON. Flask-WTF's forms read a JSON
 body as their fields, which then hold numbers, lists or ``null`` where the
@@ -24,6 +27,7 @@ reads it. No page takes a file either (400).
 from __future__ import annotations
 
 import io
+import json
 from itertools import chain
 from typing import Any
 from urllib.parse import urlsplit
@@ -136,9 +140,24 @@ def refuse_json_on_pages() -> None:
         )
 
 
+class RepeatedKey(ValueError):
+    """A JSON object names one key twice; the message, in the API's English, says which."""
+
+
+def _each_key_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The object of ``pairs``; :class:`RepeatedKey` if one key comes twice."""
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        keys = [key for key, _ in pairs]
+        repeated = next(key for key in keys if keys.count(key) > 1)
+        raise RepeatedKey(f"The key {json.dumps(repeated)} comes twice in one object.")
+    return found
+
+
 class JSONProvider(DefaultJSONProvider):
-    """Flask's JSON, reading a body nested too deeply to decode as malformed (``ValueError``),
-    and writing a response's body by :mod:`.json_codec` but when debugging (indented)."""
+    """Flask's JSON, reading a body nested too deeply to decode, or an object that repeats a
+    key (:class:`RepeatedKey`), as malformed (``ValueError``), and writing a response's body
+    by :mod:`.json_codec` but when debugging (indented)."""
 
     def response(self, *args: Any, **kwargs: Any) -> SansIOResponse:
         """The JSON response of ``jsonify(*args, **kwargs)``, as Flask's, non-ASCII characters
@@ -150,9 +169,10 @@ class JSONProvider(DefaultJSONProvider):
         return self._app.response_class(body + b"\n", mimetype=self.mimetype)  # type: ignore[arg-type]
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
-        """Decode ``s``; ``ValueError`` where the decoder would run out of stack."""
+        """Decode ``s``; ``ValueError`` where the decoder would run out of stack, or an
+        object repeats a key."""
         try:
-            return super().loads(s, **kwargs)
+            return super().loads(s, object_pairs_hook=_each_key_once, **kwargs)
         except RecursionError:
             raise ValueError("JSON nested too deeply") from None
 

@@ -602,3 +602,30 @@ def test_a_body_not_read_as_json_says_why(
     assert response.status_code == 400
     error = response.get_json()["error"]
     assert error["code"] == "malformed" and message in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("", '{"version": 0, "exchange": ["XX"], "exchange": [CARD]}'),
+        ("", '{"version": 7, "version": 0, "exchange": [CARD]}'),
+        ("", '{"version": 0, "exchange": [CARD], "note": "hi", "note": null}'),
+        ("/resign", '{"version": 7, "version": 0}'),
+    ],
+)
+def test_a_body_that_repeats_a_key_is_malformed_and_changes_nothing(
+    app: Flask, client: FlaskClient, make_game: Any, path: str, body: str
+) -> None:
+    """An object that names a key twice says two things: a proxy or a client's own check may
+    read the first, where the decoder keeps the last. Neither is applied."""
+    game = make_game()
+    card = view(client, game["keeper"])["hand"][0]
+    response = client.post(
+        f"/api/play/{game['keeper']}{path}",
+        data=body.replace("CARD", json.dumps(card)),
+        content_type="application/json",
+    )
+    assert response.status_code == 400, response.get_data(as_text=True)
+    error = response.get_json()["error"]
+    assert error["code"] == "malformed" and "twice" in error["message"], error
+    assert load_game(app, game["id"]).version == 0

@@ -90,7 +90,8 @@ NUL_REFUSED = {
 ERRORS: dict[str, dict[str, Any]] = {
     "400": {
         "description": (
-            "The body is not a well-formed move (malformed: the message says what is wrong), "
+            "The body is not a well-formed move (malformed: the message says what is wrong; "
+            "an object that names a key twice is one), "
             "or the request cannot be read (bad_request: a NUL character in the address, the "
             "query string or the body, a body in chunks that cannot be read, a Host that is "
             "no name)"

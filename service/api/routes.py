@@ -6,12 +6,11 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from flask import Response, jsonify, request
+from flask import Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 from flask_babel import force_locale
 from sqlalchemy import Connection
 from werkzeug.datastructures import ETags
-from werkzeug.exceptions import BadRequest
 
 from .. import games, notes
 from ..errors import NOT_FOUND, error_response
@@ -31,6 +30,7 @@ from ..perspective import (
     tag_of,
     view_of,
 )
+from ..request_limits import RepeatedKey
 from ..rules import CHOICE_PHASES, PRINTED, SEATS, ActionError, Seat, parse_action
 from ..unit_of_work import reading, transaction
 from . import bp
@@ -188,13 +188,16 @@ UNREADABLE_JSON = "The body is not JSON that can be read."
 
 def json_body() -> object:
     """The posted body's JSON value, or :class:`games.BadMove` saying why it is none: the
-    request does not say it is JSON (its ``Content-Type``), or it is not JSON that can be read.
+    request does not say it is JSON (its ``Content-Type``), it is not JSON that can be read,
+    or an object of it names a key twice.
     """
     if not request.is_json:
         raise games.BadMove(NOT_JSON)
     try:
-        return request.get_json()
-    except BadRequest:
+        return current_app.json.loads(request.get_data(cache=True))
+    except RepeatedKey as exc:
+        raise games.BadMove(f"{exc} Send each key once.") from None
+    except ValueError:
         raise games.BadMove(UNREADABLE_JSON) from None
 
 
