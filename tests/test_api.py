@@ -629,3 +629,28 @@ def test_a_body_that_repeats_a_key_is_malformed_and_changes_nothing(
     error = response.get_json()["error"]
     assert error["code"] == "malformed" and "twice" in error["message"], error
     assert load_game(app, game["id"]).version == 0
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"version": 0, "exchange": ["4S\\ud800"]}',
+        '{"version": 0, "play": "\\udfff"}',
+        '{"version": 0, "exchange": ["1H"], "x\\ud83d": 1}',
+        '{"version": 0, "play": "4S", "name": "\\ud800"}',
+    ],
+)
+def test_an_error_echoing_a_lone_surrogate_is_unicode_text(
+    client: FlaskClient, make_game: Any, body: str
+) -> None:
+    """A message quoting a card, a key or a suit that holds half a character shows it escaped:
+    the answer is JSON of Unicode text, which a strict decoder (one that refuses a lone
+    surrogate's escape, as Rust's serde_json does) reads too."""
+    game = make_game()
+    response = client.post(
+        f"/api/play/{game['keeper']}", data=body, content_type="application/json"
+    )
+    assert response.status_code == 400
+    message = response.get_json()["error"]["message"]
+    message.encode("utf-8")  # raises for a lone surrogate, as a strict decoder would
+    assert "\\ud" in message, message

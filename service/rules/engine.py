@@ -390,11 +390,17 @@ def parse_action(action: object) -> tuple[str, Action]:
 
 def _shown(value: object, most: int = 60) -> str:
     """A value of an action as JSON writes it (``null``, ``["4S"]``), cut at ``most``
-    characters: an action comes as JSON, from the API or a replay file."""
+    characters: an action comes as JSON, from the API or a replay file.
+
+    Half a character (a lone surrogate, which JSON may escape but which is no
+    Unicode text) is shown by its escape, ``\\ud800``: the message is text that
+    any JSON decoder reads, the strict ones too.
+    """
     try:
         shown = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         shown = repr(value)
+    shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
     return shown if len(shown) <= most else shown[: most - 1] + "…"
 
 
