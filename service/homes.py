@@ -525,10 +525,11 @@ def _digest_due(hour: int, zone: str | None, last: datetime | None, now: datetim
 def _slot(hour: int, zone: str | None, now: datetime) -> datetime:
     """The moment ``hour`` comes today where the address is (``zone``, UTC while unknown)."""
     local = now.astimezone(zone_of(zone))
-    # The hour's earlier reading where clocks change: the first of the two a clock turned back
-    # repeats, or, where it jumps past it, the moment the jump began (one digest that day).
-    start = local.replace(hour=hour, minute=0, second=0, microsecond=0)
-    return min(start.replace(fold=fold).astimezone(UTC) for fold in (0, 1))
+    # Read with the offset before the change where clocks change (fold 0): the first of the
+    # two a clock turned back repeats, or, where it jumps past it, the moment the jump began
+    # (one digest that day). The offset after it would put a skipped midnight on the eve.
+    start = local.replace(hour=hour, minute=0, second=0, microsecond=0, fold=0)
+    return start.astimezone(UTC)
 
 
 def _day_served(settings: AddressSettings, hour: int, now: datetime) -> None:

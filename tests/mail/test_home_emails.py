@@ -467,6 +467,21 @@ def test_one_digest_on_the_day_the_clocks_jump_past_its_hour(app: Flask, make_ga
     assert digests_at(app, make_game, eve, 3, "Pacific/Chatham", moments) == [[], [KIM], [], []]
 
 
+def test_a_digest_at_a_midnight_the_clocks_skip_still_goes_that_day(
+    app: Flask, make_game, deliver: Callable[[], int]
+) -> None:
+    """Santiago's clocks jump from midnight to 1 o'clock on 6 September 2026 (04:00 UTC). Kim
+    asks at 23:30 the evening before for the digest at 0 o'clock and gets that day's at once;
+    the 6th has its own, at the jump, though its midnight never comes."""
+    eve = datetime(2026, 9, 6, 3, 30, tzinfo=UTC)
+    sent = digests_at(app, make_game, eve, 0, "America/Santiago", [eve.replace(minute=35)])
+    for moment in (eve.replace(hour=4, minute=5), eve.replace(hour=12)):
+        deliver()
+        with time_machine.travel(moment, tick=False), app.app_context():
+            sent.append(deadlines.sweep(moment).digests)
+    assert sent == [[KIM], [KIM], []]
+
+
 def test_a_zone_learnt_later_keeps_the_moment_of_the_hour_chosen(
     app: Flask, client: FlaskClient, make_game
 ) -> None:
