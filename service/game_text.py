@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from babel import Locale
+from babel.dates import get_timezone_gmt
 from confusable_homoglyphs import confusables
 from flask_babel import format_datetime, get_locale
 
@@ -327,8 +328,10 @@ def deadline_text(moment: str, zone: str | None = None) -> str:
     9:30 AM UTC``.
 
     With ``zone``, an IANA time zone, in that zone and named by it:
-    ``Mar 5, 2026, 10:30 AM Europe/Paris``; without one, plainly in UTC. The page's
-    script writes it again in the browser's zone, in the same style.
+    ``Mar 5, 2026, 10:30 AM Europe/Paris``; without one, plainly in UTC. A time the
+    zone's clocks read twice, the night they go back, names its offset too:
+    ``Nov 1, 2026, 1:30 AM America/New_York (GMT-05:00)``. The page's script writes it
+    again in the browser's zone, in the same style.
     """
     when = datetime.fromisoformat(moment)
     if when.tzinfo is None:  # stored without its zone: UTC, as every moment of the service
@@ -338,7 +341,11 @@ def deadline_text(moment: str, zone: str | None = None) -> str:
         utc = when.astimezone(UTC)
         return format_datetime(utc, _to_the_minute(locale, utc.day), rebase=False) + " UTC"
     local = when.astimezone(ZoneInfo(zone))
-    return format_datetime(local, _to_the_minute(locale, local.day), rebase=False) + f" {zone}"
+    text = format_datetime(local, _to_the_minute(locale, local.day), rebase=False) + f" {zone}"
+    if local.replace(fold=1 - local.fold).utcoffset() != local.utcoffset():
+        # A time the clocks turned back read twice that night: its offset says which of the two.
+        text += f" ({get_timezone_gmt(local, 'long', locale)})"
+    return text
 
 
 @cache

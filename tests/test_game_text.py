@@ -162,6 +162,33 @@ def test_a_deadline_in_a_zone_this_machine_does_not_know_reads_in_utc(app: Flask
     assert all(text.endswith("9:30\u202fAM UTC") for text in unknown)
 
 
+def test_a_deadline_in_an_hour_the_clocks_repeat_says_which(app: Flask) -> None:
+    """1:30 comes twice in New York on 1 November 2026 (05:30 and 06:30 UTC), and 1:45 twice
+    at Lord Howe on 5 April 2026, half an hour apart: each deadline names its offset, which
+    tells the two apart. One the clocks do not repeat is named by its zone alone."""
+    with app.app_context():
+        first, second = (
+            deadline_text(f"2026-11-01T0{hour}:30:00+00:00", "America/New_York") for hour in (5, 6)
+        )
+        howe = [
+            deadline_text(f"2026-04-04T{moment}:00+00:00", "Australia/Lord_Howe")
+            for moment in ("14:45", "15:15")
+        ]
+        plain = deadline_text("2026-11-01T07:30:00+00:00", "America/New_York")
+    assert first == "Nov 1, 2026, 1:30\u202fAM America/New_York (GMT-04:00)"
+    assert second == "Nov 1, 2026, 1:30\u202fAM America/New_York (GMT-05:00)"
+    assert howe[0].endswith("1:45\u202fAM Australia/Lord_Howe (GMT+11:00)")
+    assert howe[1].endswith("1:45\u202fAM Australia/Lord_Howe (GMT+10:30)")
+    assert plain == "Nov 1, 2026, 2:30\u202fAM America/New_York"
+
+
+def test_a_french_deadline_in_an_hour_the_clocks_repeat_says_which(french: None) -> None:
+    """Paris's 2:30 comes twice on 25 October 2026: the French text names the offset too."""
+    assert deadline_text("2026-10-25T00:30:00+00:00", "Europe/Paris") == (
+        "25 oct. 2026, 02:30 Europe/Paris (UTC+02:00)"
+    )
+
+
 def test_a_french_deadline_on_the_first_of_a_month_reads_1er(french: None) -> None:
     """French writes the first day of a month as an ordinal, "1er avril"; the others as
     numbers. In the zone the date is given in: 1 April at 00:30 in Paris is 31 March in UTC."""

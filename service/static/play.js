@@ -153,8 +153,34 @@
         local = local.replace(/^1(?=\s)/, "1er");
       }
       time.title = time.textContent;
-      time.textContent = local + " " + zone;
+      time.textContent = local + " " + zone + repeatedOffset(moment, zone);
     });
+  }
+
+  /* " (GMT-05:00)" for a time the zone's clocks read twice, the night they go back (an hour
+     or half an hour apart), as the service names it; "" for any other. */
+  function repeatedOffset(moment, zone) {
+    function wallClock(at) {
+      return at.toLocaleString("en", {
+        dateStyle: "short",
+        timeStyle: "short",
+        hourCycle: "h23",
+        timeZone: zone,
+      });
+    }
+    var read = wallClock(moment);
+    var twice = [-60, -30, 30, 60].some(function (minutes) {
+      return wallClock(new Date(moment.getTime() + minutes * 60000)) === read;
+    });
+    if (!twice) return "";
+    var parts = new Intl.DateTimeFormat(document.documentElement.lang, {
+      timeZone: zone,
+      timeZoneName: "longOffset",
+    }).formatToParts(moment);
+    var name = parts.filter(function (part) {
+      return part.type === "timeZoneName";
+    })[0];
+    return name ? " (" + name.value.replace("\u2212", "-") + ")" : "";
   }
 
   function enhance(game) {

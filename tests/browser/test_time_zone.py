@@ -77,3 +77,34 @@ def test_a_french_deadline_on_the_first_of_a_month_reads_1er_in_the_browsers_zon
         shown = page.locator("p.deadline time")
         assert shown.inner_text().startswith(f"{day} 2026"), shown.inner_text()
         assert shown.inner_text().endswith(" Europe/Paris")
+
+
+def test_a_deadline_the_clocks_read_twice_names_its_offset_in_the_browsers_zone(
+    new_game: Callable[..., dict[str, Any]], phone: Any
+) -> None:
+    """1:30 comes twice in New York on 1 November 2026 (05:30 and 06:30 UTC): the script
+    writes each deadline with its offset, as the service does in a zone the address chose;
+    a time read once that night is named by its zone alone."""
+    game = new_game(seed=5, days_per_move=3)
+    browser = phone(timezone_id="America/New_York")
+
+    def due_on(moment: str) -> Callable[[Any], None]:
+        def answer(route: Any) -> None:
+            served = route.fetch()
+            body = served.text()
+            body = body.replace('datetime="', f'datetime="{moment}" data-was="', 1)
+            route.fulfill(response=served, body=body)
+
+        return answer
+
+    for moment, said in (
+        ("2026-11-01T05:30:00+00:00", "1:30 AM America/New_York (GMT-04:00)"),
+        ("2026-11-01T06:30:00+00:00", "1:30 AM America/New_York (GMT-05:00)"),
+        ("2026-11-01T07:30:00+00:00", "2:30 AM America/New_York"),
+    ):
+        page = browser.new_page()
+        page.route("**/time-zone", lambda route: route.abort())  # the page gives it in UTC
+        page.route(game["shadow"], due_on(moment))
+        page.goto(game["shadow"])
+        shown = page.locator("p.deadline time").inner_text().replace("\u202f", " ")
+        assert shown.endswith(said), shown
