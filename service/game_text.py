@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache, lru_cache
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -346,6 +346,15 @@ def deadline_text(moment: str, zone: str | None = None) -> str:
         # A time the clocks turned back read twice that night: its offset says which of the two.
         text += f" ({get_timezone_gmt(local, 'long', locale)})"
     return text
+
+
+def from_text(moment: datetime, zone: str | None = None) -> str:
+    """The moment from which something may be done (a reminder), in words as
+    :func:`deadline_text` says a deadline, but rounded up to the minute: the minute it
+    names has come by then, where a deadline's has not passed."""
+    if moment.second or moment.microsecond:
+        moment = moment.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return deadline_text(moment.isoformat(), zone)
 
 
 @cache

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from html import unescape
 from typing import Any
 
@@ -14,7 +14,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select, update
 
 from service import homes
-from service.game_text import deadline_text
+from service.game_text import from_text
 from service.models import Event, Game, OutboxMessage, db, utcnow
 from service.unit_of_work import transaction
 
@@ -210,7 +210,7 @@ def test_the_page_offers_the_reminder_while_waiting_and_says_what_it_did(
     page = client.get(f"/play/{game['keeper']}").text
     with app.test_request_context():  # the page says from when, in UTC as no zone is known
         ready = db.session.get_one(Game, game["id"]).updated_at + timedelta(days=1)
-        when = deadline_text(ready.isoformat())
+        when = from_text(ready)
     assert f"You may remind Sam of their move from {when}: a day after the last move." in (
         unescape(page)
     )
@@ -290,3 +290,21 @@ def test_the_page_offers_no_reminder_once_the_deadline_has_passed(
         # Said once, in the refusal's words.
         assert unescape(refused.text).count("The deadline of the move owed has passed") == 1
     assert reminders(app) == []
+
+
+def test_the_time_a_reminder_may_be_sent_from_is_a_minute_it_may(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Sam's move has waited since 10:30:45 on 1 June: it may be reminded of from 10:30:45 the
+    next day. The page and the refusal name 10:31, the first minute that has come by then,
+    not 10:30, when a reminder asked for is refused."""
+    game = make_game(seed=3)
+    moved = datetime(2026, 6, 1, 10, 30, 45, tzinfo=UTC)
+    with time_machine.travel(moved, tick=False):
+        version = kim_waits(app, client, game, days=0)
+    with time_machine.travel(moved + timedelta(days=1, seconds=-25), tick=False):
+        page = unescape(client.get(f"/play/{game['keeper']}").text)
+        soon = client.post(f"/play/{game['keeper']}/remind", data={"version": version})
+    assert "from Jun 2, 2026, 10:31\u202fAM UTC: a day after the last move." in page
+    assert soon.status_code == 409
+    assert "You may remind Sam from Jun 2, 2026, 10:31\u202fAM UTC." in unescape(soon.text)

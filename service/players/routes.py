@@ -15,7 +15,7 @@ from flask.typing import ResponseReturnValue
 
 from .. import addresses, games, homes, invitations, notes, rematch_rules
 from ..computer import lateness
-from ..game_text import LOOKS, deadline_text, rule_message_in, upfirst
+from ..game_text import LOOKS, from_text, rule_message_in, upfirst
 from ..health import check_database
 from ..language import current_language, gettext, remember_language
 from ..language import lazy_gettext as _l
@@ -195,7 +195,7 @@ def _reminder_refused(player: Player, refused: games.MoveError) -> str | None:
             "A move may be reminded of once it has waited a day: nothing was sent yet. You "
             "may remind %(name)s from %(when)s.",
             name=name,
-            when=deadline_text(refused.ready.isoformat(), zone),
+            when=from_text(refused.ready, zone),
         )
     said = {
         "not_owed": gettext("%(name)s owes no move now: nothing was sent.", name=name),
@@ -364,7 +364,7 @@ def _page(
         invalid=invalid,
         # A game waiting for its players is not over: nothing comes after it yet.
         after_game=_after_game(player, home) if view["status"] in CLOSED_STATUSES else None,
-        remind_from=deadline_text(ready.isoformat(), context["time_zone"]),
+        remind_from=from_text(ready, context["time_zone"]),
         **offer,
         **late,
         **context,
