@@ -234,7 +234,8 @@ def hour_in_zone(hour: int, zone: str, now: datetime) -> int:
 
 
 def learn_time_zone(email: str, name: str, now: datetime | None = None) -> bool:
-    """Keep the time zone a browser reported for the address, unless one is known already.
+    """Keep the time zone a browser reported for the address, unless one is known already
+    (one stored that this machine does not know is none: its times are in UTC).
 
     Returns whether it was kept; a name that is no time zone raises ``ValueError``.
     Caller's transaction. The page reports its zone on every load: once one is
@@ -244,10 +245,10 @@ def learn_time_zone(email: str, name: str, now: datetime | None = None) -> bool:
     """
     if not is_time_zone(name):
         raise ValueError(f"no time zone {name!r}")
-    if time_zone(email) is not None:
+    if known_time_zone(time_zone(email)) is not None:
         return False
     settings = settings_row(email)
-    if settings.time_zone is not None:
+    if known_time_zone(settings.time_zone) is not None:
         return False
     choose_time_zone(settings, name, now)
     db.session.flush()
@@ -258,11 +259,11 @@ def choose_time_zone(settings: AddressSettings, name: str, now: datetime | None 
     """Give the address's times in the IANA zone ``name`` from now on (its row, locked or new).
 
     A digest hour chosen while the address's hours were read in UTC (no zone
-    known) keeps its moment: it becomes the same moment's hour in ``name``. One
-    chosen in a zone keeps its number in the next: eight in the morning where
-    the player now is.
+    known, or one this machine does not know) keeps its moment: it becomes the
+    same moment's hour in ``name``. One chosen in a zone keeps its number in the
+    next: eight in the morning where the player now is.
     """
-    if settings.time_zone is None and settings.email_policy == "digest":
+    if known_time_zone(settings.time_zone) is None and settings.email_policy == "digest":
         now = now or utcnow()
         hour = hour_in_zone(settings.digest_hour, name, now)
         # Off the whole hour, the moment moves up to an hour later: a digest sent today at

@@ -34,6 +34,7 @@ from .addresses import (
     addresses_away,
     choose_time_zone,
     is_time_zone,
+    known_time_zone,
     settings_for,
     settings_row,
     with_inbox,
@@ -122,8 +123,9 @@ class Home:
 
     @property
     def time_zone(self) -> str | None:
-        """The address's time zone, once a move page has told it: the page's times are in it."""
-        return self.settings.time_zone if self.settings is not None else None
+        """The address's time zone, once a move page has told it: the page's times are in it.
+        ``None`` for one this machine does not know (its times are in UTC), as for none."""
+        return known_time_zone(self.settings.time_zone) if self.settings is not None else None
 
     @property
     def policy(self) -> str:
@@ -306,7 +308,7 @@ def set_time_zone(email: str, name: str) -> None:
     if not is_time_zone(name):
         raise SettingError(f"{name!r} is no time zone")
     settings = settings_row(email)
-    known = settings.time_zone is not None
+    known = known_time_zone(settings.time_zone) is not None
     choose_time_zone(settings, name)
     if known:  # the hour keeps its number, and so moves: as a new hour, it serves today
         _day_served(settings, settings.digest_hour, utcnow())

@@ -1038,6 +1038,29 @@ def test_a_time_zone_this_machine_does_not_know_gives_times_in_utc(
             assert "PM UTC</time>" in move_page
 
 
+def test_a_time_zone_this_machine_no_longer_knows_is_said_as_utc_and_replaced(
+    app: Flask, client, make_game
+) -> None:
+    """Kim's zone, chosen when it was known, is none this machine knows now: her digest comes
+    at its hour of UTC, and the home page says so, not that its times are in a zone they are
+    not in. The zone her browser reports next is kept, as the first would be."""
+    with time_machine.travel(NOW, tick=False):
+        game = make_game(seed=1, days_per_move=2)
+        with app.app_context(), transaction():
+            homes.set_time_zone(KIM, "Europe/Paris")
+            homes.set_email_policy(KIM, "digest", digest_hour=8)
+            db.session.get_one(AddressSettings, KIM).time_zone = "Mars/Olympus_Mons"
+        page = unescape(client.get(home_of(app)).get_data(as_text=True))
+        assert "Mars/Olympus_Mons" not in page
+        assert "UTC time" in page and "times are in UTC" in page
+        url = f"/play/{game['keeper']}/time-zone"
+        assert client.post(url, data={"zone": "Asia/Tokyo"}).status_code == 204
+        with app.app_context():
+            settings = db.session.get_one(AddressSettings, KIM)
+            # 8 o'clock UTC, the hour its digest came at, is 17 o'clock in Tokyo.
+            assert (settings.time_zone, settings.digest_hour) == ("Asia/Tokyo", 17)
+
+
 def test_the_vacation_allowance(app: Flask, client, make_game) -> None:
     make_game(seed=1)
     home = home_of(app)
