@@ -146,6 +146,37 @@ def test_the_confirm_page_shows_the_game_asked_for(
         assert words in text
 
 
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        ("en", ("The rules in short", "the track moves by the difference in tricks", "full rules")),
+        ("fr", ("La règle en bref", "la piste avance de l’écart entre les plis", "règle complète")),
+    ],
+)
+def test_the_invitation_says_what_the_track_it_speaks_of_is(
+    client: FlaskClient,
+    smtp_server: SMTPServer,
+    deliver: Callable[[], int],
+    language: str,
+    said: tuple[str, ...],
+) -> None:
+    """The invitation's role line says the track must not reach its end: the email and the
+    page give the rules in short, which say what the track is, and link the full rules, to
+    someone who has never played."""
+    headers = {"Accept-Language": language}
+    ask_for_game(client, headers)
+    deliver()
+    client.post(last_link(smtp_server, "ann@example.com", "/invitations/"))
+    deliver()
+    (email,) = smtp_server.handler.to("bob@example.com")
+    page = client.get(last_link(smtp_server, "bob@example.com", "/invitations/"), headers=headers)
+    for text in (email.text, email.html, page.get_data(as_text=True)):
+        for words in said:
+            assert words in text.replace("&#39;", "'"), words
+    assert f"{BASE_URL}/rules?look=standard&lang={language}" in email.text
+    assert page.get_data(as_text=True).count('href="/rules?look=standard') == 2  # and the header's
+
+
 def test_decline_tells_the_creator_and_blocks_future_invitations(
     app: Flask, client: FlaskClient, smtp_server, deliver
 ) -> None:
