@@ -446,6 +446,23 @@ def test_the_full_rules_in_both_languages_and_looks(
 
 @pytest.mark.parametrize("look", ["standard", "classic"])
 @pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_rules_name_each_effect_as_the_game_names_it(
+    client: FlaskClient, look: str, language: str
+) -> None:
+    """The move page, its emails and the rules in short say "Swap: each gives 2 cards" (in
+    French "Troc"): the full rules define each effect under that name, and no other."""
+    html = client.get(f"/rules?look={look}&lang={language}").get_data(as_text=True)
+    effects = html.split('<dl class="effects">', 1)[1].split("</dl>", 1)[0]
+    terms = [text_of(term).strip() for term in re.findall(r"<dt>(.*?)</dt>", effects)]
+    with client.application.app_context(), recipient_locale(language):
+        names = [game_text.effect_name(effect, look) for effect in ("reset", "swap", "steal")]
+    assert len(terms) == 3
+    for term, name in zip(terms, names, strict=True):
+        assert term.split(":", 1)[1].strip().casefold() == name.casefold(), (term, name)
+
+
+@pytest.mark.parametrize("look", ["standard", "classic"])
+@pytest.mark.parametrize("language", ["en", "fr"])
 def test_the_rules_say_how_to_write_a_move_in_a_reply(
     client: FlaskClient, look: str, language: str
 ) -> None:
