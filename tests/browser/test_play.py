@@ -445,6 +445,30 @@ def test_without_javascript_the_forms_still_play(new_game: Callable, phone: Call
     assert api_view(game["api"]["shadow"])["table"] == [{"seat": "keeper", "card": "6H"}]
 
 
+@pytest.mark.parametrize("script", [False, True], ids=["no-javascript", "javascript"])
+def test_the_page_says_a_tap_plays_a_card_only_where_it_does(
+    new_game: Callable, phone: Callable, script: bool
+) -> None:
+    """Without the script a card is the button that plays it: a first tap, meant to pick the
+    card as the page with the script does, plays it at once. The page says so, there only."""
+    game = new_game(seed=SEED)
+    for seat, card in (("keeper", "7D"), ("shadow", "5S")):
+        page = phone().new_page()
+        page.goto(game[seat])
+        choose(page, [card])
+    page = phone(java_script_enabled=script).new_page()
+    page.goto(game["keeper"])
+    said = page.get_by_text("Tap a card to play it at once: there is no other button to press.")
+    if script:
+        assert said.is_hidden()
+    else:
+        said.wait_for()
+        # Read before the cards it is about.
+        assert said.bounding_box()["y"] < page.locator("form.play .cards").bounding_box()["y"]
+        page.goto(game["keeper"] + "?lang=fr")
+        page.get_by_text("Touchez une carte pour la jouer aussitôt\u00a0: il n’y a pas").wait_for()
+
+
 def test_classic_look_with_the_keyboard(new_game: Callable, phone: Callable) -> None:
     game = new_game(seed=SEED, look="classic")
     page = phone().new_page()
