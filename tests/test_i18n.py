@@ -445,6 +445,19 @@ def test_the_full_rules_in_both_languages_and_looks(
 
 
 @pytest.mark.parametrize("look", ["standard", "classic"])
+def test_the_french_rules_keep_each_colon_and_guillemet_on_its_words_line(
+    client: FlaskClient, look: str
+) -> None:
+    """French puts a space before : ; ! ? and inside « »: a no-break one, or a narrow phone
+    starts a line with the colon or the closing guillemet."""
+    html = client.get(f"/rules?look={look}&lang=fr").get_data(as_text=True)
+    article = html.split("<article", 1)[1].split("</article>", 1)[0]
+    words = re.sub(r"<[^>]+>", "", article)
+    loose = re.findall(r".{0,20}(?: [:;!?»]|« )", words)
+    assert not loose, loose
+
+
+@pytest.mark.parametrize("look", ["standard", "classic"])
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_the_rules_name_each_effect_as_the_game_names_it(
     client: FlaskClient, look: str, language: str
