@@ -18,6 +18,8 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
+from service.replies.reading import unflowed
+
 # aiosmtpd logs every command at INFO: only its warnings belong in a test's output.
 logging.getLogger("mail.log").setLevel(logging.WARNING)
 
@@ -32,8 +34,13 @@ class Received:
 
     @property
     def text(self) -> str:
+        """The plain text as a mail client shows it: the lines of a ``format=flowed`` part
+        joined where they were broken."""
         part = self.message.get_body(preferencelist=("plain",))
-        return part.get_content() if part else ""
+        if part is None:
+            return ""
+        text = part.get_content()
+        return unflowed(text) if part.get_param("format") == "flowed" else text
 
     @property
     def html(self) -> str:

@@ -79,6 +79,42 @@ def render(name: str, language: str | None, **context: Any) -> Email:
     )
 
 
+# A line of the plain-text part, at most, where it can be broken at a space (RFC 3676, 5322).
+FLOWED_WIDTH = 78
+# A word and the spaces after it: a flowed line breaks after the spaces, which end it.
+WORD_AND_SPACES = re.compile(r"[^ ]+ *| +")
+
+
+def flowed(text: str) -> str:
+    """``text`` as a ``format=flowed`` part carries it (RFC 3676): each line of more than
+    :data:`FLOWED_WIDTH` characters broken after a space, which ends the line and tells the
+    reader's client to join it to the next again, so that a phone shows whole paragraphs and
+    a terminal lines that fit. A word longer than a line (a link) is never broken, and stays
+    whole on a line of its own. A line that starts with a space, ``>`` or ``From `` gets a
+    space before it, which the reader drops; spaces that ended a line are dropped, as they
+    would join it to the next."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        line = line.rstrip(" ")
+        pieces: list[str] = []
+        for word in WORD_AND_SPACES.findall(line):
+            too_long = pieces and len(_stuffed(pieces[-1] + word)) > FLOWED_WIDTH
+            if too_long and pieces[-1].endswith(" "):
+                pieces.append(word)
+            elif pieces:
+                pieces[-1] += word
+            else:
+                pieces.append(word)
+        lines.extend(_stuffed(piece) for piece in pieces or [""])
+    return "\n".join(lines)
+
+
+def _stuffed(line: str) -> str:
+    """A line of a flowed part, with a space before it where the reader would take its
+    start for a quote or for the stuffing itself (RFC 3676, 4.4)."""
+    return f" {line}" if line.startswith((" ", ">", "From ")) else line
+
+
 def unsubscribe_headers(link: str) -> dict[str, str]:
     """The headers of a one-click unsubscribe (RFC 8058) through ``link``."""
     return {"List-Unsubscribe": f"<{link}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}

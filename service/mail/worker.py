@@ -39,6 +39,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from email import charset
 from email.header import Header
+from email.mime.text import MIMEText
 from email.policy import SMTP, EmailPolicy, compat32
 from email.utils import formataddr, parseaddr
 from functools import partial
@@ -57,7 +58,7 @@ from ..models import OutboxMessage, WorkerHeartbeat, db, insert_new, utcnow
 from ..storable import storable
 from ..unit_of_work import after_commit, transaction
 from . import kinds, outbox
-from .compose import with_headers
+from .compose import flowed, with_headers
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -321,8 +322,17 @@ class Outgoing(Message):
     Flask-Mail encodes every sender's name, ``Split Mind`` as
     ``=?utf-8?q?Split_Mind?=``, and a subject that is not ASCII in encoded words
     too long for the line that starts with ``Subject:``: the standard library
-    writes both instead, encoding only what is not ASCII.
+    writes both instead, encoding only what is not ASCII. Its plain text goes
+    ``format=flowed``, in lines that fit (:func:`flowed`).
     """
+
+    def _mimetext(self, text: str | None, subtype: str = "plain") -> MIMEText:
+        """A part of the message: the plain text one ``format=flowed`` (:func:`flowed`)."""
+        if subtype != "plain" or text is None:
+            return super()._mimetext(text, subtype)
+        part = super()._mimetext(flowed(text), subtype)
+        part.set_param("format", "flowed")
+        return part
 
     def as_bytes(self) -> bytes:
         """The message as SMTP carries it."""

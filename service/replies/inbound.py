@@ -32,6 +32,7 @@ from sqlalchemy import delete, func, select
 
 from .. import games, notes, notify
 from ..addresses import inbox
+from ..mail.compose import flowed
 from ..models import InboundReply, OutboxMessage, Player, db, insert_new, utcnow
 from ..rules import EXCHANGE, PLAY, SWAP, to_act
 from ..rules.cards import DECK_SET
@@ -351,7 +352,10 @@ class OurText:
     def __init__(self, texts: list[str], htmls: list[str]) -> None:
         self._lines = {_line_key(line) for text in texts for line in text.splitlines()}
         self._lines.discard("")
-        rendered = [*texts, *(html_to_text(html) for html in htmls)]
+        # The text part as it went (format=flowed), in the pieces a client that does not join
+        # its lines shows and pastes: a piece that names a card is ours only inside a copy.
+        sent = [flowed(text) for text in texts]
+        rendered = [*texts, *sent, *(html_to_text(html) for html in htmls)]
         listed = {_listed_key(line) for text in rendered for line in text.splitlines()}
         listed.discard("")
         self._listed = listed

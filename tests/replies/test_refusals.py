@@ -1092,6 +1092,52 @@ def test_a_copy_of_the_email_answered_is_not_read(
         assert notes.from_opponent(shadow) == []
 
 
+def as_sent(received: Received) -> str:
+    """The text part as it went, ``format=flowed``: the lines a client that does not join
+    them shows, and pastes into a reply."""
+    part = received.message.get_body(preferencelist=("plain",))
+    assert part is not None and part.get_param("format") == "flowed"
+    return part.get_content().replace("\r\n", "\n")
+
+
+def test_a_copy_of_the_flowed_lines_as_sent_is_neither_move_nor_note(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """A client that does not join flowed lines pastes them as they went, each long line in
+    pieces: none is read as the move (nor, below, passed on as a note)."""
+    game_id = started()
+    invitation = newest(smtp_server, "keeper")
+    pasted = as_sent(invitation)
+    assert len(pasted.splitlines()) > len(invitation.text.splitlines())
+    message = reply_message(invitation, "")
+    message.set_content("ok\n" + pasted)
+    send(inbound, message)
+    answer = refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    assert "No card could be read in your reply." in answer.text
+
+
+def test_the_flowed_lines_as_sent_pasted_under_the_move_are_no_more_of_it(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """Pasted under the move, a piece of a long line ("the cards written as they are here:
+    for example “give ♠3½”.") is no second move, inside the copy, nor a note: the move is
+    played, and the opponent hears nothing of the copy."""
+    game_id = started()
+    message = reply_message(newest(smtp_server, "keeper"), "ok")
+    send(inbound, message)
+    refused(app, game_id, smtp_server, deliver, message, "keeper", 0)
+    cards = keepers_exchange(app, game_id)
+    asking = newest(smtp_server, "keeper")
+    pasted = as_sent(asking)
+    assert any(line.endswith(" ") for line in pasted.splitlines())  # pieces of long lines
+    message = reply_message(asking, f"{' '.join(cards)}\n{pasted}")
+    send(inbound, message)
+    applied(app, game_id, smtp_server, deliver, message)
+    with app.app_context():
+        game = db.session.get_one(Game, game_id)
+        assert notes.from_opponent(game.player("shadow")) == []
+
+
 def test_an_unmarked_copy_of_the_html_part_is_not_read_as_the_move() -> None:
     """Our HTML part lists the legal moves in ``<li>``, without the text part's "- ": pasted
     with no quote mark, its lines are ours all the same, cards and all."""
