@@ -191,6 +191,17 @@ def random_move(
     return seat, views[seat]
 
 
+def moves_delivered(
+    client: FlaskClient, tokens: dict[str, Any], deliver: Callable[[], int], moves: int
+) -> None:
+    """``moves`` random legal moves (:func:`random_move`, the same ones for the same game),
+    the emails each one causes delivered after it."""
+    rng = random.Random(3)
+    for _ in range(moves):
+        random_move(client, tokens, rng)
+        deliver()
+
+
 def kim_owes_after_sam_wrote(
     client: FlaskClient, tokens: dict[str, Any], rng: random.Random, notes: list[str]
 ) -> None:

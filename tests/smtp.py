@@ -13,8 +13,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.message import EmailMessage
+from pathlib import Path
 from typing import Any
 
+import trustme
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
@@ -185,6 +187,23 @@ class SMTPServer:
 
     def stop(self) -> None:
         self.controller.stop()
+
+    def use_tls(self, folder: Path, *, from_the_start: bool = False) -> Path:
+        """Start again offering STARTTLS (or speaking TLS from the start) with a certificate
+        for 127.0.0.1 from an authority of the test's own, which the machine does not trust;
+        returns that authority's certificate, written in ``folder``."""
+        authority = trustme.CA()
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        authority.issue_cert("127.0.0.1").configure_cert(context)
+        self.stop()
+        if from_the_start:
+            self.ssl_context = context
+        else:
+            self.tls_context = context
+        self.restart()
+        trusted = folder / "authority.pem"
+        authority.cert_pem.write_to_path(str(trusted))
+        return trusted
 
     @property
     def received(self) -> list[Received]:

@@ -55,28 +55,14 @@ def test_a_french_deadline_on_the_first_of_a_month_reads_1er_in_the_browsers_zon
     in French, the first day of a month as "1er", whichever day it is in UTC."""
     game = new_game(seed=5, days_per_move=3)
     browser = phone(locale="fr-FR", timezone_id="Europe/Paris")
-
-    def due_on(moment: str) -> Callable[[Any], None]:
-        def answer(route: Any) -> None:
-            served = route.fetch()
-            body = served.text()
-            body = body.replace('datetime="', f'datetime="{moment}" data-was="', 1)
-            route.fulfill(response=served, body=body)
-
-        return answer
-
     # 23:30 UTC on 31 March is 1 April in Paris; 09:30 UTC on 2 April is the 2nd there.
     for moment, day in (
         ("2026-03-31T23:30:00+00:00", "1er avr."),
         ("2026-04-02T09:30:00+00:00", "2 avr."),
     ):
-        page = browser.new_page()
-        page.route("**/time-zone", lambda route: route.abort())  # the page gives it in UTC
-        page.route(game["shadow"], due_on(moment))
-        page.goto(game["shadow"])
-        shown = page.locator("p.deadline time")
-        assert shown.inner_text().startswith(f"{day} 2026"), shown.inner_text()
-        assert shown.inner_text().endswith(" Europe/Paris")
+        shown = deadline_written(browser, game["shadow"], moment)
+        assert shown.startswith(f"{day} 2026"), shown
+        assert shown.endswith(" Europe/Paris")
 
 
 def test_a_deadline_the_clocks_read_twice_names_its_offset_in_the_browsers_zone(
@@ -87,24 +73,26 @@ def test_a_deadline_the_clocks_read_twice_names_its_offset_in_the_browsers_zone(
     a time read once that night is named by its zone alone."""
     game = new_game(seed=5, days_per_move=3)
     browser = phone(timezone_id="America/New_York")
-
-    def due_on(moment: str) -> Callable[[Any], None]:
-        def answer(route: Any) -> None:
-            served = route.fetch()
-            body = served.text()
-            body = body.replace('datetime="', f'datetime="{moment}" data-was="', 1)
-            route.fulfill(response=served, body=body)
-
-        return answer
-
     for moment, said in (
         ("2026-11-01T05:30:00+00:00", "1:30 AM America/New_York (GMT-04:00)"),
         ("2026-11-01T06:30:00+00:00", "1:30 AM America/New_York (GMT-05:00)"),
         ("2026-11-01T07:30:00+00:00", "2:30 AM America/New_York"),
     ):
-        page = browser.new_page()
-        page.route("**/time-zone", lambda route: route.abort())  # the page gives it in UTC
-        page.route(game["shadow"], due_on(moment))
-        page.goto(game["shadow"])
-        shown = page.locator("p.deadline time").inner_text().replace("\u202f", " ")
+        shown = deadline_written(browser, game["shadow"], moment).replace("\u202f", " ")
         assert shown.endswith(said), shown
+
+
+def deadline_written(browser: Any, link: str, moment: str) -> str:
+    """The deadline of the page at ``link`` as the script writes it in ``browser``'s zone,
+    the page served with its deadline at ``moment`` (ISO) and its zone left as UTC."""
+
+    def due_on(route: Any) -> None:
+        served = route.fetch()
+        body = served.text().replace('datetime="', f'datetime="{moment}" data-was="', 1)
+        route.fulfill(response=served, body=body)
+
+    page = browser.new_page()
+    page.route("**/time-zone", lambda route: route.abort())  # the page gives it in UTC
+    page.route(link, due_on)
+    page.goto(link)
+    return str(page.locator("p.deadline time").inner_text())

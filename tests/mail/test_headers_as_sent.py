@@ -6,7 +6,6 @@ and mail clients take a ``List-Unsubscribe`` only as written (RFC 2369, 8058).
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Callable
 from email import message_from_bytes, policy
@@ -19,7 +18,7 @@ from flask.testing import FlaskClient
 from service.mail.worker import Outgoing, folded_at_spaces
 from service.models import OutboxMessage, db
 
-from ..helpers import random_move
+from ..helpers import moves_delivered
 from ..smtp import Received, SMTPServer
 
 SENDER = "Partie à deux <jeu@splitmind.test>"
@@ -54,10 +53,7 @@ def test_ascii_headers_go_out_as_written(
     sender's name with accents encoded, and read back as they were."""
     game = make_game(seed=11, keeper_language="fr")
     deliver()
-    rng = random.Random(3)
-    for _ in range(4):
-        random_move(client, game, rng)
-        deliver()
+    moves_delivered(client, game, deliver, 4)
     threaded = [r for r in smtp_server.received if r.message["References"]]
     assert threaded and len(smtp_server.received) > len(threaded)
     assert any(r.message["Reply-To"] for r in threaded)

@@ -3,7 +3,6 @@ a terminal or a phone shows whole, each link unbroken, joined again into the tex
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +17,7 @@ from service.mail.worker import Outgoing
 from service.models import OutboxMessage, db
 from service.replies.reading import unflowed
 
-from ..helpers import random_move
+from ..helpers import moves_delivered
 from ..smtp import SMTPServer
 
 LINK = re.compile(r"https?://\S+")
@@ -36,10 +35,7 @@ def test_every_email_goes_out_flowed_in_short_lines_with_whole_links(
     the flowed lines reads the email as it was written."""
     game = make_game(seed=11, keeper_language="fr")
     deliver()
-    rng = random.Random(3)
-    for _ in range(6):
-        random_move(client, game, rng)
-        deliver()
+    moves_delivered(client, game, deliver, 6)
     assert len(smtp_server.received) > 4
     with app.app_context():
         sent_rows = select(OutboxMessage).where(OutboxMessage.status == "sent")

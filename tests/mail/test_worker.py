@@ -7,7 +7,6 @@ import os
 import random
 import re
 import signal
-import ssl
 import subprocess
 import sys
 import threading
@@ -20,7 +19,6 @@ from typing import Any
 
 import psycopg
 import pytest
-import trustme
 from flask import Flask
 from sqlalchemy import select
 
@@ -298,27 +296,13 @@ def test_a_message_refused_for_its_content_fails_alone(app: Flask, smtp_server: 
     assert len(smtp_server.received) == 1
 
 
-def start_tls(smtp_server: SMTPServer, tmp_path: Path) -> Path:
-    """Have the server offer STARTTLS with a certificate for 127.0.0.1 from an authority of
-    the test's own, which the machine does not trust; returns that authority's certificate."""
-    authority = trustme.CA()
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    authority.issue_cert("127.0.0.1").configure_cert(context)
-    smtp_server.stop()
-    smtp_server.tls_context = context
-    smtp_server.restart()
-    trusted = tmp_path / "authority.pem"
-    authority.cert_pem.write_to_path(str(trusted))
-    return trusted
-
-
 def test_starttls_to_a_server_it_cannot_trust_sends_no_password(
     app: Flask, smtp_server: SMTPServer, tmp_path: Path
 ) -> None:
     """Whoever sits between the worker and the SMTP server, showing a certificate of their
     own, must read neither the login nor the emails and their links: the session ends at
     STARTTLS, and the mail waits."""
-    start_tls(smtp_server, tmp_path)
+    smtp_server.use_tls(tmp_path)
     mail = app.extensions["mail"]
     mail.use_tls, mail.username, mail.password = True, "worker", "secret"
     queue_games(app, 1)
@@ -336,7 +320,7 @@ def test_starttls_to_a_server_it_trusts_delivers(
 ) -> None:
     """A server whose certificate the machine trusts (here by ``SSL_CERT_FILE``) takes the
     login and the mail."""
-    monkeypatch.setenv("SSL_CERT_FILE", str(start_tls(smtp_server, tmp_path)))
+    monkeypatch.setenv("SSL_CERT_FILE", str(smtp_server.use_tls(tmp_path)))
     mail = app.extensions["mail"]
     mail.use_tls, mail.username, mail.password = True, "worker", "secret"
     queue_games(app, 1)

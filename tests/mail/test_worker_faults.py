@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import os
 import random
-import ssl
 import threading
 from collections import Counter
 from pathlib import Path
@@ -14,7 +13,6 @@ from typing import Any
 
 import psycopg
 import pytest
-import trustme
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select, text
@@ -416,14 +414,8 @@ def test_a_server_slow_to_take_a_message_is_waited_for_not_sent_it_again(
     client to wait ten minutes for that reply. Given up on after ``MAIL_TIMEOUT``, the
     message was taken for lost and sent again, and the player had it twice."""
     if use_ssl:  # TLS from the start (MAIL_USE_SSL), with a certificate the machine trusts
-        authority = trustme.CA()
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        authority.issue_cert("127.0.0.1").configure_cert(context)
-        smtp_server.stop()
-        smtp_server.ssl_context = context
-        smtp_server.restart()
-        authority.cert_pem.write_to_path(str(tmp_path / "authority.pem"))
-        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "authority.pem"))
+        trusted = smtp_server.use_tls(tmp_path, from_the_start=True)
+        monkeypatch.setenv("SSL_CERT_FILE", str(trusted))
         app.extensions["mail"].use_ssl = True
     app.config["MAIL_TIMEOUT"] = 1
     smtp_server.handler.data_delays = [3]

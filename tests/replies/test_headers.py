@@ -15,7 +15,7 @@ from service.models import OutboxMessage, Player, db
 from service.replies.tags import read_tag, tag_for, tag_in
 from service.unit_of_work import transaction
 
-from ..helpers import pick_action, random_move
+from ..helpers import moves_delivered, pick_action
 from ..smtp import Received
 from .conftest import REPLY_ADDRESS
 
@@ -55,10 +55,7 @@ def test_a_game_threads_and_asks_for_moves_by_reply(
         assert "reply to this email with your move" in invitation.text
         assert "for example" in invitation.text
     assert roots["keeper"] != roots["shadow"]
-    rng = random.Random(3)
-    for _ in range(8):
-        random_move(client, game, rng)
-        deliver()
+    moves_delivered(client, game, deliver, 8)
     later = smtp_server.received[2:]
     assert later
     for received in later:

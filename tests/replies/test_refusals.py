@@ -1100,6 +1100,19 @@ def as_sent(received: Received) -> str:
     return part.get_content().replace("\r\n", "\n")
 
 
+def played_over_a_copy(
+    app, game_id, smtp_server, deliver, inbound, asking: Received, cards: list[str], pasted: str
+) -> None:
+    """The Keeper's exchange of ``cards``, replied to ``asking`` over ``pasted`` (a copy of
+    it): the move is played, and the Shadow hears nothing of the copy."""
+    message = reply_message(asking, f"{' '.join(cards)}\n{pasted}")
+    send(inbound, message)
+    applied(app, game_id, smtp_server, deliver, message)
+    with app.app_context():
+        game = db.session.get_one(Game, game_id)
+        assert notes.from_opponent(game.player("shadow")) == []
+
+
 def test_a_copy_of_the_flowed_lines_as_sent_is_neither_move_nor_note(
     app, started, smtp_server, deliver, inbound
 ) -> None:
@@ -1130,12 +1143,7 @@ def test_the_flowed_lines_as_sent_pasted_under_the_move_are_no_more_of_it(
     asking = newest(smtp_server, "keeper")
     pasted = as_sent(asking)
     assert any(line.endswith(" ") for line in pasted.splitlines())  # pieces of long lines
-    message = reply_message(asking, f"{' '.join(cards)}\n{pasted}")
-    send(inbound, message)
-    applied(app, game_id, smtp_server, deliver, message)
-    with app.app_context():
-        game = db.session.get_one(Game, game_id)
-        assert notes.from_opponent(game.player("shadow")) == []
+    played_over_a_copy(app, game_id, smtp_server, deliver, inbound, asking, cards, pasted)
 
 
 def test_an_unmarked_copy_of_the_html_part_is_not_read_as_the_move() -> None:
@@ -1185,12 +1193,7 @@ def test_a_copy_pasted_right_under_the_move_is_no_note(
     cards = keepers_exchange(app, game_id)
     asking = newest(smtp_server, "keeper")
     pasted = copy(asking.html if copy is flattened else asking.text)
-    message = reply_message(asking, f"{' '.join(cards)}\n{pasted}")
-    send(inbound, message)
-    applied(app, game_id, smtp_server, deliver, message)
-    with app.app_context():
-        game = db.session.get_one(Game, game_id)
-        assert notes.from_opponent(game.player("shadow")) == []
+    played_over_a_copy(app, game_id, smtp_server, deliver, inbound, asking, cards, pasted)
 
 
 def test_a_tag_no_player_can_have_is_refused(app, started, smtp_server, deliver, inbound) -> None:
