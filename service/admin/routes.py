@@ -249,11 +249,11 @@ def _game_page(found: Game, **kept: FlaskForm) -> str:
         owes=gamepage.owes(found),
         vacations=gamepage.vacations(found),
         bounces=addresses.bounces(player.email for player in found.players),
-        address_form=AddressForm(formdata=None),
-        rotate_form=RotateForm(formdata=None),
         max_reason=games.MAX_REASON,
-        extend_form=ExtendForm(formdata=None),
         **{
+            "address_form": AddressForm(formdata=None),
+            "rotate_form": RotateForm(formdata=None),
+            "extend_form": ExtendForm(formdata=None),
             "cancel_form": CancelForm(formdata=None),
             "forfeit_form": forfeit_form(found.look),
             **kept,
@@ -298,7 +298,8 @@ def _act(
 
     A form that is not valid changes nothing; ``invalid`` says what it lacks (or makes it
     from the form's errors). With ``keep``, the form's name in the game's page, the page
-    shows the form as it was sent (400) rather than again empty. The call is one
+    shows the form as it was sent (400) rather than again empty, as it does when the game
+    service refuses what was typed (:class:`games.InvalidGame`). The call is one
     transaction: a refusal leaves nothing of it behind. ``success`` is what to say, or
     makes it from what the call returned; ``category`` is how to say it, or makes it
     once ``success`` has said it. A refusal for the game as it is now (over, or
@@ -311,6 +312,9 @@ def _act(
             keep = ""  # a form written by no page: the page as it stands has the version
         elif isinstance(form, AddressForm) and form.shown.errors:
             invalid = "This form does not say which address it showed: reload the page."
+            keep = ""  # nor which seat's form it is
+        elif isinstance(form, ExtendForm) and form.deadline.errors:
+            keep = ""  # a form written by no page: the page as it stands has the deadline
         flash(invalid() if callable(invalid) else invalid, "error")
         if keep:
             return make_response(_game_page(_game(game_id), **{keep: form}), 400)
@@ -324,6 +328,8 @@ def _act(
         return make_response(_game_page(_game(game_id)), exc.status)
     except games.InvalidGame as exc:
         flash(str(exc), "error")
+        if keep:
+            return make_response(_game_page(_game(game_id), **{keep: form}), 400)
     else:
         cache.forget()
         flash(said, category() if callable(category) else category)
@@ -418,6 +424,7 @@ def correct_address(game_id: int, player_id: int) -> BaseResponse:
         "and the old link no longer works.",
         form,
         "Give the corrected address.",
+        keep="address_form",
     )
 
 
@@ -436,6 +443,7 @@ def extend_deadline(game_id: int) -> BaseResponse:
         ),
         form,
         "Extend a deadline by 1 to 60 days.",
+        keep="extend_form",
     )
 
 

@@ -117,8 +117,7 @@ def test_extending_the_deadline(app, admin, make_game) -> None:
         after = db.session.get(Game, game["id"]).deadline
     assert after - before == timedelta(days=4)
     shown = shown_deadline(admin, game["id"])
-    assert submit(admin, page, f"{page}/extend", days="99", deadline=shown).status_code == 303
-    assert "Extend a deadline by 1 to 60 days." in game_page(admin, game["id"])
+    assert submit(admin, page, f"{page}/extend", days="99", deadline=shown).status_code == 400
     assert submit(admin, page, f"{page}/extend", days="2", deadline="soon").status_code == 303
     assert "Extend a deadline by 1 to 60 days." in game_page(admin, game["id"])
     assert admin_events(app, game["id"]) == [("admin", ADMIN, "extended the deadline by 4 days")]
@@ -150,10 +149,11 @@ def test_a_game_without_a_deadline_has_none_to_extend(app, admin, make_game) -> 
     html = game_page(admin, game["id"])
     assert "Extend the deadline" not in html and "Cancel the game" in html
     any_deadline = "2026-12-01T00:00:00+00:00"
-    assert submit(admin, page, f"{page}/extend", days="4", deadline=any_deadline).status_code == 303
+    refused = submit(admin, page, f"{page}/extend", days="4", deadline=any_deadline)
+    assert refused.status_code == 400
     with app.app_context():
         assert db.session.get(Game, game["id"]).deadline is None
-    assert "This game has no deadline to extend." in game_page(admin, game["id"])
+    assert "This game has no deadline to extend." in refused.get_data(as_text=True)
     assert admin_events(app, game["id"]) == []
 
 
@@ -533,4 +533,90 @@ def test_a_cancel_sent_unticked_comes_back_with_its_reason(app, admin, make_game
     html = unescape(refused.get_data(as_text=True))
     assert "Tick the box to confirm that the game is to be cancelled." in html
     assert f'value="{reason}"' in html
+    assert what_an_action_leaves(app, game["id"]) == before
+
+
+def typed_value(html: str, field_id: str) -> str | None:
+    """The value the page's input ``field_id`` is filled in with."""
+    found = re.search(rf'<input [^>]*\bid="{field_id}"[^>]*>', html)
+    assert found is not None, f"no input {field_id}"
+    value = re.search(r'\bvalue="([^"]*)"', found.group(0))
+    return unescape(value.group(1)) if value else None
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ("sam at example", "'sam at example' is not an email address"),
+        ("", "Give the corrected address."),
+    ],
+)
+def test_an_address_refused_comes_back_as_it_was_typed(
+    app, admin, make_game, typed: str, said: str
+) -> None:
+    """A corrected address refused: the page comes back (400) saying why, the address as the
+    admin typed it in the seat's form (the other seat's form as it was), nothing changed."""
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    shadow, keeper = (player_id(app, game["id"], seat) for seat in ("shadow", "keeper"))
+    with app.app_context():
+        old = db.session.get_one(Player, shadow).email
+        keepers = db.session.get_one(Player, keeper).email
+    before = what_an_action_leaves(app, game["id"])
+
+    refused = submit(admin, page, f"{page}/players/{shadow}/address", email=typed, shown=old)
+
+    assert refused.status_code == 400
+    html = unescape(refused.get_data(as_text=True))
+    assert said in html
+    assert typed_value(html, f"address-{shadow}") == typed
+    assert typed_value(html, f"address-{keeper}") == keepers
+    assert what_an_action_leaves(app, game["id"]) == before
+
+
+@pytest.mark.parametrize("typed", ["99", "0", "three"])
+def test_an_extension_refused_comes_back_as_it_was_typed(app, admin, make_game, typed) -> None:
+    """A number of days out of range, or no number: the page comes back (400) saying so,
+    the days as typed, the deadline unchanged."""
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    before = what_an_action_leaves(app, game["id"])
+    shown = shown_deadline(admin, game["id"])
+
+    refused = submit(admin, page, f"{page}/extend", days=typed, deadline=shown)
+
+    assert refused.status_code == 400
+    html = unescape(refused.get_data(as_text=True))
+    assert "Extend a deadline by 1 to 60 days." in html
+    assert typed_value(html, "days") == typed
+    assert shown_deadline(admin, game["id"]) == shown
+    assert what_an_action_leaves(app, game["id"]) == before
+
+
+@pytest.mark.parametrize("ending", ENDINGS)
+def test_an_ending_with_too_long_a_reason_comes_back_as_it_was_typed(
+    app, admin, make_game, ending: str
+) -> None:
+    """A reason longer than the players' email takes (sent by a browser that ignores the
+    field's length): the page comes back (400) saying so, the reason and tick kept."""
+    game = make_game()
+    page = f"/admin/games/{game['id']}"
+    before = what_an_action_leaves(app, game["id"])
+    form, _ = ENDINGS[ending]
+    reason = "Moving house. " * 30
+
+    refused = submit(
+        admin,
+        page,
+        f"{page}/{ending}",
+        reason=reason,
+        version=shown_version(admin, game["id"]),
+        **form,
+    )
+
+    assert refused.status_code == 400
+    html = unescape(refused.get_data(as_text=True))
+    assert f"A reason is at most {games.MAX_REASON} characters." in html
+    assert typed_value(html, f"{ending}-reason") == reason
+    assert f'checked id="{ending}-confirm"' in html
     assert what_an_action_leaves(app, game["id"]) == before

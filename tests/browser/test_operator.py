@@ -170,3 +170,32 @@ def test_an_address_with_a_domain_beyond_ascii_is_found_and_corrected_as_typed(
     assert "address is corrected" in page.get_by_role("status").inner_text()
     with pg_app.app_context():
         assert db.session.get_one(Game, game_id).player("shadow").email == "sam@faß.example"
+
+
+def test_a_mistyped_address_comes_back_as_typed_to_be_fixed(
+    pg_app: Flask, live_server: str, new_game: Callable[..., dict[str, Any]], browser: Any
+) -> None:
+    """An address the service refuses comes back in its seat's form as it was typed, the
+    refusal said, for the operator to fix the typo rather than type it all again."""
+    game = new_game(seed=5, days_per_move=3)
+    with pg_app.app_context(), transaction():
+        create_admin(ADMIN, PASSWORD)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    sign_in(page, live_server)
+    page.goto(f"{live_server}/admin/games/{game['id']}")
+
+    shadows = page.locator("form.correct-address").last
+    shadows.get_by_label("Corrected address").fill("sam.new at example.org")
+    shadows.get_by_role("button").click()
+    assert "is not an email address" in page.get_by_role("alert").inner_text()
+    keepers, shadows = page.locator("form.correct-address").all()
+    assert shadows.get_by_label("Corrected address").input_value() == "sam.new at example.org"
+    with pg_app.app_context():
+        kept = db.session.get_one(Game, game["id"]).player("keeper").email
+    assert keepers.get_by_label("Corrected address").input_value() == kept
+
+    shadows.get_by_label("Corrected address").fill("sam.new@example.org")
+    shadows.get_by_role("button").click()
+    assert "address is corrected" in page.get_by_role("status").inner_text()
+    with pg_app.app_context():
+        assert db.session.get_one(Game, game["id"]).player("shadow").email == "sam.new@example.org"
