@@ -631,14 +631,30 @@ def move_line(line: str) -> bool:
 
 def _move_span(lines: list[str | None]) -> tuple[int, int] | None:
     """Where the move is in :func:`_own_lines`: from the first :func:`move_line`, through the
-    lines right under it holding only cards; ``None`` when no line is one."""
+    lines right under it holding only cards, and the line under those when it names the suit
+    of an elixir they name none for (:func:`_names_the_elixir`); ``None`` when no line is
+    one."""
     for first, line in enumerate(lines):
         if line and move_line(line):
             end = first + 1
             while end < len(lines) and (line_ := lines[end]) and only_cards(line_):
                 end += 1
+            if end < len(lines) and _names_the_elixir(lines[first:end], lines[end]):
+                end += 1
             return first, end
     return None
+
+
+def _names_the_elixir(move: list[str | None], under: str | None) -> bool:
+    """Whether ``under``, the line right under a move's lines, names the suit of the elixir
+    they lead but do not name it for ("4S", then "hearts please"): it names a suit on its
+    own, no card, and is no question nor denial ("no hearts", "hearts?")."""
+    led = read_move("\n".join(line or "" for line in move))
+    if not under or led.name is not None or led.two_suits or not led.cards[-1].endswith("S"):
+        return False
+    if "?" in under or read_move(under).cards or _denies(_words(under)):
+        return False
+    return any(found["named"] for found in TOKEN.finditer(normalise(under)))
 
 
 def _unclear(lines: list[str | None], span: tuple[int, int]) -> bool:

@@ -561,3 +561,40 @@ def test_a_note_naming_a_card_leaves_the_reply_clear(text: str) -> None:
 def test_a_malformed_structure_is_read_as_well_as_it_can_be(body: bytes, read: str) -> None:
     message = _raw("Content-Type: multipart/mixed; boundary=A", body)
     assert body_text(message).strip() == read
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "note"),
+    [
+        ("4S\nhearts please", "H", []),
+        ("♠4½\ncoeur", "H", []),
+        ("♠4½\ncœur s'il te plaît", "H", []),
+        ("play the 4 of spades\nI name clubs\nthanks Kim", "C", ["thanks Kim"]),
+        ("potion 4+\ngreen please", "D", []),
+        ("4S\nhearts and clubs", None, []),  # two suits: neither is the name
+    ],
+)
+def test_the_suit_an_elixir_names_may_stand_on_the_line_under_it(
+    text: str, name: str | None, note: list[str]
+) -> None:
+    reply = read_reply(f"{text}\n\n{QUOTE}")
+    assert read_move(reply.move).cards == ["4S"] and read_move(reply.move).name == name
+    assert reply.note == note and not reply.unclear
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4S hearts\nclubs please",  # the card's line names its suit: the next line is a note
+        "4S\nthanks\nhearts please",  # not the line right under the card's
+        "4S\n\nhearts please",  # another paragraph
+        "5H\nclubs please",  # no elixir: nothing to name
+        "4S\nno hearts",  # denied
+        "4S\nhearts?",  # asked
+        "4S\nhearts or clubs, you choose",  # alternatives
+    ],
+)
+def test_a_suit_under_an_elixir_names_it_only_right_under_a_card_naming_none(text: str) -> None:
+    """The name read is the card's line's own: "H" or none."""
+    card_line = text.split("\n")[0]
+    assert read_move(read_reply(f"{text}\n\n{QUOTE}").move).name == read_move(card_line).name

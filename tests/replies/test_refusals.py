@@ -608,6 +608,9 @@ def elixir_lead(app, client, started, deliver) -> tuple[int, str, str]:
         "play {elixir}, and I'd name hearts",
         "Je joue {elixir}, c'est cœur",
         "{rank}♠ d'accord, cœur",
+        # the suit on the line under the card's
+        "{elixir}\nhearts please",
+        "♠{rank}½\ncoeur",
     ],
 )
 def test_a_suit_named_in_words_is_not_the_letter_of_a_word(
