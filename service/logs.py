@@ -7,7 +7,8 @@ unsubscribe link is its secret, and it turns up in Flask's "Exception on
 /api/play/..." lines, in tracebacks and in gunicorn's own errors; so is the
 tag of a reply address (``play+<tag>@example.org``). The filter here rewrites
 the message, its arguments and the exception text before any handler writes
-them.
+them, and writes a line break in the message as its escape: a traceback is the
+only text of a record on lines of its own.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ TOKEN_IN_PATH = re.compile(
     re.IGNORECASE,
 )
 REDACTED = "[redacted]"
+# What ends a line for a reader of the log (str.splitlines), written as its escape in a
+# message: a message's text from outside (a reply's header, decoded; a path) stays on its
+# one line, and no stranger writes a line of their own.
+LINE_BREAKS = str.maketrans(
+    {char: ascii(char)[1:-1] for char in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+)
 TEXT_FORMAT = "%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s"
 # The handler this module installs on the root logger, found again by its name.
 HANDLER_NAME = "splitmind"
@@ -48,7 +55,8 @@ def redact(text: str, link: str = REDACTED, tag: str = REDACTED) -> str:
 
 
 class RedactCredentials(logging.Filter):
-    """Rewrites a record's message, arguments, exception and stack text without tokens.
+    """Rewrites a record's message, arguments, exception and stack text without tokens, and
+    the message on one line (:data:`LINE_BREAKS`).
 
     The exception is formatted here, once, and kept as text: a formatter would
     otherwise format it again from ``exc_info``, token and all.
@@ -60,7 +68,7 @@ class RedactCredentials(logging.Filter):
             message = record.getMessage()
         except (TypeError, ValueError):  # arguments that do not fit the message
             message = f"{record.msg} {record.args}"
-        record.msg, record.args = redact(message), None
+        record.msg, record.args = redact(message).translate(LINE_BREAKS), None
         if record.exc_info:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
             record.exc_info = None

@@ -100,6 +100,27 @@ def test_a_reply_tag_is_redacted() -> None:
     assert redact("kim+news@example.org") == "kim+news@example.org"
 
 
+def test_a_line_break_a_sender_wrote_stays_in_its_log_line(
+    app, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reply's headers are a stranger's text, decoded (an encoded word may hold a line
+    break): the line that names one is one line, and forges no other."""
+    from service.replies.inbound import receive
+
+    forged = "2026-12-07 00:00:00,000 ERROR [1] service.games: game 1 forged"
+    encoded = "=?utf-8?q?auto-replied=0A" + forged.replace(" ", "_") + "?="
+    raw = (
+        "From: kim@example.com\r\nTo: play@splitmind.test\r\n"
+        f"Auto-Submitted: {encoded}\r\nSubject: away\r\n\r\nBack soon.\r\n"
+    ).encode()
+    capsys.readouterr()
+    with app.app_context():
+        assert receive(raw).status == "dropped"
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and TEXT_LINE.match(lines[0]), lines
+    assert lines[0].endswith(f"auto-replied\\n{forged.lower()}")  # read in lower case
+
+
 def test_a_500_on_a_token_path_logs_no_token(
     broken_app_config: dict, capsys: pytest.CaptureFixture[str]
 ) -> None:
