@@ -309,3 +309,16 @@ def test_an_email_queued_for_an_address_the_player_no_longer_has_is_not_sent(
             db.session.execute(select(OutboxMessage.recipient, OutboxMessage.status)).all()
         )
     assert statuses == {"kim@example.com": "skipped", "sam@example.com": "sent"}
+
+
+def test_a_wrong_address_is_named_invalid_and_described_by_its_error(client: FlaskClient) -> None:
+    """A screen reader on the address's field hears that it is wrong, and why."""
+    html = ask(client, "not an address").get_data(as_text=True)
+    field = re.search(r'<input[^>]* name="email"[^>]*>', html)
+    assert field is not None
+    assert 'aria-invalid="true"' in field.group(0)
+    described = re.search(r'aria-describedby="([^"]+)"', field.group(0))
+    assert described is not None
+    assert re.search(rf'<p class="error" id="{described.group(1)}">Invalid email address.', html)
+    fine = ask(client, "kim@example.com").get_data(as_text=True)
+    assert "aria-invalid" not in fine
