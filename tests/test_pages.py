@@ -24,6 +24,8 @@ from .conftest import load_game
 from .factories import apply_moves, planned_moves
 from .helpers import (
     MoveForm,
+    ask_for_game,
+    csrf_token,
     error_text,
     form_data,
     page_action,
@@ -621,3 +623,31 @@ def test_the_first_trick_of_a_round_is_led_as_the_first(client, make_game) -> No
     play_seed_5(client, game, 2, 4)  # trick 1, which the Shadow won
     assert "Lead the next trick." in page(client, game["shadow"])
     assert "Waiting for Sam to lead the next trick." in page(client, game["keeper"])
+
+
+def title(html: str) -> str:
+    """A page's title, as a screen reader says it first of the page."""
+    found = re.search(r"<title>(.*?)</title>", html, re.S)
+    assert found is not None
+    return html_text.unescape(found.group(1))
+
+
+def test_a_page_that_refuses_what_was_sent_says_so_in_its_title(client, make_game) -> None:
+    """The title is read first of a page loaded after a POST: a refusal starts it."""
+    game = make_game(seed=5)
+    refused = {"version": 0, "kind": "exchange", "cards": ["5H", "7H"]}
+    response = client.post(f"/play/{game['shadow']}", data=refused)
+    assert response.status_code == 422
+    assert (
+        title(response.get_data(as_text=True)) == "Error: Your move · Game 1 · Split Mind by Mail"
+    )
+    assert title(page(client, game["shadow"])) == "Your move · Game 1 · Split Mind by Mail"
+    # The forms of the public pages too, a field refused or the whole form.
+    token = csrf_token(client.get("/links").get_data(as_text=True))
+    links = client.post("/links", data={"email": "not an address", "csrf_token": token})
+    assert title(links.get_data(as_text=True)).startswith("Error: ")
+    new = ask_for_game(client, email="not-an-address")
+    assert title(new.get_data(as_text=True)) == "Error: A new game · Split Mind by Mail"
+    assert title(client.get("/new").get_data(as_text=True)) == "A new game · Split Mind by Mail"
+    french = client.post(f"/play/{game['shadow']}?lang=fr", data=refused)
+    assert title(french.get_data(as_text=True)).startswith("Erreur\u00a0: ")
