@@ -284,21 +284,58 @@
         var fresh = page.getElementById("game");
         var game = document.getElementById("game");
         if (!fresh || !game) throw new Error("no game to update");
-        var hadFocus = game.contains(document.activeElement);
+        var focused = game.contains(document.activeElement) ? document.activeElement : null;
+        var focusedAt = focused && place(focused, game);
+        var opened = all(game, "details[open]").map(function (details) {
+          return place(details, game);
+        });
         var notesBefore = lastNote(game);
         var heard = all(game, NEWS).map(spoken);
         game.replaceWith(document.adoptNode(fresh));
         enhance(fresh);
         if (page.title) document.title = page.title; /* the tab says whose move it is */
+        /* What the reader had open stays open: the rules, an earlier round. */
+        opened.forEach(function (at) {
+          var details = found(at, fresh);
+          if (details && details.tagName === "DETAILS") details.open = true;
+        });
+        /* Focus stays on what the reader was on, if the new content has it still; else
+           (it would fall to the page's start) it goes to the news. */
+        var again = focusedAt && found(focusedAt, fresh);
+        if (again) again.focus();
         var status = fresh.querySelector("#status-line");
-        /* Focus in the old content would fall to the page's start: it goes to the news. */
-        if (hadFocus && status) {
+        if (focused && document.activeElement !== again && status) {
           status.tabIndex = -1;
           status.focus();
         }
         var announce = document.getElementById("announce");
         if (announce) announce.textContent = sentences(fresh, notesBefore, heard);
       });
+  }
+
+  /* Where an element is in the game section, to find its like in a new one: from its
+     closest ancestor with an id, each step down a tag with its classes and its rank
+     among the siblings that have them. */
+  function place(element, root) {
+    var steps = [];
+    for (var node = element; node && node !== root; node = node.parentElement) {
+      if (node.id) return { id: node.id, steps: steps };
+      var classes = Array.prototype.map.call(node.classList, function (name) {
+        return "." + CSS.escape(name);
+      });
+      var like = node.tagName.toLowerCase() + classes.join("");
+      steps.unshift([like, all(node.parentElement, ":scope > " + like).indexOf(node)]);
+    }
+    return { id: null, steps: steps };
+  }
+
+  /* The element at ``at`` (a place()) in ``root``, or null. */
+  function found(at, root) {
+    var node = at.id ? root.querySelector("#" + CSS.escape(at.id)) : root;
+    for (var i = 0; node && i < at.steps.length; i++) {
+      node = all(node, ":scope > " + at.steps[i][0])[at.steps[i][1]] || null;
+    }
+    return node;
   }
 
   /* The game's news on the page: how it ended, what happened since the player's move. */

@@ -171,6 +171,24 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
     screenshot(keeper, "07-updated-and-played")
 
 
+def test_an_update_leaves_the_reader_where_they_were(new_game: Callable, phone: Callable) -> None:
+    """Reading the rules while waiting, by keyboard: the opponent's move is announced, and the
+    rules stay open with the focus on them, not closed under the reader."""
+    game = new_game(seed=SEED)
+    keeper = phone().new_page()
+    keeper.goto(game["keeper"])
+    choose(keeper, ["7D"])
+    keeper.locator("details.rules > summary").focus()
+    keeper.keyboard.press("Enter")
+    assert keeper.locator("details.rules").evaluate("d => d.open")
+    api_move(game["api"]["shadow"], {"exchange": ["5S"]})
+    keeper.locator("#status-line", has_text="Your move").wait_for(timeout=15_000)
+    announced = keeper.locator("#announce").inner_text()
+    assert announced.endswith("Your move. Lead the first trick of the round.")
+    assert keeper.locator("details.rules").evaluate("d => d.open")
+    assert keeper.evaluate("document.activeElement.matches('details.rules > summary')")
+
+
 def api_move(url: str, action: dict[str, Any]) -> None:
     """Make a move through the JSON API of the live server, at the version it is at."""
     body = {"version": api_view(url)["version"], **action}
