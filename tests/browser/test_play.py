@@ -509,6 +509,44 @@ def test_classic_look_with_the_keyboard(new_game: Callable, phone: Callable) -> 
     assert "Waiting for Kim" in page.locator("#status-line").inner_text()
 
 
+def around(page: Any, element: Any, margin: int = 8) -> bytes:
+    """A screenshot of ``element`` with its surroundings, where a focus ring is drawn."""
+    box = element.bounding_box()
+    assert box is not None
+    clip = {
+        "x": box["x"] - margin,
+        "y": box["y"] - margin,
+        "width": box["width"] + 2 * margin,
+        "height": box["height"] + 2 * margin,
+    }
+    return bytes(page.screenshot(clip=clip, animations="disabled", caret="hide"))
+
+
+@pytest.mark.parametrize("look", ["standard", "classic"])
+def test_the_suit_named_shows_in_forced_colours(
+    new_game: Callable, phone: Callable, look: str
+) -> None:
+    """High contrast draws no shadow and no colour of its own: the suit an elixir lead names
+    still looks named, also under the keyboard's focus ring."""
+    game = new_game(seed=SEED, look=look)
+    api_move(game["api"]["keeper"], {"exchange": ["7D"]})
+    api_move(game["api"]["shadow"], {"exchange": ["5S"]})
+    page = phone().new_page()
+    page.emulate_media(forced_colors="active")
+    page.goto(game["keeper"])
+    page.locator('.choice[data-card="3S"]').focus()
+    page.keyboard.press("Space")
+    page.locator('.name-choice[data-suit="D"]').focus()
+    page.keyboard.press("Shift+Tab")
+    hearts = page.locator('.name-choice[data-suit="H"]')
+    assert hearts.evaluate("b => b === document.activeElement && b.matches(':focus-visible')")
+    focused = around(page, hearts)
+    page.keyboard.press("Space")
+    assert hearts.get_attribute("aria-pressed") == "true"
+    named = around(page, hearts)
+    assert named != focused, "a named suit under the focus looks as one not named"
+
+
 def test_the_next_pages_load_no_static_file_again(
     pg_app: Any, new_game: Callable, phone: Callable
 ) -> None:
