@@ -175,7 +175,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         # Flask checks session cookies against these too; service.links does the same for links.
         SECRET_KEY_FALLBACKS=fallback_keys(env),
         BASE_URL=base_url(env).rstrip("/"),
-        MAIL_SERVER=env.get("MAIL_SERVER"),
+        MAIL_SERVER=server_host(env, "MAIL_SERVER"),
         # Port 0 is none: smtplib would take it for 25 and the logs would name port 0.
         MAIL_PORT=number(env, "MAIL_PORT", int, least=1, most=65535),
         MAIL_USE_TLS=use_tls,
@@ -188,7 +188,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         LOCAL_MAILBOX=not production and not env.get("MAIL_SERVER"),
         REPLY_ADDRESS=reply_address(env),
         REPLY_ANSWERS_PER_HOUR=number(env, "REPLY_ANSWERS_PER_HOUR", int),
-        IMAP_SERVER=env.get("IMAP_SERVER"),
+        IMAP_SERVER=server_host(env, "IMAP_SERVER"),
         IMAP_PORT=number(env, "IMAP_PORT", int, least=1, most=65535),
         IMAP_USERNAME=env.get("IMAP_USERNAME"),
         IMAP_PASSWORD=env.get("IMAP_PASSWORD"),
@@ -376,6 +376,30 @@ def number(
     if most is not None and result > most:
         raise ConfigError(f"{name} must be at most {most:g}, not {value!r}")
     return result
+
+
+# A host name as the resolver takes it (letters of any script, digits, "-", "_", dots): no
+# scheme, port, path, user or space, which no connection to it could carry.
+HOST_NAME = re.compile(r"[\w.-]+")
+
+
+def server_host(env: Mapping[str, Any], name: str) -> str | None:
+    """``MAIL_SERVER`` or ``IMAP_SERVER``, if a host name or an IP address alone; ``None`` when
+    unset. A URL or ``host:port`` would start a worker that fails every connection to it, the
+    mail held back with nothing but the outbox's metrics to say so."""
+    value = env.get(name)
+    if value is None:
+        return None
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        if not HOST_NAME.fullmatch(value):
+            protocol, _ = name.split("_")
+            raise ConfigError(
+                f"{name} must be a host name or address alone, such as "
+                f"{protocol.lower()}.example.org (its port goes in {protocol}_PORT), not {value!r}"
+            ) from None
+    return str(value)
 
 
 def done_folder(env: Mapping[str, Any]) -> str:

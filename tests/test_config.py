@@ -475,6 +475,44 @@ def test_base_url_needs_a_host_in_development_too(
     refused_in_development({"BASE_URL": url}, message, monkeypatch, tmp_path)
 
 
+@pytest.mark.parametrize("name", ["MAIL_SERVER", "IMAP_SERVER"])
+@pytest.mark.parametrize(
+    "server",
+    [
+        "smtp.example.org:587",
+        "smtp://smtp.example.org",
+        "smtp.example.org/",
+        "smtp example.org",
+        " smtp.example.org",
+        "play@smtp.example.org",
+        "[2001:db8::25]",
+        "203.0.113.25:587",
+    ],
+)
+def test_a_mail_server_is_a_host_alone(
+    name: str, server: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No host is named so: the worker (or `mail fetch`) would start and fail every
+    connection, the mail held back with nothing but a metric saying so."""
+    protocol = name.split("_")[0]
+    message = (
+        f"{name} must be a host name or address alone, such as {protocol.lower()}.example.org "
+        f"(its port goes in {protocol}_PORT), not {server!r}"
+    )
+    refused_in_development({name: server}, message, monkeypatch, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "server",
+    ["smtp.example.org", "smtp.example.org.", "mail-1.example.org", "203.0.113.25", "2001:db8::25"],
+)
+def test_a_mail_server_may_be_a_name_or_an_address(
+    server: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    app = production_app({"MAIL_SERVER": server, "IMAP_SERVER": server}, monkeypatch, tmp_path)
+    assert app.config["MAIL_SERVER"] == app.config["IMAP_SERVER"] == server
+
+
 @pytest.mark.parametrize(
     "url",
     [
