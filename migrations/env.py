@@ -4,6 +4,8 @@ from flask import current_app
 
 from alembic import context
 
+from service.schema import MIGRATION_LOCK
+
 # this is the Alembic Config object, which provides
 # access to the values within the .ini file in use.
 config = context.config
@@ -102,6 +104,11 @@ def run_migrations_online():
                 # a table, or wait for a request or the mail worker to let go of one.
                 connection.exec_driver_sql('SET LOCAL statement_timeout = 0')
                 connection.exec_driver_sql('SET LOCAL lock_timeout = 0')
+                # Runs started together (two web services, each migrating as it starts)
+                # take turns: the next reads the schema's revision once this one has
+                # committed, and finds nothing left to do.
+                connection.exec_driver_sql(
+                    f'SELECT pg_advisory_xact_lock({MIGRATION_LOCK})')
             context.run_migrations()
 
 

@@ -18,6 +18,9 @@ from .extensions import db
 # PostgreSQL's SQLSTATEs for a table and a column that are not there.
 UNDEFINED = {"42P01", "42703"}
 UPGRADE = "run `flask --app service db upgrade` first"
+# The PostgreSQL advisory lock each migration run holds for its transaction (any number the
+# service takes no other lock under): runs started together take turns.
+MIGRATION_LOCK = 0x5EA1_0B0E
 
 
 def missing(error: BaseException | None) -> bool:

@@ -6,17 +6,19 @@ import json
 import random
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import click
+import psycopg
 import pytest
 from alembic.script import ScriptDirectory
 from click.testing import CliRunner
 from flask import Flask
 from sqlalchemy import text
 
-from service import create_app
+from service import create_app, schema
 from service.commands import ServiceCommand, ServiceGroup
 from service.links import player_for
 from service.models import Game, db
@@ -24,6 +26,7 @@ from service.rules import Variant, run, summary
 
 from .conftest import BASE_URL, base_config
 from .helpers import pick_action, redeal
+from .servers import FLASK, ROOT, gunicorn_env
 from .smtp import free_port
 
 pytestmark = pytest.mark.both_backends
@@ -336,3 +339,40 @@ def test_a_migration_missing_a_table_is_not_told_to_run_the_migrations(tmp_path:
     finally:
         with app.app_context():
             db.engine.dispose()
+
+
+@pytest.mark.postgres
+def test_migrations_started_together_run_one_after_the_other(
+    throwaway_database: str, tmp_path: Path
+) -> None:
+    """Two ``db upgrade`` at once (two web services starting, each migrating first) take
+    turns: the second finds the schema migrated and does nothing, instead of failing on
+    the tables the first is creating."""
+    env = gunicorn_env(tmp_path, DATABASE_URL=throwaway_database)
+    waiting = (
+        "SELECT count(*) FROM pg_locks JOIN pg_database ON pg_database.oid = database"
+        " WHERE datname = current_database() AND locktype = 'advisory' AND NOT granted"
+    )
+    with psycopg.connect(throwaway_database) as holder:
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (schema.MIGRATION_LOCK,))
+        upgrades = [
+            subprocess.Popen(
+                [*FLASK, "db", "upgrade"],
+                env=env,
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        queued = 0
+        while queued < 2 and any(upgrade.poll() is None for upgrade in upgrades):
+            with psycopg.connect(throwaway_database, autocommit=True) as watcher:
+                queued = watcher.execute(waiting).fetchone()[0]  # type: ignore[index]
+            time.sleep(0.05)
+        holder.rollback()  # lets the first go
+    said = [upgrade.communicate(timeout=60)[0] for upgrade in upgrades]
+    assert queued == 2, said
+    assert [upgrade.returncode for upgrade in upgrades] == [0, 0], said
+    assert "Traceback" not in "".join(said)
