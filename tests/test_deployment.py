@@ -156,6 +156,13 @@ def test_every_long_running_service_restarts() -> None:
         assert service.get("restart") in ("unless-stopped", "always"), name
 
 
+def test_the_worker_may_finish_the_message_in_hand_when_stopped() -> None:
+    """A stop waits for a send that takes the SMTP timeout, rather than sending it twice."""
+    grace = compose()["services"]["worker"].get("stop_grace_period", "10s")
+    assert re.fullmatch(r"\d+s", grace), grace
+    assert int(grace[:-1]) > float(SETTINGS["MAIL_TIMEOUT"][0])
+
+
 def gunicorn_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict:
     """The names gunicorn.conf.py defines (its metrics directory kept out of this process)."""
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
