@@ -35,9 +35,10 @@ from sqlalchemy.orm import joinedload
 
 from . import addresses, notes
 from .addresses import emails_language, settings_for, time_zone, vacation_end
+from .computer import late_from
 from .language import recipient_locale
 from .links import home_url, player_url, token_for
-from .mail import compose, kinds, queue, queued, withdrawal
+from .mail import compose, kinds, queue, queued, release, withdrawal
 from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import (
@@ -257,8 +258,12 @@ def turn_withdrawn(mover: Player) -> Write:
 def moved(game: Game, before: State, mover: Seat | None) -> list[Write]:
     """The emails that tell the players what a move changed, and who owes the next one: to
     be written with the move's own writes (:func:`service.games._record`), as is the
-    withdrawal of the mover's turn email (:func:`turn_withdrawn`)."""
+    withdrawal of the mover's turn email (:func:`turn_withdrawn`).
+
+    An answer to a person's reply that waited for the computer's move goes once the
+    computer owes none, instead of the turn email (:func:`_answer_released`)."""
     state = game.state
+    answered = _answer_released(game, mover)
     if state["phase"] == OVER:
         emails = [_email(player, "game_over") for player in game.players]
     elif len(state["rounds"]) > len(before["rounds"]):
@@ -266,8 +271,33 @@ def moved(game: Game, before: State, mover: Seat | None) -> list[Write]:
     else:
         previous = to_act(before)
         owing = [seat for seat in to_act(state) if seat != mover and seat not in previous]
-        emails = [_email(game.player(seat), "turn") for seat in owing]
+        emails = [_email(game.player(s), "turn") for s in owing if s not in answered]
     return [email for email in emails if email is not None]
+
+
+def _answer_released(game: Game, mover: Seat | None) -> list[Seat]:
+    """After a move of the computer that leaves it owing none, the seat of the person whose
+    answer to a reply waited for it (:func:`_answer_held`), which goes now: written when it
+    goes, it tells the computer's move and asks for the person's, as a turn email would."""
+    if mover is None or not game.player(mover).is_computer or mover in to_act(game.state):
+        return []
+    person = other(mover)
+    return [person] if release("answer", game.player(person).id) else []
+
+
+def _answer_held(message: OutboxMessage) -> datetime | None:
+    """Until when an answer to a person's reply waits: while the computer owes a move in the
+    game, until that move counts as late. The computer answers within seconds, and its move
+    makes the answer go (:func:`_answer_released`), the one email that says both moves."""
+    player = db.session.get(Player, message.player_id) if message.player_id else None
+    if player is None or player.game.status != "active":
+        return None
+    game = player.game
+    computer = game.player(other(player.seat))
+    if not computer.is_computer or computer.seat not in to_act(game.state):
+        return None
+    until = late_from(game.updated_at)
+    return until if until > utcnow() else None
 
 
 def your_move(player: Player) -> None:
@@ -676,7 +706,7 @@ kinds.register(
     # and an answer replies to the player's own email. A link is written when sent, with the
     # link of that moment: two waiting would say the same, so the newer replaces the older.
     _about_a_game("link", replaces_queued=True),
-    _about_a_game("answer"),
+    _about_a_game("answer", held_until=_answer_held),
     # Queued bare, so that asking costs the same whether or not the address plays here.
     Kind("your_games", write=write_links),
     Kind(

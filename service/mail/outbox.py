@@ -233,6 +233,25 @@ def _withdraw_statement() -> Update:
     )
 
 
+def release(kind: str, player_id: int) -> bool:
+    """Make the player's unsent email of ``kind``, held back by its kind, due now; whether
+    there was one. Inside the caller's transaction; an email a worker has claimed is passed
+    over, as :func:`withdraw` passes it over."""
+    table = cast(Table, OutboxMessage.__table__)
+    waiting = (
+        select(table.c.id)
+        .where(table.c.kind == kind, table.c.player_id == player_id, table.c.status == "queued")
+        .with_for_update(skip_locked=True)
+    )
+    made_due = (
+        update(table)
+        .where(table.c.id.in_(waiting))
+        .values(next_attempt_at=utcnow())
+        .returning(table.c.id)
+    )
+    return db.session.execute(made_due).first() is not None
+
+
 def hold_game(message: OutboxMessage) -> bool:
     """Lock the row of the message's game against change until the transaction ends (a
     shared lock), unless a change to the game holds it now: whether it is held. A message
