@@ -14,10 +14,13 @@ has chosen theirs.
 The computer's random source is seeded from the game's id and version, so a
 game against it replays the same, and two workers that choose at once choose
 the same move (the slower one is refused as stale, and tries nothing else).
-A move that fails is logged and left for a minute; the other games, and the
-mail, go on. A pass spends a few seconds at most on the computer's moves
-(:data:`PASS_BUDGET`), so the mail and the worker's heartbeat never wait long
-behind them; the moves still due are made on the next passes.
+A level whose code fails, or answers a move the rules refuse, is logged and
+replaced by the ``random`` level for that move (:func:`choice`): it would fail
+the same way at every try. A move that fails otherwise is logged and left for a
+minute; the other games, and the mail, go on. A pass spends a few seconds at
+most on the computer's moves (:data:`PASS_BUDGET`), so the mail and the
+worker's heartbeat never wait long behind them; the moves still due are made on
+the next passes.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from sqlalchemy import literal, or_, select, tuple_
 from . import bots, games
 from .errors import is_outage
 from .models import Game, Player, db, utcnow
-from .rules import seat_view, to_act
+from .rules import apply, seat_view, to_act
 from .unit_of_work import transaction
 
 log = logging.getLogger(__name__)
@@ -134,6 +137,30 @@ def rng_for(game_id: int, version: int) -> random.Random:
     return random.Random(hmac.digest(key, f"computer:{game_id}:{version}".encode(), "sha256"))
 
 
+def choice(game: Game, player: Player) -> bots.Action:
+    """The move the computer's level chooses for ``player`` from its seat's view; a move of the
+    ``random`` level when the level's code fails or answers a move the rules refuse.
+
+    The same view and random source fail the same way at every try: without another
+    move, the game would wait for the computer for good. The fault is logged as an error.
+    """
+    level = player.computer_level
+    assert level is not None, "a seat the computer plays"
+    view = seat_view(game.state, player.seat)
+    try:
+        action = bots.choose(level, view, rng_for(game.id, game.version))
+        apply(game.state, player.seat, action)  # the engine refuses what the level got wrong
+    except Exception:
+        log.exception(
+            "game %d: the computer (%s) could not choose its move; it plays one of the random "
+            "level instead",
+            game.id,
+            level,
+        )
+        return bots.choose("random", view, rng_for(game.id, game.version))
+    return action
+
+
 def play(player_id: int) -> bool:
     """Make the move the computer owes in this seat, in a transaction of its own.
 
@@ -149,8 +176,7 @@ def play(player_id: int) -> bool:
             game = db.session.get(Game, player.game_id, populate_existing=True)
             if game is None or game.status != "active" or player.seat not in to_act(game.state):
                 return False
-            view = seat_view(game.state, player.seat)
-            action = bots.choose(player.computer_level, view, rng_for(game.id, game.version))
+            action = choice(game, player)
             games.apply_move(player.id, game.version, action)
             log.info("game %d: the computer (%s) made its move", game.id, player.computer_level)
     except games.StaleVersion:

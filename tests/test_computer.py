@@ -630,6 +630,38 @@ def test_a_failing_move_stops_neither_the_other_games_nor_the_mail(
     assert len(smtp_server.handler.received) == 2
 
 
+class RaisingLevel:
+    """A level whose code fails on every move."""
+
+    def choose(self, view: Any, rng: random.Random) -> Any:
+        raise ZeroDivisionError("a fault in the level's code")
+
+
+class IllegalLevel:
+    """A level that answers a move the rules refuse."""
+
+    def choose(self, view: Any, rng: random.Random) -> Any:
+        return {"play": "7H"} if view["phase"] == "play" else {view["phase"]: view["hand"][:1]}
+
+
+@pytest.mark.parametrize("broken", [RaisingLevel, IllegalLevel], ids=["raises", "illegal"])
+def test_a_level_that_fails_still_answers_with_a_legal_move(
+    app: Flask, client: FlaskClient, against_computer, monkeypatch, caplog, broken: type
+) -> None:
+    """The same view and seed fail the same way at every try: the game would wait for good.
+    The computer plays a move of the random level instead, and the log says so."""
+    monkeypatch.setitem(bots.LEVELS, "hard", broken)
+    game = against_computer(level="hard", computer="keeper")
+    with caplog.at_level(logging.ERROR, logger="service.computer"):
+        assert computer_moves(app) == 1  # its half of the exchange
+        person_moves(client, game["token"], random.Random(1))  # Kim's: the computer leads
+        assert computer_moves(app) >= 1
+    assert to_act(load(app, game["id"]).state) == ["shadow"]
+    failed = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert failed
+    assert all(f"game {game['id']}: the computer (hard) could not" in text for text in failed)
+
+
 @pytest.fixture
 def refuse_moves(app: Flask) -> Iterator[Callable[[int], None]]:
     """Have PostgreSQL refuse every move of a game, as a constraint refuses a value: a fault
@@ -701,11 +733,12 @@ def test_a_rematch_against_the_computer_starts_at_once_with_the_roles_swapped(
 
 @pytest.fixture
 def hard_level_broken(monkeypatch) -> None:
-    """The computer's hard level raises on every move; the others play."""
+    """The computer's moves fail in games of its hard level: its choice raises, and so does
+    that of the random level it then falls back to; the other levels play."""
     choose = bots.choose
 
     def broken_hard_level(level: str, view: Any, rng: random.Random) -> Any:
-        if level == "hard":
+        if level in ("hard", "random"):
             raise RuntimeError("the hard level is broken")
         return choose(level, view, rng)
 
