@@ -1,6 +1,6 @@
 """The deadline sweep: a reminder when a day is left, a timeout when the time is up,
 the end of invitations left unanswered, the daily digests of the addresses that asked
-for one, and the housekeeping of the replies read long ago.
+for one, and the housekeeping of the replies read and the emails sent long ago.
 
 Both queries (the reminders' in :func:`service.games.reminders_due`, beside the window
 it reads again under each game's lock) use the (status, deadline) index: their cost
@@ -15,10 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from flask import current_app
 from sqlalchemy import select
 
 from . import games, homes, invitations, metrics
 from .errors import is_outage, outage_reason
+from .mail import outbox
 from .models import Game, db, utcnow
 from .replies import inbound
 from .unit_of_work import transaction
@@ -39,12 +41,14 @@ class SweepResult:
     digests: list[str] = field(default_factory=list)
     invitations_expired: list[int] = field(default_factory=list)
     replies_forgotten: int = 0
+    mail_forgotten: int = 0
 
 
 def sweep(now: datetime | None = None) -> SweepResult:
     """Send due reminders, then end the games whose deadline has passed and the invitations
     left unanswered, then the digests; forget the replies read long ago
-    (:func:`service.replies.inbound.prune`).
+    (:func:`service.replies.inbound.prune`) and the emails sent long ago
+    (:func:`service.mail.outbox.prune`, after ``OUTBOX_DAYS``).
 
     Each game is changed in a transaction of its own: one game's lock is held
     only while that game is handled, and a game that fails undoes no other.
@@ -63,8 +67,10 @@ def sweep(now: datetime | None = None) -> SweepResult:
         digests = homes.send_digests(now)
     with transaction():
         forgotten = inbound.prune(now)
+    with transaction():
+        mail_forgotten = outbox.prune(now, current_app.config["OUTBOX_DAYS"])
     metrics.SWEEPS.inc()
-    return SweepResult(reminded, expired, digests, invitations_expired, forgotten)
+    return SweepResult(reminded, expired, digests, invitations_expired, forgotten, mail_forgotten)
 
 
 def _each(

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timedelta
 from email.utils import make_msgid, parseaddr
 from functools import cache
 from typing import Any, cast
 
 from flask import current_app
-from sqlalchemy import Table, Update, bindparam, case, select, text, update
+from sqlalchemy import Table, Update, bindparam, case, delete, exists, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from ..models import Game, OutboxMessage, Player, db, upsert, utcnow
+from ..models import OPEN_STATUSES, Game, OutboxMessage, Player, db, upsert, utcnow
 from ..writes import Write
 from . import kinds
 from .compose import Email, with_headers
@@ -383,3 +384,39 @@ def requeue(message_id: int) -> OutboxMessage:
     db.session.flush()
     log.info("mail %d queued again", message.id)
     return message
+
+
+# The emails the worker is done with: sent, skipped, or failed for good.
+DONE = ("sent", "skipped", "failed")
+# The most emails one sweep deletes: a backlog (the first sweep after an upgrade, or after a
+# long pause) goes a batch a sweep, each statement well within the statement timeout.
+PRUNED_AT_ONCE = 1000
+
+
+def prune(now: datetime, days: int) -> int:
+    """Delete the emails done with (:data:`DONE`) that were queued more than ``days`` days
+    before ``now``, at most :data:`PRUNED_AT_ONCE`; how many. ``days`` 0 keeps them all.
+
+    A written email holds its recipient's links, credentials to their games: kept
+    forever, a copy of the database would open every game. The emails of a game
+    still in play stay while it lasts: a reply read is told from the copies of
+    them it quotes (:class:`service.replies.inbound.OurText`). A failure re-queued
+    by an admin is queued again, no longer done with. The audit trail's entries
+    on a message deleted keep their note (PostgreSQL sets their message to NULL).
+    """
+    if not days:
+        return 0
+    in_play = exists().where(Game.id == OutboxMessage.game_id, Game.status.in_(OPEN_STATUSES))
+    old = (
+        select(OutboxMessage.id)
+        .where(
+            OutboxMessage.created_at < now - timedelta(days=days),
+            OutboxMessage.status.in_(DONE),
+            ~in_play,
+        )
+        .limit(PRUNED_AT_ONCE)
+    )
+    deleted = db.session.execute(
+        delete(OutboxMessage).where(OutboxMessage.id.in_(old.scalar_subquery()))
+    )
+    return int(deleted.rowcount or 0)  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
 
+from service.deadlines import sweep
 from service.mail import outbox, requeue, worker
 from service.mail.compose import Email
 from service.mail.outbox import queue
@@ -25,7 +26,7 @@ from service.models import OutboxMessage, Player, db, utcnow
 from service.rules import SEATS
 from service.unit_of_work import transaction
 
-from ..factories import one_by_one
+from ..factories import one_by_one, played
 from ..helpers import (
     failed_turn_behind_a_newer_one,
     queued_turn,
@@ -435,3 +436,55 @@ def test_a_message_put_back_as_a_newer_one_is_queued_is_skipped(
         worker._put_back(left, "not sent yet: the SMTP server was unavailable")
     assert len(looks) == 2  # the put-back's look, then the one after the refusal
     assert row(app, left).status == "skipped"
+
+
+def test_the_sweep_forgets_emails_sent_long_ago_but_those_of_games_in_play(
+    app: Flask, make_game, deliver
+) -> None:
+    """A sent email keeps its body, links and all (each a credential): the sweep deletes those
+    sent, skipped or failed more than OUTBOX_DAYS ago, but for those of a game still in play,
+    whose player may reply to them, and those still to go."""
+    live, over = make_game(seed=3)["id"], make_game(seed=4)["id"]
+    played(app, over, 4, emails=False)
+    deliver()
+    days = app.config["OUTBOX_DAYS"]
+    with app.app_context(), transaction():
+        messages = db.session.scalars(db.select(OutboxMessage)).all()
+        assert {message.status for message in messages} <= {"sent", "skipped"}
+        for message in messages:
+            message.created_at = utcnow() - timedelta(days=days, minutes=1)
+        waiting = next(message for message in messages if message.game_id == over)
+        waiting.status = "queued"
+        failed = next(m for m in messages if m.game_id == over and m is not waiting)
+        failed.status = "failed"
+        recent = OutboxMessage(
+            kind="turn",
+            status="sent",
+            game_id=over,
+            recipient="kim@example.com",
+            message_id="<recent@splitmind.test>",
+            created_at=utcnow() - timedelta(days=days - 1),
+        )
+        db.session.add(recent)
+        db.session.flush()
+        kept = {m.id for m in messages if m.game_id == live} | {waiting.id, recent.id}
+        old = {m.id for m in messages if m.game_id == over} - {waiting.id}
+        assert failed.id in old and len(old) > 1 and any(m.game_id == live for m in messages)
+    with app.app_context():
+        forgotten = sweep().mail_forgotten
+        left = set(db.session.scalars(db.select(OutboxMessage.id)))
+    assert (left, forgotten) == (kept, len(old))
+
+
+def test_with_outbox_days_0_the_sweep_keeps_every_email(app: Flask, make_game, deliver) -> None:
+    """OUTBOX_DAYS=0 keeps every email for as long as the database lasts."""
+    app.config["OUTBOX_DAYS"] = 0
+    over = make_game(seed=4)["id"]
+    played(app, over, 4, emails=False)
+    deliver()
+    with app.app_context(), transaction():
+        for message in db.session.scalars(db.select(OutboxMessage)):
+            message.created_at = utcnow() - timedelta(days=3650)
+    with app.app_context():
+        assert sweep().mail_forgotten == 0
+        assert db.session.scalar(db.select(db.func.count(OutboxMessage.id))) > 0
