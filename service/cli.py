@@ -1,5 +1,5 @@
-"""Command line: ``flask --app service games create|export|show|correct-address``, ``mail``,
-``tick``, ``serve``, and ``playtest`` (:mod:`service.playtest.cli`)."""
+"""Command line: ``flask --app service games create|export|show|correct-address|erase-address``,
+``mail``, ``tick``, ``serve``, and ``playtest`` (:mod:`service.playtest.cli`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from flask import Flask, current_app
 from flask.cli import with_appcontext
 from werkzeug.serving import run_simple
 
-from . import bots, computer, deadlines, games
+from . import bots, computer, deadlines, erasure, games
 from .audit import COMMAND_LINE
 from .commands import ServiceCommand, ServiceGroup
 from .errors import outage_reason
@@ -225,6 +225,33 @@ def correct_address(game_id: int, seat: Seat, address: str, admin: str) -> None:
     except (games.MoveError, games.InvalidGame) as exc:
         raise click.UsageError(getattr(exc, "message", str(exc))) from None
     click.echo(f"The {seat} of game {game_id} is now {email}; a new link is on its way.")
+
+
+@games_cli.command("erase-address")
+@click.argument("address")
+@click.option(
+    "--by",
+    "admin",
+    required=True,
+    type=AdminName(),
+    help="Who asks: the audit trail says the command line did it, for this name.",
+)
+@click.confirmation_option(prompt="Erase this address? Nothing of it can be brought back.")
+def erase_address_command(address: str, admin: str) -> None:
+    """Erase ADDRESS at its owner's request (--yes to skip the question): its finished games
+    stay, played by nobody named; nothing else of it is kept but a stop of its emails."""
+    try:
+        with transaction():
+            erased = erasure.erase_address(address, actor=admin)
+    except (erasure.StillPlaying, ValueError) as exc:
+        raise click.UsageError(str(exc)) from None
+    if not erased.found:
+        click.echo("Nothing was stored of that address; the erasure is in the audit trail.")
+        return
+    click.echo(
+        f"Erased: {erased.games} finished game(s) and {erased.invitations} invitation(s) "
+        f"kept without the address, {erased.emails} email(s) deleted."
+    )
 
 
 mail_cli = ServiceGroup("mail", help="Deliver queued email; read replies.")
