@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from .logs import without_addresses
 from .models import AdminAction, db
 
 log = logging.getLogger(__name__)
@@ -33,5 +34,5 @@ def record(
     )
     db.session.add(entry)
     db.session.flush()
-    log.info("admin %s: %s (%s)", admin, note, action)
+    log.info("admin %s: %s (%s)", admin, without_addresses(note), action)
     return entry

@@ -44,6 +44,7 @@ from .addresses import language as address_language
 from .errors import NOT_FOUND
 from .game_text import LOOKS, holds_an_address, poses_as_computer, seat_name, the_seat, upfirst
 from .links import key_matches, new_link_key
+from .logs import without_addresses
 from .models import (
     NAME_LENGTH,
     OPEN_INVITATIONS,
@@ -1027,7 +1028,7 @@ def seating_of(player: Player) -> Seating:
 def _admin_event(game: Game, actor: str, note: str, kind: str = "admin") -> None:
     """Log a change made other than by a move, in the game's log and the service's."""
     game.events.add(Event(kind=kind, version=game.version, actor=actor, note=note))
-    log.info("game %d: %s (%s)", game.id, note, actor)
+    log.info("game %d: %s (%s)", game.id, without_addresses(note), actor)
 
 
 def _named(seat: str, game: Game) -> str:

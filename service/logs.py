@@ -54,6 +54,19 @@ def redact(text: str, link: str = REDACTED, tag: str = REDACTED) -> str:
     return TAG_IN_ADDRESS.sub(f"+{tag}@", text)
 
 
+# An email address in a line that may quote one: an admin's note, a mail server's reply.
+ADDRESS = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")
+ADDRESS_WRITTEN = "[address]"
+
+
+def without_addresses(text: str) -> str:
+    """The text with every email address in it written ``[address]``: for the log line of
+    something that names a player's (an admin's note, a mail server's refusal). The
+    database keeps it where an admin reads it, and forgets it when the address is
+    erased; a log, kept and copied elsewhere, would not."""
+    return ADDRESS.sub(ADDRESS_WRITTEN, text)
+
+
 class RedactCredentials(logging.Filter):
     """Rewrites a record's message, arguments, exception and stack text without tokens, and
     the message on one line (:data:`LINE_BREAKS`).

@@ -53,7 +53,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from .. import addresses, metrics, schema
 from ..errors import is_outage, outage_reason
-from ..logs import redact
+from ..logs import redact, without_addresses
 from ..models import OutboxMessage, WorkerHeartbeat, db, insert_new, utcnow
 from ..storable import storable
 from ..unit_of_work import after_commit, transaction
@@ -631,7 +631,7 @@ def _send(transport: Transport, message: OutboxMessage) -> str:
 
 def _failed(message: OutboxMessage, exc: Exception) -> str:
     """Fail a message for an error of its own, with the reason for the admins."""
-    log.warning("mail %s to %s cannot be sent", message.id, message.recipient, exc_info=exc)
+    log.warning("mail %s cannot be sent", message.id, exc_info=exc)
     _give_up(message, f"{type(exc).__name__}: {exc}")
     return "failed"
 
@@ -711,7 +711,7 @@ def _failed_attempt(message: OutboxMessage, error: str, temporary: bool) -> str:
     message.attempts += 1
     # A refusal may quote the email's link (a URL filter's): it is shown on the dashboard.
     message.last_error = _error_text(error)
-    log.warning("mail %s to %s: %s", message.id, message.recipient, error)
+    log.warning("mail %s: %s", message.id, without_addresses(error))
     if temporary and message.attempts < MAX_ATTEMPTS:
         message.next_attempt_at = utcnow() + timedelta(seconds=retry_delay(message.attempts))
         outbox.put_back(message)

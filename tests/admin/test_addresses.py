@@ -216,3 +216,19 @@ def test_a_correction_needs_the_address_its_page_showed(
     )
     assert seat_of(app, game["id"], "keeper") == (keeper, old)
     assert trail(app) == []
+
+
+def test_a_correction_is_logged_without_either_address(
+    app: Flask, admin: FlaskClient, make_game: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The audit trail and the game's log keep the addresses, for the admins; the log line
+    of the action names the game and the seat, not the addresses, which the log keeps
+    longer than the database keeps a player."""
+    game = make_game()
+    shadow, old = seat_of(app, game["id"], "shadow")
+    page = f"/admin/games/{game['id']}"
+    response = submit(admin, page, f"{page}/players/{shadow}/address", email=FIXED, shown=old)
+    assert response.status_code == 303
+    logged = [record.getMessage() for record in caplog.records]
+    assert any("correct_address" in line and "shadow" in line for line in logged)
+    assert not [line for line in logged if FIXED in line or str(old) in line]

@@ -139,3 +139,20 @@ def test_a_refusal_after_data_is_a_bounce_only_for_the_address(
     code, said = reply.split(" ", 1)
     expected = {DEAD: (int(code), said), "kim@example.com": (int(code), said)}
     assert bouncing(app) == (expected if bounces else {})
+
+
+def test_a_refusal_is_logged_without_the_address(
+    app: Flask, smtp_server: SMTPServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The log names the message, whose row the dashboard shows with its recipient: no line
+    keeps a player's address, though the server's reply quotes it."""
+    smtp_server.handler.refuse[DEAD] = f"550 5.1.1 <{DEAD}>: Recipient address rejected"
+    invite(app)
+    with app.app_context():
+        drain()
+        refused = db.session.scalars(
+            db.select(OutboxMessage).where(OutboxMessage.recipient == DEAD)
+        ).one()
+    logged = [record.getMessage() for record in caplog.records]
+    assert any(f"mail {refused.id}" in line and "Recipient address" in line for line in logged)
+    assert not [line for line in logged if DEAD in line]
