@@ -91,6 +91,11 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
         "days the outbox keeps an email sent, skipped or failed (its links with it), but for "
         "those of a game in play; 0: kept forever",
     ),
+    "UNPLAYED_DAYS": (
+        "90",
+        "days a game that never started (an invitation declined or left unanswered) is kept, "
+        "with the addresses typed for it; 0: kept forever",
+    ),
     "BOT_DELAY_SECONDS": (
         "3",
         "seconds the computer waits after the last move before it makes its own",
@@ -216,6 +221,7 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         VACATION_DAYS_PER_YEAR=number(env, "VACATION_DAYS_PER_YEAR", int, most=366),
         INVITATION_DAYS=number(env, "INVITATION_DAYS", int, most=365),
         OUTBOX_DAYS=number(env, "OUTBOX_DAYS", int, most=36500),
+        UNPLAYED_DAYS=number(env, "UNPLAYED_DAYS", int, most=36500),
         BOT_DELAY_SECONDS=number(env, "BOT_DELAY_SECONDS", float, most=DAY),
         # 0 would read as the script's own default; past a minute, the most it ever waits.
         PAGE_POLL_SECONDS=number(env, "PAGE_POLL_SECONDS", float, least=0.1, most=60),

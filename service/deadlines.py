@@ -1,6 +1,7 @@
 """The deadline sweep: a reminder when a day is left, a timeout when the time is up,
 the end of invitations left unanswered, the daily digests of the addresses that asked
-for one, and the housekeeping of the replies read and the emails sent long ago.
+for one, and the housekeeping of the replies read, the emails sent and the games never
+started long ago.
 
 Both queries (the reminders' in :func:`service.games.reminders_due`, beside the window
 it reads again under each game's lock) use the (status, deadline) index: their cost
@@ -42,13 +43,15 @@ class SweepResult:
     invitations_expired: list[int] = field(default_factory=list)
     replies_forgotten: int = 0
     mail_forgotten: int = 0
+    unplayed_forgotten: int = 0
 
 
 def sweep(now: datetime | None = None) -> SweepResult:
     """Send due reminders, then end the games whose deadline has passed and the invitations
     left unanswered, then the digests; forget the replies read long ago
     (:func:`service.replies.inbound.prune`) and the emails sent long ago
-    (:func:`service.mail.outbox.prune`, after ``OUTBOX_DAYS``).
+    (:func:`service.mail.outbox.prune`, after ``OUTBOX_DAYS``) and the games that never
+    started (:func:`service.invitations.prune`, after ``UNPLAYED_DAYS``).
 
     Each game is changed in a transaction of its own: one game's lock is held
     only while that game is handled, and a game that fails undoes no other.
@@ -69,8 +72,12 @@ def sweep(now: datetime | None = None) -> SweepResult:
         forgotten = inbound.prune(now)
     with transaction():
         mail_forgotten = outbox.prune(now, current_app.config["OUTBOX_DAYS"])
+    with transaction():
+        unplayed = invitations.prune(now, current_app.config["UNPLAYED_DAYS"])
     metrics.SWEEPS.inc()
-    return SweepResult(reminded, expired, digests, invitations_expired, forgotten, mail_forgotten)
+    return SweepResult(
+        reminded, expired, digests, invitations_expired, forgotten, mail_forgotten, unplayed
+    )
 
 
 def _each(

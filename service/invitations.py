@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 
 from flask import current_app
 from itsdangerous import BadSignature
-from sqlalchemy import ColumnElement, exists, select, update
+from sqlalchemy import ColumnElement, delete, exists, select, update
 
 from . import games, links, notify
 from .addresses import (
@@ -48,6 +48,7 @@ from .mail.compose import Email
 from .mail.kinds import Kind
 from .models import (
     OPEN_INVITATIONS,
+    OPEN_STATUSES,
     Address,
     AdminAction,
     Event,
@@ -533,6 +534,52 @@ def _expire_if_due(invitation: Invitation, game: Game, now: datetime | None = No
     db.session.flush()
     log.info("invitation %d expired unanswered", invitation.id)
     return True
+
+
+# The most games that never started one sweep deletes: a backlog goes a batch a sweep.
+UNPLAYED_AT_ONCE = 500
+
+
+def prune(now: datetime, days: int) -> int:
+    """Delete the games that never started (a request never confirmed, an invitation declined,
+    withdrawn, cancelled or left unanswered) that ended more than ``days`` days before
+    ``now``, with their invitations, seats and logs; how many. ``days`` 0 keeps them all.
+
+    Anyone may type any address and name on the public page: those of a game
+    nobody played are kept only as long as its pages may still be opened to say
+    what became of it. A game played, however short, is history and stays.
+    """
+    if not days:
+        return 0
+    ended = (
+        select(Game.id)
+        .where(
+            Game.started_at.is_(None),
+            Game.status.not_in(OPEN_STATUSES),
+            Game.updated_at < now - timedelta(days=days),
+        )
+        .limit(UNPLAYED_AT_ONCE)
+    )
+    unplayed = list(db.session.scalars(ended))
+    if not unplayed:
+        return 0
+    # Each child by name, as SQLite does not enforce the foreign keys' ON DELETE.
+    db.session.execute(delete(Invitation).where(Invitation.game_id.in_(unplayed)))
+    db.session.execute(delete(Event).where(Event.game_id.in_(unplayed)))
+    seats = select(Player.id).where(Player.game_id.in_(unplayed))
+    db.session.execute(
+        update(OutboxMessage).where(OutboxMessage.player_id.in_(seats)).values(player_id=None)
+    )
+    db.session.execute(
+        update(OutboxMessage).where(OutboxMessage.game_id.in_(unplayed)).values(game_id=None)
+    )
+    db.session.execute(
+        update(AdminAction).where(AdminAction.game_id.in_(unplayed)).values(game_id=None)
+    )
+    db.session.execute(delete(Player).where(Player.game_id.in_(unplayed)))
+    db.session.execute(delete(Game).where(Game.id.in_(unplayed)))
+    log.info("%d game(s) that never started forgotten", len(unplayed))
+    return len(unplayed)
 
 
 def adopt_language(game: Game, email: str, language: str | None) -> str | None:

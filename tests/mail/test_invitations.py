@@ -32,6 +32,7 @@ from ..helpers import (
     csrf_token,
     from_elsewhere,
     pick_action,
+    request_invitation,
     statements_run,
 )
 from ..smtp import SMTPServer
@@ -1251,3 +1252,32 @@ def test_a_confirmation_queued_before_an_admin_cancelled_its_game_is_dropped(
         games.cancel_game(db.session.scalars(select(Game)).one().id, "alice")
     deliver()
     assert smtp_server.handler.to("ann@example.com") == []
+
+
+def test_the_sweep_forgets_games_that_never_started_long_ago(
+    app: Flask, make_game, deliver
+) -> None:
+    """Anyone may type any address on the public page: a request never confirmed, or an
+    invitation declined or left unanswered, kept those addresses and names for good. The
+    sweep deletes such a game, its invitation, seats and log, UNPLAYED_DAYS after it ended;
+    a game played, and one that ended since, stay."""
+    played_id = make_game()["id"]
+    with app.app_context():
+        old = request_invitation("stranger@example.net", creator="typed@example.net")
+        recent = request_invitation("bob@example.com")
+        old_game, recent_game = old.game_id, recent.game_id
+    with app.app_context():
+        assert sweep(utcnow() + timedelta(days=15)).invitations_expired == [old.id, recent.id]
+    deliver()
+    days = app.config["UNPLAYED_DAYS"]
+    with app.app_context(), transaction():
+        db.session.get_one(Game, old_game).updated_at = utcnow() - timedelta(days=days, hours=1)
+        db.session.get_one(Invitation, old.id).updated_at = utcnow() - timedelta(days=days + 1)
+    with app.app_context():
+        assert sweep().unplayed_forgotten == 1
+        assert db.session.get(Game, old_game) is None
+        assert db.session.get(Invitation, old.id) is None
+        left = db.session.scalars(select(Player.email).order_by(Player.email)).all()
+        assert "stranger@example.net" not in left and "typed@example.net" not in left
+        assert {played_id, recent_game} <= set(db.session.scalars(select(Game.id)))
+        assert db.session.get(Invitation, recent.id) is not None
