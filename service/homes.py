@@ -57,7 +57,7 @@ from .models import (
     is_row_id,
     utcnow,
 )
-from .perspective import PlayerView, player_view, with_seats_and_match
+from .perspective import PlayerView, due_first, player_view, with_seats_and_match
 from .rules import Seat, other, to_act
 
 log = logging.getLogger(__name__)
@@ -200,6 +200,7 @@ def overview(email: str, now: datetime | None = None, before: int | None = None)
             home.finished.append(line)
         if not player.notify and player.game.status == "active":  # a game over sends none
             home.stopped.append(player)
+    home.live.sort(key=lambda line: due_first(line.view))  # stable: the latest played first
     # Not stopped by the player: started while the address took no invitations.
     home.withheld = invitations.withheld_from(email) if home.stopped else []
     home.stopped = [player for player in home.stopped if player not in home.withheld]

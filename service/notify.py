@@ -51,7 +51,7 @@ from .models import (
     db,
     utcnow,
 )
-from .perspective import player_view, with_seats_and_match
+from .perspective import due_first, player_view, with_seats_and_match
 from .rematch_rules import rematch_refusal
 from .replies.headers import game_headers, reply_to, root_message_id
 from .rules import OVER, Seat, State, other, to_act, track_advances
@@ -449,16 +449,18 @@ def _write_games(
     notes_of: Mapping[int, list[str] | None] | None = None,
 ) -> Email:
     """Write an email to an address about several of its games, each with its link, its
-    opponent and, from ``notes_of`` (by player id), the opponent's notes it quotes."""
+    opponent and, from ``notes_of`` (by player id), the opponent's notes it quotes; the
+    moves owed first, the soonest due first (:func:`.perspective.due_first`)."""
     with recipient_locale(language):
+        views = sorted(((player_view(p), p) for p in players), key=lambda pair: due_first(pair[0]))
         games = [
             {
-                "view": player_view(player),
+                "view": view,
                 "link": player_url(player),
                 "opponent": player.game.player(other(player.seat)),
                 "notes": (notes_of or {}).get(player.id),
             }
-            for player in players
+            for view, player in views
         ]
     return compose.render(
         kind,

@@ -212,6 +212,14 @@ def view_of(facts: SeatFacts, match: MatchScore | None) -> PlayerView:
     return view
 
 
+def due_first(view: PlayerView) -> tuple[bool, bool, str]:
+    """The order an address's games in play are listed in, by their views: the moves it
+    owes first, each part the soonest due first and games without a deadline last (every
+    view's deadline is written in UTC, to the second: as text, the sooner sorts first)."""
+    deadline = view["deadline"]
+    return not view["your_turn"], deadline is None, deadline or ""
+
+
 def view_tag(player: Player) -> str:
     """The ``ETag`` of the player's view (see :func:`tag_of`)."""
     return tag_of(seat_facts(player), match_summary(player))

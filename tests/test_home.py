@@ -279,6 +279,25 @@ def test_finished_games_are_listed_twenty_at_a_time(app: Flask, client, make_gam
         assert listed(client.get(f"{home}?before={before}").get_data(as_text=True)) == listed(first)
 
 
+def test_the_games_in_play_list_the_moves_owed_first_soonest_due_first(
+    app: Flask, client, make_game
+) -> None:
+    """Among many games, those where the address owes a move come first, the soonest due
+    first and those without deadline after them; then those waiting for the opponent, the
+    soonest due first: not the order the games last changed in."""
+    no_deadline = make_game(seed=1, days_per_move=0)["id"]
+    ten_days = make_game(seed=2, days_per_move=10)["id"]
+    two_days = make_game(seed=3, days_per_move=2)["id"]
+    waiting_long = make_game(seed=4, days_per_move=9)["id"]
+    waiting_soon = make_game(seed=5, days_per_move=4)["id"]
+    for game, seed in ((waiting_long, 4), (waiting_soon, 5)):  # Kim has made her exchange
+        written(app, game, seed, until=lambda view: not view["your_turn"])
+    page = client.get(home_of(app)).get_data(as_text=True)
+    listed = [int(n) for n in re.findall(r"Game (\d+) against Sam</h3>", page)]
+    assert listed == [two_days, ten_days, no_deadline, waiting_soon, waiting_long]
+    assert page.count("Your move.") == 3 and page.count("Waiting for Sam.") == 2
+
+
 def test_the_deadline_says_whose_move_is_due(app: Flask, client, make_game) -> None:
     game = make_game(days_per_move=3, shadow_name="Léa")
     keeper = client.get(f"/api/play/{game['keeper']}").get_json()

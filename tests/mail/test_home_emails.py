@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -267,6 +268,19 @@ def kims_digest(app: Flask, deliver: Callable[[], int], smtp_server: SMTPServer)
         deliver()
     (digest,) = [m for m in smtp_server.handler.to(KIM) if "wait" in str(m.message["Subject"])]
     return digest
+
+
+def test_the_digest_lists_the_soonest_due_first(
+    app: Flask, make_game, deliver: Callable[[], int], smtp_server: SMTPServer
+) -> None:
+    """Each game of a digest is a move owed: the one due first comes first, one without a
+    deadline last, whatever order the games were made in."""
+    with time_machine.travel(NOW, tick=False):
+        made = [make_game(seed=n, days_per_move=days) for n, days in ((21, 0), (22, 9), (23, 2))]
+        deliver()
+    digest = kims_digest(app, deliver, smtp_server)
+    listed = [int(n) for n in re.findall(r"Game (\d+): you are", digest.text)]
+    assert listed == [made[2]["id"], made[1]["id"], made[0]["id"]]
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from service.mail import requeue
 from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
-from ..factories import one_by_one, played
+from ..factories import one_by_one, played, written
 from ..helpers import at_once, csrf_token, from_elsewhere, statements_run
 from ..secrecy import hidden_cards, leaks
 from ..smtp import SMTPServer
@@ -69,6 +69,22 @@ def test_the_home_link_and_the_games_in_play_go_to_their_address(
         for game in live:
             secret = hidden_cards(db.session.get(Game, game["id"]).state, "keeper")
             assert not leaks(email.text + email.html, secret, (home,))
+
+
+def test_the_games_in_play_are_listed_the_moves_owed_first(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    """As on the home page: the games where the address owes a move first, soonest due first."""
+    waiting = make_game(seed=1, days_per_move=1)
+    written(app, waiting["id"], 1, until=lambda view: not view["your_turn"])
+    later, sooner = make_game(seed=2, days_per_move=9), make_game(seed=3, days_per_move=2)
+    deliver()
+    smtp_server.received.clear()
+    ask(client, "kim@example.com")
+    deliver()
+    (email,) = smtp_server.received
+    listed = [int(n) for n in re.findall(r"Game (\d+): you are", email.text)]
+    assert listed == [sooner["id"], later["id"], waiting["id"]]
 
 
 def test_an_address_whose_games_are_all_over_gets_its_home_link(
