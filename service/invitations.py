@@ -60,7 +60,7 @@ from .models import (
     utcnow,
 )
 from .perspective import match_summary
-from .rematch_rules import blocked, blocked_among, rematch_refusal
+from .rematch_rules import blocked, blocked_among, rematch_refusal, seat_in_rematch
 from .rules import SEATS, Seat, other
 from .rules.names import is_seat
 
@@ -702,10 +702,10 @@ def rematch_computer(player: Player) -> Player:
     withheld = blocked(player.email)
     new = _rematch(game, player, waiting=False, emails=not withheld)
     if withheld:
-        withhold_emails(new, other(player.seat))
+        withhold_emails(new, seat_in_rematch(player))
     db.session.flush()
     log.info("game %d: a rematch against the computer as game %d", game.id, new.id)
-    return new.player(other(player.seat))
+    return new.player(seat_in_rematch(player))
 
 
 def _refuse_rematch(player: Player) -> None:
@@ -717,13 +717,15 @@ def _refuse_rematch(player: Player) -> None:
 
 def _rematch(game: Game, player: Player, *, waiting: bool, emails: bool = True) -> Game:
     """Create the game that follows ``game`` at the player's asking, recorded as its rematch:
-    the same two, roles swapped, same look and days per move; a return match's game is
-    followed by a new return match (its first game dealt now, the second after it). Without
-    ``emails``, its people take none of its emails from its start."""
+    the same two, roles swapped (:func:`.rematch_rules.seat_in_rematch`), same look and days
+    per move; a return match's game is followed by a new return match (its first game dealt
+    now, the second after it). Without ``emails``, its people take none of its emails from
+    its start."""
     start = games.create_match if game.match_id is not None else games.create_game
+    seats = {seat_in_rematch(each): games.seating_of(each) for each in game.players}
     new = start(
-        dataclasses.replace(games.seating_of(game.player("shadow")), emails=emails),
-        dataclasses.replace(games.seating_of(game.player("keeper")), emails=emails),
+        dataclasses.replace(seats["keeper"], emails=emails),
+        dataclasses.replace(seats["shadow"], emails=emails),
         look=game.look,
         days_per_move=game.days_per_move or 0,
         waiting=waiting,
@@ -758,7 +760,7 @@ def propose_rematch(player: Player) -> Invitation:
         creator_name=player.name,
         opponent_email=opponent.email,
         opponent_name=opponent.name,
-        creator_role=other(player.seat),
+        creator_role=seat_in_rematch(player),
         match=game.match_id is not None,
         days_per_move=game.days_per_move,
         look=game.look,

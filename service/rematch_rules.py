@@ -19,6 +19,7 @@ from .addresses import with_inbox
 from .game_text import holds_an_address, poses_as_computer
 from .language import gettext
 from .models import Address, Player, db
+from .rules import Seat, other
 
 
 def blocked(email: str) -> bool:
@@ -41,6 +42,14 @@ def blocked_among(emails: Collection[str]) -> set[str]:
         )
     )
     return {email for email, addresses in reaching.items() if addresses & stopped}
+
+
+def seat_in_rematch(player: Player) -> Seat:
+    """The seat the player takes in the game that follows theirs as its rematch: the other
+    one. After a return match, the other of their seat in its first game: whoever opened
+    the match as the Keeper, and so played its second game as the Shadow who knew the
+    score to beat, opens the next one as the Shadow, whichever game it is asked from."""
+    return player.seat if player.game.match_game == 2 else other(player.seat)
 
 
 def rematch_refusal(player: Player) -> str | None:

@@ -170,8 +170,9 @@ def test_a_return_match_seats_the_computer_again(app: Flask, client, against_com
     with app.app_context():
         rematch = player_for(token).game
         assert (rematch.status, rematch.match_game) == ("active", 1)
-        assert rematch.player("keeper").computer_level == "random"  # Kim's seat swapped
-        assert rematch.player("shadow").email == KIM
+        # The computer opened the last match as the Keeper: Kim opens the next one.
+        assert rematch.player("keeper").email == KIM
+        assert rematch.player("shadow").computer_level == "random"
 
 
 # --- the command line and the form ---------------------------------------------------

@@ -376,6 +376,7 @@ def rematch(token: str) -> ResponseReturnValue:
     page = render_template(
         "lobby/rematch.html",
         player=player,
+        seat=rematch_rules.seat_in_rematch(player),
         invitation=proposal,
         refusal=refusal,
         answer=answer,
@@ -401,6 +402,7 @@ def _rematch_computer(player: Player) -> ResponseReturnValue:
     page = render_template(
         "lobby/rematch.html",
         player=player,
+        seat=rematch_rules.seat_in_rematch(player),
         computer=True,
         started=f"/play/{token_for(started)}" if started is not None else None,
         refusal=refusal,

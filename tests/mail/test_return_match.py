@@ -15,7 +15,7 @@ from service.models import Game, db
 from service.rules import return_match
 from service.unit_of_work import transaction
 
-from ..factories import played
+from ..factories import played, written
 from ..smtp import SMTPServer
 
 # Long whole-game tests whose subject does not depend on the database: PostgreSQL only.
@@ -85,6 +85,7 @@ def test_a_return_match_plays_two_games_and_scores_them(
     # Kim asks for a rematch after the second game: a new return match, roles swapped.
     offer = client.get(f"/rematch/{second['shadow']}").get_data(as_text=True)
     assert "Invite Sam to a new return match with the roles swapped" in offer
+    assert "you will be the Shadow in its first game" in offer
     assert client.post(f"/rematch/{second['shadow']}").status_code == 303
     deliver()
     invite = smtp_server.handler.to("sam@example.com")[-1].text
@@ -95,7 +96,8 @@ def test_a_return_match_plays_two_games_and_scores_them(
         rematch = db.session.scalars(select(Game).order_by(Game.id.desc())).first()
         assert (rematch.status, rematch.match_game) == ("waiting", 1)
         assert rematch.match_id not in (None, db.session.get_one(Game, first_id).match_id)
-        assert rematch.player("keeper").email == "kim@example.com"  # Kim's seat of game 2, swapped
+        # Sam, the Shadow of the first game: the next match opens the other way round.
+        assert rematch.player("keeper").email == "sam@example.com"
 
 
 def test_a_timeout_ends_the_match(
@@ -224,3 +226,33 @@ def test_the_match_score_holds_after_an_address_is_corrected_in_one_game(
     }
     winners = {ends["shadow"]["winner"], ends["keeper"]["winner"]}
     assert winners in ({"you", "opponent"}, {None})
+
+
+@pytest.mark.parametrize("opponent", ["sam", "computer"])
+def test_the_return_matches_of_a_chain_open_in_turn_with_each_as_the_keeper(
+    app: Flask, client: FlaskClient, opponent: str
+) -> None:
+    """Within a match each plays both roles, and the Shadow of its second game plays knowing
+    the score to beat: a rematch asked after the second game (where the one who opened as
+    the Keeper is the Shadow) opens the new match with the other as the Keeper, the page
+    saying so, against a person as against the computer."""
+    with app.app_context(), transaction():
+        kim = games.Seating("kim@example.com", "Kim")
+        other = games.Seating("sam@example.com", "Sam")
+        if opponent == "computer":
+            other = games.Seating.the_computer("random")
+        first_id = games.create_match(kim, other, seed=40).id
+    written(app, first_id, 40)
+    with app.app_context():
+        second_id = db.session.scalars(select(Game.id).where(Game.match_game == 2)).one()
+    written(app, second_id, 41)
+    with app.app_context():
+        kim_in_second = token_for(db.session.get_one(Game, second_id).player("shadow"))
+    offer = client.get(f"/rematch/{kim_in_second}").get_data(as_text=True)
+    assert "you will be the Shadow in its first game" in offer
+    assert client.post(f"/rematch/{kim_in_second}").status_code == 303
+    with app.app_context():
+        rematch = db.session.scalars(select(Game).order_by(Game.id.desc())).first()
+        assert rematch is not None and rematch.match_game == 1
+        assert rematch.player("shadow").email == "kim@example.com"
+        assert rematch.player("keeper").email != "kim@example.com"
