@@ -20,7 +20,16 @@ from sqlalchemy import Executable, Select, bindparam, select, update
 from .language import DEFAULT_LANGUAGE
 from .links import new_link_key
 from .logs import redact
-from .models import Address, AddressSettings, Game, Player, db, insert_new, utcnow
+from .models import (
+    Address,
+    AddressSettings,
+    Game,
+    Invitation,
+    Player,
+    db,
+    insert_new,
+    utcnow,
+)
 
 
 def in_ascii(address: str) -> str:
@@ -278,6 +287,18 @@ def choose_time_zone(settings: AddressSettings, name: str, now: datetime | None 
             settings.last_digest_at = max(last, moved.astimezone(UTC))
         settings.digest_hour = hour
     settings.time_zone = name
+
+
+def invitations_waiting(email: str) -> list[Invitation]:
+    """The invitations waiting for the address's answer, the newest first: those their
+    creators confirmed (a request still to be confirmed may name any address)."""
+    return list(
+        db.session.scalars(
+            select(Invitation)
+            .where(Invitation.opponent_email == email, Invitation.status == "invited")
+            .order_by(Invitation.id.desc())
+        )
+    )
 
 
 def address_row(email: str) -> Address:

@@ -33,6 +33,7 @@ from . import games, invitations, notify, rematch_rules
 from .addresses import (
     addresses_away,
     choose_time_zone,
+    invitations_waiting,
     is_time_zone,
     known_time_zone,
     settings_for,
@@ -204,13 +205,7 @@ def overview(email: str, now: datetime | None = None, before: int | None = None)
     # Not stopped by the player: started while the address took no invitations.
     home.withheld = invitations.withheld_from(email) if home.stopped else []
     home.stopped = [player for player in home.stopped if player not in home.withheld]
-    home.invited = list(
-        db.session.scalars(
-            select(Invitation)
-            .where(Invitation.opponent_email == email, Invitation.status == "invited")
-            .order_by(Invitation.id.desc())
-        )
-    )
+    home.invited = invitations_waiting(email)
     # Not a request still to be confirmed: anyone may type the address on the new-game page,
     # with any name and opponent, and only its email's link says it was the address's own.
     home.sent = list(

@@ -52,7 +52,7 @@ from .models import (
     utcnow,
 )
 from .perspective import due_first, player_view, with_seats_and_match
-from .rematch_rules import rematch_refusal
+from .rematch_rules import blocked, rematch_refusal
 from .replies.headers import game_headers, reply_to, root_message_id
 from .rules import OVER, Seat, State, other, to_act, track_advances
 from .writes import Write
@@ -409,10 +409,12 @@ def links_requested(email: str, language: str | None) -> None:
 def write_links(message: OutboxMessage) -> Email | None:
     """Write a queued links request into the email with the links; ``None`` if none is to go.
 
-    It links the address's home page (its games, finished or not, and its
-    settings) and lists its games in play. None goes to an address that never
-    played here, nor to one that has stopped the emails of every game it
-    played: anyone may ask for this one.
+    It links the address's home page (its games, finished or not, its invitations and
+    its settings) and lists its games in play and the invitations waiting for its
+    answer. None goes to an address that never played here, nor to one that has
+    stopped the emails of every game it played, unless an invitation waits for it: one
+    its creator confirmed, to an address that takes invitations, which was emailed it
+    already. Anyone may ask for this one.
     """
     played = exists().where(
         Player.email == message.recipient,
@@ -421,7 +423,8 @@ def write_links(message: OutboxMessage) -> Email | None:
         Game.id == Player.game_id,
         Game.started_at.is_not(None),
     )
-    if not db.session.scalar(select(played)):
+    invited = [] if blocked(message.recipient) else addresses.invitations_waiting(message.recipient)
+    if not invited and not db.session.scalar(select(played)):
         return None
     players = db.session.scalars(
         select(Player)
@@ -435,7 +438,7 @@ def write_links(message: OutboxMessage) -> Email | None:
     ).all()
     # The language of the address's emails: whoever asked learns nothing from it.
     language = emails_language(message.recipient) or (message.params or {}).get("language")
-    email = _write_games("your_games", message.recipient, players, language)
+    email = _write_games("your_games", message.recipient, players, language, invited=invited)
     # Only now, for an address that plays here: the queued row names no address but in its To.
     headers = compose.unsubscribe_headers(compose.stop_all_url(message.recipient))
     return replace(email, headers={**email.headers, **headers})
@@ -447,10 +450,12 @@ def _write_games(
     players: Sequence[Player],
     language: str | None,
     notes_of: Mapping[int, list[str] | None] | None = None,
+    **more: Any,
 ) -> Email:
     """Write an email to an address about several of its games, each with its link, its
     opponent and, from ``notes_of`` (by player id), the opponent's notes it quotes; the
-    moves owed first, the soonest due first (:func:`.perspective.due_first`)."""
+    moves owed first, the soonest due first (:func:`.perspective.due_first`). ``more``
+    goes to the template as it is."""
     with recipient_locale(language):
         views = sorted(((player_view(p), p) for p in players), key=lambda pair: due_first(pair[0]))
         games = [
@@ -472,6 +477,7 @@ def _write_games(
         stop_all=compose.stop_all_url(email),
         home=home_url(email),
         time_zone=time_zone(email),
+        **more,
     )
 
 

@@ -11,14 +11,14 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 from werkzeug.test import TestResponse
 
-from service import games, homes
+from service import games, homes, invitations
 from service.links import home_token
 from service.mail import requeue
 from service.models import Game, OutboxMessage, db
 from service.unit_of_work import transaction
 
 from ..factories import one_by_one, played, written
-from ..helpers import at_once, csrf_token, from_elsewhere, statements_run
+from ..helpers import at_once, csrf_token, from_elsewhere, request_invitation, statements_run
 from ..secrecy import hidden_cards, leaks
 from ..smtp import SMTPServer
 from .test_invitations import path_of
@@ -105,6 +105,39 @@ def test_an_address_whose_games_are_all_over_gets_its_home_link(
         }
     assert "Your games in play" not in email.text
     assert email.links("/play/") == []
+
+
+def test_an_address_invited_but_yet_to_play_gets_its_home_link_and_its_invitations(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """An invitation's email lost, its address has no game to show but the invitation: the
+    link to its page, where it accepts or declines, comes with the invitations waiting. Not
+    while the creator has not confirmed (anyone may type an address), nor to an address
+    that takes no invitation, which was never sent one."""
+    with app.app_context():
+        request_invitation("kim@example.com", creator="zoe@example.com")  # unconfirmed
+        invitation = request_invitation("kim@example.com", creator="ann@example.com")
+        with transaction():
+            invitations.confirm(invitation)
+        game_id = invitation.game_id
+        home = f"/me/{home_token('kim@example.com')}"
+        request_invitation("bob@example.com", creator="ann@example.com")  # unconfirmed
+        stopped = request_invitation("cat@example.com", creator="ann@example.com")
+        with transaction():
+            invitations.confirm(stopped)
+            homes.stop_all_emails("cat@example.com")
+    deliver()
+    smtp_server.received.clear()
+    for address in ("kim@example.com", "bob@example.com", "cat@example.com"):
+        ask(client, address)
+    deliver()
+    (email,) = smtp_server.received
+    assert email.envelope_to == ["kim@example.com"]
+    assert {path_of(link) for link in email.links("/me/")} == {home}
+    assert f"Ann invites you to game {game_id}. The invitation expires on" in email.text
+    assert "Zoe" not in email.text + email.html and "Your games in play" not in email.text
+    assert f"Ann invites you to game {game_id}." in email.html
+    assert f"Ann invites you to game {game_id}." in client.get(home).get_data(as_text=True)
 
 
 def test_an_unknown_address_gets_the_same_answer_and_no_email(
