@@ -450,6 +450,25 @@ def respond(
     return started
 
 
+def withdraw(creator: str, game_id: int) -> None:
+    """The creator withdraws their invitation to ``game_id`` before it is answered: it
+    closes, its game never starts, and its link says it is closed. One answered, expired or
+    closed meanwhile is left as it is. :class:`LookupError` unless ``creator`` sent an
+    invitation to that game (the home page's owner, who may withdraw only their own)."""
+    invitation = db.session.scalars(
+        select(Invitation).where(Invitation.game_id == game_id, Invitation.creator_email == creator)
+    ).one_or_none()
+    if invitation is None:
+        raise LookupError(f"the address sent no invitation to game {game_id}")
+    invitation, game = _lock(invitation)
+    if invitation.status != "invited" or _expire_if_due(invitation, game):
+        return
+    invitation.status, invitation.updated_at = "closed", utcnow()
+    games.drop_waiting_game(game.id, "its creator withdrew the invitation")
+    db.session.flush()
+    log.info("invitation %d withdrawn by its creator", invitation.id)
+
+
 def _turn_away(email: str) -> None:
     """The address declined an invitation: no more go to it, nor to the inbox it reaches
     (``bob+x@`` reaches ``bob@``, whose decline holds for every ``bob+…@``), where a stranger

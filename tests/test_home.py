@@ -249,6 +249,48 @@ def test_games_in_play_and_finished_and_invitations(app: Flask, client, make_gam
     assert f'href="{home_of(app)}/new?name=Kim"' in page
 
 
+def test_the_creator_withdraws_an_invitation_from_the_page(app: Flask, client) -> None:
+    """An invitation sent to a mistyped address, or to someone who will not answer, need not
+    wait out its days: its creator withdraws it, and its link then says it is closed."""
+    with app.app_context():
+        sent = request_invitation("bob@example.com", creator=KIM)
+        received = request_invitation(KIM, creator="cat@example.com")
+        with transaction():
+            invitations.confirm(sent)
+            invitations.confirm(received)
+        game_id, theirs = sent.game_id, received.game_id
+        answer = invitations.url(sent, "respond").removeprefix(BASE_URL)
+    home = home_of(app)
+    assert f"Withdraw the invitation to game {game_id}" in client.get(home).text
+    assert f"Withdraw the invitation to game {theirs}" not in client.get(home).text
+    # Only an invitation the address sent: not one it was sent, nor one of no game.
+    for other in (theirs, 0):
+        assert post(client, home, "invitations/withdraw", game=str(other)).status_code == 404
+    assert post(client, home, "invitations/withdraw", game=str(game_id)).status_code == 303
+    page = client.get(home).text
+    assert "Saved: the invitation is withdrawn." in page
+    assert f"You invited Bob to game {game_id}" not in page
+    assert f"Cat invites you to game {theirs}" in page
+    assert "This invitation is closed." in client.get(answer).text
+    assert client.post(answer, data={"answer": "accept"}).status_code == 409
+    with app.app_context():
+        assert db.session.get_one(Invitation, sent.id).status == "closed"
+        assert db.session.get_one(Game, game_id).status == "cancelled"
+        assert db.session.get_one(Invitation, received.id).status == "invited"
+    # Sent again (a second click): nothing more to do.
+    assert post(client, home, "invitations/withdraw", game=str(game_id)).status_code == 303
+
+
+def test_a_withdrawn_rematch_may_be_asked_for_again(app: Flask, client, make_game) -> None:
+    finished_game(app, make_game, seed=2, rematch=True)
+    home = home_of(app)
+    with app.app_context():
+        asked = db.session.scalars(select(Invitation.game_id)).one()
+    assert "Ask Sam for a rematch" not in client.get(home).text
+    assert post(client, home, "invitations/withdraw", game=str(asked)).status_code == 303
+    assert "Ask Sam for a rematch" in client.get(home).text
+
+
 def test_finished_games_are_listed_twenty_at_a_time(app: Flask, client, make_game) -> None:
     live = make_game(seed=1)["id"]
     for seed in range(2, 2 + homes.FINISHED_SHOWN + 2):

@@ -166,7 +166,7 @@ class VacationForm(FlaskForm):
 
 
 class GameEmailsForm(FlaskForm):
-    """Stop or resume the emails about one game."""
+    """Stop or resume the emails about one game, or withdraw the invitation to one."""
 
     game = IntegerField(validators=[InputRequired(message=REQUIRED)])
 

@@ -27,7 +27,7 @@ from flask import (
 from flask.typing import ResponseReturnValue
 from flask_wtf import FlaskForm
 
-from .. import homes
+from .. import homes, invitations
 from ..addresses import settings_for
 from ..language import gettext, ngettext, remember_language
 from ..language import lazy_gettext as _l
@@ -59,6 +59,7 @@ SAVED = {
     "stop_all": _l("Saved: every email is stopped."),
     "resume_all": _l("Saved: your emails are back on."),
     "accept_invitations": _l("Saved: you take invitations again."),
+    "withdraw": _l("Saved: the invitation is withdrawn."),
     "replace_link": _l(
         "Saved: this page and each of your games have new links, and the old ones work no more."
     ),
@@ -269,7 +270,10 @@ def _save(
     return _done(token)
 
 
-def _game_emails(change: Callable[[str, int], None]) -> Callable[[str], ResponseReturnValue]:
+def _one_game(change: Callable[[str, int], None]) -> Callable[[str], ResponseReturnValue]:
+    """A view making ``change(email, game id)`` from a form naming one of the address's
+    games; 404 for one that is not (:class:`LookupError`)."""
+
     def view(token: str) -> ResponseReturnValue:
         email = address_of(token)
         form = GameEmailsForm()
@@ -286,12 +290,18 @@ def _game_emails(change: Callable[[str, int], None]) -> Callable[[str], Response
 
 
 bp.add_url_rule(
-    "/me/<token>/games/stop", "stop_game", _game_emails(homes.stop_game_emails), methods=["POST"]
+    "/me/<token>/games/stop", "stop_game", _one_game(homes.stop_game_emails), methods=["POST"]
 )
 bp.add_url_rule(
     "/me/<token>/games/resume",
     "resume_game",
-    _game_emails(homes.resume_game_emails),
+    _one_game(homes.resume_game_emails),
+    methods=["POST"],
+)
+bp.add_url_rule(
+    "/me/<token>/invitations/withdraw",
+    "withdraw",
+    _one_game(invitations.withdraw),
     methods=["POST"],
 )
 
