@@ -31,7 +31,7 @@ from flask import current_app
 from itsdangerous import BadSignature
 from sqlalchemy import ColumnElement, delete, exists, select, update
 
-from . import games, links, notify
+from . import addresses, games, links, notify
 from .addresses import (
     address_row,
     emails_language,
@@ -913,9 +913,10 @@ def stopped_all_emails(email: str) -> bool:
 
 
 def _write(message: OutboxMessage) -> Email | None:
-    """Write a queued email of an invitation, in the creator's language (the page's they
-    asked or confirmed on), or, to the opponent, in the language their emails are in: the
-    one their address chose (on their home page, or answering an earlier invitation), else
+    """Write a queued email of an invitation, to its creator in the language their address
+    chose (on their home page, since too: it is that of every email), else in the one of
+    the page they asked on; to the opponent, in the language their emails are in: the one
+    their address chose (on their home page, or answering an earlier invitation), else
     that of their last game here (a rematch's opponent, say).
 
     For an address new here, the creator's is the best guess, as people mostly invite
@@ -931,7 +932,8 @@ def _write(message: OutboxMessage) -> Email | None:
         # it expired) or past that stage: its link would only say the invitation is closed.
         return None
     opponent = message.recipient == invitation.opponent_email
-    chosen = emails_language(message.recipient) if opponent else None
+    reader = emails_language if opponent else addresses.language
+    chosen = reader(message.recipient)
     return compose.render(
         message.kind,
         chosen or invitation.language,

@@ -120,6 +120,25 @@ def test_an_invitation_speaks_the_language_its_opponents_address_chose(
     assert opponent["bob@example.com"].subject == "Ann invites you to play Split Mind"
 
 
+def test_what_became_of_an_invitation_reaches_its_creator_in_the_language_chosen_since(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """Ann asked and confirmed in French, then chose English for every email on her home
+    page: Bob's decline reaches her in English, as her games' emails do."""
+    invite(app, "fr")
+    deliver()
+    client.post(last_link(smtp_server, "ann@example.com", "/invitations/") + "?lang=fr")
+    deliver()
+    with app.app_context(), transaction():
+        homes.set_language("ann@example.com", "en")
+    client.post(
+        last_link(smtp_server, "bob@example.com", "/invitations/"), data={"answer": "decline"}
+    )
+    deliver()
+    subject, text = received(smtp_server, "ann@example.com")[-1]
+    assert "Bob" in subject and text.startswith("Hello Ann,"), (subject, text)
+
+
 def received(smtp_server: SMTPServer, address: str) -> list[tuple[str, str]]:
     """The subject and text of every email the SMTP server received for ``address``."""
     return [(str(m.message["Subject"]), m.text) for m in smtp_server.handler.to(address)]
