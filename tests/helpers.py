@@ -351,6 +351,49 @@ def form_data(form: MoveForm, action: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+class Spoken(HTMLParser):
+    """The words of an HTML fragment as assistive technology reads them: an element of
+    role ``img`` is its ``aria-label``, one hidden with ``aria-hidden`` is not read."""
+
+    VOID = frozenset({"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "wbr"})
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.words: list[str] = []
+        self.labels: list[str] = []  # the names of the role="img" elements, in order
+        self._skipping = 0  # depth inside an element whose content is not read
+        self.feed(html)
+        self.close()
+
+    @property
+    def text(self) -> str:
+        """The words read, their white space collapsed (a no-break space is kept)."""
+        return re.sub(r"[ \t\r\n]+", " ", "".join(self.words)).strip()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.VOID:
+            return
+        if self._skipping:
+            self._skipping += 1
+            return
+        attr = dict(attrs)
+        if attr.get("aria-hidden") == "true":
+            self._skipping = 1
+        elif attr.get("role") == "img":
+            label = attr.get("aria-label") or ""
+            self.labels.append(label)
+            self.words.append(label)
+            self._skipping = 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._skipping and tag not in self.VOID:
+            self._skipping -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self._skipping:
+            self.words.append(data)
+
+
 def error_text(html: str) -> str:
     """The page's error message, or empty."""
     found = re.search(r'<p class="error" role="alert"[^>]*>(.*?)</p>', html, re.S)

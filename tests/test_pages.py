@@ -24,6 +24,7 @@ from .conftest import load_game
 from .factories import apply_moves, planned_moves
 from .helpers import (
     MoveForm,
+    Spoken,
     ask_for_game,
     csrf_token,
     error_text,
@@ -431,6 +432,59 @@ def test_since_your_last_move_tells_what_the_opponent_did(client, make_game) -> 
     assert "Exchange done" not in news
     assert "Trick 1: you led 6♥; Sam played 7♥: Sam won." in news
     assert "Sam leads 5♥." in news
+
+
+@pytest.mark.parametrize(
+    ("options", "shown", "said"),
+    [
+        (
+            {},
+            "Answer the 6♥ Kim led. Exchange done: you gave ♠5½ and received 7♦. Kim leads 6♥.",
+            "Answer the 6 of hearts Kim led. Exchange done: you gave elixir 5½ and received"
+            " 7 of diamonds. Kim leads 6 of hearts.",
+        ),
+        (
+            {"shadow_language": "fr"},
+            "Répondez à la carte de Kim\u00a0: 6♥. Échange fait\u00a0: vous avez donné ♠5½ et"
+            " reçu 7♦. Kim entame avec 6♥.",
+            "Répondez à la carte de Kim\u00a0: 6 de cœur. Échange fait\u00a0: vous avez donné"
+            " élixir 5½ et reçu 7 de carreau. Kim entame avec 6 de cœur.",
+        ),
+        (
+            {"look": "classic"},
+            "Answer the red 6 Kim led. Exchange done: you gave potion 5+ and received green 7."
+            " Kim leads red 6.",
+            None,
+        ),
+        (
+            {"look": "classic", "shadow_language": "fr"},
+            "Répondez à la carte de Kim\u00a0: 6 rouge. Échange fait\u00a0: vous avez donné"
+            " potion 5+ et reçu 7 vert. Kim entame avec 6 rouge.",
+            None,
+        ),
+    ],
+)
+def test_a_card_in_a_sentence_is_said_in_words(
+    client, make_game, options: dict, shown: str, said: str | None
+) -> None:
+    """The eye reads "Answer the 6♥ Kim led.", a screen reader the card's name as the card
+    buttons give it ("6 of hearts"), and not whatever it makes of "♠5½"."""
+    game = make_game(seed=5, **options)
+    play_seed_5(client, game, 0, 3)
+    html = page(client, game["shadow"])
+    status = re.search(r'<section class="status.*?<p>(.*?)</p>', html, re.S)
+    assert status
+    sentences = [
+        status.group(1),
+        html.split('<section class="news"', 1)[1].split("</ul>", 1)[0].split("<ul>", 1)[1],
+    ]
+    read = [Spoken(part) for part in sentences]
+    eye = [html_text.unescape(re.sub(r"<[^>]+>", "", part)) for part in sentences]
+    assert re.sub(r"[ \t\n]+", " ", " ".join(eye)).strip() == shown
+    # Every card named in them carries its words, in either look.
+    assert sum(len(spoken.labels) for spoken in read) == 4
+    assert " ".join(spoken.text for spoken in read) == (said or shown)
+    assert not re.search("[♥♦♣♠]", Spoken(html).text)  # nor anywhere else on the page
 
 
 def test_a_forfeit_is_shown_as_one(app, client, make_game) -> None:

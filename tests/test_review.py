@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -15,6 +16,7 @@ from service.unit_of_work import transaction
 
 from .conftest import load_game
 from .factories import written
+from .helpers import Spoken
 
 
 def shown_cards(html: str) -> set[str]:
@@ -62,6 +64,22 @@ def test_the_review_reads_french(client: FlaskClient, make_game) -> None:
     html = client.get(f"/play/{game['keeper']}/review").get_data(as_text=True)
     assert "Manche 1\u00a0: la donne" in html
     assert "Votre main" in html
+
+
+@pytest.mark.parametrize(("language", "words"), [("en", " of hearts"), ("fr", " de cœur")])
+def test_the_review_says_its_cards_in_words(
+    client: FlaskClient, make_game, language: str, words: str
+) -> None:
+    """Its sentences ("You led 6♥; Sam played 7♥") write cards as symbols for the eye; a
+    screen reader hears each card's name and meets no suit symbol."""
+    game = make_game(seed=12, keeper_language=language)
+    written(client.application, game["id"], 12)
+    html = client.get(f"/play/{game['keeper']}/review").get_data(as_text=True)
+    steps = html.split('<ol class="steps">', 1)[1].split("</ol>", 1)[0]
+    assert "♥" in re.sub(r"<[^>]+>", "", steps)  # as the eye reads it
+    said = Spoken(steps).text
+    assert words in said
+    assert not re.search("[♥♦♣♠]", said), re.search(".{40}[♥♦♣♠].{40}", said)
 
 
 def test_an_open_game_has_no_review_nor_replay_file(

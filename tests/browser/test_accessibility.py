@@ -131,3 +131,29 @@ def test_the_audit_finds_what_it_should(live_server: str, phone: Callable) -> No
     page.goto(live_server + "/")
     page.evaluate("document.querySelector('main').append(document.createElement('img'))")
     assert any(line.startswith("image-alt") for line in violations(page))
+
+
+@pytest.mark.parametrize(
+    ("locale", "shown", "card"),
+    [
+        ("en-GB", "Answer the 6♥ Kim led.", "6 of hearts"),
+        ("fr-FR", "Répondez à la carte de Kim\u00a0: 6♥.", "6 de cœur"),
+    ],
+)
+def test_a_card_in_a_sentence_is_said_in_words(
+    new_game: Callable[..., dict], phone: Callable, locale: str, shown: str, card: str
+) -> None:
+    """The page writes "Answer the 6♥ Kim led." for the eye; a screen reader meets an image
+    named as the card buttons are ("6 of hearts")."""
+    game = new_game(seed=5)
+    for seat, given in (("keeper", "7D"), ("shadow", "5S")):
+        post(game["api"][seat], {"version": 0, "exchange": [given]})
+    page = phone(locale=locale).new_page()
+    page.goto(game["shadow"])
+    post(game["api"]["keeper"], {"version": 2, "play": "6H"})
+    page.locator("#game[data-version='3']").wait_for(timeout=15_000)
+    sentence = page.locator("#status > p").first
+    assert sentence.inner_text().strip() == shown  # what the eye reads, and copies, is the same
+    named = sentence.get_by_role("img", name=card, exact=True)
+    assert named.count() == 1 and named.inner_text() == "6♥"
+    assert f'img "{card}": 6♥' in sentence.aria_snapshot()
