@@ -366,10 +366,14 @@
     return item ? item.textContent : "";
   }
 
-  /* An element's text as a screen reader reads it: without what is hidden from it. */
+  /* An element's text as a screen reader reads it: without what is hidden from it, and an
+     image by its name, as a card in a sentence ("6♥", named "6 of hearts"). */
   function spoken(element) {
     var copy = element.cloneNode(true);
     copy.querySelectorAll("[aria-hidden=true]").forEach(function (hidden) { hidden.remove(); });
+    copy.querySelectorAll("[role=img][aria-label]").forEach(function (image) {
+      image.replaceWith(image.getAttribute("aria-label"));
+    });
     return copy.textContent.replace(/\s+/g, " ").trim();
   }
 

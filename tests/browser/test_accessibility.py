@@ -134,17 +134,28 @@ def test_the_audit_finds_what_it_should(live_server: str, phone: Callable) -> No
 
 
 @pytest.mark.parametrize(
-    ("locale", "shown", "card"),
+    ("locale", "shown", "card", "said"),
     [
-        ("en-GB", "Answer the 6♥ Kim led.", "6 of hearts"),
-        ("fr-FR", "Répondez à la carte de Kim\u00a0: 6♥.", "6 de cœur"),
+        (
+            "en-GB",
+            "Answer the 6♥ Kim led.",
+            "6 of hearts",
+            "Kim leads 6 of hearts. Your move. Answer the 6 of hearts Kim led.",
+        ),
+        (
+            "fr-FR",
+            "Répondez à la carte de Kim\u00a0: 6♥.",
+            "6 de cœur",
+            "Kim entame avec 6 de cœur. À vous de jouer. Répondez à la carte de Kim : 6 de cœur.",
+        ),
     ],
 )
 def test_a_card_in_a_sentence_is_said_in_words(
-    new_game: Callable[..., dict], phone: Callable, locale: str, shown: str, card: str
+    new_game: Callable[..., dict], phone: Callable, locale: str, shown: str, card: str, said: str
 ) -> None:
     """The page writes "Answer the 6♥ Kim led." for the eye; a screen reader meets an image
-    named as the card buttons are ("6 of hearts")."""
+    named as the card buttons are ("6 of hearts"), and the page's live update says the
+    words."""
     game = new_game(seed=5)
     for seat, given in (("keeper", "7D"), ("shadow", "5S")):
         post(game["api"][seat], {"version": 0, "exchange": [given]})
@@ -157,3 +168,4 @@ def test_a_card_in_a_sentence_is_said_in_words(
     named = sentence.get_by_role("img", name=card, exact=True)
     assert named.count() == 1 and named.inner_text() == "6♥"
     assert f'img "{card}": 6♥' in sentence.aria_snapshot()
+    assert page.locator("#announce").inner_text() == said

@@ -158,10 +158,11 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
     assert keeper.locator("#game").get_attribute("data-version") == "2"
     assert keeper.title() == "Your move · Game 1 · Split Mind by Mail"  # the tab says so too
     news = keeper.locator(".news li").inner_text().strip()
-    assert news.startswith("Exchange done: you gave")
-    # The screen reader hears the cards received, then whose move it is.
+    assert news == "Exchange done: you gave 7♦ and received ♠5½."
+    # The screen reader hears the cards received, in words, then whose move it is.
     assert keeper.locator("#announce").inner_text() == (
-        f"{news} Notes from Sam. hello Kim. Your move. Lead the first trick of the round."
+        "Exchange done: you gave 7 of diamonds and received elixir 5½. Notes from Sam."
+        " hello Kim. Your move. Lead the first trick of the round."
     )
     # Focus moved to what changed, not to the start of the page.
     assert keeper.evaluate("document.activeElement.id") == "status-line"
@@ -254,7 +255,7 @@ def test_the_screen_reader_hears_only_what_is_new(new_game: Callable, phone: Cal
     api_move(game["api"]["shadow"], {"play": "5H"})
     keeper.locator("#status-line", has_text="Your move").wait_for(timeout=15_000)
     led = keeper.locator("#announce").inner_text()
-    assert "Sam won" not in led and led.endswith("Your move. Answer the 5♥ Sam led.")
+    assert "Sam won" not in led and led.endswith("Your move. Answer the 5 of hearts Sam led.")
 
 
 def test_a_second_tab_shown_again_follows_the_first(new_game: Callable, phone: Callable) -> None:
