@@ -30,7 +30,7 @@ from service.rules import DECK, SEATS, RuleError, apply, new_game
 
 from .conftest import load_game
 from .factories import one_by_one
-from .helpers import MoveForm, error_text
+from .helpers import MoveForm, Spoken, error_text
 from .rules.helpers import play, playing
 from .secrecy import hidden_cards
 
@@ -493,6 +493,27 @@ def test_the_rules_say_how_to_write_a_move_in_a_reply(
     assert all(move in expected for move in read), (examples, read)
     assert all(map(move_line, examples)), examples  # each on a line of its own is a move
     assert "4S H" in section and "3H 5C" in section
+
+
+@pytest.mark.parametrize("look", ["standard", "classic"])
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_rules_name_their_cards_and_symbols_in_words(
+    client: FlaskClient, look: str, language: str
+) -> None:
+    """The full rules write cards as a move page does ("♠4½ beats a 4"): a screen reader
+    hears each in words, and the examples of a reply, heard so, are still the moves shown."""
+    html = client.get(f"/rules?look={look}&lang={language}").get_data(as_text=True)
+    article = html.split("<article", 1)[1].split("</article>", 1)[0]
+    said = Spoken(article)
+    assert not re.search("[♥♦♣♠]", said.text), re.findall(".{30}[♥♦♣♠].{30}", said.text)
+    with client.application.app_context(), recipient_locale(language):
+        assert game_text.card_words("4S", look) in said.labels
+    replies = Spoken(article.split('id="replies"', 1)[1].split("<h2", 1)[0]).text
+    examples = re.findall(r"[“«]\s?([^”»]+?)\s?[”»]", replies)
+    expected = [(["6H"], None), (["4S"], "H"), (["3H", "5C"], None)]
+    read = [(found.cards, found.name) for found in map(read_move, examples)]
+    assert all(move in read for move in expected), (examples, read)
+    assert all(move in expected for move in read), (examples, read)
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])
