@@ -2,7 +2,8 @@
 
 Counters and histograms live in this module and are counted where things
 happen: requests here, moves in :mod:`service.games`, emails in the mail
-worker, sweeps in :mod:`service.deadlines`. The outbox's depth and the age of
+worker, sweeps in :mod:`service.deadlines`, replies in the reply readers
+(:mod:`service.replies.servers`). The outbox's depth and the age of
 its oldest queued message are read from the database at each scrape; while the
 database cannot be read, the scrape serves the counts without them.
 
@@ -94,6 +95,27 @@ MAIL = Counter(
     ["outcome"],
 )
 SWEEPS = Counter("splitmind_sweeps", "Deadline sweeps run (reminders and timeouts)")
+# What a reply reader (LMTP, SMTP, IMAP) made of a message: a few fixed words, never a reason
+# (one may name the sender), so that no address or tag is ever a label.
+REPLY_OUTCOMES = (
+    "applied",  # a move, applied and answered
+    "refused",  # read, nothing changed, answered why (within the answer limits)
+    "duplicate",  # read before (the same Message-ID)
+    "automatic",  # an auto-reply or a bounce, dropped
+    "not_ours",  # no valid reply tag (refused at RCPT TO by LMTP), dropped
+    "overlong",  # a header too long to parse, dropped
+    "failed",  # could not be read at all: refused for good (554), or set aside by IMAP
+    "deferred",  # put off by a database outage, to be read again
+)
+REPLIES = Counter(
+    "splitmind_replies",
+    "Messages the reply readers (LMTP, SMTP, IMAP) handled, by outcome: "
+    + ", ".join(REPLY_OUTCOMES),
+    ["outcome"],
+)
+# Each outcome there at 0 from the start: a rule on its rate sees the first one counted.
+for _outcome in REPLY_OUTCOMES:
+    REPLIES.labels(outcome=_outcome)
 
 # Outbox statuses that stay few in a healthy service: counting them reads a short index range.
 DEPTH_STATUSES = ("queued", "failed")
@@ -112,6 +134,11 @@ def count_request(route: str, method: str, status: int, started: float) -> None:
 def count_mail(status: str) -> None:
     """Count one email the worker handled, by the status it was left in."""
     MAIL.labels(outcome="deferred" if status == "queued" else status).inc()
+
+
+def count_reply(outcome: str) -> None:
+    """Count one message a reply reader handled, by its outcome (:data:`REPLY_OUTCOMES`)."""
+    REPLIES.labels(outcome=outcome).inc()
 
 
 class OutboxCollector(Collector):

@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 from flask import Flask
 from flask.testing import FlaskClient
+from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import event, select
 
 from bench.random_play import pick_action, random_cards
@@ -464,3 +465,25 @@ def request_invitation(opponent: str, creator: str = "ann@example.com") -> Invit
                 days_per_move=5,
             )
         )
+
+
+# The METRICS_TOKEN of the tests that read /metrics.
+TOKEN = "metrics-token-for-tests"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def scrape(client: FlaskClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of a scrape, by name and labels."""
+    response = client.get("/metrics", headers=AUTH)
+    assert response.status_code == 200
+    assert response.content_type.startswith("text/plain; version=")
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(response.get_data(as_text=True))
+        for sample in family.samples
+    }
+
+
+def value(samples: dict, name: str, **labels: str) -> float:
+    """The sample of ``name`` with ``labels`` in a :func:`scrape`; 0 if there is none."""
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)

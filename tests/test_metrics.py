@@ -14,7 +14,6 @@ import psycopg
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import OperationalError
 
@@ -27,12 +26,10 @@ from service.models import Game, OutboxMessage, WorkerHeartbeat, db, utcnow
 from service.unit_of_work import transaction
 
 from .conftest import base_config
-from .helpers import pick_action
+from .helpers import AUTH, TOKEN, pick_action, scrape, value
 from .servers import clean_env
 from .smtp import free_port
 
-TOKEN = "metrics-token-for-tests"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 # The gauges a scrape reads from the database, left out while it cannot be read.
 READ_FROM_THE_DATABASE = (
@@ -48,22 +45,6 @@ def app_config() -> dict[str, Any]:
     return {"METRICS_TOKEN": TOKEN}
 
 
-def scrape(client: FlaskClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample of a scrape, by name and labels."""
-    response = client.get("/metrics", headers=AUTH)
-    assert response.status_code == 200
-    assert response.content_type.startswith("text/plain; version=")
-    return {
-        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(response.get_data(as_text=True))
-        for sample in family.samples
-    }
-
-
-def value(samples: dict, name: str, **labels: str) -> float:
-    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
-
-
 def test_metrics_are_not_found_without_a_token_setting(tmp_path: Path) -> None:
     app = create_app(base_config(f"sqlite:///{tmp_path / 'x.sqlite'}", tmp_path))
     assert app.config["METRICS_TOKEN"] is None
@@ -72,7 +53,7 @@ def test_metrics_are_not_found_without_a_token_setting(tmp_path: Path) -> None:
 
 def test_metrics_ask_for_the_token(client: FlaskClient) -> None:
     refused = ["Bearer wrong", TOKEN, "Bearer", f"Basic {TOKEN}", f"Bearer {TOKEN}x", "Basic \xff"]
-    for headers in ({}, *({"Authorization": value} for value in refused)):
+    for headers in ({}, *({"Authorization": given} for given in refused)):
         response = client.get("/metrics", headers=headers)
         assert response.status_code == 401, headers
         assert response.headers["WWW-Authenticate"].startswith("Bearer")

@@ -128,6 +128,11 @@ MAX_HEADER_CHARS = 2_000
 MAX_HEADERS_CHARS = 5 * MAX_HEADER_CHARS
 
 
+# Why a message is dropped, when it is for no automatic sender (:func:`.reading.automatic`).
+NO_TAG = "no valid reply tag"
+HEADER_TOO_LONG = "header too long"
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What became of one message: ``applied``, ``refused``, ``dropped`` or ``duplicate``."""
@@ -135,6 +140,14 @@ class Outcome:
     status: str
     reason: str = ""
     answered: bool = False
+
+    @property
+    def counted_as(self) -> str:
+        """The outcome as the metrics count it (:data:`service.metrics.REPLY_OUTCOMES`): a
+        drop by what dropped it, never by its reason, which may name the sender."""
+        if self.status != "dropped":
+            return self.status
+        return {NO_TAG: "not_ours", HEADER_TOO_LONG: "overlong"}.get(self.reason, "automatic")
 
 
 @dataclass
@@ -175,7 +188,7 @@ def receive(
     overlong = _overlong_headers(head)
     if overlong is not None:
         log.warning("reply dropped: %s", overlong)
-        return Outcome("dropped", "header too long")
+        return Outcome("dropped", HEADER_TOO_LONG)
     why = automatic(head, envelope_from)
     if why is not None:
         log.info("reply dropped: %s", why)
@@ -271,7 +284,7 @@ def _apply(
     """Apply the reply's move, or refuse it; ``too_large``: its body is not read at all."""
     found = _player(tag)
     if found is None:
-        return Outcome("dropped", "no valid reply tag")
+        return Outcome("dropped", NO_TAG)
     player, version = found
     key = player.link_key  # the tag's, as read: the move checks it again under the lock
     row = _first_reading(message_id, player)
@@ -323,7 +336,7 @@ def _apply(
         game = games.apply_move(player.id, version, action, note, link_key=key)
     except games.UnknownLink:  # rotated or corrected since the tag was read
         log.warning("reply for player %d dropped: its link was replaced meanwhile", player.id)
-        return _close(row, "dropped", "no valid reply tag")
+        return _close(row, "dropped", NO_TAG)
     except games.StaleVersion as exc:
         raise Refusal(_stale_code(exc), understood, written, exc) from None
     except games.DeadlinePassed as exc:  # until the sweep ends the game by timeout
@@ -502,7 +515,7 @@ def _stale_code(stale: games.StaleVersion) -> str:
 def _refuse(message_id: str, tag: str | None, refusal: Refusal) -> Outcome:
     found = _player(tag)
     if found is None:  # the link was rotated meanwhile
-        return Outcome("dropped", "no valid reply tag")
+        return Outcome("dropped", NO_TAG)
     player, _ = found
     row = _first_reading(message_id, player)
     if row is None:

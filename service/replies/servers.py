@@ -45,6 +45,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ..config import ConfigError
 from ..errors import is_outage, outage_reason
+from ..metrics import count_reply
 from ..models import db
 from .inbound import HEAD_BYTES, MAX_MESSAGE_BYTES, MAX_TAKEN_BYTES, Outcome, receive
 from .tags import read_tag, tag_in
@@ -80,6 +81,7 @@ class Delivery:
         except Exception as exc:
             return _refusal(exc, "550 5.3.0 The reply address could not be read")
         if not valid:
+            count_reply("not_ours")
             if address.casefold() == str(self.app.config["REPLY_ADDRESS"]).casefold():
                 # A reply to an email with no reply address of its own (the digest, the end of
                 # a game), which went to the sender's: the sender's bounce says where to move.
@@ -97,10 +99,11 @@ class Delivery:
             self.read, envelope.original_content, envelope.mail_from, tuple(envelope.rcpt_tos)
         )
         try:
-            await asyncio.get_running_loop().run_in_executor(None, read)
+            outcome = await asyncio.get_running_loop().run_in_executor(None, read)
         except Exception as exc:
             reply = _refusal(exc, "554 5.6.0 The reply could not be read")
         else:
+            count_reply(outcome.counted_as)
             reply = "250 2.0.0 OK"
         if self.lmtp:  # one reply per recipient
             return "\r\n".join([reply] * max(1, len(envelope.rcpt_tos)))
@@ -128,10 +131,12 @@ def _refusal(exc: Exception, permanent: str) -> str:
     """The answer when reading an address or a message failed: a temporary refusal (451) for
     a database outage, so the mail server tries again later, else ``permanent``: reading it
     again would fail again (a database error that is no outage too), and the mail server
-    tells the sender instead."""
+    tells the sender instead. Counted either way."""
     if is_outage(exc):
+        count_reply("deferred")
         log.warning("reply put off, the database is unavailable: %s", outage_reason(exc))
         return "451 4.3.0 Try again later"
+    count_reply("failed")
     log.exception("reply could not be read")
     return permanent
 
@@ -347,6 +352,7 @@ def fetch_once(
                 continue
             # Marked first: a move that loses the connection too is not tried again.
             unreadable.passed_over.add(key)
+            count_reply("failed")
         else:
             try:
                 raw, size = _raw_message(box, uid)
@@ -364,6 +370,7 @@ def fetch_once(
                     if tries < READ_TRIES:
                         continue  # refused, the connection kept: tried again next pass
                     unreadable.passed_over.add(key)
+                    count_reply("failed")
                 else:
                     raise MessageLost(uid) from exc
             else:
@@ -385,11 +392,15 @@ def _handle(app: Flask, uid: str, raw: bytes, size: int) -> None:
         try:
             # The bytes as they came, as the LMTP server hands them over: a message is
             # parsed only by the service, here where what it raises stays this message's.
-            receive(raw, size=size)
+            outcome = receive(raw, size=size)
         except Exception as exc:
             if is_outage(exc):
+                count_reply("deferred")
                 raise  # the message stays, to be read once the database is back
+            count_reply("failed")
             log.exception("reply %s could not be read", uid)
+        else:
+            count_reply(outcome.counted_as)
         finally:
             db.session.remove()
 

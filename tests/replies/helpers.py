@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import random
 import smtplib
+from collections.abc import Callable
 from email.message import EmailMessage
 from email.utils import make_msgid
 from typing import Any
 
+from flask import Flask
+
 from service.rules import is_elixir
 
+from ..helpers import TOKEN, scrape
+from ..helpers import value as sample
 from ..smtp import Received
 
 RANK_WORDS = {"1": "ace", "2": "two", "3": "three", "4": "four", "5": "five", "6": "6", "7": "7"}
@@ -94,3 +99,19 @@ def move_text(action: dict[str, Any], rng: random.Random) -> str:
     return "give " + " and ".join(
         f"{SYMBOLS[c[1]]}{c[0]}" if is_elixir(c) else f"{c[0]}{SYMBOLS[c[1]]}" for c in cards
     )
+
+
+def replies_counted(app: Flask, read: Callable[[], None]) -> dict[str, float]:
+    """How many replies ``splitmind_replies_total`` counted, by outcome, while ``read`` ran,
+    as a scrape of /metrics says."""
+    app.config["METRICS_TOKEN"] = TOKEN
+    client = app.test_client()
+    before = scrape(client)
+    read()
+    after = scrape(client)
+    counted = {
+        dict(labels)["outcome"]: after[name, labels] - sample(before, name, **dict(labels))
+        for name, labels in after
+        if name == "splitmind_replies_total"
+    }
+    return {outcome: count for outcome, count in counted.items() if count}

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from email.message import EmailMessage
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ from ..helpers import pick_action
 from ..imap import IMAPServer, dovecot
 from ..smtp import free_port
 from .conftest import REPLY_ADDRESS
-from .helpers import reply_message
+from .helpers import replies_counted, reply_message
 
 
 @pytest.fixture
@@ -325,9 +326,12 @@ def test_reading_paused_by_a_database_outage_is_one_line_in_the_log(
     def warned() -> bool:
         return time.monotonic() > end or any(warned_by_reader(r) for r in caplog.records)
 
-    servers.fetch(app, once=False, poll=0, should_stop=warned)
+    counted = replies_counted(
+        app, partial(servers.fetch, app, once=False, poll=0, should_stop=warned)
+    )
     with app.app_context():
         db.engine.dispose()
+    assert counted == {"deferred": 1}  # left in the folder, for the next pass
     (paused,) = [r.getMessage() for r in caplog.records if warned_by_reader(r)]
     assert paused.startswith("IMAP reading paused, waiting 0s: ")
     assert "\n" not in paused and paused.endswith("Connection refused")
@@ -397,6 +401,20 @@ def test_a_message_that_cannot_be_parsed_is_set_aside_and_the_reader_goes_on(
     with mailbox(imap_server) as box:
         box.folder.set("Handled")
         assert len(list(box.uids())) == 2
+
+
+def test_the_replies_read_are_counted_by_outcome(
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server
+) -> None:
+    """The reader's outcomes, as the LMTP server's: a stranger's message to no tag of ours,
+    and the player's move."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    with mailbox(imap_server) as box:
+        box.append(stranger_message(), "INBOX")
+        box.append(a_reply(app, game_id, smtp_server), "INBOX")
+    read = partial(both_read_in_one_pass, app, runner, imap_server, game_id)
+    assert replies_counted(app, read) == {"not_ours": 1, "applied": 1}
 
 
 def test_a_message_the_server_will_not_move_holds_up_no_reply(
@@ -491,9 +509,13 @@ def test_a_message_the_server_cannot_hand_over_holds_up_no_reply(
         unreadable.chmod(0)
         box.append(a_reply(app, game_id, smtp_server), "INBOX")
         first = box.uids()[0]
-    result = runner.invoke(args=["mail", "fetch", "--once"])
-    assert result.exit_code == 0, result.output
-    assert "handled 2 message(s)" in result.output
+
+    def read() -> None:
+        result = runner.invoke(args=["mail", "fetch", "--once"])
+        assert result.exit_code == 0, result.output
+        assert "handled 2 message(s)" in result.output
+
+    assert replies_counted(app, read) == {"failed": 1, "applied": 1}  # once, set aside
     assert version(app, game_id) == 1
     warnings = [r.getMessage() for r in caplog.records if r.name == servers.__name__]
     assert [w.split(":")[0] for w in warnings] == [

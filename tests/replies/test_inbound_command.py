@@ -25,7 +25,7 @@ from ..helpers import pick_action
 from ..servers import FLASK, ROOT, clean_env
 from ..smtp import free_port
 from .conftest import REPLY_ADDRESS
-from .helpers import reply_message
+from .helpers import replies_counted, reply_message
 
 
 def wait_for(port: int, process: subprocess.Popen) -> None:
@@ -117,14 +117,19 @@ def test_a_reply_is_put_off_while_the_database_is_down(
     controller = InboundController(app, "127.0.0.1", port)
     controller.start()
     STARTED_SMTP.add(("127.0.0.1", port))
-    try:
+
+    def put_off() -> None:
         with smtplib.LMTP("127.0.0.1", port) as client:
             client.ehlo()
             client.mail("kim@example.com")
             assert client.rcpt(f"play+1.0.{'a' * 26}@splitmind.test")[0] == 451
+
+    try:
+        counted = replies_counted(app, put_off)
     finally:
         STARTED_SMTP.discard(("127.0.0.1", port))
         controller.stop()
+    assert counted == {"deferred": 1}
     (put_off,) = [r.getMessage() for r in caplog.records if r.name == servers.__name__]
     assert put_off.startswith("reply put off, the database is unavailable: ")
     assert "\n" not in put_off and put_off.endswith("Connection refused")
@@ -144,16 +149,20 @@ def test_a_reply_the_database_refuses_is_refused_for_good(
         db.session.execute(text("SELECT 1 / 0"))  # a real error from the database, no outage
 
     monkeypatch.setattr(servers, "receive", refused)
-    with (
-        smtplib.LMTP("127.0.0.1", inbound) as client,
-        pytest.raises(smtplib.SMTPDataError) as refused_data,
-    ):
-        client.sendmail(
-            "kim@example.com",
-            [address],
-            b"From: kim@example.com\r\nMessage-ID: <x@example.com>\r\n\r\n5H\r\n",
-        )
-    assert refused_data.value.smtp_code == 554
+
+    def refused_for_good() -> None:
+        with (
+            smtplib.LMTP("127.0.0.1", inbound) as client,
+            pytest.raises(smtplib.SMTPDataError) as refused_data,
+        ):
+            client.sendmail(
+                "kim@example.com",
+                [address],
+                b"From: kim@example.com\r\nMessage-ID: <x@example.com>\r\n\r\n5H\r\n",
+            )
+        assert refused_data.value.smtp_code == 554
+
+    assert replies_counted(app, refused_for_good) == {"failed": 1}
 
 
 def test_an_address_it_cannot_listen_on_is_refused_in_one_line(app: Flask, runner) -> None:

@@ -18,6 +18,7 @@ from sqlalchemy import func, select, text
 from service import deadlines, games, notes
 from service.game_text import follow_reason
 from service.links import token_for
+from service.metrics import REPLY_OUTCOMES
 from service.models import Game, InboundReply, OutboxMessage, db, utcnow
 from service.perspective import player_view
 from service.replies import inbound as inbound_module
@@ -26,11 +27,12 @@ from service.replies.reading import html_to_text
 from service.rules import SEATS, is_elixir
 from service.unit_of_work import transaction
 
-from ..helpers import at_once, pick_action, random_move, statements_run
+from ..helpers import AUTH, at_once, pick_action, random_move, scrape, statements_run
 from ..secrecy import hidden_cards, leaks
 from ..smtp import Received
+from ..test_metrics import README
 from .conftest import REPLY_ADDRESS
-from .helpers import as_bytes, reply_message, send, send_bytes
+from .helpers import as_bytes, replies_counted, reply_message, send, send_bytes
 
 EMAILS = {"keeper": "kim@example.com", "shadow": "sam@example.com"}
 
@@ -1337,3 +1339,39 @@ def test_a_reply_to_an_email_that_asks_for_no_move_is_refused_saying_so(
     assert b"asks for a move" in text
     assert b"No such reply address" not in text
     assert_dropped(app, game_id, smtp_server, message, deliver)
+
+
+def test_replies_are_counted_by_outcome_never_by_address(
+    app, started, smtp_server, deliver, inbound
+) -> None:
+    """An operator sees from /metrics what the reply server made of the replies: moves
+    applied, refused (answered), read before, auto-replies dropped, addresses refused for no
+    tag of ours. No tag, address or text of a reply is in a label."""
+    game_id = started()
+    message = exchange_reply(app, game_id, smtp_server)
+    invitation = newest(smtp_server, "keeper")
+    local, _, domain = str(invitation.message["Reply-To"]).partition("@")
+    tampered = local[:-1] + ("a" if local[-1] != "a" else "b") + "@" + domain
+
+    def replies() -> None:
+        send(inbound, message)
+        send(inbound, message)  # the same Message-ID
+        send(inbound, reply_message(invitation, "Which one?"))
+        send(inbound, reply_message(invitation, "Away", headers={"Auto-Submitted": "auto-replied"}))
+        assert refused_at_once(inbound, reply_message(invitation, "5H", to=tampered)) == 550
+
+    assert replies_counted(app, replies) == {
+        "applied": 1,
+        "duplicate": 1,
+        "refused": 1,
+        "automatic": 1,
+        "not_ours": 1,
+    }
+    samples = scrape(app.test_client())
+    labelled = {dict(labels)["outcome"] for name, labels in samples if "splitmind_replies" in name}
+    # Each there from the start, at 0: a rule on its rate sees the first one counted.
+    assert labelled == set(REPLY_OUTCOMES)
+    text = app.test_client().get("/metrics", headers=AUTH).get_data(as_text=True)
+    assert local.partition("+")[2] not in text and "kim@example.com" not in text
+    (row,) = [line for line in README.splitlines() if line.startswith("| `splitmind_replies_")]
+    assert all(f"`{outcome}`" in row for outcome in REPLY_OUTCOMES)
