@@ -3,9 +3,11 @@
 Counters and histograms live in this module and are counted where things
 happen: requests here, moves in :mod:`service.games`, emails in the mail
 worker, sweeps in :mod:`service.deadlines`, replies in the reply readers
-(:mod:`service.replies.servers`). The outbox's depth and the age of
-its oldest queued message are read from the database at each scrape; while the
-database cannot be read, the scrape serves the counts without them.
+(:mod:`service.replies.servers`). The outbox's depth, the age of its oldest
+queued message and of the last signs of life of the mail worker and the IMAP
+reader are read from the database at each scrape, whichever process wrote
+them; while the database cannot be read, the scrape serves the counts without
+them.
 
 Under gunicorn every worker counts on its own: with ``PROMETHEUS_MULTIPROC_DIR``
 set (before the process starts: prometheus-client reads it on import) each
@@ -46,7 +48,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from .config import ConfigError
 from .errors import is_outage, outage_reason
-from .models import OutboxMessage, WorkerHeartbeat, db, utcnow
+from .models import ImapReaderHeartbeat, OutboxMessage, WorkerHeartbeat, db, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +166,7 @@ class OutboxCollector(Collector):
         try:
             counts, oldest = read_outbox()
             beat = db.session.scalar(select(func.max(WorkerHeartbeat.beat_at)))
+            read = db.session.scalar(select(func.max(ImapReaderHeartbeat.beat_at)))
             owed = longest_owed(utcnow())
         except SQLAlchemyError as exc:
             if not is_outage(exc):
@@ -196,13 +199,20 @@ class OutboxCollector(Collector):
         )
         if beat is not None:
             worker.add_metric([], (utcnow() - beat).total_seconds())
+        reader = GaugeMetricFamily(
+            "splitmind_imap_reader_last_read_age_seconds",
+            "Seconds since an IMAP reply reader last read its folder (a pass, or a spell of "
+            "IDLE the server ended as asked); absent until one has",
+        )
+        if read is not None:
+            reader.add_metric([], (utcnow() - read).total_seconds())
         computer = GaugeMetricFamily(
             "splitmind_computer_move_wait_seconds",
             "Seconds the computer's longest-owed move has waited since its game's last change "
             "(the mail worker makes it, after BOT_DELAY_SECONDS); 0 when it owes none",
             value=(utcnow() - owed).total_seconds() if owed else 0.0,
         )
-        return [up, depth, age, worker, computer]
+        return [up, depth, age, worker, reader, computer]
 
 
 def read_outbox() -> tuple[dict[str, int], datetime | None]:

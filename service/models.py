@@ -624,15 +624,28 @@ class InboundReply(Base):
     )
 
 
-class WorkerHeartbeat(Base):
-    """The last pass of a mail worker, one row per machine: the dashboard shows a worker
-    that has not passed for minutes as down."""
-
-    __tablename__ = "worker_heartbeats"
+class Heartbeat:
+    """The columns of a long-running process's last sign of life, one row per machine
+    (its host name), written by :func:`service.mail.worker.beat`."""
 
     host: Mapped[str] = mapped_column(String(255), primary_key=True)
     pid: Mapped[int]
     beat_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class WorkerHeartbeat(Heartbeat, Base):
+    """The last pass of a mail worker: the dashboard shows a worker that has not passed for
+    minutes as down."""
+
+    __tablename__ = "worker_heartbeats"
+
+
+class ImapReaderHeartbeat(Heartbeat, Base):
+    """The last read of an IMAP reply reader (``flask mail fetch``): a pass over its folder,
+    or a spell of IDLE the server ended as asked. ``/metrics`` serves its age, which grows
+    while the server refuses the reader or cannot be reached."""
+
+    __tablename__ = "imap_reader_heartbeats"
 
 
 class Address(Base):

@@ -12,7 +12,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from flask import Flask
 from flask_migrate import downgrade, upgrade
-from sqlalchemy import select, text
+from sqlalchemy import inspect, select, text
 
 from service import games, invitations
 from service.admin.auth import create_admin
@@ -21,14 +21,17 @@ from service.game_text import effect_text
 from service.games import Seating
 from service.mail import queue, requeue
 from service.mail.compose import Email
+from service.mail.worker import beat
 from service.models import (
     AddressSettings,
     AdminUser,
     Event,
     Game,
+    ImapReaderHeartbeat,
     Invitation,
     OutboxMessage,
     Player,
+    WorkerHeartbeat,
     db,
 )
 from service.unit_of_work import transaction
@@ -57,6 +60,8 @@ BEFORE_HOME_KEYS = "5e2b9c4a7d13"
 BEFORE_LOCAL_DIGEST_HOURS = "b745c285fdb3"
 # The revision before a rematch's invitation kept the game it follows.
 BEFORE_FOLLOWED_GAMES = "b08fb740feba"
+# The revision before IMAP reply readers left a heartbeat.
+BEFORE_IMAP_HEARTBEATS = "d4b7e1f9a2c6"
 
 
 def test_migrated_schema_matches_the_models(app: Flask) -> None:
@@ -398,3 +403,21 @@ def test_a_machine_without_a_zone_database_forgets_no_stored_time_zone(
         upgrade()
         after = dict(db.session.execute(zones).all())
     assert after == {"ny@example.com": "America/New_York"}
+
+
+def test_imap_reader_heartbeats_come_and_go_alone(app: Flask) -> None:
+    """The reader's heartbeats are a table of their own: the mail worker's stay through a
+    downgrade, and the readers' start again empty (the gauge absent until one reads)."""
+    with app.app_context():
+        beat(WorkerHeartbeat)
+        beat(ImapReaderHeartbeat)
+        db.session.remove()
+        downgrade(revision=BEFORE_IMAP_HEARTBEATS)
+        tables = inspect(db.engine).get_table_names()
+        workers = db.session.execute(text("SELECT count(*) FROM worker_heartbeats")).scalar()
+        db.session.remove()
+        upgrade()
+        readers = db.session.scalars(select(ImapReaderHeartbeat)).all()
+    assert "imap_reader_heartbeats" not in tables
+    assert workers == 1
+    assert readers == []

@@ -54,7 +54,14 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from .. import addresses, metrics, schema
 from ..errors import is_outage, outage_reason
 from ..logs import redact, without_addresses
-from ..models import OutboxMessage, WorkerHeartbeat, db, insert_new, utcnow
+from ..models import (
+    ImapReaderHeartbeat,
+    OutboxMessage,
+    WorkerHeartbeat,
+    db,
+    upsert,
+    utcnow,
+)
 from ..storable import storable
 from ..unit_of_work import after_commit, transaction
 from . import kinds, outbox
@@ -868,13 +875,14 @@ def _back(what: str, down: dict[str, float], now: float) -> None:
         log.info("%s available again after %.0fs", what, now - since)
 
 
-def beat() -> None:
-    """Write that this machine's worker has just made a pass (its own transaction)."""
-    host = socket.gethostname()[:255]
+def beat(heartbeat: type[WorkerHeartbeat | ImapReaderHeartbeat] = WorkerHeartbeat) -> None:
+    """Write that this machine's worker has just made a pass, or another long-running
+    process (``heartbeat``) its own sign of life (its own transaction)."""
+    now = {"host": socket.gethostname()[:255], "pid": os.getpid(), "beat_at": utcnow()}
     with transaction():
-        db.session.execute(insert_new(WorkerHeartbeat).values(host=host, pid=os.getpid()))
-        row = db.session.get_one(WorkerHeartbeat, host)
-        row.pid, row.beat_at = os.getpid(), utcnow()
+        db.session.execute(
+            upsert(heartbeat).values(now).on_conflict_do_update(index_elements=["host"], set_=now)
+        )
 
 
 def _settings() -> str:

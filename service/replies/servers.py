@@ -45,8 +45,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ..config import ConfigError
 from ..errors import is_outage, outage_reason
+from ..mail.worker import beat
 from ..metrics import count_reply
-from ..models import db
+from ..models import ImapReaderHeartbeat, db
 from .inbound import HEAD_BYTES, MAX_MESSAGE_BYTES, MAX_TAKEN_BYTES, Outcome, receive
 from .tags import read_tag, tag_in
 
@@ -488,6 +489,7 @@ def fetch(
         try:
             with connected(app.config) as box:
                 handled += fetch_once(app, box, unreadable, should_stop)
+                read(app)
                 if once:
                     return handled
                 idle = "IDLE" in box.client.capabilities
@@ -496,6 +498,7 @@ def fetch(
                     if not idle:
                         _sleep(poll, should_stop)
                         handled += fetch_once(app, box, unreadable, should_stop)
+                        read(app)
                         continue
                     if passed:
                         passed, left = left_after_pass(box, left)
@@ -503,6 +506,7 @@ def fetch(
                     if passed or news_in_idle(box):
                         handled += fetch_once(app, box, unreadable, should_stop)
                         passed = True
+                    read(app)  # a pass, or a spell the server ended as asked
         except MessageLost:
             continue  # at once: the server is there, it failed on one message, now counted
         except (*IMAP_UNAVAILABLE, SQLAlchemyError) as exc:
@@ -515,6 +519,17 @@ def fetch(
             log.info("stopped reading replies from IMAP: %d message(s) handled", handled)
             return handled
         _sleep(poll, should_stop)
+
+
+def read(app: Flask) -> None:
+    """Write that this machine's reader has just read its folder (a pass, a spell of IDLE):
+    ``/metrics`` serves its age, which grows while the server refuses the reader or cannot
+    be reached, and the reader only logs it."""
+    with app.app_context():
+        try:
+            beat(ImapReaderHeartbeat)
+        finally:
+            db.session.remove()
 
 
 def unavailable_reason(exc: BaseException, config: Mapping[str, Any]) -> str:

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from email.message import EmailMessage
 from functools import partial
 from pathlib import Path
@@ -27,15 +28,17 @@ from imap_tools import (
     MailMessageFlags,
 )
 from imap_tools.idle import IdleManager
+from sqlalchemy import update
 
 from service import create_app
-from service.models import Game, db
+from service.models import Game, ImapReaderHeartbeat, db, utcnow
 from service.perspective import player_view
 from service.replies import servers
 from service.replies.inbound import HEAD_BYTES, MAX_MESSAGE_BYTES
+from service.unit_of_work import transaction
 
 from ..conftest import IN_CI, base_config
-from ..helpers import pick_action
+from ..helpers import TOKEN, pick_action, scrape, wait_until
 from ..imap import IMAPServer, dovecot
 from ..smtp import free_port
 from .conftest import REPLY_ADDRESS
@@ -304,6 +307,52 @@ def test_without_a_server_one_pass_fails_with_one_line(app: Flask, runner, imap_
     result = runner.invoke(args=["mail", "fetch", "--once"])
     assert result.exit_code == 1
     assert "the IMAP server is unavailable" in result.output
+    assert last_read_age(app) is None
+
+
+LAST_READ = "splitmind_imap_reader_last_read_age_seconds"
+
+
+def last_read_age(app: Flask) -> float | None:
+    """The IMAP reader's last read's age, as a scrape of /metrics says; ``None`` if absent."""
+    app.config["METRICS_TOKEN"] = TOKEN
+    return scrape(app.test_client()).get((LAST_READ, ()))
+
+
+def backdate_last_read(app: Flask) -> None:
+    """Make every IMAP reader's last read seven minutes old."""
+    with app.app_context(), transaction():
+        db.session.execute(
+            update(ImapReaderHeartbeat).values(beat_at=utcnow() - timedelta(minutes=7))
+        )
+
+
+def test_a_reader_the_server_refuses_lets_its_last_read_age(
+    app: Flask, runner, imap_server: IMAPServer
+) -> None:
+    """The gauge is absent until a reader has read, and each pass sets it, from whichever
+    process (the database holds it). A password changed on the server stops the reader
+    with one line: the gauge ages, for an alert to say so."""
+    assert last_read_age(app) is None
+    assert runner.invoke(args=["mail", "fetch", "--once"]).exit_code == 0
+    age = last_read_age(app)
+    assert age is not None and 0 <= age < 60
+    backdate_last_read(app)
+    app.config["IMAP_PASSWORD"] = "changed"
+    assert runner.invoke(args=["mail", "fetch", "--once"]).exit_code == 1
+    age = last_read_age(app)
+    assert age is not None and 420 <= age < 480
+
+
+def test_an_idle_reader_keeps_its_last_read_fresh(
+    app: Flask, imap_server: IMAPServer, short_spells
+) -> None:
+    """No mail for hours is no failure: each spell of IDLE the server ends as asked is a
+    read, with no pass (an hour between polls)."""
+    with reader_running(app):
+        wait_until(lambda: last_read_age(app) is not None)
+        backdate_last_read(app)
+        wait_until(lambda: (last_read_age(app) or 600) < 60)
 
 
 def test_reading_paused_by_a_database_outage_is_one_line_in_the_log(
