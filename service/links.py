@@ -35,9 +35,17 @@ from .models import AddressSettings, Game, Player, db, is_row_id
 SALT = "splitmind.play-link"
 HOME_SALT = "splitmind.home-link"
 # Paths whose next segment is a signed token, a credential: a player's link and
-# its JSON twin, a home page, an invitation, a rematch and an unsubscribe link.
-# Logs redact them and their pages are never cached.
-TOKEN_PATHS = ("/api/play/", "/play/", "/me/", "/invitations/", "/rematch/", "/unsubscribe/")
+# its JSON twin, a home page, an invitation, a rematch, an unsubscribe link and the link that
+# confirms a move to another address. Logs redact them and their pages are never cached.
+TOKEN_PATHS = (
+    "/api/play/",
+    "/play/",
+    "/me/",
+    "/invitations/",
+    "/rematch/",
+    "/unsubscribe/",
+    "/moving/",
+)
 # A token as URLSafeSerializer writes one: its payload (after a dot when compressed), a dot
 # and its signature, in the URL-safe base64 alphabet without padding.
 TOKEN_SPELLING = re.compile(r"\.?[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")

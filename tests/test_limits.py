@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 from werkzeug.test import TestResponse
 
-from service import create_app, invitations
+from service import address_change, create_app, invitations
+from service.addresses import settings_for
 from service.admin.auth import create_admin
 from service.links import home_token
 from service.mail import compose
@@ -343,17 +345,25 @@ JSON_PAGE = "This page takes a form, not JSON: send its fields as a form"
 
 def post_routes(app: Flask, game: dict[str, Any]) -> dict[str, str]:
     """The URL of every route outside the API that takes a POST, by endpoint, each with a
-    working link or id: Kim's game, home page and stop-all link, an invitation to confirm."""
+    working link or id: Kim's game, home page and stop-all link, an invitation to confirm,
+    the link confirming a move of her games to another address."""
     with app.test_request_context():
         invitation = request_invitation("bob@example.com")
         player = db.session.scalars(select(Player).where(Player.game_id == game["id"])).first()
         assert player is not None
+        settings = settings_for("kim@example.com")
+        assert settings is not None and settings.home_key is not None
+        moving = address_change.Confirmation(
+            "kim@example.com", "kim@newjob.example", settings.home_key, int(time.time())
+        )
         tokens = {
             "players": game["keeper"],
             "home": home_token("kim@example.com"),
             "lobby.invitation": invitations.token(invitation, "confirm"),
             "lobby.unsubscribe": compose.stop_all_url("kim@example.com").rpartition("/")[2],
             "lobby.rematch": game["keeper"],
+            "lobby.ask_to_move": home_token("kim@example.com"),
+            "lobby.confirm_move": address_change.token(moving),
         }
         ids = {
             "admin_id": db.session.scalar(select(AdminUser.id)),

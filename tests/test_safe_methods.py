@@ -12,6 +12,7 @@ from flask import Flask, url_for
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from service import address_change
 from service.admin.auth import create_admin
 from service.games import declare_forfeit
 from service.links import home_token
@@ -114,6 +115,9 @@ def test_get_and_head_change_nothing_on_any_page(
     assert client.post(cat_confirms).status_code == 200
     invitation_pages = links_in_outbox(app, "/invitations/")
     assert len(invitation_pages) == 3  # two to confirm an address, one to answer
+    with app.app_context(), transaction():  # Kim asks to move her games to another address
+        address_change.ask("kim@example.com", "kim@newjob.example", "en")
+    (moving_page,) = links_in_outbox(app, "/moving/")
     with app.app_context():
         messages = db.session.scalars(select(OutboxMessage.id)).all()
         values = {
@@ -150,6 +154,9 @@ def test_get_and_head_change_nothing_on_any_page(
         *(url for seat in SEATS for url in player_urls(game[seat])),
         *homes,
         "/me/nothing-here",
+        f"{homes[0]}/move",
+        moving_page,
+        "/moving/nothing-here",
         "/mailbox",
         "/mailbox?to=kim@example.com",
         *(f"/mailbox/{message}" for message in messages[:3]),

@@ -5,4 +5,4 @@ from flask import Blueprint
 
 bp = Blueprint("lobby", __name__)
 
-from . import routes  # noqa: E402,F401
+from . import moving, routes  # noqa: E402,F401

@@ -35,6 +35,10 @@ ALLOWANCES = {
     "home": parse("10 per day"),
     # An address's links, from the lost-links form.
     "links": parse("3 per day"),
+    # The address a home page's games are to move to: the link to confirm it.
+    "new_address": parse("1 per hour"),
+    # The home page asking for that move, whatever the address it names.
+    "moves": parse("3 per day"),
 }
 
 

@@ -163,3 +163,9 @@ class LinksForm(FlaskForm):
     """The address whose games' links to send again."""
 
     email = address_field(_l("Your email"))
+
+
+class NewAddressForm(FlaskForm):
+    """The address a home page's games move to (:mod:`service.address_change`)."""
+
+    email = address_field(_l("Your new email"))

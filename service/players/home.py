@@ -60,6 +60,10 @@ SAVED = {
     "resume_all": _l("Saved: your emails are back on."),
     "accept_invitations": _l("Saved: you take invitations again."),
     "withdraw": _l("Saved: the invitation is withdrawn."),
+    "moved": _l(
+        "Saved: this address has your games, invitations and settings now; the old one's "
+        "page link works no more."
+    ),
     "replace_link": _l(
         "Saved: this page and each of your games have new links, and the old ones work no more."
     ),
