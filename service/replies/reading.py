@@ -841,11 +841,19 @@ SYMBOL_CARD = re.compile(
 # "4,5", "4.5" and "4 1/2" are the elixir 4½, written as its rank alone as "4½" is, never
 # the 5 after the comma or the 2 under the bar (a list of ranks has a space: "4, 5").
 HALF = re.compile(r"(?<![\d.,/])([2-5])(?:[.,]5|\s*1/2)(?![\d/])")
+# The ace as the pages and emails name it in words, its face first ("1 (ace) of hearts",
+# "red 1 (ace)", "1 (as) de cœur", :func:`service.game_text.card_words`), or a player's
+# "1 ace of hearts": the 1 it is, so that the rank is read once and the line holds no other
+# word. The French "as" only before "de", as :data:`_RANK` reads it.
+ACE_IN_WORDS = re.compile(
+    r"(?<![a-z0-9.,/])1\s*(?:\(\s*(?:ace|as)\s*\)|ace(?![a-z0-9])|as(?=\s*(?:de|du|d')))"
+)
 
 
 def normalise(text: str) -> str:
     """Lower case, accents and ligatures dropped, suit symbols written as letters (5♥ → 5h),
-    an elixir's half dropped however it is written (4½, 4,5 and 4 1/2 → 4)."""
+    an elixir's half dropped however it is written (4½, 4,5 and 4 1/2 → 4), the ace's rank
+    written once (1 (ace) → 1)."""
     text = text.replace("œ", "oe").replace("Œ", "oe").replace("’", "'").replace("½", "")
     text = HALF.sub(r"\1", text)
     # ♠4 is the standard look's elixir 4: rank first, like the notation. Read left to right,
@@ -863,7 +871,8 @@ def normalise(text: str) -> str:
     for symbol, letter in SYMBOLS.items():
         text = text.replace(symbol, f" {SUIT_WORDS[letter.upper()][0]} ")
     decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+    return ACE_IN_WORDS.sub("1", bare)
 
 
 def read_move(text: str) -> Understood:

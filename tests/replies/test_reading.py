@@ -28,6 +28,11 @@ MOVES = [
     ("3H 5C", ["3H", "5C"], None),
     ("play the 5 of hearts", ["5H"], None),
     ("Play the ace of diamonds please", ["1D"], None),
+    # The ace as the pages name it in words, its face first, or as a player shortens that.
+    ("1 (ace) of hearts", ["1H"], None),
+    ("play the 1 ace of hearts", ["1H"], None),
+    ("je joue le 1 (as) de trèfle", ["1C"], None),
+    ("1 (as) vert", ["1D"], None),
     ("jouer 4♠ cœur", ["4S"], "H"),
     ("give 3H and 5C", ["3H", "5C"], None),
     ("5♥", ["5H"], None),
