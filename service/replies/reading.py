@@ -785,7 +785,17 @@ SUIT_WORDS = {
         "vertes",
         "verte",
     ),
-    "C": ("clubs", "club", "trefles", "trefle", "purple", "violets", "violet", "violettes"),
+    "C": (
+        "clubs",
+        "club",
+        "trefles",
+        "trefle",
+        "purple",
+        "violets",
+        "violet",
+        "violettes",
+        "violette",
+    ),
     "S": ("spades", "spade", "piques", "pique", "elixirs", "elixir", "potions", "potion"),
 }
 SUIT_OF_WORD = {word: suit for suit, words in SUIT_WORDS.items() for word in words}

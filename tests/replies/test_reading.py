@@ -41,6 +41,9 @@ MOVES = [
     ("Jouer le cinq de cœur", ["5H"], None),
     ("red 5", ["5H"], None),
     ("potion 4+ naming green", ["4S"], "D"),
+    # A colour agrees with the card it names, "une carte violette", as "verte" does.
+    ("je joue la potion 4+, violette", ["4S"], "C"),
+    ("je joue la potion 4+, verte", ["4S"], "D"),
     ("4 of spades, naming clubs", ["4S"], "C"),
     ("5H, c'est tout", ["5H"], None),
     ("My move: 5H", ["5H"], None),
