@@ -808,12 +808,17 @@ _RANK = (
     + r"|as(?=\s*(?:de|du|d')))"
 )
 _SUIT = rf"(?P<suit>{_WORDS})"
+_ELIXIR_WORDS = "|".join(sorted(SUIT_WORDS["S"], key=len, reverse=True))
 _BOUND_L, _BOUND_R = r"(?<![a-z0-9])", r"(?![a-z0-9])"
 TOKEN = re.compile(
     "|".join(
         (
             # 5h, 5 h, 4s, 4+ (an elixir written as the classic look's potion); not "4 d'élixir"
             rf"{_BOUND_L}(?P<short_rank>[1-7])\s?(?P<short_suit>[hdcs])(?![a-z0-9'])",
+            # 4½ of spades, 4,5 de pique, 5½S (:func:`normalise` writes each half as a +): a
+            # rank with its half is an elixir's, never a colour card's ("4½ de cœur" is none)
+            rf"{_BOUND_L}(?P<half_rank>[2-5])\+\s*(?:(?:of|de|du|d')\s*)?(?:(?:the|la|le|les)\s+)?"
+            rf"(?:{_ELIXIR_WORDS}|s)(?![a-z0-9'])",
             # five of hearts, 5 de coeur, 7 rouge, 4 d'elixir
             rf"{_BOUND_L}{_RANK}\s*(?:(?:of|de|du|d')\s*)?(?:(?:the|la|le|les)\s+)?{_SUIT}"
             rf"{_BOUND_R}",
@@ -841,15 +846,17 @@ class Understood:
 
 
 # A card written with a suit symbol: the rank then the symbol, or the symbol then the rank.
+# A rank written with its half ("4½") is an elixir's: only a spade's symbol after it is its
+# own ("4½♠"); another is the suit the elixir names ("elixir 4½ ♥"), never a colour card's.
 SYMBOL_CARD = re.compile(
-    rf"(?P<rank>[1-7])\s?(?P<symbol>[{''.join(SYMBOLS)}])"
-    rf"|(?P<symbol_first>[{''.join(SYMBOLS)}])\s?(?P<rank_after>[1-7])"
+    rf"(?P<rank>[1-7])(?:½(?=\s?[♠♤]))?\s?(?P<symbol>[{''.join(SYMBOLS)}])"
+    rf"|(?P<symbol_first>[{''.join(SYMBOLS)}])\s?(?P<rank_after>[1-7])½?"
 )
 
 
 # An elixir's half written as a decimal, with French's comma or a point, or as a fraction:
-# "4,5", "4.5" and "4 1/2" are the elixir 4½, written as its rank alone as "4½" is, never
-# the 5 after the comma or the 2 under the bar (a list of ranks has a space: "4, 5").
+# "4,5", "4.5" and "4 1/2" are the elixir 4½, written as "4½" is, never the 5 after the
+# comma or the 2 under the bar (a list of ranks has a space: "4, 5").
 HALF = re.compile(r"(?<![\d.,/])([2-5])(?:[.,]5|\s*1/2)(?![\d/])")
 # The ace as the pages and emails name it in words, its face first ("1 (ace) of hearts",
 # "red 1 (ace)", "1 (as) de cœur", :func:`service.game_text.card_words`), or a player's
@@ -862,10 +869,10 @@ ACE_IN_WORDS = re.compile(
 
 def normalise(text: str) -> str:
     """Lower case, accents and ligatures dropped, suit symbols written as letters (5♥ → 5h),
-    an elixir's half dropped however it is written (4½, 4,5 and 4 1/2 → 4), the ace's rank
-    written once (1 (ace) → 1)."""
-    text = text.replace("œ", "oe").replace("Œ", "oe").replace("’", "'").replace("½", "")
-    text = HALF.sub(r"\1", text)
+    an elixir's half written as the classic look's + however it is written (4½, 4,5 and
+    4 1/2 → 4+), the ace's rank written once (1 (ace) → 1)."""
+    text = text.replace("œ", "oe").replace("Œ", "oe").replace("’", "'")
+    text = HALF.sub(r"\1½", text)
     # ♠4 is the standard look's elixir 4: rank first, like the notation. Read left to right,
     # each rank goes with the symbol right beside it, before or after: 3♥ 5♣, ♠3 ♠4, 5♥ ♠4;
     # and each card so written is a word of its own, written together or not: 4♦6♦.
@@ -880,6 +887,8 @@ def normalise(text: str) -> str:
     # A symbol on its own is its suit's word, as a suit is named: "♠2½, I name ♣".
     for symbol, letter in SYMBOLS.items():
         text = text.replace(symbol, f" {SUIT_WORDS[letter.upper()][0]} ")
+    # The half left is a rank's, written as the classic look writes it ("potion 4+").
+    text = text.replace("½", "+")
     decomposed = unicodedata.normalize("NFKD", text)
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
     return ACE_IN_WORDS.sub("1", bare)
@@ -905,6 +914,8 @@ def read_move(text: str) -> Understood:
         groups = found.groupdict()
         if groups["short_rank"]:
             card = f"{groups['short_rank']}{groups['short_suit']}".upper()
+        elif groups["half_rank"]:
+            card = f"{groups['half_rank']}S"
         elif groups["rank"]:
             card = f"{RANKS.get(groups['rank'], groups['rank'])}{SUIT_OF_WORD[groups['suit']]}"
         elif groups["suit_first"]:

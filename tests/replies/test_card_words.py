@@ -20,11 +20,11 @@ import pytest
 from flask import Flask
 from flask_babel import Babel, force_locale
 
-from service.game_text import LOOKS, card_list, card_name, card_words
+from service.game_text import LOOKS, card_list, card_name, card_words, suit_name, suit_symbol
 from service.language import LANGUAGES, gettext
-from service.move_text import reply_example
+from service.move_text import naming, reply_example
 from service.replies.reading import Understood, move_line, read_move, read_reply
-from service.rules.cards import DECK, HAND_SIZE
+from service.rules.cards import DECK, ELIXIRS, HAND_SIZE, SUITS
 
 from ..secrecy import TRANSLATIONS
 
@@ -74,6 +74,41 @@ def test_every_card_as_the_service_writes_it_is_read_back(
         played = [gettext("play %(card)s", card=words) for words in written]
     for text in written + played:
         assert_read(text, [card])
+
+
+# The forms a suit's word takes in a sentence, besides the one the service names it by: the
+# English suits one card at a time, the French agreeing with a card or with several.
+AGREED = {
+    "hearts": ("heart",),
+    "diamonds": ("diamond",),
+    "clubs": ("club",),
+    "cœur": ("cœurs",),
+    "carreau": ("carreaux",),
+    "trèfle": ("trèfles",),
+    "rouge": ("rouges",),
+    "vert": ("verts", "verte", "vertes"),
+    "violet": ("violets", "violette", "violettes"),
+}
+
+
+@pytest.mark.parametrize("look", LOOKS)
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("suit", SUITS)
+def test_every_suit_an_elixir_names_is_read_back(
+    speaking: Speaking, language: str, look: str, suit: str
+) -> None:
+    with speaking(language):
+        name = suit_name(suit, look)
+        names = [name, *AGREED.get(name, ()), suit_symbol(suit)]
+        for elixir in ELIXIRS:
+            led = [card_name(elixir, look), card_words(elixir, look)]
+            assert_read(gettext("play %(card)s", card=naming(led[0], suit, look)), [elixir], suit)
+            assert_read(gettext("play %(card)s", card=naming(led[1], suit, look)), [elixir], suit)
+            for card in led:
+                for named in names:
+                    assert_read(f"{card} {named}", [elixir], suit)
+                    assert_read(f"{card}, {named}", [elixir], suit)
+                    assert_read(f"{card}\n{named}", [elixir], suit)
 
 
 @pytest.mark.parametrize("look", LOOKS)

@@ -118,6 +118,14 @@ def test_a_move_in_words_symbols_or_notation(text: str, cards: list[str], name: 
         ("give 5,5S", ["5S"], None),
         # A list of ranks stays one: "4, 5" is two numbers.
         ("4, 5 de cœur", ["5H"], None),
+        # A rank with its half is an elixir's, never a colour card's: a suit after it is the
+        # suit the elixir names, when the elixir is named by its word or symbol.
+        ("4½ de cœur", [], None),
+        ("4,5 ♥", [], None),
+        ("4½♠", ["4S"], None),
+        ("élixir 4½ ♥", ["4S"], "H"),
+        ("elixir 4,5 ♦", ["4S"], "D"),
+        ("4+ of spades", ["4S"], None),
     ],
 )
 def test_an_elixirs_half_written_as_a_decimal_or_a_fraction(
