@@ -832,7 +832,9 @@ TOKEN = re.compile(
     )
 )
 # What may stand between a card (or a suit) and the letter of a suit after it: "4S H", "4S, H".
-LETTER_AFTER = re.compile(r"[\s,:]*")
+# Not a line break: a letter alone under the card ("4S", then "H.") is an initial signing the
+# reply, and a suit read from it a move the player never wrote.
+LETTER_AFTER = re.compile(r"(?:[^\S\r\n]|[,:])*")
 
 
 @dataclass(frozen=True)

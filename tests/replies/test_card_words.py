@@ -131,3 +131,43 @@ def test_the_lists_of_an_exchange_or_swap_are_read_back(
             example = reply_example(view)
         for text in [*listed, example, "\n".join(listed[0].split(", "))]:
             assert_read(text, hand)
+
+
+# What a player writes around a move: greetings, thanks, small talk with numbers and times
+# that look like cards ("7h", "a 1"), a sign-off with an initial.
+AROUND = [
+    "I had a 1 in my hand",
+    "I had a 1 (ace) in my hand",
+    "thanks, nice game",
+    "Merci, bonne partie !",
+    "See you in 2 days",
+    "back at 7 h",
+    "à demain 7h",
+    "je te laisse 2 h pour répondre",
+    "I had 2 hearts left",
+    "as de cœur ce tour, bien joué",
+    "Bonne journée :D",
+    "Cheers,\nH.",
+    "D.",
+]
+MOVES_AROUND = [
+    ("5H", ["5H"], None),
+    ("play 5♥", ["5H"], None),
+    ("je joue ♠4½, en annonçant cœur", ["4S"], "H"),
+    ("elixir 4½ ♦", ["4S"], "D"),
+    ("4S", ["4S"], None),
+    ("give 3H and 5C", ["3H", "5C"], None),
+    ("1 (as) de trèfle", ["1C"], None),
+]
+
+
+@pytest.mark.parametrize("sentence", AROUND)
+@pytest.mark.parametrize(("move", "cards", "name"), MOVES_AROUND)
+def test_a_sentence_around_a_move_is_read_as_no_other_card(
+    sentence: str, move: str, cards: list[str], name: str | None
+) -> None:
+    """Above the move or under it, in its paragraph or apart: the move read is the move
+    written, or the reply is unclear and nothing is played; never another card."""
+    for text in (f"{sentence}\n{move}", f"{move}\n{sentence}", f"{sentence}\n\n{move}"):
+        reply = read_reply(f"{text}\n\n{QUOTE}")
+        assert reply.unclear or read_move(reply.move) == Understood(cards, name), text

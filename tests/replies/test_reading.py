@@ -608,6 +608,10 @@ def test_the_suit_an_elixir_names_may_stand_on_the_line_under_it(
         "4S\nno hearts",  # denied
         "4S\nhearts?",  # asked
         "4S\nhearts or clubs, you choose",  # alternatives
+        # A letter under the card is an initial signing the reply, not a suit's letter
+        "4S\nH.",
+        "♠4½\nD",
+        "potion 4+\nC.",
     ],
 )
 def test_a_suit_under_an_elixir_names_it_only_right_under_a_card_naming_none(text: str) -> None:
