@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple, TypedDict
 
 from flask import current_app
-from sqlalchemy import literal, or_, select, tuple_
+from sqlalchemy import ColumnElement, literal, or_, select, tuple_
 
 from . import bots, games
 from .errors import is_outage
@@ -76,12 +76,7 @@ def due(now: datetime, delay: float, after: Due | None = None) -> list[Due]:
     query = (
         select(Player.id, Game.version, Game.updated_at, Game.id)
         .join(Game, Game.id == Player.game_id)
-        .where(
-            Player.computer_level.is_not(None),
-            Game.status == "active",
-            or_(Game.to_act == Player.seat, Game.to_act == "both"),
-            Game.updated_at <= now - timedelta(seconds=delay),
-        )
+        .where(*owes_since(now - timedelta(seconds=delay)))
         .order_by(Game.updated_at, Game.id)
         .limit(BATCH)
     )
@@ -89,6 +84,17 @@ def due(now: datetime, delay: float, after: Due | None = None) -> list[Due]:
         bound = tuple_(literal(after.updated_at, Game.updated_at.type), literal(after.game_id))
         query = query.where(tuple_(Game.updated_at, Game.id) > bound)
     return [Due(*row) for row in db.session.execute(query)]
+
+
+def owes_since(changed: datetime) -> tuple[ColumnElement[bool], ...]:
+    """Where a computer's seat (a :class:`Player` joined to its :class:`Game`) owes a move in a
+    game in play that has not changed since ``changed``."""
+    return (
+        Player.computer_level.is_not(None),
+        Game.status == "active",
+        or_(Game.to_act == Player.seat, Game.to_act == "both"),
+        Game.updated_at <= changed,
+    )
 
 
 def longest_owed(now: datetime) -> datetime | None:
@@ -102,8 +108,18 @@ def longest_owed(now: datetime) -> datetime | None:
 def late_from(changed: datetime) -> datetime:
     """When a move the computer owes in a game that last changed at ``changed`` counts as
     late (:data:`LATE_AFTER`): the move page of its opponent then says it is awaited."""
-    delay = timedelta(seconds=current_app.config["BOT_DELAY_SECONDS"])
-    return changed + delay + LATE_AFTER
+    return changed + _late_after()
+
+
+def late_before(now: datetime) -> datetime:
+    """The last change of a game whose move the computer owes that makes the move late at
+    ``now``: :func:`late_from` turned round."""
+    return now - _late_after()
+
+
+def _late_after() -> timedelta:
+    """How long after its game's last change a move the computer owes is late."""
+    return timedelta(seconds=current_app.config["BOT_DELAY_SECONDS"]) + LATE_AFTER
 
 
 class Lateness(TypedDict):

@@ -1,9 +1,9 @@
 """The dashboard's landing page: what needs an operator's attention now.
 
 Games stalled for days, mail that failed today, the outbox's most overdue
-message, whether the mail worker is passing, addresses that bounce, and games
-whose deadline is near. Each is a small query on an index; the page is read
-fresh on every visit.
+message, whether the mail worker is passing, addresses that bounce, games
+whose deadline is near, and games whose computer move is late. Each is a small
+query on an index; the page is read fresh on every visit.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, exists, func, select
 from sqlalchemy.orm import defer, selectinload
 
+from ..computer import late_before, owes_since
 from ..models import Address, Game, OutboxMessage, Player, WorkerHeartbeat, db
 
 # A worker passes every few seconds; one silent for this long is shown as down.
@@ -53,6 +54,13 @@ class Overview:
     near_hours: int
     near_deadline: list[Game]
     near_count: int
+    computer_late: list[Game]  # the computer owes a move past its delay and margin
+    computer_late_count: int
+
+    @property
+    def computer_late_total(self) -> str:
+        """How many games wait for a late move of the computer, as the page says it."""
+        return said(self.computer_late_count)
 
     @property
     def near_total(self) -> str:
@@ -80,8 +88,9 @@ def _games() -> Select[Any]:
 
 
 def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> Overview:
-    """What needs attention at ``now``: games with no move for ``stalled_days`` days, and
-    games whose deadline falls within ``near_hours`` hours."""
+    """What needs attention at ``now``: games with no move for ``stalled_days`` days, games
+    whose deadline falls within ``near_hours`` hours, and games whose computer move is late
+    (:func:`service.computer.late_from`: no mail worker is making it)."""
     stalled_since = now - timedelta(days=stalled_days)
     stalled = (Game.status == "active", Game.updated_at < stalled_since)
     day_start = now.replace(hour=0, minute=0, second=0, microsecond=0)
@@ -92,6 +101,8 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
         Game.deadline.is_not(None),
         Game.deadline <= now + timedelta(hours=near_hours),
     )
+    # The move owed for longest is the game's that changed longest ago.
+    computer_late = (exists().where(Player.game_id == Game.id, *owes_since(late_before(now))),)
     workers = db.session.scalars(select(WorkerHeartbeat).order_by(WorkerHeartbeat.beat_at.desc()))
     return Overview(
         stalled_days=stalled_days,
@@ -129,6 +140,12 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
             db.session.scalars(_games().where(*near).order_by(Game.deadline, Game.id).limit(SHOWN))
         ),
         near_count=_counted(select(Game.id).where(*near)),
+        computer_late=list(
+            db.session.scalars(
+                _games().where(*computer_late).order_by(Game.updated_at, Game.id).limit(SHOWN)
+            )
+        ),
+        computer_late_count=_counted(select(Game.id).where(*computer_late)),
     )
 
 

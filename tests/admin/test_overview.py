@@ -13,8 +13,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import update
 
+from service import games
 from service.addresses import record_bounce
 from service.admin import overview
+from service.computer import late_from
 from service.mail.worker import run
 from service.models import Game, OutboxMessage, WorkerHeartbeat, db, utcnow
 from service.unit_of_work import transaction
@@ -189,3 +191,45 @@ def test_the_overview_counts_the_bouncing_addresses_it_cannot_list(
         every = admin.get(f"/admin/games?status=active&bouncing={off}").get_data(as_text=True)
         assert len(listed(every)) == 4, off
     assert "b0@example.com" in bouncing and 'name="bouncing" type="checkbox" value="y"' in bouncing
+
+
+def against_the_computer(app: Flask, keeper: str) -> int:
+    """A game of ``keeper`` against the computer, which owes its half of the first exchange."""
+    with app.app_context(), transaction():
+        return games.create_game(
+            games.Seating(keeper, keeper.split("@")[0]), games.Seating.the_computer("easy")
+        ).id
+
+
+def test_the_overview_lists_the_games_whose_computer_move_is_late(
+    app: Flask, admin: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A move the computer owes past BOT_DELAY_SECONDS and its margin says no worker makes it:
+    the game is listed, the one waiting longest first; one within the margin is not."""
+    app.config["BOT_DELAY_SECONDS"] = 60
+    late, later, on_time = (against_the_computer(app, f"p{n}@example.com") for n in range(3))
+    people = new_game(app, "ann@example.com", "bob@example.com", seed=1)  # no computer
+    with app.app_context(), transaction():
+        for game_id, back in ((late, 30), (later, 4), (on_time, 2.5), (people, 60)):
+            moment = utcnow() - timedelta(minutes=back)
+            db.session.execute(update(Game).where(Game.id == game_id).values(updated_at=moment))
+        # The minute of delay and two of margin: late from 3 minutes after its last change.
+        assert late_from(utcnow() - timedelta(minutes=3)) <= utcnow()
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert "The computer's move is late (2)</h2>" in html
+    assert listed(section_html(html, "computer-late-games")) == [late, later]
+    assert "p0 · the computer (easy) both players" in section(html, "computer-late-games")
+    assert "1 min after the game last changed" in html
+    # Its move made (the game changed just now), the game is no longer listed.
+    with app.app_context(), transaction():
+        db.session.execute(update(Game).where(Game.id == late).values(updated_at=utcnow()))
+    monkeypatch.setattr(overview, "SHOWN", 0)
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert "The computer's move is late (1)</h2>" in html
+
+
+def test_the_overview_says_no_computer_move_is_late(app: Flask, admin: FlaskClient) -> None:
+    against_the_computer(app, "kim@example.com")  # owed since just now: not late
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert "The computer's move is late (0)</h2>" in html
+    assert "computer-late-games" not in html
