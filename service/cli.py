@@ -1,5 +1,5 @@
-"""Command line: ``flask --app service games create|export|show|correct-address|erase-address``,
-``mail``, ``tick``, ``serve``, and ``playtest`` (:mod:`service.playtest.cli`)."""
+"""Command line: ``flask --app service games create|export|show|correct-address|erase-address|
+export-address``, ``mail``, ``tick``, ``serve``, and ``playtest`` (:mod:`service.playtest.cli`)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from flask.cli import with_appcontext
 from werkzeug.serving import run_simple
 
 from . import bots, computer, deadlines, erasure, games
+from .admin import address_data
 from .audit import COMMAND_LINE
 from .commands import ServiceCommand, ServiceGroup
 from .errors import outage_reason
@@ -252,6 +253,28 @@ def erase_address_command(address: str, admin: str) -> None:
         f"Erased: {erased.games} finished game(s) and {erased.invitations} invitation(s) "
         f"kept without the address, {erased.emails} email(s) deleted."
     )
+
+
+@games_cli.command("export-address")
+@click.argument("address")
+@click.option(
+    "--by",
+    "admin",
+    required=True,
+    type=AdminName(),
+    help="Who asks: the audit trail says the command line did it, for this name.",
+)
+def export_address_command(address: str, admin: str) -> None:
+    """Print as JSON what is kept of ADDRESS, for its owner who asked: its games, settings,
+    invitations, emails, replies and the audit entries naming it (no link, no card)."""
+    try:
+        with transaction():
+            kept = address_data.export_address(address, actor=admin)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if address_data.is_empty(kept):
+        click.echo("Nothing is kept of that address; the export is in the audit trail.", err=True)
+    click.echo(json.dumps(kept, indent=1, ensure_ascii=False))
 
 
 mail_cli = ServiceGroup("mail", help="Deliver queued email; read replies.")

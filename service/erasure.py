@@ -8,7 +8,8 @@ settings and home link, what it told the service (confirmed, bounced), the
 notes its player wrote, the replies read from it, the emails sent to it or
 naming it, and the address wherever an admin's note wrote it. Only a stop of
 its emails, or a decline, is kept, on the address alone: without it, anyone
-could invite the address again.
+could invite the address again. What it erases is what
+:mod:`service.admin.address_data` gives the address's owner who asks for it.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def erase_address(address: str, actor: str) -> Erased:
         )
         invitations += done.rowcount  # type: ignore[attr-defined]
     db.session.execute(delete(InboundReply).where(InboundReply.player_id.in_(seat_ids)))
-    written = _as_written(email)
+    written = as_written(email)
     emails = db.session.execute(
         delete(OutboxMessage).where(
             OutboxMessage.status != "sending",
@@ -183,7 +184,7 @@ def erase_address(address: str, actor: str) -> Erased:
 _BODIES = (OutboxMessage.subject, OutboxMessage.text_body, OutboxMessage.html_body)
 
 
-def _as_written(email: str) -> list[str]:
+def as_written(email: str) -> list[str]:
     """The address as it is stored, and as an email shows it to another person (its domain
     in IDNA: :func:`.addresses.in_ascii`)."""
     try:

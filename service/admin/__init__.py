@@ -1,11 +1,11 @@
-"""The admin dashboard under ``/admin``: an overview, games, mail, the audit trail and
-statistics, for signed-in admins only."""
+"""The admin dashboard under ``/admin``: an overview, games, mail, an address, the audit trail
+and statistics, for signed-in admins only."""
 
 from flask import Blueprint, Flask
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 
-from . import accounts, auth, cli, routes  # noqa: E402,F401
+from . import accounts, address_page, auth, cli, routes  # noqa: E402,F401
 
 
 def init_app(app: Flask) -> None:

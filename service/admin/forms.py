@@ -191,6 +191,12 @@ class AddressForm(FlaskForm):
     shown = HiddenField(validators=[InputRequired(), Length(max=EMAIL_LENGTH)])
 
 
+class AddressDataForm(FlaskForm):
+    """An action on the whole address the address page shows (its export, its erasure)."""
+
+    email = HiddenField(validators=[InputRequired(), Length(max=EMAIL_LENGTH)])
+
+
 class BulkRequeueForm(FlaskForm):
     """Queue the failed messages ticked in the mail list again; those the server refused for
     good only once the admin ticks that they mean it."""
@@ -284,6 +290,12 @@ class AuditFilterForm(Form):
     game = _number("Game", 1, MAX_ID, validators=[Optional()])
     after = HiddenField()
     before = HiddenField()
+
+
+class AddressLookupForm(Form):
+    """The address page's address, from the query string."""
+
+    email = StringField("Address (whole)", validators=[Length(max=EMAIL_LENGTH)])
 
 
 class OverviewForm(Form):
