@@ -197,6 +197,14 @@ class AddressDataForm(FlaskForm):
     email = HiddenField(validators=[InputRequired(), Length(max=EMAIL_LENGTH)])
 
 
+class EraseAddressForm(AddressDataForm):
+    """Erase the address the page shows, once the admin ticks that they mean it."""
+
+    confirm = BooleanField(
+        "Yes, erase this address: nothing of it can be brought back", validators=[DataRequired()]
+    )
+
+
 class BulkRequeueForm(FlaskForm):
     """Queue the failed messages ticked in the mail list again; those the server refused for
     good only once the admin ticks that they mean it."""

@@ -18,7 +18,7 @@ from service.models import AddressSettings, AdminAction, Game, Player, db
 from service.unit_of_work import transaction
 
 from ..helpers import request_invitation
-from ..test_erasure import KIM, finished_with_traces
+from ..test_erasure import KIM, finished_with_traces, rows_naming
 from .conftest import ADMIN, submit
 
 PAGE = "/admin/address"
@@ -143,3 +143,57 @@ def test_an_export_sent_without_an_address_exports_nothing(app: Flask, admin: Fl
     with app.app_context():
         assert db.session.scalars(select(AdminAction.id)).all() == [1]  # the admin's account
         assert db.session.scalars(select(Game.id)).all() == []
+
+
+def test_the_dashboard_erases_an_address_once_confirmed(
+    app: Flask, admin: FlaskClient, make_game: Any
+) -> None:
+    game = finished_with_traces(app, make_game)
+    page = f"{PAGE}?email={KIM}"
+    assert f'action="{PAGE}/erase"' in admin.get(page).text
+    unticked = submit(admin, page, f"{PAGE}/erase", email=KIM)
+    assert unticked.status_code == 303 and unticked.headers["Location"] == page
+    assert "Tick the box to confirm" in admin.get(page).text
+    assert rows_naming(app, KIM)
+    erased = submit(admin, page, f"{PAGE}/erase", email=KIM.upper(), confirm="y")
+    assert erased.status_code == 303 and erased.headers["Location"] == PAGE
+    said = unescape(admin.get(PAGE).text)
+    assert "The address is erased: 1 finished game and 0 invitations kept without it" in said
+    assert KIM not in said
+    assert rows_naming(app, KIM) == {}
+    with app.app_context():
+        entry = db.session.scalars(
+            select(AdminAction).where(AdminAction.action == "erase_address")
+        ).one()
+        assert entry.admin == ADMIN and entry.game_id is None
+        assert db.session.get_one(Game, game["id"]).status == "finished"
+    assert "Nothing is kept of" in admin.get(page).text
+
+
+def test_an_address_in_a_live_game_is_not_erased_from_the_dashboard(
+    app: Flask, admin: FlaskClient, make_game: Any
+) -> None:
+    """Refused as the command line refuses it, naming the games to end first."""
+    playing = make_game(seed=5)["id"]
+    with app.app_context():
+        waiting = request_invitation("zoe@example.com", creator=KIM).game_id
+    page = f"{PAGE}?email={KIM}"
+    html = admin.get(page).text
+    assert f'action="{PAGE}/erase"' not in html  # nothing to confirm: it would be refused
+    named = (
+        f"game #{playing} (in play) and game #{waiting} (waiting for its invitation to be "
+        "answered): end them first"
+    )
+    assert named in " ".join(re.sub(r"<[^>]+>", "", unescape(html)).split())
+    refused = submit(admin, page, f"{PAGE}/erase", email=KIM, confirm="y")
+    assert refused.status_code == 409
+    text = " ".join(re.sub(r"<[^>]+>", "", unescape(refused.text)).split())
+    assert f"Not erased: the address plays {named}" in text
+    assert f'href="/admin/games/{waiting}"' in refused.text
+    with app.app_context():
+        assert (
+            db.session.scalar(select(AdminAction.id).where(AdminAction.action != "create_admin"))
+            is None
+        )
+        assert db.session.get_one(Game, playing).player("keeper").email == KIM
+    assert rows_naming(app, KIM)["players"] == 2

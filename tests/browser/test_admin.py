@@ -74,6 +74,7 @@ def test_no_admin_page_scrolls_sideways_on_a_phone(
         "finished-game": f"/admin/games/{finished['id']}",
         "mail": "/admin/mail",
         "message": "/admin/mail/1",
+        "address": "/admin/address?email=kim@example.com",
         "stats": "/admin/stats",
         "playtest": "/admin/playtest",
         "admins": "/admin/admins",
