@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from email_validator import EmailNotValidError
+from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import delete, func, or_, select, text, update
 
 from . import audit
@@ -78,9 +78,7 @@ def erase_address(address: str, actor: str) -> Erased:
     the address's lock, as every request in its name. An email that a worker is
     sending at this moment stays until it is sent: erase the address again then.
     """
-    email = as_stored(address)
-    if email == ERASED_ADDRESS:
-        raise ValueError(f"{ERASED_ADDRESS} holds erased seats: it is no address to erase")
+    email = owned_address(address)
     if db.session.get_bind().dialect.name == "postgresql":
         # The emails' text is read whole, at an operator's hand, once in a while: no limit.
         db.session.execute(text("SET LOCAL statement_timeout = 0"))
@@ -178,6 +176,20 @@ def erase_address(address: str, actor: str) -> Erased:
     )
     db.session.flush()
     return erased
+
+
+def owned_address(address: str) -> str:
+    """``address`` as it is stored, for its owner's erasure or export; ``ValueError`` for
+    text that is no email address (part of one would match every email and note that holds
+    it: ``example.com``) and for :data:`ERASED_ADDRESS`, which holds every erased seat."""
+    email = as_stored(address)
+    if email == ERASED_ADDRESS:  # on a domain reserved never to exist: no valid address
+        raise ValueError(f"{ERASED_ADDRESS} holds erased seats: it is no one's address")
+    try:
+        validate_email(address.strip(), check_deliverability=False)
+    except EmailNotValidError as exc:
+        raise ValueError(f"{address.strip()!r} is not an email address: {exc}") from None
+    return email
 
 
 # The parts of an email that may name an address: an invitation names its creator's.

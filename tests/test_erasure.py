@@ -147,3 +147,21 @@ def test_erasing_an_address_never_seen_says_so(app: Flask, runner) -> None:
     assert done.exit_code == 0, done.output
     assert "Nothing was stored of that address" in done.output
     assert rows_naming(app, "nobody@example.com") == {}
+
+
+@pytest.mark.parametrize("text", ["example.com", "kim", "@example.com", "a"])
+def test_text_that_is_no_address_erases_nothing(app: Flask, make_game, runner, text) -> None:
+    """Part of an address would be found in every email and note that holds it: refused."""
+    finished_with_traces(app, make_game)
+    before = rows_naming(app, "example.com")
+    with app.app_context():
+        emails = db.session.scalar(select(func.count(OutboxMessage.id)))
+    refused = runner.invoke(args=["games", "erase-address", text, "--by", "ops", "--yes"])
+    assert refused.exit_code != 0
+    assert "is not an email address" in refused.output
+    assert rows_naming(app, "example.com") == before
+    with app.app_context():
+        assert db.session.scalar(select(func.count(OutboxMessage.id))) == emails
+        assert not db.session.scalars(
+            select(AdminAction).where(AdminAction.action == "erase_address")
+        ).all()

@@ -33,8 +33,7 @@ from typing import Any
 from sqlalchemy import or_, select
 
 from .. import audit
-from ..addresses import as_stored
-from ..erasure import ERASED_ADDRESS, as_written
+from ..erasure import as_written, owned_address
 from ..game_text import player_name
 from ..models import (
     OPEN_STATUSES,
@@ -61,12 +60,11 @@ def kept_of(address: str) -> dict[str, Any]:
     """Everything the service keeps of ``address``, as one JSON-ready document (reads only).
 
     Its lists are empty, and ``record`` and ``settings`` ``None``, for an address never
-    seen; :data:`~service.erasure.ERASED_ADDRESS`, which holds the seats of every erased
-    address, is refused (``ValueError``).
+    seen; text that is no address, and :data:`~service.erasure.ERASED_ADDRESS`, which holds
+    the seats of every erased address, are refused (``ValueError``:
+    :func:`~service.erasure.owned_address`).
     """
-    email = as_stored(address)
-    if email == ERASED_ADDRESS:
-        raise ValueError(f"{ERASED_ADDRESS} holds erased seats: it is no one's address")
+    email = owned_address(address)
     seats = list(
         db.session.scalars(select(Player).join(Game).where(Player.email == email).order_by(Game.id))
     )

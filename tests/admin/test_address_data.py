@@ -129,6 +129,10 @@ def test_the_address_page_asks_for_an_address_and_says_when_nothing_is_kept(
     assert admin.get(PAGE, query_string={"email": "x" * 300}).status_code == 400
     refused = admin.get(PAGE, query_string={"email": "erased@erased.invalid"})
     assert refused.status_code == 400 and "no one's address" in unescape(refused.text)
+    part = admin.get(PAGE, query_string={"email": "example.com"})
+    assert part.status_code == 400 and "is not an email address" in unescape(part.text)
+    erased = submit(admin, PAGE, f"{PAGE}/erase", email="example.com", confirm="y")
+    assert erased.status_code == 400 and "is not an email address" in unescape(erased.text)
     # A game page's address leads to the games list of that address, which leads here.
     game = make_game()
     games = admin.get("/admin/games", query_string={"email": KIM}).text
