@@ -125,7 +125,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.url_map.converters["id"] = IdConverter
     app.url_map.merge_slashes = False  # see request_limits.refuse_empty_segments
 
-    from . import admin, cli, errors, health, language, security, static_files, templating
+    from . import admin, cli, errors, health, language, mount, security, static_files, templating
     from .api import bp as api_bp
     from .api import shortcut
     from .lobby import bp as lobby_bp
@@ -155,6 +155,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     admin.init_app(app)
     worker.init_app(app)
     shortcut.init_app(app)
+    mount.init_app(app)  # outside the shortcut, which reads the path within the service
     if app.config["TRUSTED_PROXIES"]:
         # Outermost: every request's address and scheme are the proxy's word before anything,
         # the views' shortcut too, reads them.

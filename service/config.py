@@ -49,7 +49,10 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     ),
     "SECRET_KEY": (None, "signs player links and sessions; required in production"),
     "SECRET_KEY_FALLBACKS": (None, "earlier SECRET_KEYs, comma-separated, still accepted"),
-    "BASE_URL": ("http://127.0.0.1:5000", "public address every link is built from"),
+    "BASE_URL": (
+        "http://127.0.0.1:5000",
+        "public address every link is built from; its path, if any, is where the app is served",
+    ),
     "MAIL_SERVER": (None, "SMTP host; unset in development delivers to the local mailbox"),
     "MAIL_PORT": ("25", "SMTP port"),
     "MAIL_USE_TLS": ("false", "STARTTLS after connecting"),
@@ -185,6 +188,9 @@ def load_config(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
         # Flask checks session cookies against these too; service.links does the same for links.
         SECRET_KEY_FALLBACKS=fallback_keys(env),
         BASE_URL=base_url(env).rstrip("/"),
+        # The path the service is served under (service.mount); Flask scopes the session's
+        # cookie to it.
+        APPLICATION_ROOT=mount_path(env) or "/",
         MAIL_SERVER=server_host(env, "MAIL_SERVER"),
         # Port 0 is none: smtplib would take it for 25 and the logs would name port 0.
         MAIL_PORT=number(env, "MAIL_PORT", int, least=1, most=65535),
@@ -354,6 +360,23 @@ def base_url(env: Mapping[str, Any]) -> str:
             f"BASE_URL followed by its path, not {value!r}"
         )
     return value
+
+
+# A path segment of BASE_URL: what a link's path holds as it is, with no escape to decode.
+PATH_SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
+
+
+def mount_path(env: Mapping[str, Any]) -> str:
+    """The path of ``BASE_URL`` without its last slash (``/splitmind``), where the service
+    is served; ``""`` when it is served at the root of its host."""
+    path = urlsplit(base_url(env)).path.rstrip("/")
+    segments = path.split("/")[1:]
+    if any(not PATH_SEGMENT.fullmatch(part) or part in (".", "..") for part in segments):
+        raise ConfigError(
+            "BASE_URL's path must be one or more names of letters, digits and -._~ each "
+            f"after a /, such as https://example.org/splitmind, not {env['BASE_URL']!r}"
+        )
+    return path
 
 
 def over_https(url: str) -> bool:

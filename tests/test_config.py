@@ -475,6 +475,48 @@ def test_base_url_needs_a_host_in_development_too(
     refused_in_development({"BASE_URL": url}, message, monkeypatch, tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("url", "root"),
+    [
+        ("https://play.example.org", "/"),
+        ("https://play.example.org/", "/"),
+        ("https://example.org/splitmind/", "/splitmind"),
+        ("https://example.org/games/split-mind_2.0~x", "/games/split-mind_2.0~x"),
+    ],
+)
+def test_the_path_of_base_url_is_where_the_service_is_served(
+    url: str, root: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    without_settings(monkeypatch)
+    monkeypatch.setenv("BASE_URL", url)
+    app = create_app({"instance_path": str(tmp_path)})
+    assert app.config["BASE_URL"] == url.rstrip("/")
+    assert app.config["APPLICATION_ROOT"] == root
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.org/split mind",
+        "https://example.org/split%20mind",
+        "https://example.org/a//b",
+        "https://example.org/a/../b",
+        "https://example.org/./splitmind",
+        "https://example.org/splitmind;x=1",
+    ],
+)
+def test_a_path_of_base_url_the_service_cannot_be_served_under_is_refused(
+    url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A path escaped or to be resolved reaches the service as another string than the
+    links hold: every page would be not found."""
+    message = (
+        "BASE_URL's path must be one or more names of letters, digits and -._~ each "
+        f"after a /, such as https://example.org/splitmind, not {url!r}"
+    )
+    refused_in_development({"BASE_URL": url}, message, monkeypatch, tmp_path)
+
+
 @pytest.mark.parametrize("name", ["MAIL_SERVER", "IMAP_SERVER"])
 @pytest.mark.parametrize(
     "server",

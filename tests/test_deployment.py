@@ -336,8 +336,9 @@ def test_the_readme_proxies_log_no_link() -> None:
     default format, "combined", logs both; Caddy's access log, once turned on, the URI and
     the request's headers."""
     readme = (ROOT / "README.md").read_text()
-    (nginx,) = re.findall(r"```nginx\n(.*?)```", readme, re.DOTALL)
-    (caddy,) = re.findall(r"```caddyfile\n(.*?)```", readme, re.DOTALL)
+    # The server block, and the part of it that serves the service under a path instead.
+    nginx = "\n".join(re.findall(r"```nginx\n(.*?)```", readme, re.DOTALL))
+    caddy = "\n".join(re.findall(r"```caddyfile\n(.*?)```", readme, re.DOTALL))
     nginx = re.sub(r"#.*", "", nginx)
     formats = dict(re.findall(r"^\s*log_format\s+(\w+)\s+([^;]*);", nginx, re.MULTILINE))
     logs = re.findall(r"^\s*access_log\s+([^;]*);", nginx, re.MULTILINE)

@@ -1,0 +1,94 @@
+"""The service under a path of its host: ``BASE_URL=https://example.org/splitmind``, a proxy
+passing ``/splitmind/…`` on (whole, or with the path taken off), or gunicorn given a
+``SCRIPT_NAME``."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import select
+
+from service.models import OutboxMessage, db
+
+from .conftest import BASE_URL
+from .helpers import write_queued
+
+PREFIX = "/splitmind"
+# The attributes that hold an address the browser or the page's script opens.
+ADDRESSES = {"href", "src", "action", "data-page", "data-api", "data-seen", "formaction"}
+
+
+@pytest.fixture
+def app_config() -> dict[str, Any]:
+    return {"BASE_URL": f"{BASE_URL}{PREFIX}"}
+
+
+class Addresses(HTMLParser):
+    """Every address a page links to, loads or sends a form to, with the method it is used
+    with (a form's, else GET)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        for name, value in attrs:
+            if name in ADDRESSES and value is not None:
+                method = (named.get("method") or "get") if tag == "form" else "get"
+                self.found.append((method.upper(), value))
+
+
+def addresses(html: str) -> list[tuple[str, str]]:
+    """(method, address) of every address on the page (:class:`Addresses`)."""
+    parser = Addresses()
+    parser.feed(html)
+    return parser.found
+
+
+def emailed_links(app: Flask) -> list[str]:
+    """Every link of the service in the emails queued so far."""
+    write_queued(app)
+    with app.app_context():
+        bodies = db.session.scalars(select(OutboxMessage.text_body)).all()
+    return [link for body in bodies for link in re.findall(rf"{BASE_URL}\S*", body or "")]
+
+
+def test_an_emailed_link_opens_under_the_path(app: Flask, make_game: Any) -> None:
+    """A proxy passes the whole path on (nginx's ``proxy_pass`` without a path of its own):
+    each link of the emails opens its page, which links to pages under the path alone."""
+    make_game()
+    links = emailed_links(app)
+    assert links and all(link.startswith(f"{BASE_URL}{PREFIX}/") for link in links), links
+    client = app.test_client()
+    for link in links:
+        response = client.get(link)
+        assert response.status_code == 200, (link, response.status_code)
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        {"base_url": f"{BASE_URL}{PREFIX}/"},  # gunicorn's SCRIPT_NAME: the path taken off
+        {"base_url": f"{BASE_URL}/"},  # a proxy that takes the path off, and says nothing
+    ],
+    ids=["script-name", "stripped"],
+)
+def test_a_page_asked_without_the_path_links_under_it(
+    app: Flask, make_game: Any, how: dict[str, str]
+) -> None:
+    token = make_game()["keeper"]
+    response = app.test_client().get(f"/play/{token}", **how)
+    assert response.status_code == 200
+    own = [url for _, url in addresses(response.get_data(as_text=True)) if url.startswith("/")]
+    assert own and all(url.startswith(f"{PREFIX}/") for url in own), own
+
+
+def test_a_path_that_only_starts_like_base_urls_is_not_under_it(app: Flask) -> None:
+    """``/splitmindx`` is not a page of ``/splitmind``."""
+    assert app.test_client().get(f"{PREFIX}x/rules").status_code == 404
+    assert app.test_client().get(f"{PREFIX}/rules").status_code == 200
