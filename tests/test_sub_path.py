@@ -12,10 +12,14 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
+from service.games import Seating, create_game
+from service.links import token_for
 from service.models import OutboxMessage, db
+from service.unit_of_work import transaction
 
 from .conftest import BASE_URL
-from .helpers import write_queued
+from .factories import played_against_computer
+from .helpers import ask_for_game, write_queued
 
 PREFIX = "/splitmind"
 # The attributes that hold an address the browser or the page's script opens.
@@ -92,3 +96,30 @@ def test_a_path_that_only_starts_like_base_urls_is_not_under_it(app: Flask) -> N
     """``/splitmindx`` is not a page of ``/splitmind``."""
     assert app.test_client().get(f"{PREFIX}x/rules").status_code == 404
     assert app.test_client().get(f"{PREFIX}/rules").status_code == 200
+
+
+def test_an_answer_that_starts_a_game_leads_under_the_path(app: Flask) -> None:
+    """Ann asks for a game, confirms her address, Bob accepts: his seat's page is under the
+    path, as every link is."""
+    client = app.test_client()
+    assert "Check your email" in ask_for_game(client).get_data(as_text=True)
+    (confirm,) = [link for link in emailed_links(app) if "/invitations/" in link]
+    assert client.post(confirm).status_code == 200
+    (answer,) = [link for link in emailed_links(app) if "/invitations/" in link and link != confirm]
+    accepted = client.post(answer, data={"answer": "accept"})
+    assert accepted.status_code == 303
+    assert accepted.location.startswith(f"{PREFIX}/play/"), accepted.location
+    assert client.get(accepted.location).status_code == 200
+
+
+def test_a_rematch_against_the_computer_leads_under_the_path(app: Flask) -> None:
+    with app.app_context(), transaction():
+        game = create_game(Seating("kim@example.com", "Kim"), Seating.the_computer("easy"), seed=5)
+        game_id, token = game.id, token_for(game.player("keeper"))
+    played_against_computer(app, game_id, emails=False)
+    client = app.test_client()
+    started = client.post(f"{PREFIX}/rematch/{token}")
+    assert started.status_code == 303
+    assert started.location.startswith(f"{PREFIX}/play/"), started.location
+    page = client.get(f"{PREFIX}/rematch/{token}").get_data(as_text=True)
+    assert f'href="{started.location}"' in page  # "Open it"

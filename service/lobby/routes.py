@@ -253,7 +253,7 @@ def invitation(token: str) -> ResponseReturnValue:
             error, started, status = _name_with_address(), None, 400
         if started is not None:
             # Only the answer that started the game leads to the opponent's seat.
-            return redirect(f"/play/{token_for(started)}", code=303)
+            return redirect(url_for("players.play", token=token_for(started)), code=303)
         if error is None and invite.status != ANSWERED[answer]:
             status = 409  # answered otherwise before, expired or closed: the page says which
     reader = invite.creator_email if stage == "confirm" else invite.opponent_email
@@ -395,7 +395,7 @@ def _rematch_computer(player: Player) -> ResponseReturnValue:
         except invitations.InvitationError as exc:
             refusal = str(exc)
         else:
-            return redirect(f"/play/{token_for(seat)}", code=303)
+            return redirect(url_for("players.play", token=token_for(seat)), code=303)
     started = invitations.computer_rematch_of(player)
     if started is None and refusal is None:
         refusal = rematch_rules.rematch_refusal(player)
@@ -404,7 +404,7 @@ def _rematch_computer(player: Player) -> ResponseReturnValue:
         player=player,
         seat=rematch_rules.seat_in_rematch(player),
         computer=True,
-        started=f"/play/{token_for(started)}" if started is not None else None,
+        started=url_for("players.play", token=token_for(started)) if started is not None else None,
         refusal=refusal,
     )
     return page, 409 if refusal else 200
