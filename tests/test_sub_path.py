@@ -5,8 +5,10 @@ passing ``/splitmind/…`` on (whole, or with the path taken off), or gunicorn g
 from __future__ import annotations
 
 import re
+from html import unescape
 from html.parser import HTMLParser
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from flask import Flask
@@ -17,9 +19,10 @@ from service.links import token_for
 from service.models import OutboxMessage, db
 from service.unit_of_work import transaction
 
+from .admin.conftest import admin_account, sign_in  # noqa: F401  (a fixture)
 from .conftest import BASE_URL
 from .factories import played_against_computer
-from .helpers import ask_for_game, write_queued
+from .helpers import ask_for_game, csrf_token, write_queued
 
 PREFIX = "/splitmind"
 # The attributes that hold an address the browser or the page's script opens.
@@ -123,3 +126,48 @@ def test_a_rematch_against_the_computer_leads_under_the_path(app: Flask) -> None
     assert started.location.startswith(f"{PREFIX}/play/"), started.location
     page = client.get(f"{PREFIX}/rematch/{token}").get_data(as_text=True)
     assert f'href="{started.location}"' in page  # "Open it"
+
+
+def test_the_dashboard_signs_in_back_to_the_page_asked_under_the_path(
+    app: Flask,
+    admin_account: str,  # noqa: F811
+) -> None:
+    client = app.test_client()
+    asked = client.get(f"{PREFIX}/admin/games?q=kim")
+    assert asked.status_code == 302
+    assert urlsplit(asked.location).path == f"{PREFIX}/admin/login"
+    signed_in = sign_in(client, at=asked.location)
+    assert signed_in.location == f"{PREFIX}/admin/games?q=kim"
+    assert client.get(signed_in.location).status_code == 200
+
+
+def test_a_dashboard_form_refused_leads_back_under_the_path(
+    app: Flask,
+    admin_account: str,  # noqa: F811
+    make_game: Any,
+) -> None:
+    """The way back to the form's page, read from its Referer (a path under the service's),
+    and the way back to it after signing in again, once the session had ended."""
+    page = f"{PREFIX}/admin/games/{make_game()['id']}"
+    client = app.test_client()
+    sign_in(client, at=f"{PREFIX}/admin/login")
+    token = csrf_token(client.get(page).get_data(as_text=True))
+    referer = {"Referer": f"{BASE_URL}{page}"}
+    refused = client.post(f"{page}/cancel", data={"csrf_token": "stale"}, headers=referer)
+    assert refused.status_code == 400
+    assert f'<a href="{page}">Back to the page the form was on</a>' in unescape(refused.text)
+    client.post(f"{PREFIX}/admin/logout", data={"csrf_token": token})
+    sent = client.post(f"{page}/cancel", data={"csrf_token": token}, headers=referer)
+    assert sent.status_code == 303
+    assert sign_in(client, at=sent.location).location == page
+
+
+def test_filters_refused_lead_to_the_list_under_the_path(
+    app: Flask,
+    admin_account: str,  # noqa: F811
+) -> None:
+    client = app.test_client()
+    sign_in(client, at=f"{PREFIX}/admin/login")
+    refused = client.get(f"{PREFIX}/admin/games?status=lost")
+    assert refused.status_code == 400
+    assert f'<a href="{PREFIX}/admin/games">The list without filters</a>' in refused.text

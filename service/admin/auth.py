@@ -333,7 +333,10 @@ def require_admin() -> Response | None:
     if not current_user.is_authenticated:
         if request.method == "POST":
             return sent_signed_out()
-        target = request.full_path.rstrip("?") if request.method == "GET" else None
+        # Where signing in leads: the page asked, its path under the service's own.
+        target = (
+            request.script_root + request.full_path.rstrip("?") if request.method == "GET" else None
+        )
         return redirect(url_for("admin.login", next=target))
     if (
         current_app.config["ADMIN_REQUIRE_2FA"]
@@ -530,14 +533,19 @@ def form_not_checked(exc: CSRFError) -> Response | tuple[str, int]:
 
 
 def _within_dashboard(target: str) -> bool:
-    """Whether ``target`` is a path of the dashboard, never another site's."""
+    """Whether ``target`` is a path of the dashboard (under the service's path, if it has
+    one), never another site's."""
     parts = urlsplit(target)
     unprintable = any(not char.isprintable() for char in target)  # a line break, say
     # Dot segments (also written %2e) and empty ones lead out of /admin/ once resolved.
     segments = unquote(parts.path).split("/")[1:]
     stray = any(segment in ("", ".", "..") for segment in segments[:-1]) or ".." in segments
     return not (
-        unprintable or parts.scheme or parts.netloc or stray or not parts.path.startswith("/admin/")
+        unprintable
+        or parts.scheme
+        or parts.netloc
+        or stray
+        or not parts.path.startswith(url_for("admin.landing"))
     )
 
 
@@ -558,7 +566,7 @@ def form_page() -> str | None:
         current_app.url_map.bind_to_environ(request.environ).match(method="GET")
     except HTTPException:
         return None
-    return request.path
+    return request.script_root + request.path
 
 
 # What the sign-in page says when a form was sent after its admin's session ended.

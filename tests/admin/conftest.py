@@ -24,12 +24,12 @@ ADMIN = "ada"
 PASSWORD = "correct horse battery staple"
 
 
-def sign_in(client: FlaskClient, name: str = ADMIN, password: str = PASSWORD) -> TestResponse:
-    """Fill in and send the sign-in form, as a browser would."""
-    token = csrf_token(client.get("/admin/login").get_data(as_text=True))
-    return client.post(
-        "/admin/login", data={"csrf_token": token, "name": name, "password": password}
-    )
+def sign_in(
+    client: FlaskClient, name: str = ADMIN, password: str = PASSWORD, *, at: str = "/admin/login"
+) -> TestResponse:
+    """Fill in and send the sign-in form, as a browser would (the form at ``at``)."""
+    token = csrf_token(client.get(at).get_data(as_text=True))
+    return client.post(at, data={"csrf_token": token, "name": name, "password": password})
 
 
 def submit(client: FlaskClient, page: str, action: str, **data: Any) -> TestResponse:
