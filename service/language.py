@@ -175,6 +175,8 @@ def remember_language(response: Response, language: str) -> Response:
         # As the session's: secure when the service is served over HTTPS (BASE_URL), which
         # a request that came through a proxy need not show.
         secure=current_app.config["SESSION_COOKIE_SECURE"],
+        # As the session's: the service's path alone (BASE_URL's), no other site of its host.
+        path=current_app.config["APPLICATION_ROOT"],
     )
     return response
 

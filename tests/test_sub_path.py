@@ -171,3 +171,17 @@ def test_filters_refused_lead_to_the_list_under_the_path(
     refused = client.get(f"{PREFIX}/admin/games?status=lost")
     assert refused.status_code == 400
     assert f'<a href="{PREFIX}/admin/games">The list without filters</a>' in refused.text
+
+
+def test_the_cookies_are_sent_to_the_services_path_alone(
+    app: Flask,
+    admin_account: str,  # noqa: F811
+) -> None:
+    """Another service on the host gets neither the language chosen nor an admin's session."""
+    client = app.test_client()
+    set_cookies = client.get(f"{PREFIX}/?lang=fr").headers.getlist("Set-Cookie")
+    set_cookies += sign_in(client, at=f"{PREFIX}/admin/login").headers.getlist("Set-Cookie")
+    names = {cookie.partition("=")[0] for cookie in set_cookies}
+    assert {"lang", "session"} <= names, set_cookies
+    for cookie in set_cookies:
+        assert f"; Path={PREFIX};" in f"{cookie};", cookie
