@@ -12,21 +12,25 @@ from urllib.parse import urlsplit
 
 import pytest
 from flask import Flask
+from flask.testing import FlaskClient
 from sqlalchemy import select
 
+from service import invitations
 from service.games import Seating, create_game
-from service.links import token_for
+from service.links import home_url, token_for
 from service.models import OutboxMessage, db
 from service.unit_of_work import transaction
 
 from .admin.conftest import admin_account, sign_in  # noqa: F401  (a fixture)
 from .conftest import BASE_URL
 from .factories import played_against_computer
-from .helpers import ask_for_game, csrf_token, write_queued
+from .helpers import ask_for_game, csrf_token, request_invitation, write_queued
 
 PREFIX = "/splitmind"
 # The attributes that hold an address the browser or the page's script opens.
 ADDRESSES = {"href", "src", "action", "data-page", "data-api", "data-seen", "formaction"}
+# Those the page's script sends a POST to (play.js).
+POSTED = {"data-seen"}
 
 
 @pytest.fixture
@@ -47,6 +51,7 @@ class Addresses(HTMLParser):
         for name, value in attrs:
             if name in ADDRESSES and value is not None:
                 method = (named.get("method") or "get") if tag == "form" else "get"
+                method = "post" if name in POSTED else method
                 self.found.append((method.upper(), value))
 
 
@@ -185,3 +190,51 @@ def test_the_cookies_are_sent_to_the_services_path_alone(
     assert {"lang", "session"} <= names, set_cookies
     for cookie in set_cookies:
         assert f"; Path={PREFIX};" in f"{cookie};", cookie
+
+
+def every_address_resolves(client: FlaskClient, page: str) -> list[str]:
+    """Open ``page`` under the path; each address on it must lead to a route under the path
+    (a GET's opened too); the addresses, for the test to check it saw what it meant to."""
+    response = client.get(page)
+    assert response.status_code == 200, (page, response.status_code)
+    seen = []
+    for method, url in addresses(response.get_data(as_text=True)):
+        parts = urlsplit(url)
+        if parts.scheme or url.startswith(("#", "?")) or not url:
+            continue  # another site, a place on the page, the page with another query
+        assert parts.path.startswith(f"{PREFIX}/"), (page, url)
+        seen.append(parts.path)
+        # Routed within the service (a form's action too), and a link opened.
+        adapter = client.application.url_map.bind(urlsplit(BASE_URL).netloc)
+        adapter.match(parts.path.removeprefix(PREFIX), method=method)
+        if method == "GET":
+            with client.get(url) as opened:  # a static file: closed once read
+                assert opened.status_code < 400, (page, url, opened.status_code)
+    return seen
+
+
+def test_every_address_on_the_pages_is_under_the_path(
+    app: Flask,
+    make_game: Any,
+    admin_account: str,  # noqa: F811
+) -> None:
+    """The player's page, the home page, an invitation's, the public ones, the
+    local mailbox and the dashboard's: each link, style sheet, script, form and address the
+    page's script reads leads to a route under the path."""
+    game = make_game()
+    with app.app_context():
+        home = home_url("kim@example.com")
+        invitation = invitations.url(request_invitation("bob@example.com"), "confirm")
+    assert home and invitation
+    client = app.test_client()
+    player = f"{PREFIX}/play/{game['keeper']}"
+    pages = [f"{PREFIX}/", f"{PREFIX}/rules", f"{PREFIX}/new", f"{PREFIX}/links", player]
+    pages += [home, invitation, f"{PREFIX}/mailbox", f"{PREFIX}/mailbox/1"]
+    seen = [path for page in pages for path in every_address_resolves(client, page)]
+    assert f"{player}/seen" in seen and f"{PREFIX}/api/play/{game['keeper']}" in seen
+    sign_in(client, at=f"{PREFIX}/admin/login")
+    dashboard = ["", "games", f"games/{game['id']}", "mail", "mail/1", "audit", "stats"]
+    dashboard += ["admins", "two-factor", "playtest"]
+    for page in dashboard:
+        seen = every_address_resolves(client, f"{PREFIX}/admin/{page}")
+        assert f"{PREFIX}/admin/logout" in seen, page
