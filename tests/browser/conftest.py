@@ -126,12 +126,15 @@ def buffered(app: Flask, gate: Gate) -> Callable[..., Any]:
 
 @pytest.fixture
 def live_server(pg_app: Flask) -> Iterator[str]:
-    """The app on PostgreSQL, served on a free local port; ``BASE_URL`` is its address."""
+    """The app on PostgreSQL, served on a free local port; ``BASE_URL`` is its address (with
+    the path of the ``BASE_URL`` the app was made with, if it has one)."""
     gate = Gate()
     server: BaseWSGIServer = make_server(
         "127.0.0.1", 0, buffered(pg_app, gate), threaded=True, request_handler=QuietHandler
     )
-    base_url = f"http://127.0.0.1:{server.server_port}"
+    base_url = f"http://127.0.0.1:{server.server_port}{pg_app.config['APPLICATION_ROOT']}".rstrip(
+        "/"
+    )
     pg_app.config["BASE_URL"] = base_url
     # The server looks for a shutdown between requests every poll_interval (0.5 s by default),
     # which each test's end waited for.

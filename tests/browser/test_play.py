@@ -172,6 +172,32 @@ def test_the_waiting_page_follows_the_opponent(new_game: Callable, phone: Callab
     screenshot(keeper, "07-updated-and-played")
 
 
+@pytest.mark.parametrize("app_config", [{"BASE_URL": "http://127.0.0.1/splitmind"}])
+def test_under_a_path_the_page_plays_and_follows_the_opponent(
+    new_game: Callable, phone: Callable, live_server: str
+) -> None:
+    """Served under ``/splitmind`` (BASE_URL's path): the page's style and script load from
+    there, a move is sent there, and the script follows the opponent's move there."""
+    assert live_server.endswith("/splitmind")
+    game = new_game(seed=SEED)
+    keeper = phone().new_page()
+    failed: list[str] = []
+    keeper.on("requestfailed", lambda request: failed.append(request.url))
+    keeper.on("response", lambda answer: answer.status >= 400 and failed.append(answer.url))
+    keeper.goto(game["keeper"])
+    assert keeper.evaluate("getComputedStyle(document.body).margin") != "8px"  # styled
+    choose(keeper, ["7D"])
+    assert keeper.url.startswith(f"{live_server}/play/")
+    assert keeper.locator("#game").get_attribute("data-version") == "1"
+    keeper.evaluate("window.splitMindMarker = 'still the same page'")
+    api_move(game["api"]["shadow"], {"exchange": ["5S"]})
+    keeper.locator("#status-line", has_text="Your move").wait_for(timeout=15_000)
+    assert keeper.evaluate("window.splitMindMarker") == "still the same page"
+    play(keeper, "6H")
+    assert api_view(game["api"]["shadow"])["table"] == [{"seat": "keeper", "card": "6H"}]
+    assert not failed, failed
+
+
 def test_an_update_leaves_the_reader_where_they_were(new_game: Callable, phone: Callable) -> None:
     """Reading the rules while waiting, by keyboard: the opponent's move is announced, and the
     rules stay open with the focus on them, not closed under the reader."""
