@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 from flask import Flask
 
+from .config import ConfigError
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
@@ -39,7 +41,21 @@ class Mount:
 
 
 def init_app(app: Flask) -> None:
-    """Serve the app under the path of ``BASE_URL`` (``APPLICATION_ROOT``), if it has one."""
+    """Serve the app under the path of ``BASE_URL`` (``APPLICATION_ROOT``), if it has one.
+
+    Called once every route is added: a path that starts as one of the service's own
+    (``/play``) is refused. A request without it (``/play/<token>``) could not be told from
+    one with it, and a log line's ``/play/play/<token>`` would keep the token
+    (:mod:`service.logs` redacts the segment after ``/play/``).
+    """
     path = app.config["APPLICATION_ROOT"].rstrip("/")
-    if path:
-        app.wsgi_app = Mount(app.wsgi_app, path)  # type: ignore[method-assign]
+    if not path:
+        return
+    first = path.split("/")[1]
+    if first in {rule.rule.split("/")[1] for rule in app.url_map.iter_rules()}:
+        raise ConfigError(
+            f"BASE_URL's path must not start with /{first}, where the service has pages of "
+            f"its own: choose another, such as https://example.org/splitmind, not "
+            f"{app.config['BASE_URL']!r}"
+        )
+    app.wsgi_app = Mount(app.wsgi_app, path)  # type: ignore[method-assign]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import types
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from flask import Flask
@@ -513,6 +514,23 @@ def test_a_path_of_base_url_the_service_cannot_be_served_under_is_refused(
     message = (
         "BASE_URL's path must be one or more names of letters, digits and -._~ each "
         f"after a /, such as https://example.org/splitmind, not {url!r}"
+    )
+    refused_in_development({"BASE_URL": url}, message, monkeypatch, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://example.org/play", "https://example.org/admin/splitmind", "https://example.org/api"],
+)
+def test_a_path_of_base_url_that_starts_as_the_services_own_is_refused(
+    url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Under /play, a request a proxy passed on without the path (/play/<token>) could not be
+    told from one with it, and a log line's /play/play/<token> would keep the token."""
+    first = urlsplit(url).path.split("/")[1]
+    message = (
+        f"BASE_URL's path must not start with /{first}, where the service has pages of its "
+        f"own: choose another, such as https://example.org/splitmind, not {url!r}"
     )
     refused_in_development({"BASE_URL": url}, message, monkeypatch, tmp_path)
 
