@@ -200,7 +200,8 @@ def every_address_resolves(client: FlaskClient, page: str) -> list[str]:
     seen = []
     for method, url in addresses(response.get_data(as_text=True)):
         parts = urlsplit(url)
-        if parts.scheme or url.startswith(("#", "?")) or not url:
+        elsewhere = parts.scheme and not url.startswith(f"{BASE_URL}/")
+        if elsewhere or url.startswith(("#", "?")) or not url:
             continue  # another site, a place on the page, the page with another query
         assert parts.path.startswith(f"{PREFIX}/"), (page, url)
         seen.append(parts.path)
@@ -238,3 +239,19 @@ def test_every_address_on_the_pages_is_under_the_path(
     for page in dashboard:
         seen = every_address_resolves(client, f"{PREFIX}/admin/{page}")
         assert f"{PREFIX}/admin/logout" in seen, page
+
+
+def test_a_players_pages_under_the_path_are_kept_by_no_cache(app: Flask, make_game: Any) -> None:
+    """Their addresses are credentials wherever the service is served: the page, and the
+    view its script polls (answered ahead of Flask, :mod:`service.api.shortcut`)."""
+    token = make_game()["keeper"]
+    client = app.test_client()
+    for path in (f"/play/{token}", f"/api/play/{token}", f"/api/play/{token}"):
+        assert client.get(f"{PREFIX}{path}").headers["Cache-Control"] == "no-store", path
+
+
+def test_a_path_missing_its_last_slash_is_redirected_under_the_path(app: Flask) -> None:
+    client = app.test_client()
+    for asked, led in ((PREFIX, f"{PREFIX}/"), (f"{PREFIX}/admin?x=1", f"{PREFIX}/admin/?x=1")):
+        response = client.get(asked, headers={"Host": "evil.example"})
+        assert (response.status_code, response.location) == (308, led)
