@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from html import unescape
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -25,6 +26,7 @@ from .admin.conftest import admin_account, sign_in  # noqa: F401  (a fixture)
 from .conftest import BASE_URL
 from .factories import played_against_computer
 from .helpers import ask_for_game, csrf_token, request_invitation, write_queued
+from .servers import gunicorn_env, http_get, run_gunicorn
 
 PREFIX = "/splitmind"
 # The attributes that hold an address the browser or the page's script opens.
@@ -255,3 +257,19 @@ def test_a_path_missing_its_last_slash_is_redirected_under_the_path(app: Flask) 
     for asked, led in ((PREFIX, f"{PREFIX}/"), (f"{PREFIX}/admin?x=1", f"{PREFIX}/admin/?x=1")):
         response = client.get(asked, headers={"Host": "evil.example"})
         assert (response.status_code, response.location) == (308, led)
+
+
+@pytest.mark.slow
+def test_gunicorn_serves_under_the_path_and_its_health_check_at_the_port(
+    tmp_path: Path,
+) -> None:
+    """As the README's proxies pass requests on: the whole path; and the compose file's
+    health check asks the port itself for /healthz."""
+    env = gunicorn_env(tmp_path, BASE_URL=f"{BASE_URL}{PREFIX}")
+    with run_gunicorn("service:create_app()", env, tmp_path) as server:
+        rules = http_get(server.port, f"{PREFIX}/rules")
+        html = rules.body.decode()  # type: ignore[attr-defined]
+        assert rules.status == 200 and f'href="{PREFIX}/static/style.css?v=' in html
+        assert http_get(server.port, "/healthz").status == 200
+        assert http_get(server.port, "/rules").status == 200  # a proxy took the path off
+        assert http_get(server.port, f"{PREFIX}x/rules").status == 404
