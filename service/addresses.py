@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, available_timezones
 
 from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import Executable, Select, bindparam, select, update
+from sqlalchemy.orm import undefer
 
 from .language import DEFAULT_LANGUAGE
 from .links import new_link_key
@@ -296,6 +297,7 @@ def invitations_waiting(email: str) -> list[Invitation]:
         db.session.scalars(
             select(Invitation)
             .where(Invitation.opponent_email == email, Invitation.status == "invited")
+            .options(undefer(Invitation.invitee_vacation_until))
             .order_by(Invitation.id.desc())
         )
     )

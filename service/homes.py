@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 
 from flask import current_app
 from sqlalchemy import ColumnElement, Select, and_, or_, select, update
+from sqlalchemy.orm import undefer
 
 from . import games, invitations, notify, rematch_rules
 from .addresses import (
@@ -212,6 +213,7 @@ def overview(email: str, now: datetime | None = None, before: int | None = None)
         db.session.scalars(
             select(Invitation)
             .where(Invitation.creator_email == email, Invitation.status == "invited")
+            .options(undefer(Invitation.invitee_vacation_until))
             .order_by(Invitation.id.desc())
         )
     )

@@ -282,6 +282,16 @@ class Invitation(Base):
     follows_game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # The invitee's vacation_until (past or not), which holds the invitation's end
+    # (:func:`service.invitations.expires_at`). Read only where asked for: the pages that
+    # list invitations read it with them, not in a statement for each.
+    invitee_vacation_until: Mapped[datetime | None] = column_property(
+        select(AddressSettings.vacation_until)
+        .where(AddressSettings.email == opponent_email)
+        .correlate_except(AddressSettings)
+        .scalar_subquery(),
+        deferred=True,
+    )
 
     __table_args__ = (
         Index(None, "creator_email"),

@@ -48,6 +48,7 @@ def init_app(app: Flask) -> None:
     app.add_template_global(game_text.days_per_move_text)
     app.add_template_global(game_text.rematch_line)
     app.add_template_global(invitations.expires_at, "invitation_expires_at")
+    app.add_template_global(invitations.as_its_creator_reads, "invitation_as_its_creator_reads")
     app.add_template_global(game_text.move_due_on)
     app.add_template_global(game_text.early_match_winner)
     app.add_template_filter(suit_of, "suit_of")

@@ -1281,3 +1281,97 @@ def test_the_sweep_forgets_games_that_never_started_long_ago(
         assert "stranger@example.net" not in left and "typed@example.net" not in left
         assert {played_id, recent_game} <= set(db.session.scalars(select(Game.id)))
         assert db.session.get(Invitation, recent.id) is not None
+
+
+# --- an invitee on vacation ----------------------------------------------------
+
+
+def test_an_invitation_to_an_address_on_vacation_waits_for_its_return(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """Bob goes away for thirty days the day Ann invites him: the invitation expires
+    ``INVITATION_DAYS`` after he is back, not while he is away; his pages say so, and an
+    answer after the usual fourteen days starts the game."""
+    invite = invited(client, smtp_server, deliver)
+    with app.app_context(), transaction():
+        back = homes.take_vacation("bob@example.com", 30)
+    ends = back + timedelta(days=14)
+    page = client.get(invite).text
+    assert f"This invitation expires on {ends:%b} {ends.day}, {ends.year}," in page
+    with app.app_context():
+        assert sweep(utcnow() + timedelta(days=15)).invitations_expired == []
+        assert sweep(ends - timedelta(minutes=1)).invitations_expired == []
+    assert statuses(app) == ("invited", "waiting")
+    with time_machine.travel(back + timedelta(days=3)):
+        accepted = client.post(invite, data={"answer": "accept"})
+    assert accepted.status_code == 303
+    assert statuses(app) == ("accepted", "active")
+
+
+def test_an_invitation_expires_fourteen_days_after_a_vacation_cut_short(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    invited(client, smtp_server, deliver)
+    with app.app_context(), transaction():
+        homes.take_vacation("bob@example.com", 30)
+    returned = utcnow() + timedelta(days=10)
+    with time_machine.travel(returned, tick=False), app.app_context(), transaction():
+        homes.end_vacation("bob@example.com")
+    with app.app_context():
+        assert sweep(returned + timedelta(days=14, minutes=-1)).invitations_expired == []
+        assert len(sweep(returned + timedelta(days=14, minutes=1)).invitations_expired) == 1
+    assert statuses(app) == ("expired", "cancelled")
+
+
+def test_a_vacation_over_before_the_invitation_changes_nothing(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    before = utcnow() - timedelta(days=5)
+    with time_machine.travel(before, tick=False), app.app_context(), transaction():
+        homes.take_vacation("bob@example.com", 2)
+    invited(client, smtp_server, deliver)
+    with app.app_context():
+        assert len(sweep(utcnow() + timedelta(days=14, minutes=1)).invitations_expired) == 1
+
+
+def test_a_rematchs_requester_reads_that_the_opponent_is_away(
+    app: Flask, client: FlaskClient, make_game
+) -> None:
+    """Kim, who played Sam, asks for a rematch while Sam is away: the rematch's page and
+    Kim's home page say until when, and that the invitation waits for Sam's return."""
+    from service import games
+
+    game = make_game()
+    with app.app_context(), transaction():
+        games.declare_forfeit(game["id"], "shadow", "alice")
+        home = f"/me/{home_token('kim@example.com')}"
+        back = homes.take_vacation("sam@example.com", 20)
+    assert client.post(f"/rematch/{game['keeper']}").status_code == 303
+    ends = back + timedelta(days=14)
+    said = (
+        f"Sam is on vacation until {back:%b} {back.day}, {back.year}, {back:%-I:%M}\u202f"
+        f"{back:%p} UTC: the invitation waits for them, and expires on "
+        f"{ends:%b} {ends.day}, {ends.year},"
+    )
+    assert said in client.get(f"/rematch/{game['keeper']}").text
+    assert said in client.get(home).text
+
+
+def test_a_stranger_inviting_an_address_on_vacation_learns_nothing_of_it(
+    app: Flask, client: FlaskClient, smtp_server, deliver
+) -> None:
+    """Ann has never played Bob: what she sees of her invitation is what she would see
+    were he at home, and once its usual time is over it waits for his answer, undated."""
+    invited(client, smtp_server, deliver)
+    with app.app_context():
+        usual = db.session.scalars(select(Invitation)).one().updated_at + timedelta(days=14)
+        home = f"/me/{home_token('ann@example.com')}"
+    with app.app_context(), transaction():
+        homes.take_vacation("bob@example.com", 30)
+    page = client.get(home).text
+    assert f"The invitation expires on {usual:%b} {usual.day}, {usual.year}," in page
+    assert "vacation" not in page.split("Invitations")[1]
+    with time_machine.travel(usual + timedelta(days=1)):
+        page = client.get(home).text
+        assert "You invited Bob to game" in page
+        assert "The invitation expires on" not in page
