@@ -6,10 +6,11 @@ no link, and the engine states, which name nobody, and the games' figures are
 as they were. Everything else the service keeps of the address goes: its
 settings and home link, what it told the service (confirmed, bounced), the
 notes its player wrote, the replies read from it, the emails sent to it or
-naming it, and the address wherever an admin's note wrote it. Only a stop of
-its emails, or a decline, is kept, on the address alone: without it, anyone
-could invite the address again. What it erases is what
-:mod:`service.admin.address_data` gives the address's owner who asks for it.
+naming it, and the address wherever an admin's note wrote it, or a game's log
+noted its games moving to another address. Only a stop of its emails, or a
+decline, is kept, on the address alone: without it, anyone could invite the
+address again. What it erases is what :mod:`service.admin.address_data` gives
+the address's owner who asks for it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import delete, func, or_, select, text, update
 
 from . import audit
+from .address_change import MOVE_ADDRESS
 from .addresses import as_stored, in_ascii, lock_address
 from .models import (
     OPEN_STATUSES,
@@ -140,12 +142,20 @@ def erase_address(address: str, actor: str) -> Erased:
         )
     ).rowcount  # type: ignore[attr-defined]
     # An admin's note: "corrected the Keeper's address from … to …", in the audit trail and
-    # in the log of its game, which the address may no longer play.
+    # in the log of its game, which the address may no longer play; and the note of a move
+    # to another address in the log of each game that moved, which it no longer plays.
     noted = set(
         db.session.scalars(
             select(AdminAction.game_id).where(
                 AdminAction.game_id.is_not(None),
                 or_(*(AdminAction.note.contains(form, autoescape=True) for form in written)),
+            )
+        )
+    ) | set(
+        db.session.scalars(
+            select(Event.game_id).where(
+                Event.kind == MOVE_ADDRESS,
+                or_(*(Event.note.contains(form, autoescape=True) for form in written)),
             )
         )
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -9,7 +10,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select, text
 
-from service import audit, invitations
+from service import address_change, audit, invitations
+from service.addresses import settings_for
 from service.models import (
     Address,
     AddressSettings,
@@ -165,3 +167,27 @@ def test_text_that_is_no_address_erases_nothing(app: Flask, make_game, runner, t
         assert not db.session.scalars(
             select(AdminAction).where(AdminAction.action == "erase_address")
         ).all()
+
+
+def test_an_address_whose_games_moved_leaves_none_of_it_in_their_logs(
+    app: Flask, make_game, runner
+) -> None:
+    """Kim moved her games to another address: erasing the old one takes it out of the logs
+    of the games that moved, which are no longer its own."""
+    game = make_game(seed=4)
+    with app.app_context(), transaction():
+        settings = settings_for(KIM)
+        assert settings is not None and settings.home_key is not None
+        moving = address_change.Confirmation(
+            KIM, "kim@newjob.example", settings.home_key, int(time.time())
+        )
+        address_change.move(moving)
+    assert rows_naming(app, KIM)["events"] == 1
+    done = runner.invoke(args=["games", "erase-address", KIM, "--by", "ops", "--yes"])
+    assert done.exit_code == 0, done.output
+    assert rows_naming(app, KIM) == {}
+    with app.app_context():
+        logged = select(Event.note).where(
+            Event.game_id == game["id"], Event.kind == address_change.MOVE_ADDRESS
+        )
+        assert "kim@newjob.example" in db.session.scalars(logged).one()
