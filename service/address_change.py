@@ -4,7 +4,9 @@ An address's home page asks for it (:func:`ask`): the new address is emailed a
 link to confirm, signed, expiring after :data:`CONFIRM_WITHIN`, and naming the
 home key the asking page had (replacing the home link kills it). Its page shows
 what would move and a button; only that POST moves anything (:func:`move`), in
-one transaction under the locks of both addresses and of each game in play:
+one transaction under the locks of each game waiting for an answer, of both
+addresses and then of each game in play (the order an answer to an invitation
+and a vacation take them in):
 
 - every seat of the old address, in play, waiting or finished, is the new
   address's, with its link: the person is the same, so their game links, reply
@@ -201,6 +203,18 @@ def move(confirmation: Confirmation) -> Moved:
     when it cannot be made, or :class:`LookupError` when the link no longer holds (made
     already, its home link replaced: read again under the lock)."""
     old, new = confirmation.old, confirmation.new
+    # An answer to an invitation locks its waiting game, then the address's row and its
+    # settings (:func:`.invitations.respond`): the waiting games come first here too, else
+    # each would wait for the other. A game in play comes after the settings, as a vacation
+    # takes them.
+    waiting = db.session.scalars(
+        select(Game.id)
+        .join(Player)
+        .where(Player.email == old, Game.status == "waiting")
+        .order_by(Game.id)
+    ).all()
+    for game_id in waiting:
+        games.lock_game(game_id)
     for each in sorted({old, new}):  # every request in either address's name waits
         lock_address(each)
     lock_settings([old, new])

@@ -5,6 +5,7 @@ each confirm, accept, decline and rematch take effect once."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from datetime import datetime
 
@@ -12,10 +13,10 @@ import pytest
 from flask import Flask
 from sqlalchemy import func, select
 
-from service import games, homes, invitations
-from service.addresses import lock_address, settings_row
+from service import address_change, games, homes, invitations
+from service.addresses import lock_address, settings_for, settings_row
 from service.links import token_for
-from service.models import Event, Game, Invitation, OutboxMessage, db
+from service.models import Event, Game, Invitation, OutboxMessage, Player, db
 from service.unit_of_work import transaction
 
 from ..helpers import (
@@ -264,3 +265,39 @@ def test_a_vacation_taken_as_the_invitation_is_accepted_holds_the_first_deadline
         game = db.session.scalars(select(Game)).one()
         assert game.status == "active" and game.deadline is not None
         assert game.deadline > ends[0].replace(tzinfo=game.deadline.tzinfo)
+
+
+def test_a_move_to_another_address_and_an_accept_at_the_same_instant_both_apply(
+    pg_app: Flask, postgres_database: str
+) -> None:
+    """Bob accepts Ann's invitation as his games move to another address: the accept locks
+    the waiting game, then his address's row; the move takes the waiting game before the
+    address's row too, so the second waits for the first and both apply."""
+    links = request_game(pg_app)
+    post(pg_app, links["confirm"])
+    with pg_app.app_context():
+        settings = settings_for("bob@example.com")
+        assert settings is not None and settings.home_key is not None
+        moving = address_change.Confirmation(
+            "bob@example.com", "bob@newjob.example", settings.home_key, int(time.time())
+        )
+        invitation_id = db.session.scalars(select(Invitation.id)).one()
+        game_id = db.session.scalars(select(Game.id)).one()
+        path = f"/moving/{address_change.token(moving)}"
+
+    def accepts() -> None:
+        invitations.respond(db.session.get_one(Invitation, invitation_id), accept=True)
+
+    statuses: list[int] = []
+    errors = second_behind_first(
+        pg_app,
+        postgres_database,
+        lambda: games.lock_game(game_id),  # what the accept locks first
+        lambda: statuses.append(post(pg_app, path)),
+        first_ends=accepts,
+    )
+    assert errors == [] and statuses == [303]
+    with pg_app.app_context():
+        assert db.session.get_one(Game, game_id).status == "active"
+        seats = select(Player.email).where(Player.game_id == game_id)
+        assert sorted(db.session.scalars(seats)) == ["ann@example.com", "bob@newjob.example"]
