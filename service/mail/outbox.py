@@ -407,16 +407,14 @@ def prune(now: datetime, days: int) -> int:
     if not days:
         return 0
     in_play = exists().where(Game.id == OutboxMessage.game_id, Game.status.in_(OPEN_STATUSES))
-    old = (
-        select(OutboxMessage.id)
-        .where(
-            OutboxMessage.created_at < now - timedelta(days=days),
-            OutboxMessage.status.in_(DONE),
-            ~in_play,
-        )
-        .limit(PRUNED_AT_ONCE)
+    done_with = (
+        OutboxMessage.created_at < now - timedelta(days=days),
+        OutboxMessage.status.in_(DONE),
     )
+    old = select(OutboxMessage.id).where(*done_with, ~in_play).limit(PRUNED_AT_ONCE)
+    # Said again of the row deleted: a message requeued meanwhile is waited for, then read
+    # again as it is now (PostgreSQL checks again only the conditions on the row it deletes).
     deleted = db.session.execute(
-        delete(OutboxMessage).where(OutboxMessage.id.in_(old.scalar_subquery()))
+        delete(OutboxMessage).where(OutboxMessage.id.in_(old.scalar_subquery()), *done_with)
     )
     return int(deleted.rowcount or 0)  # type: ignore[attr-defined]

@@ -31,6 +31,7 @@ from ..helpers import (
     failed_turn_behind_a_newer_one,
     queued_turn,
     random_move,
+    second_behind_first,
     waits_on_a_lock,
     write_queued,
 )
@@ -474,6 +475,33 @@ def test_the_sweep_forgets_emails_sent_long_ago_but_those_of_games_in_play(
         forgotten = sweep().mail_forgotten
         left = set(db.session.scalars(db.select(OutboxMessage.id)))
     assert (left, forgotten) == (kept, len(old))
+
+
+@pytest.mark.parametrize("app", ["postgres"], indirect=True)
+def test_an_old_failure_queued_again_as_the_sweep_runs_still_goes(
+    app: Flask, make_game, deliver, postgres_database: str
+) -> None:
+    """An admin puts back an email that failed long ago as the sweep forgets old ones: the
+    sweep waits for the admin's commit, and then finds it queued, no longer done with."""
+    over = make_game(seed=4)["id"]
+    played(app, over, 4, emails=False)
+    deliver()
+    with app.app_context(), transaction():
+        message = db.session.scalars(
+            db.select(OutboxMessage).where(OutboxMessage.game_id == over).limit(1)
+        ).one()
+        message.status = "failed"
+        message.replace_key = None
+        message.created_at = utcnow() - timedelta(days=app.config["OUTBOX_DAYS"] + 1)
+        failed = message.id
+
+    def sweeps() -> None:
+        with app.app_context():
+            sweep()
+
+    errors = second_behind_first(app, postgres_database, lambda: requeue(failed), sweeps)
+    assert errors == []
+    assert row(app, failed).status == "queued"
 
 
 def test_with_outbox_days_0_the_sweep_keeps_every_email(app: Flask, make_game, deliver) -> None:
