@@ -324,11 +324,16 @@ def lock_address(email: str) -> Address:
 
     What is asked in the address's name is then done one request at a time:
     another request that locks it waits for this one's commit, then sees what
-    it did.
+    it did. A row an erasure deleted while this waited for it
+    (:func:`service.erasure.erase_address`) is written again: the request is the
+    first in the name of an address new here.
     """
-    db.session.execute(insert_new(Address).values(email=email))
     locked = select(Address).where(Address.email == email).with_for_update()
-    return db.session.scalars(locked.execution_options(populate_existing=True)).one()
+    while True:
+        db.session.execute(insert_new(Address).values(email=email))
+        found = db.session.scalars(locked.execution_options(populate_existing=True)).one_or_none()
+        if found is not None:
+            return found
 
 
 def record_bounce(email: str, code: int, reply: str) -> None:

@@ -10,8 +10,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select, text
 
-from service import address_change, audit, invitations
-from service.addresses import settings_for
+from service import address_change, audit, erasure, games, invitations
+from service.addresses import lock_address, settings_for
 from service.models import (
     Address,
     AddressSettings,
@@ -29,6 +29,7 @@ from service.rematch_rules import blocked
 from service.unit_of_work import transaction
 
 from .factories import played
+from .helpers import second_behind_first
 
 pytestmark = pytest.mark.parametrize("app", ["postgres"], indirect=True)
 
@@ -191,3 +192,30 @@ def test_an_address_whose_games_moved_leaves_none_of_it_in_their_logs(
             Event.game_id == game["id"], Event.kind == address_change.MOVE_ADDRESS
         )
         assert "kim@newjob.example" in db.session.scalars(logged).one()
+
+
+def test_a_request_in_the_name_of_an_address_as_it_is_erased_waits_and_then_applies(
+    app: Flask, make_game, postgres_database: str
+) -> None:
+    """Kim asks for her games' links as her address is erased: the request waits for the
+    erasure's commit, then finds the address as new here, and the email goes."""
+    game = make_game(seed=4)
+    with app.app_context(), transaction():
+        games.cancel_game(game["id"], "ops")
+        lock_address(KIM)  # the address's row, as any request in its name writes
+
+    def asks() -> None:
+        with app.app_context(), transaction():
+            invitations.send_links(KIM, None)
+
+    errors = second_behind_first(
+        app,
+        postgres_database,
+        lambda: lock_address(KIM),
+        asks,
+        first_ends=lambda: erasure.erase_address(KIM, "ops"),
+    )
+    assert errors == []
+    with app.app_context():
+        queued = select(OutboxMessage.recipient).where(OutboxMessage.kind == "your_games")
+        assert db.session.scalars(queued).all() == [KIM]
