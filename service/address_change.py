@@ -25,8 +25,9 @@ and a vacation take them in):
 
 Refused (:class:`MoveRefused`) while both addresses hold the two seats of a game
 not over, or an invitation between them waits (one person would play against
-themselves), and while either is on vacation. A finished game between them
-stays as it is: the new address's page lists it already.
+themselves), and while either is on vacation. A finished game between them stays
+as it is (the new address's page lists it already), and so does a request between
+them never confirmed (anyone may type both addresses).
 """
 
 from __future__ import annotations
@@ -285,8 +286,12 @@ def move(confirmation: Confirmation) -> Moved:
 
 
 def _shared_games(old: str, new: str) -> list[int]:
-    """The games not over whose two seats the two addresses hold."""
+    """The games not over whose two seats the two addresses hold, but for a request never
+    confirmed (anyone may type both addresses), which stays as it is."""
     other = select(Player.game_id).where(Player.email == new)
+    unconfirmed = select(Invitation.game_id).where(
+        Invitation.status == "unconfirmed", Invitation.game_id.is_not(None)
+    )
     return list(
         db.session.scalars(
             select(Game.id)
@@ -295,6 +300,7 @@ def _shared_games(old: str, new: str) -> list[int]:
                 Player.email == old,
                 Game.status.in_(OPEN_STATUSES),
                 Game.id.in_(other.scalar_subquery()),
+                Game.id.not_in(unconfirmed.scalar_subquery()),
             )
             .order_by(Game.id)
         )

@@ -281,3 +281,23 @@ def test_invitations_waiting_and_emails_queued_follow_but_a_request_never_confir
         assert db.session.scalars(select(OutboxMessage.status).where(queued.whereclause)).all() == [
             "sent"
         ]
+
+
+def test_a_request_never_confirmed_between_the_two_addresses_does_not_stop_the_move(
+    app: Flask, client: FlaskClient, make_game, smtp_server, deliver
+) -> None:
+    """Anyone may type both addresses on the public page: a request nobody confirmed is no
+    game they play each other, and it stays as it was typed."""
+    make_game(seed=3)
+    with app.app_context(), transaction():
+        typed = invitations.request_game(
+            invitations.Request("Kim", NEW, "Kim", KIM, "keeper", False, 5)
+        )
+        game_id = typed.game_id
+    link = asked(app, client, smtp_server, deliver)
+    assert client.get(link).status_code == 200
+    assert client.post(link).status_code == 303
+    with app.app_context():
+        seats = db.session.scalars(select(Player.email).where(Player.game_id == game_id)).all()
+        assert sorted(seats) == [KIM, NEW]
+        assert db.session.scalars(select(Player.email).where(Player.email == KIM)).all() == [KIM]
