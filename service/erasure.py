@@ -16,10 +16,12 @@ the address's owner who asks for it.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
+from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
-from sqlalchemy import delete, func, or_, select, text, update
+from sqlalchemy import ColumnElement, delete, or_, select, text, update
 
 from . import audit
 from .address_change import MOVE_ADDRESS
@@ -131,44 +133,55 @@ def erase_address(address: str, actor: str) -> Erased:
         invitations += done.rowcount  # type: ignore[attr-defined]
     db.session.execute(delete(InboundReply).where(InboundReply.player_id.in_(seat_ids)))
     written = as_written(email)
+    whole = _written_whole(written)
+    naming = [
+        row.id
+        for row in db.session.execute(
+            select(OutboxMessage.id, *_BODIES).where(_holding(written, *_BODIES))
+        )
+        if any(whole.search(value or "") for value in row[1:])
+    ]
     emails = db.session.execute(
         delete(OutboxMessage).where(
             OutboxMessage.status != "sending",
             or_(
                 OutboxMessage.recipient == email,
                 OutboxMessage.player_id.in_(seat_ids),
-                *(column.contains(form, autoescape=True) for form in written for column in _BODIES),
+                OutboxMessage.id.in_(naming),
             ),
         )
     ).rowcount  # type: ignore[attr-defined]
     # An admin's note: "corrected the Keeper's address from … to …", in the audit trail and
     # in the log of its game, which the address may no longer play; and the note of a move
     # to another address in the log of each game that moved, which it no longer plays.
-    noted = set(
-        db.session.scalars(
-            select(AdminAction.game_id).where(
-                AdminAction.game_id.is_not(None),
-                or_(*(AdminAction.note.contains(form, autoescape=True) for form in written)),
+    noted = {
+        game_id
+        for game_id, note in db.session.execute(
+            select(AdminAction.game_id, AdminAction.note).where(
+                AdminAction.game_id.is_not(None), _holding(written, AdminAction.note)
             )
         )
-    ) | set(
-        db.session.scalars(
-            select(Event.game_id).where(
-                Event.kind == MOVE_ADDRESS,
-                or_(*(Event.note.contains(form, autoescape=True) for form in written)),
+        if whole.search(note or "")
+    } | {
+        game_id
+        for game_id, note in db.session.execute(
+            select(Event.game_id, Event.note).where(
+                Event.kind == MOVE_ADDRESS, _holding(written, Event.note)
             )
         )
-    )
-    for form in written:
-        for model, where in (
-            (AdminAction, AdminAction.id.is_not(None)),
-            (Event, Event.game_id.in_(games | noted)),
-        ):
-            db.session.execute(
-                update(model)
-                .where(where, model.note.contains(form, autoescape=True))
-                .values(note=func.replace(model.note, form, ERASED_ADDRESS))
-            )
+        if whole.search(note or "")
+    }
+    for model, where in (
+        (AdminAction, AdminAction.id.is_not(None)),
+        (Event, Event.game_id.in_(games | noted)),
+    ):
+        holding = db.session.execute(
+            select(model.id, model.note).where(where, _holding(written, model.note))
+        )
+        for row_id, note in holding:
+            rewritten = whole.sub(ERASED_ADDRESS, note or "")
+            if rewritten != note:
+                db.session.execute(update(model).where(model.id == row_id).values(note=rewritten))
     settings = db.session.execute(delete(AddressSettings).where(AddressSettings.email == email))
     if address_row.unsubscribed_at is None and address_row.declined_at is None:
         db.session.delete(address_row)
@@ -213,6 +226,21 @@ def as_written(email: str) -> list[str]:
         return sorted({email, in_ascii(email)})
     except EmailNotValidError:
         return [email]
+
+
+def _holding(written: list[str], *columns: Any) -> ColumnElement[bool]:
+    """Rows whose ``columns`` hold one of the forms, in any case, perhaps inside a longer
+    address: what :func:`_written_whole` then reads."""
+    return or_(*(column.icontains(form, autoescape=True) for form in written for column in columns))
+
+
+def _written_whole(written: list[str]) -> re.Pattern[str]:
+    """The address in any of its forms and any case, written whole: not inside a longer
+    one (``joakim@example.com``, ``kim@example.com.au``), which is another person's."""
+    forms = "|".join(re.escape(form) for form in written)
+    before = r"(?<![\w.!#$%&'*+/=?^`{|}~-])"
+    after = r"(?![\w-]|\.[\w-])"
+    return re.compile(f"{before}(?:{forms}){after}", re.IGNORECASE)
 
 
 def _stop_erased() -> None:

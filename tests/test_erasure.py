@@ -219,3 +219,41 @@ def test_a_request_in_the_name_of_an_address_as_it_is_erased_waits_and_then_appl
     with app.app_context():
         queued = select(OutboxMessage.recipient).where(OutboxMessage.kind == "your_games")
         assert db.session.scalars(queued).all() == [KIM]
+
+
+def test_an_address_inside_a_longer_one_is_left_alone(app: Flask, make_game, runner) -> None:
+    """Erasing kim@example.com takes nothing of joakim@example.com, kim@example.com.au or
+    kim@example.community: only the address itself, wherever it is written whole."""
+    finished_with_traces(app, make_game)
+    others = ["joakim@example.com", "kim@example.com.au", "kim@example.community"]
+    with app.app_context(), transaction():
+        for n, other in enumerate(others):
+            audit.record("ann", "note", f"wrote to {other}, not {KIM}.")
+            db.session.add(
+                OutboxMessage(
+                    kind="your_games",
+                    status="sent",
+                    recipient=other,
+                    subject="s",
+                    text_body=f"to {other}.",
+                    html_body=f"<a href='mailto:{other}'>{other}</a>",
+                    message_id=f"<other{n}@example.org>",
+                )
+            )
+    done = runner.invoke(args=["games", "erase-address", KIM, "--by", "ops", "--yes"])
+    assert done.exit_code == 0, done.output
+    with app.app_context():
+        for other in others:
+            assert (
+                db.session.scalar(
+                    select(func.count(OutboxMessage.id)).where(OutboxMessage.recipient == other)
+                )
+                == 1
+            ), other
+        notes = db.session.scalars(
+            select(AdminAction.note).where(AdminAction.action == "note")
+        ).all()
+    assert sorted(notes) == sorted(
+        f"wrote to {other}, not {erasure.ERASED_ADDRESS}." for other in others
+    )
+    assert rows_naming(app, "Kimberly") == {}
