@@ -55,6 +55,16 @@ class AdminName(click.ParamType):
         return f"{COMMAND_LINE} ({name})"
 
 
+# The --by of a command that changes or reads what is kept of a player: who asks, for the trail.
+asked_by = click.option(
+    "--by",
+    "admin",
+    required=True,
+    type=AdminName(),
+    help="Who asks: the audit trail says the command line did it, for this name.",
+)
+
+
 class Seconds(click.FloatRange):
     """A number of seconds within a range; ``nan``, which no comparison refuses, is refused."""
 
@@ -209,13 +219,7 @@ def show(game_id: int) -> None:
 @click.argument("game_id", metavar="ID", type=GAME_ID)
 @click.argument("seat", type=click.Choice(SEATS))
 @click.argument("address")
-@click.option(
-    "--by",
-    "admin",
-    required=True,
-    type=AdminName(),
-    help="Who asks: the audit trail says the command line did it, for this name.",
-)
+@asked_by
 def correct_address(game_id: int, seat: Seat, address: str, admin: str) -> None:
     """Put a corrected ADDRESS in a SEAT of a game in play: it gets a fresh link by email,
     and the old link stops working."""
@@ -230,13 +234,7 @@ def correct_address(game_id: int, seat: Seat, address: str, admin: str) -> None:
 
 @games_cli.command("erase-address")
 @click.argument("address")
-@click.option(
-    "--by",
-    "admin",
-    required=True,
-    type=AdminName(),
-    help="Who asks: the audit trail says the command line did it, for this name.",
-)
+@asked_by
 @click.confirmation_option(prompt="Erase this address? Nothing of it can be brought back.")
 def erase_address_command(address: str, admin: str) -> None:
     """Erase ADDRESS at its owner's request (--yes to skip the question): its finished games
@@ -257,13 +255,7 @@ def erase_address_command(address: str, admin: str) -> None:
 
 @games_cli.command("export-address")
 @click.argument("address")
-@click.option(
-    "--by",
-    "admin",
-    required=True,
-    type=AdminName(),
-    help="Who asks: the audit trail says the command line did it, for this name.",
-)
+@asked_by
 def export_address_command(address: str, admin: str) -> None:
     """Print as JSON what is kept of ADDRESS, for its owner who asked: its games, settings,
     invitations, emails, replies and the audit entries naming it (no link, no card)."""
