@@ -249,6 +249,38 @@ def test_the_readme_lists_every_command(app: Flask) -> None:
     assert not missing, f"README does not list {missing}"
 
 
+def test_the_readme_names_every_option_of_each_command(app: Flask) -> None:
+    """An option of a command is named on one of the README's lines for it: ``--help``
+    and the README tell an operator the same."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    listed = readme.replace("\\\n", " ").splitlines()  # a command continued on lines: one
+    context = click.Context(app.cli)
+    unnamed = []
+    for name in app.cli.list_commands(context):
+        command = app.cli.get_command(context, name)
+        if isinstance(command, ServiceGroup) and name != "db":
+            each = [(f"{name} {sub}", command.commands[sub]) for sub in command.commands]
+        elif isinstance(command, ServiceCommand) and name != "db":
+            each = [(name, command)]
+        else:
+            continue
+        for full, one in each:
+            lines = [line for line in listed if f"flask --app service {full} " in line]
+            options = [
+                option
+                for param in one.params
+                if isinstance(param, click.Option)
+                for option in param.opts
+                if option.startswith("--")
+            ]
+            unnamed += [
+                f"{full} {option}"
+                for option in options
+                if not any(option in line for line in lines)
+            ]
+    assert not unnamed, f"README does not name {unnamed}"
+
+
 def test_a_right_the_database_refuses_ends_a_command_with_one_line() -> None:
     """``db upgrade`` as a role that does not own the database (PostgreSQL 15 grants nobody
     else CREATE in public) fails on the first table: one line, not a hundred of traceback."""
