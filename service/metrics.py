@@ -89,7 +89,10 @@ REQUEST_SECONDS = Histogram(
     "Time to answer a request, by route (the URL rule, never the path), method and status",
     ["route", "method", "status"],
 )
-MOVES = Counter("splitmind_moves", "Moves applied by players (page, API)")
+MOVES = Counter(
+    "splitmind_moves",
+    "Moves applied: a person's (page, API, reply) and the computer's",
+)
 MAIL = Counter(
     "splitmind_mail",
     "Emails the worker handled, by outcome: sent, failed (given up), deferred (to retry), "

@@ -18,6 +18,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import OperationalError
 
 from service import create_app, games
+from service.computer import ComputerMoves
 from service.games import Seating, create_game
 from service.mail import worker
 from service.mail.worker import drain
@@ -119,6 +120,20 @@ def test_a_move_is_counted(app: Flask, client: FlaskClient, make_game) -> None:
     stale = client.post(f"/api/play/{game['keeper']}", json=body)
     assert stale.status_code in (409, 422)  # refused: not a move applied
     assert value(scrape(client), "splitmind_moves_total") == before + 1
+
+
+def test_the_computers_move_is_counted_as_the_readme_says(app: Flask, client: FlaskClient) -> None:
+    """Every move applied counts, the computer's too: a rate of the players' moves alone
+    is not what the counter gives, and the README and its help say so."""
+    with app.app_context(), transaction():
+        create_game(Seating("kim@example.com", "Kim"), Seating.the_computer("easy"), seed=5)
+    before = value(scrape(client), "splitmind_moves_total")
+    with app.app_context():
+        assert ComputerMoves()() == 1  # the Shadow's half of the first exchange
+    assert value(scrape(client), "splitmind_moves_total") == before + 1
+    (row,) = [line for line in README.splitlines() if line.startswith("| `splitmind_moves_total`")]
+    assert "the computer's" in row and "a reply" in row
+    assert "the computer's" in client.get("/metrics", headers=AUTH).get_data(as_text=True)
 
 
 def test_outbox_depth_and_oldest_age_come_from_the_database(
