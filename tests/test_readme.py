@@ -19,3 +19,33 @@ def test_the_opening_names_each_package_make_test_installs() -> None:
     assert installed
     missing = [package for package in installed if f"`{package}`" not in OPENING]
     assert not missing, f"the README's opening does not name {missing}"
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def headings(text: str, level: str) -> list[str]:
+    """The headings of ``level`` (``"##"``) outside code blocks, in order."""
+    found, code = [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            code = not code
+        elif not code and line.startswith(level + " "):
+            found.append(line[len(level) + 1 :])
+    return found
+
+
+def test_the_contents_link_every_section_in_order() -> None:
+    """A newcomer finds a section of the long README from the list at its top."""
+    contents = re.findall(r"^- \[([^\]]+)\]\(#([^)]+)\)$", OPENING, re.MULTILINE)
+    sections = headings(README, "##")
+    assert [name for name, _ in contents] == sections
+    assert [link for _, link in contents] == [anchor(name) for name in sections]
+
+
+def test_every_link_within_the_readme_finds_its_heading() -> None:
+    every = {anchor(name) for level in ("##", "###") for name in headings(README, level)}
+    links = set(re.findall(r"\]\(#([^)]+)\)", README))
+    assert links and not links - every, sorted(links - every)
