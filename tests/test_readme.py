@@ -49,3 +49,15 @@ def test_every_link_within_the_readme_finds_its_heading() -> None:
     every = {anchor(name) for level in ("##", "###") for name in headings(README, level)}
     links = set(re.findall(r"\]\(#([^)]+)\)", README))
     assert links and not links - every, sorted(links - every)
+
+
+def test_prose_lines_are_short() -> None:
+    """Under 80 characters, as a terminal or a diff shows them; a table's row and a
+    command in a code block are one line each."""
+    long, code = [], False
+    for number, line in enumerate(README.splitlines(), 1):
+        if line.startswith("```"):
+            code = not code
+        elif not code and not line.startswith("|") and len(line) >= 80:
+            long.append(number)
+    assert not long, f"README lines of 80 characters or more: {long}"
