@@ -1,9 +1,12 @@
-"""The README a newcomer reads first says what the Makefile does."""
+"""The README and the docs a newcomer reads first: what the Makefile does, where each
+section is, lines a terminal shows whole."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -51,13 +54,14 @@ def test_every_link_within_the_readme_finds_its_heading() -> None:
     assert links and not links - every, sorted(links - every)
 
 
-def test_prose_lines_are_short() -> None:
+@pytest.mark.parametrize("name", ["README.md", "docs/rules.md", "docs/playtest.md"])
+def test_prose_lines_are_short(name: str) -> None:
     """Under 80 characters, as a terminal or a diff shows them; a table's row and a
     command in a code block are one line each."""
     long, code = [], False
-    for number, line in enumerate(README.splitlines(), 1):
+    for number, line in enumerate((ROOT / name).read_text().splitlines(), 1):
         if line.startswith("```"):
             code = not code
         elif not code and not line.startswith("|") and len(line) >= 80:
             long.append(number)
-    assert not long, f"README lines of 80 characters or more: {long}"
+    assert not long, f"{name}: lines of 80 characters or more: {long}"
