@@ -236,13 +236,17 @@ def _withdraw_statement() -> Update:
 
 def release(kind: str, player_id: int) -> bool:
     """Make the player's unsent email of ``kind``, held back by its kind, due now; whether
-    there was one. Inside the caller's transaction; an email a worker has claimed is passed
-    over, as :func:`withdraw` passes it over."""
+    there was one. Inside the caller's transaction.
+
+    An email a worker has claimed is waited for, not passed over as :func:`withdraw`
+    passes it: the worker holds its claim for a moment (it writes the email, or holds it
+    back a second while the game changes), and an email released takes the place of
+    another (:func:`service.notify.moved`), which one passed over would not."""
     table = cast(Table, OutboxMessage.__table__)
     waiting = (
         select(table.c.id)
         .where(table.c.kind == kind, table.c.player_id == player_id, table.c.status == "queued")
-        .with_for_update(skip_locked=True)
+        .with_for_update()
     )
     made_due = (
         update(table)

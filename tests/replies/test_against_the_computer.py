@@ -9,15 +9,17 @@ from datetime import timedelta
 import pytest
 import time_machine
 from flask import Flask
+from sqlalchemy import select, update
 
 from service import computer, games
 from service.computer import ComputerMoves
 from service.games import Seating
-from service.models import Game, db, utcnow
+from service.mail.worker import GAME_CHANGING
+from service.models import Game, OutboxMessage, db, utcnow
 from service.perspective import player_view
 from service.unit_of_work import transaction
 
-from ..helpers import pick_action
+from ..helpers import pick_action, second_behind_first
 from ..smtp import Received
 from .helpers import move_text, reply_message, send
 
@@ -95,3 +97,41 @@ def test_an_answer_goes_once_the_computer_is_late(
         deliver()
     (answer,) = since(smtp_server, led)
     assert "Your move is in" in str(answer.message["Subject"])
+
+
+def test_an_answer_a_worker_has_in_hand_as_the_computer_moves_is_the_one_email(
+    app: Flask, smtp_server, deliver, kim_owes_the_computer, postgres_database
+) -> None:
+    """A worker that claimed the answer just as the computer's move changes the game holds it
+    back a moment (:data:`service.mail.worker.GAME_CHANGING`): the move waits for that claim
+    and makes the answer go, rather than passing it over and asking for Kim's move again in a
+    turn email."""
+    _, led = kim_owes_the_computer
+    answer = (
+        select(OutboxMessage.id)
+        .where(OutboxMessage.kind == "answer", OutboxMessage.status == "queued")
+        .with_for_update()
+    )
+
+    def claimed() -> None:
+        db.session.execute(answer).one()
+
+    def held_a_moment() -> None:
+        db.session.execute(
+            update(OutboxMessage)
+            .where(OutboxMessage.kind == "answer", OutboxMessage.status == "queued")
+            .values(next_attempt_at=utcnow() + GAME_CHANGING)
+        )
+
+    def the_computer_moves() -> None:
+        with app.app_context():
+            assert ComputerMoves()() >= 1
+
+    errors = second_behind_first(
+        app, postgres_database, claimed, the_computer_moves, first_ends=held_a_moment
+    )
+    assert errors == []
+    with time_machine.travel(utcnow() + GAME_CHANGING + timedelta(seconds=1)):
+        deliver()
+    (answer_sent,) = since(smtp_server, led)
+    assert answer_sent.message["Reply-To"], "the answer asks for the next move"
