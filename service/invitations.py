@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 
 from flask import current_app
 from itsdangerous import BadSignature
-from sqlalchemy import ColumnElement, delete, exists, select, update
+from sqlalchemy import ColumnElement, Exists, SQLColumnExpression, delete, exists, select, update
 from sqlalchemy.orm import aliased
 
 from . import addresses, games, links, notify
@@ -484,9 +484,10 @@ def _ends_at(invitation: Invitation) -> datetime | None:
     """When an open invitation ends unanswered; ``None`` for one answered or closed, or when
     invitations never end (``INVITATION_DAYS`` 0).
 
-    An invitee away meanwhile has the whole time from their return: the invitation
-    waits ``INVITATION_DAYS`` from the later of when it was sent and the end of their
-    vacation (:func:`_invitee_away_until`), as a deadline waits for a player away.
+    An invitee away meanwhile has the whole time from their return when its creator
+    has played them: the invitation waits ``INVITATION_DAYS`` from the later of when it
+    was sent and the end of their vacation (:func:`_invitee_away_until`), as a deadline
+    waits for a player away.
     """
     days = current_app.config["INVITATION_DAYS"]
     if not days or invitation.status not in OPEN_INVITATIONS:
@@ -498,11 +499,18 @@ def _ends_at(invitation: Invitation) -> datetime | None:
 def _invitee_away_until(invitation: Invitation) -> datetime | None:
     """The end of the invitee's vacation if it ran while the invitation waited for their
     answer (ending after it was sent, or still running); ``None`` otherwise, and for a
-    request its creator has yet to confirm, which nobody away is waiting on."""
+    request its creator has yet to confirm, which nobody away is waiting on.
+
+    ``None`` too when the creator has never played the invitee: anyone may type an
+    address on the public page, and an invitation of theirs still open past its usual
+    end would tell them that the address plays here, and is away."""
     if invitation.status != "invited":
         return None
     until = invitation.invitee_vacation_until
-    return until if until is not None and until > invitation.updated_at else None
+    if until is None or until <= invitation.updated_at:
+        return None
+    together = _played_together(invitation.creator_email, invitation.opponent_email)
+    return until if db.session.scalar(select(together)) else None
 
 
 def is_late(invitation: Invitation) -> bool:
@@ -523,39 +531,37 @@ def as_its_creator_reads(invitation: Invitation) -> tuple[str | None, str | None
     """When an open invitation ends unanswered and until when its invitee is away (ISO, UTC,
     ``None`` for either not said), as the creator's pages say them.
 
-    A creator who has played the invitee (a rematch's requester always has) reads
-    the vacation, as a game's page shows it to the opponent. Any other reads what
-    they would were the invitee at home: the usual end, and once that is past
-    nothing, so that the invitation of a stranger who typed the address tells them
-    neither that it plays here nor when it is away.
+    Only a creator who has played the invitee (a rematch's requester always has)
+    has an invitation that waits for the invitee's return (:func:`_invitee_away_until`),
+    and reads the vacation, as a game's page shows it to the opponent. Any other reads
+    what they would were the invitee at home, as the invitation ends then.
     """
     ends = _ends_at(invitation)
     away = _invitee_away_until(invitation)
     if ends is None or away is None or away <= utcnow():
         return expires_at(invitation), None
-    if _played_together(invitation.creator_email, invitation.opponent_email):
-        return expires_at(invitation), away.isoformat(timespec="seconds")
-    usual = invitation.updated_at + timedelta(days=current_app.config["INVITATION_DAYS"])
-    return (usual.isoformat(timespec="seconds") if usual > utcnow() else None), None
+    return expires_at(invitation), away.isoformat(timespec="seconds")
 
 
-def _played_together(one: str, other: str) -> bool:
-    """Whether the two addresses sat at a game that started, each in a seat of their own."""
+def _played_together(
+    one: SQLColumnExpression[str] | str, other: SQLColumnExpression[str] | str
+) -> Exists:
+    """Whether the two addresses sat at a game that started, each in a seat of their own: a
+    condition, for an invitation's two columns in a statement as for two addresses."""
     theirs = aliased(Player)
-    together = (
+    return exists(
         select(Player.id)
         .join(Game, Game.id == Player.game_id)
         .join(theirs, theirs.game_id == Player.game_id)
         .where(Player.email == one, theirs.email == other, Game.started_at.is_not(None))
     )
-    return db.session.scalar(select(exists(together))) or False
 
 
 def unanswered(now: datetime) -> list[int]:
     """The invitations left open for ``INVITATION_DAYS`` (none when that is 0), oldest first:
     the opponent never answered, or the creator never confirmed their address. One whose
-    invitee's vacation ended less than ``INVITATION_DAYS`` ago, or runs still, waits
-    (:func:`_ends_at`)."""
+    invitee's vacation ended less than ``INVITATION_DAYS`` ago, or runs still, waits when
+    its creator has played the invitee (:func:`_ends_at`)."""
     days = current_app.config["INVITATION_DAYS"]
     if not days:
         return []
@@ -563,7 +569,7 @@ def unanswered(now: datetime) -> list[int]:
     away = exists().where(
         AddressSettings.email == Invitation.opponent_email,
         AddressSettings.vacation_until > since,
-    )
+    ) & _played_together(Invitation.creator_email, Invitation.opponent_email)
     return list(
         db.session.scalars(
             select(Invitation.id)
