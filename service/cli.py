@@ -374,6 +374,9 @@ def tick() -> None:
     click.echo(f"reminded {len(result.reminded)} game(s), timed out {len(result.expired)} game(s)")
     click.echo(f"ended {len(result.invitations_expired)} invitation(s) left unanswered")
     click.echo(f"queued {len(result.digests)} digest(s)")
+    click.echo(f"forgot {result.mail_forgotten} email(s) sent long ago")
+    click.echo(f"forgot {result.unplayed_forgotten} game(s) never started")
+    click.echo(f"forgot {result.replies_forgotten} reply message(s) read long ago")
     click.echo(f"made {computer.ComputerMoves()()} computer move(s)")
 
 

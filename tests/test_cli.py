@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import click
@@ -16,16 +17,18 @@ import pytest
 from alembic.script import ScriptDirectory
 from click.testing import CliRunner
 from flask import Flask
-from sqlalchemy import text
+from sqlalchemy import select, text
 
 from service import create_app, schema
 from service.commands import ServiceCommand, ServiceGroup
+from service.deadlines import sweep
 from service.links import player_for
-from service.models import Game, db
+from service.models import Game, OutboxMessage, db, utcnow
 from service.rules import Variant, run, summary
+from service.unit_of_work import transaction
 
 from .conftest import BASE_URL, base_config
-from .helpers import pick_action, redeal
+from .helpers import pick_action, redeal, request_invitation
 from .servers import FLASK, ROOT, gunicorn_env
 from .smtp import free_port
 
@@ -160,6 +163,28 @@ def test_show_names_a_variant(app: Flask, runner, make_game) -> None:
     assert result.exit_code == 0
     assert "round 1, play, trick 1; tricks 0-0; track 0/12" in result.output
     assert "  variant: exchange_sizes=0,2,3 track_length=12\n" in result.output
+
+
+def test_tick_says_what_it_forgot(app: Flask, runner) -> None:
+    """The sweep deletes the emails sent long ago and the games that never started: the
+    operator reading cron's log sees how many went, as for everything else it did."""
+    with app.app_context():
+        game_id = request_invitation("stranger@example.net").game_id
+        sweep(utcnow() + timedelta(days=15))  # left unanswered: the game never started
+    days = max(app.config["UNPLAYED_DAYS"], app.config["OUTBOX_DAYS"])
+    long_ago = utcnow() - timedelta(days=days + 1)
+    with app.app_context(), transaction():
+        sent = db.session.scalars(select(OutboxMessage)).all()
+        for message in sent:
+            message.status, message.created_at = "sent", long_ago
+        db.session.get_one(Game, game_id).updated_at = long_ago
+    assert sent
+    result = runner.invoke(args=["tick"])
+    assert result.exit_code == 0, result.output
+    assert f"forgot {len(sent)} email(s) sent long ago" in result.output.splitlines()
+    assert "forgot 1 game(s) never started" in result.output.splitlines()
+    with app.app_context():
+        assert db.session.get(Game, game_id) is None
 
 
 @pytest.fixture(scope="module")
