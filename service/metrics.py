@@ -4,10 +4,10 @@ Counters and histograms live in this module and are counted where things
 happen: requests here, moves in :mod:`service.games`, emails in the mail
 worker, sweeps in :mod:`service.deadlines`, replies in the reply readers
 (:mod:`service.replies.servers`). The outbox's depth, the age of its oldest
-queued message and of the last signs of life of the mail worker and the IMAP
-reader are read from the database at each scrape, whichever process wrote
-them; while the database cannot be read, the scrape serves the counts without
-them.
+queued message and of the last signs of life of the mail worker, the IMAP
+reader and the LMTP (or SMTP) reply server are read from the database at each
+scrape, whichever process wrote them; while the database cannot be read, the
+scrape serves the counts without them.
 
 Under gunicorn every worker counts on its own: with ``PROMETHEUS_MULTIPROC_DIR``
 set (before the process starts: prometheus-client reads it on import) each
@@ -48,7 +48,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from .config import ConfigError
 from .errors import is_outage, outage_reason
-from .models import ImapReaderHeartbeat, OutboxMessage, WorkerHeartbeat, db, utcnow
+from .models import (
+    ImapReaderHeartbeat,
+    InboundServerHeartbeat,
+    OutboxMessage,
+    WorkerHeartbeat,
+    db,
+    utcnow,
+)
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +177,7 @@ class OutboxCollector(Collector):
             counts, oldest = read_outbox()
             beat = db.session.scalar(select(func.max(WorkerHeartbeat.beat_at)))
             read = db.session.scalar(select(func.max(ImapReaderHeartbeat.beat_at)))
+            listened = db.session.scalar(select(func.max(InboundServerHeartbeat.beat_at)))
             owed = longest_owed(utcnow())
         except SQLAlchemyError as exc:
             if not is_outage(exc):
@@ -209,13 +217,20 @@ class OutboxCollector(Collector):
         )
         if read is not None:
             reader.add_metric([], (utcnow() - read).total_seconds())
+        server = GaugeMetricFamily(
+            "splitmind_inbound_server_last_beat_age_seconds",
+            "Seconds since a reply server (mail inbound, LMTP or SMTP) last wrote that it "
+            "listens (every few seconds, whether or not replies come); absent until one has",
+        )
+        if listened is not None:
+            server.add_metric([], (utcnow() - listened).total_seconds())
         computer = GaugeMetricFamily(
             "splitmind_computer_move_wait_seconds",
             "Seconds the computer's longest-owed move has waited since its game's last change "
             "(the mail worker makes it, after BOT_DELAY_SECONDS); 0 when it owes none",
             value=(utcnow() - owed).total_seconds() if owed else 0.0,
         )
-        return [up, depth, age, worker, reader, computer]
+        return [up, depth, age, worker, reader, server, computer]
 
 
 def read_outbox() -> tuple[dict[str, int], datetime | None]:

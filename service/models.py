@@ -658,6 +658,14 @@ class ImapReaderHeartbeat(Heartbeat, Base):
     __tablename__ = "imap_reader_heartbeats"
 
 
+class InboundServerHeartbeat(Heartbeat, Base):
+    """The last sign of life of a reply server (``flask mail inbound``, LMTP or SMTP),
+    written every few seconds while it listens, whether or not replies come: ``/metrics``
+    serves its age. The mail server queues the replies of one that is down, silently."""
+
+    __tablename__ = "inbound_server_heartbeats"
+
+
 class Address(Base):
     """What an email address has told us: confirmed, declined an invitation, unsubscribed;
     and whether its mail bounces.

@@ -38,6 +38,7 @@ READ_FROM_THE_DATABASE = (
     "splitmind_outbox_oldest_queued_age_seconds",
     "splitmind_mail_worker_last_pass_age_seconds",
     "splitmind_imap_reader_last_read_age_seconds",
+    "splitmind_inbound_server_last_beat_age_seconds",
     "splitmind_computer_move_wait_seconds",
 )
 

@@ -28,6 +28,7 @@ from service.models import (
     Event,
     Game,
     ImapReaderHeartbeat,
+    InboundServerHeartbeat,
     Invitation,
     OutboxMessage,
     Player,
@@ -62,6 +63,8 @@ BEFORE_LOCAL_DIGEST_HOURS = "b745c285fdb3"
 BEFORE_FOLLOWED_GAMES = "b08fb740feba"
 # The revision before IMAP reply readers left a heartbeat.
 BEFORE_IMAP_HEARTBEATS = "d4b7e1f9a2c6"
+# The revision before LMTP (or SMTP) reply servers left a heartbeat.
+BEFORE_INBOUND_HEARTBEATS = "2d2315ff65da"
 
 
 def test_migrated_schema_matches_the_models(app: Flask) -> None:
@@ -421,3 +424,22 @@ def test_imap_reader_heartbeats_come_and_go_alone(app: Flask) -> None:
     assert "imap_reader_heartbeats" not in tables
     assert workers == 1
     assert readers == []
+
+
+def test_inbound_server_heartbeats_come_and_go_alone(app: Flask) -> None:
+    """The reply servers' heartbeats are a table of their own: the IMAP readers' stay
+    through a downgrade, and the servers' start again empty (the gauge absent until one
+    listens)."""
+    with app.app_context():
+        beat(ImapReaderHeartbeat)
+        beat(InboundServerHeartbeat)
+        db.session.remove()
+        downgrade(revision=BEFORE_INBOUND_HEARTBEATS)
+        tables = inspect(db.engine).get_table_names()
+        readers = db.session.execute(text("SELECT count(*) FROM imap_reader_heartbeats")).scalar()
+        db.session.remove()
+        upgrade()
+        servers = db.session.scalars(select(InboundServerHeartbeat)).all()
+    assert "inbound_server_heartbeats" not in tables
+    assert readers == 1
+    assert servers == []

@@ -56,6 +56,7 @@ from ..errors import is_outage, outage_reason
 from ..logs import redact, without_addresses
 from ..models import (
     ImapReaderHeartbeat,
+    InboundServerHeartbeat,
     OutboxMessage,
     WorkerHeartbeat,
     db,
@@ -875,7 +876,11 @@ def _back(what: str, down: dict[str, float], now: float) -> None:
         log.info("%s available again after %.0fs", what, now - since)
 
 
-def beat(heartbeat: type[WorkerHeartbeat | ImapReaderHeartbeat] = WorkerHeartbeat) -> None:
+def beat(
+    heartbeat: type[
+        WorkerHeartbeat | ImapReaderHeartbeat | InboundServerHeartbeat
+    ] = WorkerHeartbeat,
+) -> None:
     """Write that this machine's worker has just made a pass, or another long-running
     process (``heartbeat``) its own sign of life (its own transaction)."""
     now = {"host": socket.gethostname()[:255], "pid": os.getpid(), "beat_at": utcnow()}

@@ -47,7 +47,7 @@ from ..config import ConfigError
 from ..errors import is_outage, outage_reason
 from ..mail.worker import beat
 from ..metrics import count_reply
-from ..models import ImapReaderHeartbeat, db
+from ..models import ImapReaderHeartbeat, InboundServerHeartbeat, db
 from .inbound import HEAD_BYTES, MAX_MESSAGE_BYTES, MAX_TAKEN_BYTES, Outcome, receive
 from .tags import read_tag, tag_in
 
@@ -167,8 +167,9 @@ def serve(
     started: Callable[[], None] = lambda: None,
 ) -> None:
     """Run the inbound server until ``should_stop`` says so, calling ``started`` once it
-    listens. An address it cannot listen on (a port in use, a host of another machine or
-    none) is a :class:`click.ClickException` naming it, in one line."""
+    listens, and writing its heartbeat every :data:`LISTENING_BEAT` seconds while it does
+    (:func:`listening`). An address it cannot listen on (a port in use, a host of another
+    machine or none) is a :class:`click.ClickException` naming it, in one line."""
     controller = InboundController(app, host, port, smtp=smtp)
     try:
         controller.start()
@@ -179,12 +180,39 @@ def serve(
         raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from None
     log.info("reading replies by %s on %s:%d", "SMTP" if smtp else "LMTP", host, port)
     started()
+    database_down = False
     try:
         while not should_stop():
-            _sleep(1.0, should_stop)
+            if controller.loop.is_running():
+                database_down = listening(app, database_down)
+            _sleep(LISTENING_BEAT, should_stop)
     finally:
         controller.stop()
     log.info("stopped reading replies by %s on %s:%d", "SMTP" if smtp else "LMTP", host, port)
+
+
+# Seconds between two heartbeats of the inbound server while it listens.
+LISTENING_BEAT = 5.0
+
+
+def listening(app: Flask, database_down: bool) -> bool:
+    """Write that this machine's inbound server listens: ``/metrics`` serves its age, which
+    grows while the server is down (the mail server queues its replies, silently) or the
+    database cannot be written. Returns whether it could not be written: the server listens
+    on (each reply put off until the database is back), and the log says so once as the
+    database goes (``database_down`` tells it was gone already) and once as it comes back."""
+    with app.app_context():
+        try:
+            beat(InboundServerHeartbeat)
+        except SQLAlchemyError as exc:
+            if not database_down:
+                log.warning("heartbeat not written, the server listens on: %s", outage_reason(exc))
+            return True
+        finally:
+            db.session.remove()
+    if database_down:
+        log.info("heartbeat written again")
+    return False
 
 
 # --- IMAP ----------------------------------------------------------------------------

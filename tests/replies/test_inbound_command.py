@@ -7,21 +7,27 @@ import signal
 import smtplib
 import socket
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
 
 import pytest
 from flask import Flask
-from sqlalchemy import text
+from sqlalchemy import text, update
+from sqlalchemy.exc import OperationalError
 
 from service import create_app
-from service.models import Game, db
+from service.models import Game, InboundServerHeartbeat, db, utcnow
 from service.perspective import player_view
 from service.replies import servers
 from service.replies.servers import InboundController
 from service.replies.tags import reply_address
+from service.unit_of_work import transaction
 
 from ..conftest import BASE_URL, STARTED_SMTP, base_config
-from ..helpers import pick_action
+from ..helpers import TOKEN, pick_action, scrape, wait_until
 from ..servers import FLASK, ROOT, clean_env
 from ..smtp import free_port
 from .conftest import REPLY_ADDRESS
@@ -70,6 +76,8 @@ def test_the_inbound_command_applies_a_reply(
     STARTED_SMTP.add(("127.0.0.1", port))
     try:
         wait_for(port, process)
+        # The command's own heartbeat, read from the database as a scrape reads it.
+        wait_until(lambda: last_beat_age(app) is not None)
         client_class = smtplib.SMTP if smtp else smtplib.LMTP
         with client_class("127.0.0.1", port) as client:
             refused = client.sendmail(
@@ -178,3 +186,115 @@ def test_an_address_it_cannot_listen_on_is_refused_in_one_line(app: Flask, runne
     (line,) = result.output.splitlines()
     assert line.startswith(f"Error: cannot listen on 127.0.0.1:{port}: "), line
     assert "reading replies" not in result.output
+
+
+LAST_BEAT = "splitmind_inbound_server_last_beat_age_seconds"
+
+
+def last_beat_age(app: Flask) -> float | None:
+    """The inbound server's last heartbeat's age, as a scrape of /metrics says; ``None`` if
+    absent."""
+    app.config["METRICS_TOKEN"] = TOKEN
+    return scrape(app.test_client()).get((LAST_BEAT, ()))
+
+
+@pytest.fixture
+def short_beats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Heartbeats closer than the service's 5 s: the test hears them, and its stop, sooner."""
+    monkeypatch.setattr(servers, "LISTENING_BEAT", 0.2)
+
+
+@contextmanager
+def serving(app: Flask, port: int) -> Iterator[None]:
+    """``flask mail inbound``'s server loop, in a thread, until the block ends."""
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=servers.serve,
+        args=(app, "127.0.0.1", port),
+        kwargs={"smtp": False, "should_stop": stop.is_set},
+    )
+    STARTED_SMTP.add(("127.0.0.1", port))
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(60)
+        STARTED_SMTP.discard(("127.0.0.1", port))
+    assert not thread.is_alive()
+
+
+def test_a_listening_server_keeps_its_heartbeat_fresh(app: Flask, short_beats) -> None:
+    """No reply for hours is no failure: the server writes its heartbeat from its own loop
+    while it listens, not per message. The gauge is absent until it has; an alert on its age
+    tells a server that is down, whose replies the mail server queues without a word."""
+    assert last_beat_age(app) is None
+    port = free_port()
+    with serving(app, port):
+        wait_until(lambda: last_beat_age(app) is not None)
+        with smtplib.LMTP("127.0.0.1", port) as client:
+            assert client.noop()[0] == 250
+        with app.app_context(), transaction():
+            back = utcnow() - timedelta(minutes=7)
+            db.session.execute(update(InboundServerHeartbeat).values(beat_at=back))
+        wait_until(lambda: (last_beat_age(app) or 600) < 60)
+
+
+def test_a_server_without_its_database_listens_on_and_says_so_once(
+    tmp_path, short_beats, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The heartbeat cannot be written while the database is down: the server still
+    listens (each reply put off with a 451), and the log says so in one line, not one a beat."""
+    config = {
+        **base_config(f"postgresql://root@127.0.0.1:{free_port()}/nowhere", tmp_path / "i"),
+        "REPLY_ADDRESS": REPLY_ADDRESS,
+    }
+    app = create_app(config)
+    tried: list[None] = []
+    beat = servers.beat
+
+    def counted(*args: object) -> None:
+        tried.append(None)
+        beat(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(servers, "beat", counted)
+    port = free_port()
+    with serving(app, port):
+        wait_until(lambda: len(tried) >= 3)
+        with smtplib.LMTP("127.0.0.1", port) as client:
+            client.ehlo()
+            client.mail("kim@example.com")
+            assert client.rcpt(f"play+1.0.{'a' * 26}@splitmind.test")[0] == 451
+    with app.app_context():
+        db.engine.dispose()
+    said = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == servers.__name__ and "heartbeat" in r.getMessage()
+    ]
+    assert len(said) == 1, said
+    assert "\n" not in said[0] and said[0].endswith("Connection refused")
+
+
+def test_a_heartbeat_comes_back_with_the_database(
+    app: Flask, short_beats, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Beats lost to an outage leave the gauge absent, then the first one written once the
+    database is back sets it; the log says each once."""
+    beat = servers.beat
+    lost = [OperationalError("INSERT", {}, ConnectionRefusedError("Connection refused"))] * 3
+
+    def outage_then_back(*args: object) -> None:
+        if lost:
+            raise lost.pop()
+        beat(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(servers, "beat", outage_then_back)
+    with serving(app, free_port()):
+        wait_until(lambda: last_beat_age(app) is not None)
+    assert not lost
+    said = [r.getMessage() for r in caplog.records if "heartbeat" in r.getMessage()]
+    assert said == [
+        "heartbeat not written, the server listens on: Connection refused",
+        "heartbeat written again",
+    ]
