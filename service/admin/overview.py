@@ -1,9 +1,10 @@
 """The dashboard's landing page: what needs an operator's attention now.
 
 Games stalled for days, mail that failed today, the outbox's most overdue
-message, whether the mail worker is passing, addresses that bounce, games
-whose deadline is near, and games whose computer move is late. Each is a small
-query on an index; the page is read fresh on every visit.
+message, whether the mail worker is passing and the reply readers that ran are
+alive, addresses that bounce, games whose deadline is near, and games whose
+computer move is late. Each is a small query on an index; the page is read fresh
+on every visit.
 """
 
 from __future__ import annotations
@@ -16,9 +17,20 @@ from sqlalchemy import ColumnElement, Select, exists, func, select
 from sqlalchemy.orm import defer, selectinload
 
 from ..computer import late_before, owes_since
-from ..models import Address, Game, OutboxMessage, Player, WorkerHeartbeat, db
+from ..models import (
+    Address,
+    Game,
+    Heartbeat,
+    ImapReaderHeartbeat,
+    InboundServerHeartbeat,
+    OutboxMessage,
+    Player,
+    WorkerHeartbeat,
+    db,
+)
 
-# A worker passes every few seconds; one silent for this long is shown as down.
+# A worker passes every few seconds; one silent for this long is shown as down. So is a
+# reply reader, which writes its sign of life every few seconds too.
 WORKER_DOWN_AFTER = timedelta(minutes=5)
 # How many games or addresses each part lists (the lists link to the rest).
 SHOWN = 20
@@ -38,6 +50,16 @@ class Worker:
 
 
 @dataclass(frozen=True)
+class Reader:
+    """The last sign of life of one kind of reply reader: what the page calls it, and the id
+    of its line."""
+
+    label: str
+    element_id: str
+    last: Worker
+
+
+@dataclass(frozen=True)
 class Overview:
     """What the landing page shows; ``stalled_days`` and ``near_hours`` are its settings."""
 
@@ -49,6 +71,7 @@ class Overview:
     queued: int
     most_overdue: OutboxMessage | None  # queued and due longest ago: how far the worker is behind
     workers: list[Worker]
+    readers: list[Reader]  # each kind that has run
     bouncing: list[Address]
     bouncing_count: int
     near_hours: int
@@ -81,6 +104,30 @@ class Overview:
     def worker_up(self) -> bool:
         """Whether any worker passed lately."""
         return any(worker.up for worker in self.workers)
+
+
+# The reply readers' heartbeats, with what the page calls each and the id of its line: a
+# site reads replies with one kind, or none; only a kind that has run is shown.
+READERS: tuple[tuple[str, str, type[InboundServerHeartbeat | ImapReaderHeartbeat]], ...] = (
+    ("Reply server (mail inbound)", "inbound-server-status", InboundServerHeartbeat),
+    ("IMAP reader (mail fetch)", "imap-reader-status", ImapReaderHeartbeat),
+)
+
+
+def _alive(row: Heartbeat, now: datetime) -> Worker:
+    """A process's last sign of life, up if it is recent."""
+    return Worker(row.host, row.pid, row.beat_at, now - row.beat_at < WORKER_DOWN_AFTER)
+
+
+def _readers(now: datetime) -> list[Reader]:
+    """The last sign of life of each kind of reply reader that has run."""
+    found: list[Reader] = []
+    for label, element_id, heartbeat in READERS:
+        latest = select(heartbeat).order_by(heartbeat.beat_at.desc()).limit(1)
+        row = db.session.scalars(latest).first()
+        if isinstance(row, Heartbeat):  # None until one has run
+            found.append(Reader(label, element_id, _alive(row, now)))
+    return found
 
 
 def _games() -> Select[Any]:
@@ -125,10 +172,8 @@ def overview(now: datetime, *, stalled_days: int = 7, near_hours: int = 24) -> O
             .order_by(OutboxMessage.next_attempt_at, OutboxMessage.id)
             .limit(1)
         ).first(),
-        workers=[
-            Worker(row.host, row.pid, row.beat_at, now - row.beat_at < WORKER_DOWN_AFTER)
-            for row in workers
-        ],
+        workers=[_alive(row, now) for row in workers],
+        readers=_readers(now),
         bouncing=list(
             db.session.scalars(
                 select(Address).where(*bouncing).order_by(Address.bounced_at.desc()).limit(SHOWN)

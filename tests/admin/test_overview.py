@@ -17,8 +17,16 @@ from service import games
 from service.addresses import record_bounce
 from service.admin import overview
 from service.computer import late_from
-from service.mail.worker import run
-from service.models import Game, OutboxMessage, WorkerHeartbeat, db, utcnow
+from service.mail.worker import beat, run
+from service.models import (
+    Game,
+    ImapReaderHeartbeat,
+    InboundServerHeartbeat,
+    OutboxMessage,
+    WorkerHeartbeat,
+    db,
+    utcnow,
+)
 from service.unit_of_work import transaction
 
 from ..smtp import SMTPServer
@@ -104,6 +112,22 @@ def test_the_overview_shows_what_needs_attention(
     html = admin.get("/admin/").get_data(as_text=True)
     assert section(html, "worker-status").startswith("down last pass 6 minutes ago")
     assert re.search(r'href="/admin/mail\?status=failed&amp;day=[0-9-]+">0</a>', html)
+
+
+def test_the_overview_lists_the_reply_readers_that_have_run(app: Flask, admin: FlaskClient) -> None:
+    """A site that reads no replies shows no reader; one that does shows each kind's last
+    sign of life, down after minutes of silence, as the mail worker's."""
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert "imap-reader-status" not in html and "inbound-server-status" not in html
+    with app.app_context():
+        beat(InboundServerHeartbeat)
+        beat(ImapReaderHeartbeat)
+        with transaction():
+            back = utcnow() - timedelta(minutes=6)
+            db.session.execute(update(ImapReaderHeartbeat).values(beat_at=back))
+    html = admin.get("/admin/").get_data(as_text=True)
+    assert section(html, "inbound-server-status").startswith("up last sign of life just now")
+    assert section(html, "imap-reader-status").startswith("down last sign of life 6 minutes ago")
 
 
 def section_html(html: str, element_id: str) -> str:
