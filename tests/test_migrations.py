@@ -408,38 +408,34 @@ def test_a_machine_without_a_zone_database_forgets_no_stored_time_zone(
     assert after == {"ny@example.com": "America/New_York"}
 
 
-def test_imap_reader_heartbeats_come_and_go_alone(app: Flask) -> None:
-    """The reader's heartbeats are a table of their own: the mail worker's stay through a
-    downgrade, and the readers' start again empty (the gauge absent until one reads)."""
+@pytest.mark.parametrize(
+    ("kept", "added", "before"),
+    [
+        (WorkerHeartbeat, ImapReaderHeartbeat, BEFORE_IMAP_HEARTBEATS),
+        (ImapReaderHeartbeat, InboundServerHeartbeat, BEFORE_INBOUND_HEARTBEATS),
+    ],
+    ids=["imap readers", "inbound servers"],
+)
+def test_a_readers_heartbeats_come_and_go_alone(
+    app: Flask,
+    kept: type[WorkerHeartbeat | ImapReaderHeartbeat],
+    added: type[ImapReaderHeartbeat | InboundServerHeartbeat],
+    before: str,
+) -> None:
+    """Each kind of process beats in a table of its own: the older kind's rows stay through
+    a downgrade, and the newer kind's table starts again empty (its gauge absent until one
+    of its processes beats)."""
+    kept_table, added_table = kept.__tablename__, added.__tablename__
     with app.app_context():
-        beat(WorkerHeartbeat)
-        beat(ImapReaderHeartbeat)
+        beat(kept)
+        beat(added)
         db.session.remove()
-        downgrade(revision=BEFORE_IMAP_HEARTBEATS)
+        downgrade(revision=before)
         tables = inspect(db.engine).get_table_names()
-        workers = db.session.execute(text("SELECT count(*) FROM worker_heartbeats")).scalar()
+        kept_rows = db.session.execute(text(f"SELECT count(*) FROM {kept_table}")).scalar()
         db.session.remove()
         upgrade()
-        readers = db.session.scalars(select(ImapReaderHeartbeat)).all()
-    assert "imap_reader_heartbeats" not in tables
-    assert workers == 1
-    assert readers == []
-
-
-def test_inbound_server_heartbeats_come_and_go_alone(app: Flask) -> None:
-    """The reply servers' heartbeats are a table of their own: the IMAP readers' stay
-    through a downgrade, and the servers' start again empty (the gauge absent until one
-    listens)."""
-    with app.app_context():
-        beat(ImapReaderHeartbeat)
-        beat(InboundServerHeartbeat)
-        db.session.remove()
-        downgrade(revision=BEFORE_INBOUND_HEARTBEATS)
-        tables = inspect(db.engine).get_table_names()
-        readers = db.session.execute(text("SELECT count(*) FROM imap_reader_heartbeats")).scalar()
-        db.session.remove()
-        upgrade()
-        servers = db.session.scalars(select(InboundServerHeartbeat)).all()
-    assert "inbound_server_heartbeats" not in tables
-    assert readers == 1
-    assert servers == []
+        added_rows = db.session.scalars(select(added)).all()
+    assert added_table not in tables
+    assert kept_rows == 1
+    assert added_rows == []
