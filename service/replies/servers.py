@@ -359,10 +359,13 @@ def fetch_once(
         try:
             box.folder.create(done)
         except MailboxFolderCreateError as exc:
-            raise ConfigError(
-                f"IMAP_DONE_FOLDER {done!r} could not be created on the IMAP server: "
-                f"{server_said(exc)}"
-            ) from None
+            # The folder there after all (an untagged answer left over from IDLE can hide it
+            # from the LIST before): RFC 5530's ALREADYEXISTS is what was wanted.
+            if "[ALREADYEXISTS]" not in server_said(exc):
+                raise ConfigError(
+                    f"IMAP_DONE_FOLDER {done!r} could not be created on the IMAP server: "
+                    f"{server_said(exc)}"
+                ) from None
     try:
         box.folder.set(folder)
     except MailboxFolderSelectError as exc:

@@ -27,6 +27,7 @@ from imap_tools import (
     MailBoxUnencrypted,
     MailMessageFlags,
 )
+from imap_tools.folder import MailBoxFolderManager
 from imap_tools.idle import IdleManager
 from sqlalchemy import update
 
@@ -119,6 +120,24 @@ def test_one_pass_reads_the_folder_and_moves_what_it_handled(
         assert len(list(box.uids())) == 1
     result = runner.invoke(args=["mail", "fetch", "--once"])
     assert "handled 0 message(s)" in result.output
+
+
+def test_a_done_folder_the_server_says_exists_already_is_taken_as_it_is(
+    app: Flask, runner, make_game, smtp_server, deliver, imap_server, monkeypatch
+) -> None:
+    """A LIST read amiss (an untagged answer left over from IDLE before it) misses the
+    folder; the server's [ALREADYEXISTS] to its creation says it is there: the reader reads
+    on, rather than stopping as if the setting were wrong."""
+    game_id = make_game(seed=12)["id"]
+    deliver()
+    with mailbox(imap_server) as box:
+        box.folder.create("Handled")
+        box.append(a_reply(app, game_id, smtp_server), "INBOX")
+    monkeypatch.setattr(MailBoxFolderManager, "exists", lambda self, folder: False)
+    result = runner.invoke(args=["mail", "fetch", "--once"])
+    assert result.exit_code == 0, result.output
+    assert "handled 1 message(s)" in result.output
+    assert version(app, game_id) == 1
 
 
 def test_a_message_over_a_megabyte_is_fetched_no_further_than_its_headers(
