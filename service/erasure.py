@@ -156,32 +156,15 @@ def erase_address(address: str, actor: str) -> Erased:
     # to another address in the log of each game that moved, which it no longer plays.
     noted = {
         game_id
-        for game_id, note in db.session.execute(
-            select(AdminAction.game_id, AdminAction.note).where(
-                AdminAction.game_id.is_not(None), _holding(written, AdminAction.note)
-            )
-        )
-        if whole.search(note or "")
-    } | {
-        game_id
-        for game_id, note in db.session.execute(
-            select(Event.game_id, Event.note).where(
-                Event.kind == MOVE_ADDRESS, _holding(written, Event.note)
-            )
-        )
-        if whole.search(note or "")
-    }
+        for _, game_id, _ in notes_naming(AdminAction, email, AdminAction.game_id.is_not(None))
+    } | {game_id for _, game_id, _ in notes_naming(Event, email, Event.kind == MOVE_ADDRESS)}
     for model, where in (
         (AdminAction, AdminAction.id.is_not(None)),
         (Event, Event.game_id.in_(games | noted)),
     ):
-        holding = db.session.execute(
-            select(model.id, model.note).where(where, _holding(written, model.note))
-        )
-        for row_id, note in holding:
-            rewritten = whole.sub(ERASED_ADDRESS, note or "")
-            if rewritten != note:
-                db.session.execute(update(model).where(model.id == row_id).values(note=rewritten))
+        for row_id, _, note in notes_naming(model, email, where):
+            rewritten = whole.sub(ERASED_ADDRESS, note)
+            db.session.execute(update(model).where(model.id == row_id).values(note=rewritten))
     settings = db.session.execute(delete(AddressSettings).where(AddressSettings.email == email))
     if address_row.unsubscribed_at is None and address_row.declined_at is None:
         db.session.delete(address_row)
@@ -226,6 +209,24 @@ def as_written(email: str) -> list[str]:
         return sorted({email, in_ascii(email)})
     except EmailNotValidError:
         return [email]
+
+
+def notes_naming(
+    model: type[AdminAction] | type[Event], email: str, *where: ColumnElement[bool]
+) -> list[tuple[int, int | None, str]]:
+    """The id, game and note of each row of the audit trail or the games' logs (``model``)
+    whose note names the address written whole (:func:`_written_whole`), of those ``where``
+    picks: what erasure rewrites, and what an export gives its owner."""
+    written = as_written(email)
+    whole = _written_whole(written)
+    found = db.session.execute(
+        select(model.id, model.game_id, model.note).where(*where, _holding(written, model.note))
+    )
+    return [
+        (row_id, game_id, note)
+        for row_id, game_id, note in found
+        if note is not None and whole.search(note)
+    ]
 
 
 def _holding(written: list[str], *columns: Any) -> ColumnElement[bool]:

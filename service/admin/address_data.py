@@ -33,7 +33,7 @@ from typing import Any
 from sqlalchemy import or_, select
 
 from .. import audit
-from ..erasure import as_written, owned_address
+from ..erasure import notes_naming, owned_address
 from ..game_text import player_name
 from ..models import (
     OPEN_STATUSES,
@@ -250,12 +250,9 @@ def _replies(seats: list[Player]) -> list[dict[str, Any]]:
 def _audit(email: str) -> list[dict[str, Any]]:
     """The audit trail's entries whose note names the address (as :mod:`service.erasure` finds
     them)."""
+    naming = [row_id for row_id, _, _ in notes_naming(AdminAction, email)]
     found = db.session.scalars(
-        select(AdminAction)
-        .where(
-            or_(*(AdminAction.note.contains(form, autoescape=True) for form in as_written(email)))
-        )
-        .order_by(AdminAction.id)
+        select(AdminAction).where(AdminAction.id.in_(naming)).order_by(AdminAction.id)
     )
     return [
         {

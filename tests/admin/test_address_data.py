@@ -13,6 +13,7 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 
+from service import audit
 from service.addresses import give_home_key
 from service.models import AddressSettings, AdminAction, Game, Player, db
 from service.unit_of_work import transaction
@@ -116,6 +117,21 @@ def test_the_command_line_prints_what_is_kept_of_an_address(
     erased = runner.invoke(args=["games", "export-address", "erased@erased.invalid", "--by", "ops"])
     assert erased.exit_code != 0 and "no one's address" in erased.output
     assert runner.invoke(args=["games", "export-address", KIM]).exit_code != 0  # --by
+
+
+def test_an_export_holds_no_entry_of_a_longer_address(
+    app: Flask, runner: FlaskCliRunner, make_game: Any
+) -> None:
+    """The audit entries exported are those erasure would rewrite: naming the address whole,
+    not joakim@example.com's, which are another person's."""
+    make_game(seed=5)
+    with app.app_context(), transaction():
+        audit.record("ann", "note", f"wrote to {KIM}")
+        audit.record("ann", "note", "wrote to joakim@example.com")
+    done = runner.invoke(args=["games", "export-address", KIM, "--by", "ops"])
+    assert done.exit_code == 0, done.output
+    notes = [entry["note"] for entry in json.loads(done.stdout)["audit"]]
+    assert notes == [f"wrote to {KIM}"]
 
 
 def test_the_address_page_asks_for_an_address_and_says_when_nothing_is_kept(
